@@ -1,0 +1,112 @@
+import { checkWorker, type CatalogWorker } from "./catalog";
+import { ToolError } from "./errors";
+import { recordedCall } from "./toolsets/wrappers/journaled";
+import { askModel, runWorker, type CallFrame } from "./loop";
+import type { RunServices } from "./run";
+import type { JSONSchema } from "./json-schema";
+import type { StateKV, Toolset } from "./toolsets/toolset";
+import type { UsageMeter } from "./usage";
+import { DEFAULT_INPUT, DEFAULT_MAX_TURNS, frontmatterSchema, issuesToErrors, type InstanceSpec } from "./worker-file";
+
+export interface AgentOptions {
+  instructions: string;
+  /** Same shape as a worker file's `toolsets` (instances only). */
+  toolsets?: Record<string, Omit<InstanceSpec, "config"> & Record<string, unknown>>;
+  input: unknown;
+  model?: string;
+  output?: JSONSchema;
+  max_turns?: number;
+}
+
+/**
+ * What every tool implementation receives. Each effect method is journaled under
+ * `<callPath>/<kind>:<n>`, `n` counting this context's effects in call order, so a
+ * deterministic tool replays onto the same keys.
+ */
+export interface ToolContext {
+  readonly runId: string;
+  readonly callPath: string;
+  /** 1 for the run's worker, +1 per nested worker. */
+  readonly depth: number;
+  readonly workerChain: readonly string[];
+  /** This tool call's usage; nested model calls add here and roll up to the run. */
+  readonly usage: UsageMeter;
+  /** Durable KV of this toolset instance's scope. */
+  readonly state: StateKV;
+  llmAsk(prompt: string, opts?: { model?: string; system?: string }): Promise<string>;
+  llmAgent(opts: AgentOptions): Promise<unknown>;
+  /** Any tool or worker tool the calling worker can see, by its exposed name. */
+  callTool(name: string, args: unknown): Promise<unknown>;
+  /** Any worker of the catalog, one level deeper. */
+  callWorker(name: string, input: unknown): Promise<unknown>;
+  /** Memoizes a side effect under `key` (unique within this tool call). */
+  step<T>(key: string, fn: () => T | Promise<T>): Promise<T>;
+  now(): Promise<number>;
+  randomId(): Promise<string>;
+}
+
+export function toolContext(run: RunServices, frame: CallFrame, toolset: Toolset, callPath: string, usage: UsageMeter, state: StateKV): ToolContext {
+  let n = 0;
+  const next = (kind: string) => `${callPath}/${kind}:${++n}`;
+  const ctx: ToolContext = {
+    runId: run.runId,
+    callPath,
+    depth: frame.depth,
+    workerChain: frame.chain,
+    usage,
+    state,
+    llmAsk: (prompt, opts = {}) => askModel(run, frame, next("ask"), usage, prompt, opts),
+    async llmAgent(opts) {
+      const base = next("agent");
+      const worker = adHocWorker(run, frame, opts);
+      const meter = usage.child();
+      return recordedCall(run.journal, `${base}/result`, meter, () =>
+        runWorker(run, worker, typeof opts.input === "string" ? { input: opts.input } : opts.input, { path: base, parent: frame, usage: meter, model: opts.model }),
+      );
+    },
+    async callTool(name, args) {
+      const path = next("call");
+      return toolset.callTool(name, args, toolContext(run, frame, toolset, path, usage.child(), state));
+    },
+    async callWorker(name, input) {
+      const base = next("worker");
+      const worker = run.catalog.get(name);
+      if (!worker) throw new ToolError(`unknown worker "${name}"; known: ${[...run.catalog.workers.keys()].join(", ")}`);
+      const meter = usage.child();
+      return recordedCall(run.journal, `${base}/result`, meter, () => runWorker(run, worker, input, { path: `${base}/${name}`, parent: frame, usage: meter }));
+    },
+    step: (key, fn) => run.journal.step(`${callPath}/step:${key}`, fn),
+    now: () => run.journal.step(next("now"), () => run.clock.now()),
+    randomId: () => run.journal.step(next("random"), () => crypto.randomUUID()),
+  };
+  return ctx;
+}
+
+/** `llmAgent` options as a worker, checked like a worker file (kinds, configs). */
+function adHocWorker(run: RunServices, frame: CallFrame, opts: AgentOptions): CatalogWorker {
+  const file = `llmAgent in ${frame.worker.file}`;
+  const parsed = frontmatterSchema.pick({ toolsets: true }).safeParse({ toolsets: opts.toolsets ?? {} });
+  if (!parsed.success) throw new ToolError(issuesToErrors(file, parsed.error).map((e) => e.message).join("; "));
+  const toolsets: Record<string, InstanceSpec> = {};
+  for (const [name, spec] of Object.entries(parsed.data.toolsets ?? {})) {
+    if (Array.isArray(spec)) throw new ToolError(`${file}: toolsets.${name}: llmAgent takes toolset instances, not worker lists`);
+    const { use, scope, readonly, ...config } = spec;
+    toolsets[name] = { use, scope, readonly, config };
+  }
+  const worker: CatalogWorker = {
+    file,
+    name: "agent",
+    instructions: opts.instructions,
+    input: DEFAULT_INPUT,
+    output: opts.output,
+    maxTurns: opts.max_turns ?? DEFAULT_MAX_TURNS,
+    toolsets,
+    workers: [],
+    workerTools: [],
+    approval: {},
+  };
+  if (typeof opts.input !== "string") worker.input = { type: "object" };
+  const problems = checkWorker(worker, run.catalog.kinds);
+  if (problems.length) throw new ToolError(problems.map((p) => p.message).join("; "));
+  return worker;
+}

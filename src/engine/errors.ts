@@ -1,0 +1,91 @@
+/**
+ * Three kinds of error, kept apart on purpose (see STYLE.md):
+ * - developer mistakes in worker files or catalogs: `WorkerFileError`, `CatalogError`;
+ * - signals the engine raises to change control flow: `ApprovalRequired`;
+ * - run-time failures: `ToolError` (goes back to the model as the tool's result)
+ *   and `RunError` (ends the worker call; `fatal` ones end the whole run).
+ */
+
+/** One problem in one worker file: `file: field: reason`. */
+export class WorkerFileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly field: string,
+    readonly reason: string,
+  ) {
+    super(`${file}: ${field}: ${reason}`);
+    this.name = "WorkerFileError";
+  }
+}
+
+/** A catalog refused as a whole, listing every problem found. */
+export class CatalogError extends Error {
+  constructor(readonly problems: WorkerFileError[]) {
+    super(`worker catalog refused (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n` +
+      problems.map((p) => `  ${p.message}`).join("\n"));
+    this.name = "CatalogError";
+  }
+}
+
+/** A failure the calling model should see as the tool's result, so it can adapt. */
+export class ToolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ToolError";
+  }
+}
+
+export type RunErrorCode =
+  | "max_turns"
+  | "invalid_output"
+  | "max_depth"
+  | "model_not_allowed"
+  | "model_error"
+  | "budget_exceeded"
+  | "unknown_worker"
+  | "invalid_input"
+  | "internal";
+
+/**
+ * A worker call that cannot finish. A non-fatal one inside a nested worker becomes
+ * the parent's tool result; a fatal one (budget, model outage) ends the run.
+ */
+export class RunError extends Error {
+  constructor(
+    readonly code: RunErrorCode,
+    message: string,
+    readonly fatal = false,
+  ) {
+    super(message);
+    this.name = "RunError";
+  }
+}
+
+export interface PendingApproval {
+  /** Journal key under which the decision is recorded. */
+  key: string;
+  id: string;
+  callPath: string;
+  workerChain: string[];
+  tool: string;
+  args: unknown;
+  description: string;
+  notify?: string;
+}
+
+/** Signal: one or more tool calls wait for a human. The run suspends. */
+export class ApprovalRequired extends Error {
+  constructor(readonly pending: PendingApproval[]) {
+    super(`awaiting approval: ${pending.map((p) => p.tool).join(", ")}`);
+    this.name = "ApprovalRequired";
+  }
+}
+
+/** Errors that must travel up through tool calls instead of becoming a tool result. */
+export function propagates(err: unknown): boolean {
+  return err instanceof ApprovalRequired || (err instanceof RunError && err.fatal);
+}
+
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

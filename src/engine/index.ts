@@ -1,0 +1,20 @@
+/** The engine's public surface: no Cloudflare imports below this folder. */
+export { loadCatalog, type Catalog, type CatalogWorker } from "./catalog";
+export type { ToolContext, AgentOptions } from "./context";
+export * from "./errors";
+export { MemoryJournalStore } from "./journal/memory-store";
+export type { JournalStore } from "./journal/store";
+export type { Model, ModelRequest, ModelResponse, ModelResolver } from "./model/model";
+export { modelResolver } from "./model/resolver";
+export { scriptedModel, testToolsModel, type ScriptedReply } from "./model/test-model";
+export type { Clock, GlobalToolsets, Logger, StateBackend } from "./ports";
+export { executeRun, type EngineConfig, type RunOutcome, type RunRequest, type Budget } from "./run";
+export { MemoryStateBackend } from "./state/memory-state";
+export { defineToolset, tool, toolsetRegistry, type ToolsetKind, type ToolsetRegistry } from "./toolsets/define";
+export { inProcessGlobals } from "./toolsets/in-process-globals";
+export { files } from "./toolsets/kinds/files";
+export { http } from "./toolsets/kinds/http";
+export type { Policy, Scope, StateKV, ToolDef, Toolset } from "./toolsets/toolset";
+export type { ApprovalDecision, ApprovalMode } from "./toolsets/wrappers/approval";
+export { parseWorkerFile, type WorkerSpec } from "./worker-file";
+export type { Usage } from "./usage";

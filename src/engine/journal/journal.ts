@@ -1,0 +1,54 @@
+import type { JournalStore } from "./store";
+
+/**
+ * The run's memory of every effect that is not pure. `step(key, fn)` returns the
+ * recorded value when the key is in the journal (replay), else runs `fn`, records
+ * its result and returns it. Keys are deterministic call paths, so a replayed run
+ * asks for the same keys in the same places.
+ */
+export class Journal {
+  private readonly inFlight = new Set<string>();
+  /** Steps answered from the journal / executed in this activation. */
+  replayed = 0;
+  executed = 0;
+
+  private constructor(
+    private readonly entries: Map<string, unknown>,
+    private readonly store: JournalStore,
+  ) {}
+
+  static async open(store: JournalStore): Promise<Journal> {
+    return new Journal(await store.load(), store);
+  }
+
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  get<T>(key: string): T | undefined {
+    return this.entries.get(key) as T | undefined;
+  }
+
+  async step<T>(key: string, fn: () => T | Promise<T>): Promise<T> {
+    if (this.entries.has(key)) {
+      this.replayed++;
+      return this.entries.get(key) as T;
+    }
+    // Two live steps with one key would record one effect for two: an engine bug.
+    if (this.inFlight.has(key)) throw new Error(`journal key used twice: ${key}`);
+    this.inFlight.add(key);
+    try {
+      const value = await fn();
+      await this.record(key, value);
+      this.executed++;
+      return value;
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  async record(key: string, value: unknown): Promise<void> {
+    await this.store.put(key, value);
+    this.entries.set(key, value);
+  }
+}

@@ -1,0 +1,30 @@
+import { z } from "zod";
+
+/** A JSON Schema object, as written in worker files and sent to models. */
+export type JSONSchema = Record<string, unknown>;
+
+const compiled = new WeakMap<JSONSchema, z.ZodType>();
+
+/**
+ * Turns a JSON Schema into a zod validator (cached per schema object). Throws on a
+ * schema zod cannot read, which the catalog reports as a worker-file error.
+ */
+export function validatorFor(schema: JSONSchema): z.ZodType {
+  let v = compiled.get(schema);
+  if (!v) {
+    v = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+    compiled.set(schema, v);
+  }
+  return v;
+}
+
+/** `path: message; …` — short enough for a model or an HTTP 400 body. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`).join("; ");
+}
+
+/** The JSON Schema a model sees for a zod input: no `$schema` noise. */
+export function toolParameters(schema: z.ZodType): JSONSchema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: "input" }) as JSONSchema;
+  return rest;
+}

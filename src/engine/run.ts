@@ -1,0 +1,117 @@
+import type { Catalog } from "./catalog";
+import { ApprovalRequired, RunError, type PendingApproval, type RunErrorCode } from "./errors";
+import { Journal } from "./journal/journal";
+import type { JournalStore } from "./journal/store";
+import { runWorker } from "./loop";
+import type { ModelResolver } from "./model/model";
+import { consoleLogger, type Clock, type GlobalToolsets, type Logger, type StateBackend } from "./ports";
+import { MemoryStateBackend } from "./state/memory-state";
+import { inProcessGlobals } from "./toolsets/in-process-globals";
+import { closeAll } from "./toolsets/instances";
+import type { Toolset } from "./toolsets/toolset";
+import type { ApprovalMode } from "./toolsets/wrappers/approval";
+import { defaultPrices, UsageMeter, type PriceTable, type Usage } from "./usage";
+
+export interface Budget {
+  maxTokens?: number;
+  maxCostUsd?: number;
+}
+
+/** What the platform gives the engine: all of it ports, none of it Cloudflare. */
+export interface EngineConfig {
+  catalog: Catalog;
+  models: ModelResolver;
+  states?: StateBackend;
+  globals?: GlobalToolsets;
+  clock?: Clock;
+  log?: Logger;
+  /** Default 5. */
+  maxDepth?: number;
+  prices?: PriceTable;
+  defaultModel?: string;
+}
+
+export interface RunRequest {
+  runId: string;
+  worker: string;
+  input: unknown;
+  approvalMode?: ApprovalMode;
+  budget?: Budget;
+}
+
+export type RunOutcome =
+  | { status: "succeeded"; output: unknown; usage: Usage }
+  | { status: "failed"; error: { code: RunErrorCode; message: string }; usage: Usage }
+  | { status: "awaiting_approval"; pending: PendingApproval[]; usage: Usage };
+
+/** Everything one run's worker calls share during one activation. */
+export interface RunServices {
+  runId: string;
+  catalog: Catalog;
+  models: ModelResolver;
+  journal: Journal;
+  states: StateBackend;
+  globals: GlobalToolsets;
+  /** Run-scoped instances of this activation, by instance key. */
+  runInstances: Map<string, Promise<Toolset>>;
+  clock: Clock;
+  log: Logger;
+  maxDepth: number;
+  prices: PriceTable;
+  defaultModel: string;
+  budget: Budget;
+  approvalMode: ApprovalMode;
+  usage: UsageMeter;
+}
+
+export const DEFAULT_MAX_DEPTH = 5;
+
+/**
+ * Runs (or resumes) a run against its journal, to completion or to the next pause.
+ * Run-scoped instances are closed when this activation ends; run- and call-scoped
+ * state is deleted when the run ends. Errors other than the run's own outcome
+ * (storage failures, bugs) are thrown so the caller can retry the activation.
+ */
+export async function executeRun(config: EngineConfig, store: JournalStore, req: RunRequest): Promise<RunOutcome> {
+  const states = config.states ?? new MemoryStateBackend();
+  const run: RunServices = {
+    runId: req.runId,
+    catalog: config.catalog,
+    models: config.models,
+    journal: await Journal.open(store),
+    states,
+    globals: config.globals ?? inProcessGlobals(states),
+    runInstances: new Map(),
+    clock: config.clock ?? { now: () => Date.now() },
+    log: config.log ?? consoleLogger,
+    maxDepth: config.maxDepth ?? DEFAULT_MAX_DEPTH,
+    prices: config.prices ?? defaultPrices,
+    defaultModel: config.defaultModel ?? "test:tools",
+    budget: req.budget ?? {},
+    approvalMode: req.approvalMode ?? "ask",
+    usage: new UsageMeter(),
+  };
+  const usage = () => run.usage.snapshot();
+  let outcome: RunOutcome;
+  try {
+    const worker = config.catalog.get(req.worker);
+    if (!worker) throw new RunError("unknown_worker", `unknown worker "${req.worker}"; known: ${[...config.catalog.workers.keys()].join(", ")}`);
+    const output = await runWorker(run, worker, req.input, { path: worker.name, usage: run.usage });
+    outcome = { status: "succeeded", output, usage: usage() };
+  } catch (err) {
+    if (err instanceof ApprovalRequired) outcome = { status: "awaiting_approval", pending: err.pending, usage: usage() };
+    else if (err instanceof RunError) outcome = { status: "failed", error: { code: err.code, message: err.message }, usage: usage() };
+    else throw err;
+  } finally {
+    const instances = await Promise.allSettled(run.runInstances.values());
+    await closeAll(
+      run,
+      [...run.runInstances.keys()].flatMap((key, i) => (instances[i]!.status === "fulfilled" ? [{ name: key, ts: (instances[i] as PromiseFulfilledResult<Toolset>).value }] : [])),
+    );
+  }
+  if (outcome.status !== "awaiting_approval") {
+    await states.clear("run", run.runId);
+    await states.clear("call", `${run.runId}:`, { prefix: true });
+  }
+  return outcome;
+}

@@ -1,0 +1,90 @@
+import { z } from "zod";
+import type { ToolContext } from "../context";
+import { ToolError } from "../errors";
+import { describeIssues, toolParameters } from "../json-schema";
+import type { Policy, Scope, StateKV, ToolDef, Toolset } from "./toolset";
+
+export interface ToolSpec<I extends z.ZodType = z.ZodType, S = any> {
+  description: string;
+  input: I;
+  /** Changes nothing outside itself. Default approval: read-only tools allow, others ask. */
+  readOnly?: boolean;
+  approval?: Policy | ((args: z.output<I>) => Policy);
+  run(args: z.output<I>, ctx: ToolContext, self: S): unknown;
+}
+
+/** Declares one tool of a kind; exists for type inference of `args`. */
+export const tool = <I extends z.ZodType, S = unknown>(spec: ToolSpec<I, S>): ToolSpec<I, S> => spec;
+
+export interface InstanceInit {
+  /** The instance name in the worker file (`src` in `src: {use: files}`). */
+  name: string;
+  /** State private to this instance, in its scope. */
+  state: StateKV;
+  /** State shared by every instance in this scope that opens the same namespace. */
+  shared(namespace: string): StateKV;
+}
+
+export interface ToolsetKindDef<C extends z.ZodType, S> {
+  kind: string;
+  description?: string;
+  /** Default scope; an instance may override it with `scope:`. */
+  scope?: Scope;
+  config: C;
+  tools: Record<string, ToolSpec<any, S>>;
+  create(config: z.output<C>, init: InstanceInit): S | Promise<S>;
+  close?(self: S): void | Promise<void>;
+}
+
+/** A registered toolset kind: static tool definitions plus a factory of instances. */
+export interface ToolsetKind {
+  readonly kind: string;
+  readonly description: string;
+  readonly scope: Scope;
+  readonly config: z.ZodType;
+  /** The tools every instance exposes, before prefixing or filtering. */
+  readonly definitions: ToolDef[];
+  instantiate(id: string, config: unknown, init: InstanceInit): Promise<Toolset>;
+}
+
+export function defineToolset<C extends z.ZodType, S>(def: ToolsetKindDef<C, S>): ToolsetKind {
+  const definitions: ToolDef[] = Object.entries(def.tools).map(([name, spec]) => {
+    const approval = spec.approval ?? (spec.readOnly ? "allow" : "ask");
+    return {
+      name,
+      description: spec.description,
+      parameters: toolParameters(spec.input),
+      readOnly: spec.readOnly ?? false,
+      approval: typeof approval === "function" ? (args) => approval(args) : () => approval,
+    };
+  });
+  return {
+    kind: def.kind,
+    description: def.description ?? def.kind,
+    scope: def.scope ?? "call",
+    config: def.config,
+    definitions,
+    async instantiate(id, config, init) {
+      const self = await def.create(config as z.output<C>, init);
+      return {
+        id,
+        listTools: async () => definitions,
+        async callTool(name, args, ctx) {
+          const spec = def.tools[name];
+          if (!spec) throw new ToolError(`toolset "${init.name}" has no tool "${name}"`);
+          const parsed = spec.input.safeParse(args);
+          if (!parsed.success) throw new ToolError(`invalid arguments for ${name}: ${describeIssues(parsed.error)}`);
+          return spec.run(parsed.data, { ...ctx, state: init.state }, self);
+        },
+        close: def.close ? async () => def.close!(self) : undefined,
+      };
+    },
+  };
+}
+
+/** The kinds a catalog knows, by name. */
+export type ToolsetRegistry = ReadonlyMap<string, ToolsetKind>;
+
+export function toolsetRegistry(...kinds: ToolsetKind[]): ToolsetRegistry {
+  return new Map(kinds.map((k) => [k.kind, k]));
+}

@@ -1,0 +1,18 @@
+import type { GlobalToolsets, StateBackend } from "../ports";
+import { instanceInit } from "./instances";
+import type { Toolset } from "./toolset";
+
+/** Global-scoped instances held in this process, shared by every run that uses it. */
+export function inProcessGlobals(states: StateBackend): GlobalToolsets {
+  const instances = new Map<string, Promise<Toolset>>();
+  return {
+    resolve(key, name, kind, spec) {
+      let ts = instances.get(key);
+      if (!ts) {
+        ts = kind.instantiate(key, spec.config, instanceInit(states, "global", "global", name, key));
+        instances.set(key, ts);
+      }
+      return ts;
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import { stableJson, shortHash } from "../ids";
+import type { CallFrame } from "../loop";
+import type { StateBackend } from "../ports";
+import type { RunServices } from "../run";
+import type { InstanceInit } from "./define";
+import { combined } from "./combined";
+import type { Scope, Toolset } from "./toolset";
+import { workersToolset } from "./kinds/workers";
+import { approvalGated } from "./wrappers/approval";
+import { readOnly } from "./wrappers/filtered";
+import { journaled } from "./wrappers/journaled";
+import { prefixed } from "./wrappers/prefixed";
+import type { InstanceSpec } from "../worker-file";
+
+export function instanceInit(states: StateBackend, scope: Scope, scopeId: string, name: string, key: string): InstanceInit {
+  return {
+    name,
+    state: states.open(scope, scopeId, key),
+    shared: (namespace) => states.open(scope, scopeId, `~${namespace}`),
+  };
+}
+
+/** Same name, kind and config → the same run- or global-scoped instance. */
+const instanceKey = (name: string, spec: InstanceSpec) => `${name}:${spec.use}:${shortHash(stableJson(spec.config))}`;
+
+/** The call-scope id: unique per run and call path, so nested and recursive calls never share. */
+export const callScopeId = (runId: string, path: string) => `${runId}:${path}`;
+
+/**
+ * Builds the toolset one worker call sees: each instance from the cache its scope
+ * names (fresh per call, the run's, or the global one), then
+ * readonly → prefix → combined with worker tools → approval gate → journal.
+ * The loop never branches on scope; it gets a toolset and a `close`.
+ */
+export async function buildCallToolset(run: RunServices, frame: CallFrame): Promise<{ toolset: Toolset; close(): Promise<void> }> {
+  const owned: Array<{ name: string; ts: Toolset }> = [];
+  const members: Array<[string, Toolset]> = [];
+  try {
+    for (const [name, spec] of Object.entries(frame.worker.toolsets)) {
+      const kind = run.catalog.kinds.get(spec.use)!;
+      const key = instanceKey(name, spec);
+      const scope = spec.scope ?? kind.scope;
+      let ts: Toolset;
+      if (scope === "call") {
+        ts = await kind.instantiate(key, spec.config, instanceInit(run.states, "call", callScopeId(run.runId, frame.path), name, key));
+        owned.push({ name, ts });
+      } else if (scope === "run") {
+        let p = run.runInstances.get(key);
+        if (!p) run.runInstances.set(key, (p = kind.instantiate(key, spec.config, instanceInit(run.states, "run", run.runId, name, key))));
+        ts = await p;
+      } else {
+        ts = await run.globals.resolve(key, name, kind, spec);
+      }
+      if (spec.readonly) ts = readOnly(ts);
+      members.push([`instance "${name}" (${kind.kind})`, name === kind.kind ? ts : prefixed(ts, name)]);
+    }
+  } catch (err) {
+    await closeAll(run, owned);
+    throw err;
+  }
+  if (frame.worker.workerTools.length) members.push(["toolsets.workers", workersToolset(run, frame)]);
+
+  const gated = approvalGated(combined(frame.worker.name, members), {
+    journal: run.journal,
+    mode: run.approvalMode,
+    policies: frame.worker.approval,
+    workerChain: frame.chain,
+    notify: frame.worker.notify,
+  });
+  return { toolset: journaled(gated, run.journal), close: () => closeAll(run, owned) };
+}
+
+/** Closes in reverse order of creation; a failing close is logged and never hides the call's outcome. */
+export async function closeAll(run: RunServices, owned: Array<{ name: string; ts: Toolset }>): Promise<void> {
+  for (const { name, ts } of owned.reverse()) {
+    try {
+      await ts.close?.();
+    } catch (err) {
+      run.log.warn(`toolset instance "${name}" failed to close`, { run: run.runId, error: String(err) });
+    }
+  }
+}

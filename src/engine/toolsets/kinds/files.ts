@@ -1,0 +1,91 @@
+import { z } from "zod";
+import { ToolError } from "../../errors";
+import { globToRegExp } from "../../glob";
+import { defineToolset, tool } from "../define";
+import type { StateKV } from "../toolset";
+
+interface FilesInstance {
+  root: string;
+  /** The scope's disk, shared by every `files` instance in that scope. */
+  disk: StateKV;
+}
+
+const path = z.string().min(1).describe("path relative to the root, e.g. notes/todo.md");
+
+/**
+ * Resolves a tool's path under the instance root. Refuses NUL, `..` segments and
+ * absolute paths outside the root, with an error that says which root applies.
+ */
+export function confine(root: string, p: string): string {
+  if (p.includes("\0")) throw new ToolError("path contains a NUL character");
+  const rel = p.startsWith("/") ? (p === root || p.startsWith(root === "/" ? "/" : root + "/") ? p.slice(root.length) : null) : p;
+  if (rel === null) throw new ToolError(`path "${p}" is outside this toolset's root ${root}`);
+  const parts = rel.split("/").filter((s) => s && s !== ".");
+  if (parts.includes("..")) throw new ToolError(`path "${p}" uses "..": paths stay under the root ${root}`);
+  if (!parts.length) throw new ToolError(`path "${p}" names the root itself, not a file`);
+  return (root === "/" ? "" : root) + "/" + parts.join("/");
+}
+
+const key = (abs: string) => `file:${abs}`;
+
+/** A virtual filesystem in the owning scope's durable state, confined under `root`. */
+export const files = defineToolset({
+  kind: "files",
+  description: "Read and write files in a virtual filesystem",
+  config: z.strictObject({
+    root: z
+      .string()
+      .default("/")
+      .refine((r) => r.startsWith("/") && !r.split("/").includes("..") && !r.includes("\0"), "must be an absolute path without '..'")
+      .transform((r) => (r.length > 1 ? r.replace(/\/+$/, "") : r)),
+  }),
+  create: (config, init): FilesInstance => ({ root: config.root, disk: init.shared("files") }),
+  tools: {
+    read_file: tool({
+      description: "Read a text file. Long files come in pieces: pass offset to continue.",
+      readOnly: true,
+      input: z.strictObject({
+        path,
+        offset: z.number().int().min(0).optional().describe("character offset to start at"),
+        max_chars: z.number().int().min(1).max(100_000).optional().describe("at most this many characters (default 20000)"),
+      }),
+      async run({ path: p, offset = 0, max_chars = 20_000 }, _ctx, self: FilesInstance) {
+        const abs = confine(self.root, p);
+        const content = await self.disk.get<string>(key(abs));
+        if (content === undefined) throw new ToolError(`no file at ${abs}`);
+        const piece = content.slice(offset, offset + max_chars);
+        return { path: abs, content: piece, offset, total_chars: content.length, truncated: offset + piece.length < content.length };
+      },
+    }),
+    list_files: tool({
+      description: "List files under the root, optionally matching a glob such as **/*.md",
+      readOnly: true,
+      input: z.strictObject({ glob: z.string().optional() }),
+      async run({ glob }, _ctx, self: FilesInstance) {
+        const head = key(self.root === "/" ? "/" : self.root + "/");
+        const re = glob ? globToRegExp(glob, { slashes: true }) : null;
+        return (await self.disk.list(head))
+          .map(([k, v]) => ({ path: k.slice(head.length), size: (v as string).length }))
+          .filter((f) => !re || re.test(f.path));
+      },
+    }),
+    write_file: tool({
+      description: "Create or replace a text file",
+      input: z.strictObject({ path, content: z.string() }),
+      async run({ path: p, content }, _ctx, self: FilesInstance) {
+        const abs = confine(self.root, p);
+        await self.disk.put(key(abs), content);
+        return { path: abs, written_chars: content.length };
+      },
+    }),
+    delete_file: tool({
+      description: "Delete a file",
+      input: z.strictObject({ path }),
+      async run({ path: p }, _ctx, self: FilesInstance) {
+        const abs = confine(self.root, p);
+        if (!(await self.disk.delete(key(abs)))) throw new ToolError(`no file at ${abs}`);
+        return { path: abs, deleted: true };
+      },
+    }),
+  },
+});

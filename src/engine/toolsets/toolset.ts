@@ -1,0 +1,37 @@
+import type { ToolContext } from "../context";
+import type { JSONSchema } from "../json-schema";
+
+export type Policy = "allow" | "ask" | "deny";
+export type Scope = "call" | "run" | "global";
+
+/** A tool as a toolset exposes it: what the model sees, plus its approval default. */
+export interface ToolDef {
+  name: string;
+  description: string;
+  parameters: JSONSchema;
+  /** Changes nothing outside itself; kept by the `readonly` instance option. */
+  readOnly: boolean;
+  /** The kind's default policy for these arguments; a worker's `approval:` overrides it. */
+  approval(args: unknown): Policy;
+}
+
+/**
+ * The whole toolset contract: list the tools, call one. Prefixing, filtering,
+ * approval gating and journaling are wrappers that implement this same interface.
+ */
+export interface Toolset {
+  readonly id: string;
+  listTools(): Promise<ToolDef[]>;
+  /** Returns the tool's JSON result; throws `ToolError` for a failure the model should see. */
+  callTool(name: string, args: unknown, ctx: ToolContext): Promise<unknown>;
+  close?(): Promise<void>;
+}
+
+/** Durable key-value state of one toolset instance's scope (see `StateBackend`). */
+export interface StateKV {
+  get<T = unknown>(key: string): Promise<T | undefined>;
+  put(key: string, value: unknown): Promise<void>;
+  delete(key: string): Promise<boolean>;
+  /** Entries whose key starts with `prefix`, sorted by key. */
+  list(prefix?: string): Promise<Array<[string, unknown]>>;
+}

@@ -1,0 +1,144 @@
+import { parse as parseYaml, YAMLParseError } from "yaml";
+import { z } from "zod";
+import { WorkerFileError } from "./errors";
+import type { JSONSchema } from "./json-schema";
+import { MODEL_NAME } from "./model/model";
+import type { Policy, Scope } from "./toolsets/toolset";
+
+/** OpenAI's rule for tool names, which worker names and tool names must follow. */
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+const jsonSchema = z.record(z.string(), z.unknown()) as z.ZodType<JSONSchema>;
+const policy = z.enum(["allow", "ask", "deny"]);
+
+/** One toolset instance: `{use: <kind>, scope?, readonly?, ...kind config}`. */
+const instanceSpec = z.looseObject({
+  use: z.string().min(1),
+  scope: z.enum(["call", "run", "global"]).optional(),
+  readonly: z.boolean().optional(),
+});
+
+export const frontmatterSchema = z.strictObject({
+  name: z.string().regex(TOOL_NAME, "must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)"),
+  description: z.string().min(1).optional(),
+  model: z.string().regex(MODEL_NAME, 'must be "provider:model", e.g. openai:gpt-4.1-mini').optional(),
+  compatible_models: z.array(z.string().min(1)).min(1).optional(),
+  input: jsonSchema.optional(),
+  output: jsonSchema.optional(),
+  max_turns: z.number().int().min(1).max(200).optional(),
+  toolsets: z
+    .record(
+      z.string().regex(TOOL_NAME, "instance names follow the tool-name rule"),
+      z.union([instanceSpec, z.array(z.string().min(1))]),
+    )
+    .optional(),
+  approval: z.looseObject({ notify: z.email().optional() }).optional(),
+});
+
+export type Frontmatter = z.output<typeof frontmatterSchema>;
+
+export interface InstanceSpec {
+  use: string;
+  scope?: Scope;
+  readonly?: boolean;
+  /** Kind config (everything but use/scope/readonly), validated by the kind's schema. */
+  config: Record<string, unknown>;
+}
+
+/** A parsed worker file. Cross-file checks (kinds, workers:, tool names) are the catalog's. */
+export interface WorkerSpec {
+  file: string;
+  name: string;
+  description?: string;
+  model?: string;
+  compatibleModels?: string[];
+  input: JSONSchema;
+  output?: JSONSchema;
+  maxTurns: number;
+  toolsets: Record<string, InstanceSpec>;
+  /** Names or globs from `toolsets.workers`. */
+  workers: string[];
+  approval: Record<string, Policy>;
+  notify?: string;
+  instructions: string;
+}
+
+export const DEFAULT_INPUT: JSONSchema = {
+  type: "object",
+  properties: { input: { type: "string" } },
+  required: ["input"],
+  additionalProperties: false,
+};
+export const DEFAULT_MAX_TURNS = 20;
+
+/** Zod issues as worker-file errors: the field is the issue's path (plus unknown keys). */
+export function issuesToErrors(file: string, error: z.ZodError, prefix = ""): WorkerFileError[] {
+  return error.issues.map((i) => {
+    const path = [prefix, ...i.path.map(String)].filter(Boolean).join(".");
+    if (i.code === "unrecognized_keys") {
+      return new WorkerFileError(file, [path, i.keys.join(",")].filter(Boolean).join("."), `unknown key${i.keys.length > 1 ? "s" : ""}`);
+    }
+    return new WorkerFileError(file, path || "(frontmatter)", i.message);
+  });
+}
+
+/** Parses one `.worker` file; throws a list of `WorkerFileError`s. */
+export function parseWorkerFile(file: string, text: string): WorkerSpec {
+  const m = /^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n([\s\S]*))?$/.exec(text);
+  if (!m) throw [new WorkerFileError(file, "(frontmatter)", "a worker file starts with YAML frontmatter between two '---' lines")];
+  let raw: unknown;
+  try {
+    raw = parseYaml(m[1]!);
+  } catch (err) {
+    const where = err instanceof YAMLParseError && err.linePos ? ` at line ${err.linePos[0].line + 1}` : "";
+    throw [new WorkerFileError(file, "(frontmatter)", `malformed YAML${where}: ${(err as Error).message.split("\n")[0]}`)];
+  }
+  const parsed = frontmatterSchema.safeParse(raw ?? {});
+  if (!parsed.success) throw issuesToErrors(file, parsed.error);
+  const fm = parsed.data;
+  const errors: WorkerFileError[] = [];
+  const instructions = (m[2] ?? "").trim();
+  if (!instructions) errors.push(new WorkerFileError(file, "instructions", "empty: write the worker's instructions below the frontmatter"));
+  if (fm.model && fm.compatible_models) {
+    errors.push(new WorkerFileError(file, "compatible_models", "cannot be used together with model: pin one model, or list compatible ones and inherit"));
+  }
+
+  const toolsets: Record<string, InstanceSpec> = {};
+  let workers: string[] = [];
+  for (const [name, spec] of Object.entries(fm.toolsets ?? {})) {
+    if (name === "workers") {
+      if (Array.isArray(spec)) workers = spec;
+      else errors.push(new WorkerFileError(file, "toolsets.workers", "must be a list of worker names or globs"));
+    } else if (Array.isArray(spec)) {
+      errors.push(new WorkerFileError(file, `toolsets.${name}`, "must be {use: <kind>, ...config}; only toolsets.workers is a list"));
+    } else {
+      const { use, scope, readonly, ...config } = spec;
+      toolsets[name] = { use, scope, readonly, config };
+    }
+  }
+
+  const approval: Record<string, Policy> = {};
+  const { notify, ...policies } = fm.approval ?? {};
+  for (const [tool, value] of Object.entries(policies)) {
+    const p = policy.safeParse(value);
+    if (p.success) approval[tool] = p.data;
+    else errors.push(new WorkerFileError(file, `approval.${tool}`, `must be allow, ask or deny (got ${JSON.stringify(value)})`));
+  }
+  if (errors.length) throw errors;
+
+  return {
+    file,
+    name: fm.name,
+    description: fm.description,
+    model: fm.model,
+    compatibleModels: fm.compatible_models,
+    input: fm.input ?? DEFAULT_INPUT,
+    output: fm.output,
+    maxTurns: fm.max_turns ?? DEFAULT_MAX_TURNS,
+    toolsets,
+    workers,
+    approval,
+    notify,
+    instructions,
+  };
+}

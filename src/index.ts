@@ -1,0 +1,6 @@
+import { app } from "./http/app";
+
+export { RunDO } from "../durable-objects/run";
+export { GlobalToolsetsDO } from "../durable-objects/global-toolsets";
+
+export default { fetch: app.fetch } satisfies ExportedHandler<Env>;

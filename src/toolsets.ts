@@ -1,0 +1,7 @@
+import { files, http, toolsetRegistry } from "./engine";
+
+/**
+ * The toolset kinds this app knows. To add your own kind, define it with
+ * `defineToolset` (see README, "Write a toolset kind") and list it here.
+ */
+export const kinds = toolsetRegistry(files, http);

@@ -1,0 +1,85 @@
+import { z } from "zod";
+import {
+  defineToolset,
+  executeRun,
+  files,
+  http,
+  inProcessGlobals,
+  loadCatalog,
+  MemoryJournalStore,
+  MemoryStateBackend,
+  modelResolver,
+  tool,
+  toolsetRegistry,
+  type EngineConfig,
+  type Model,
+  type RunRequest,
+  type ToolsetKind,
+} from "../../src/engine";
+
+/** A worker file from frontmatter lines and instructions. */
+export const workerFile = (frontmatter: string, instructions = "Do the task.") => `---\n${frontmatter.trim()}\n---\n${instructions}\n`;
+
+/** Counters with in-memory state: each instance starts at 0; creation and close are logged. */
+export function counterKind() {
+  const log = { created: [] as string[], closed: [] as string[], values: [] as number[] };
+  let seq = 0;
+  type Counter = { id: string; n: number; failClose: boolean };
+  const kind = defineToolset({
+    kind: "counter",
+    config: z.strictObject({ fail_close: z.boolean().default(false) }),
+    create: (config, init): Counter => {
+      const id = `${init.name}#${++seq}`;
+      log.created.push(id);
+      return { id, n: 0, failClose: config.fail_close };
+    },
+    close: (self) => {
+      log.closed.push(self.id);
+      if (self.failClose) throw new Error(`close of ${self.id} failed`);
+    },
+    tools: {
+      increment: tool({
+        description: "Add one and return the new value",
+        input: z.strictObject({}),
+        readOnly: true,
+        run: (_args, _ctx, self: Counter) => {
+          self.n += 1;
+          log.values.push(self.n);
+          return self.n;
+        },
+      }),
+    },
+  });
+  return { kind, log };
+}
+
+export interface Harness {
+  config: EngineConfig;
+  run(req: Partial<RunRequest> & { worker: string; input: unknown }, store?: MemoryJournalStore): ReturnType<typeof executeRun>;
+}
+
+/** An engine over a catalog made of the given files, with in-memory ports. */
+export function harness(
+  filesByName: Record<string, string>,
+  opts: { kinds?: ToolsetKind[]; models?: Record<string, Model>; maxDepth?: number; defaultModel?: string } = {},
+): Harness {
+  const catalog = loadCatalog(filesByName, toolsetRegistry(files, http, ...(opts.kinds ?? [])));
+  const states = new MemoryStateBackend();
+  const config: EngineConfig = {
+    catalog,
+    models: modelResolver({ extra: opts.models }),
+    states,
+    globals: inProcessGlobals(states),
+    maxDepth: opts.maxDepth,
+    defaultModel: opts.defaultModel ?? "test:tools",
+    log: { warn: (m, d) => warnings.push(`${m} ${JSON.stringify(d ?? {})}`) },
+  };
+  let n = 0;
+  return {
+    config,
+    run: (req, store = new MemoryJournalStore()) => executeRun(config, store, { runId: `run-${++n}`, ...req }),
+  };
+}
+
+/** Warnings the engine logged (e.g. failing `close()`), across harnesses. */
+export const warnings: string[] = [];

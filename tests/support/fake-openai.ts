@@ -1,0 +1,82 @@
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A scripted OpenAI-compatible server on 127.0.0.1, for tests and the offline demo.
+ * A test loads a script with `PUT /scripts/<id>` (a list of replies), points a model
+ * at `/scripts/<id>/v1`, and reads back what was asked with `GET /scripts/<id>`.
+ * A reply is `{text?, tool_calls?: [{id?, name, arguments}], usage?}` or
+ * `{status, body?, headers?}` for an error response.
+ */
+export type FakeReply =
+  | { text?: string; tool_calls?: Array<{ id?: string; name: string; arguments: unknown }>; usage?: { prompt_tokens: number; completion_tokens: number } }
+  | { status: number; body?: unknown; headers?: Record<string, string> };
+
+interface Script {
+  replies: FakeReply[];
+  requests: unknown[];
+}
+
+const readBody = async (req: IncomingMessage) => {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+};
+
+export async function startFakeOpenAI(port = 0): Promise<{ port: number; close(): Promise<void> }> {
+  const scripts = new Map<string, Script>();
+  const server = createServer(async (req, res) => {
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { "content-type": "application/json", ...headers });
+      res.end(JSON.stringify(body));
+    };
+    const m = /^\/scripts\/([^/]+)(\/v1\/chat\/completions)?$/.exec(req.url ?? "");
+    if (!m) return send(404, { error: { message: `no route ${req.method} ${req.url}` } });
+    const id = m[1]!;
+    const body = await readBody(req);
+    if (!m[2] && req.method === "PUT") {
+      scripts.set(id, { replies: JSON.parse(body), requests: [] });
+      return send(200, { ok: true });
+    }
+    const script = scripts.get(id);
+    if (!script) return send(404, { error: { message: `no script ${id}` } });
+    if (!m[2]) return send(200, { requests: script.requests, remaining: script.replies.length });
+
+    script.requests.push(JSON.parse(body));
+    const reply = script.replies.shift();
+    if (!reply) return send(500, { error: { message: `script ${id} has no reply left for request ${script.requests.length}` } });
+    if ("status" in reply) return send(reply.status, reply.body ?? { error: { message: `scripted ${reply.status}` } }, reply.headers);
+    const n = script.requests.length;
+    send(200, {
+      id: `chatcmpl-${id}-${n}`,
+      object: "chat.completion",
+      created: 0,
+      model: "fake",
+      choices: [
+        {
+          index: 0,
+          finish_reason: reply.tool_calls?.length ? "tool_calls" : "stop",
+          message: {
+            role: "assistant",
+            content: reply.text ?? null,
+            ...(reply.tool_calls?.length
+              ? {
+                  tool_calls: reply.tool_calls.map((c, i) => ({
+                    id: c.id ?? `call_${n}_${i + 1}`,
+                    type: "function",
+                    function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments) },
+                  })),
+                }
+              : {}),
+          },
+        },
+      ],
+      usage: reply.usage ?? { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

@@ -1,0 +1,17 @@
+import { execFileSync } from "node:child_process";
+import type { TestProject } from "vitest/node";
+import { startFakeOpenAI } from "./fake-openai";
+
+declare module "vitest" {
+  interface ProvidedContext {
+    fakeOpenAIPort: number;
+  }
+}
+
+/** Runs in Node before the Workers pool starts: bundle the catalog, start the fake model server. */
+export default async function setup(project: TestProject) {
+  execFileSync("node", ["scripts/bundle-workers.mjs"]);
+  const server = await startFakeOpenAI();
+  project.provide("fakeOpenAIPort", server.port);
+  return () => server.close();
+}
