@@ -6,12 +6,12 @@ import type { RunServices } from "./run";
 import type { JSONSchema } from "./json-schema";
 import type { StateKV, Toolset } from "./toolsets/toolset";
 import type { UsageMeter } from "./usage";
-import { DEFAULT_INPUT, DEFAULT_MAX_TURNS, frontmatterSchema, issuesToErrors, type InstanceSpec } from "./worker-file";
+import { DEFAULT_INPUT, DEFAULT_MAX_TURNS, parseInstanceSpec, type InstanceSpec } from "./worker-file";
 
 export interface AgentOptions {
   instructions: string;
   /** Same shape as a worker file's `toolsets` (instances only). */
-  toolsets?: Record<string, Omit<InstanceSpec, "config"> & Record<string, unknown>>;
+  toolsets?: Record<string, { use: string; scope?: "call" | "run" | "global"; readonly?: boolean; [config: string]: unknown }>;
   input: unknown;
   model?: string;
   output?: JSONSchema;
@@ -85,13 +85,11 @@ export function toolContext(run: RunServices, frame: CallFrame, toolset: Toolset
 /** `llmAgent` options as a worker, checked like a worker file (kinds, configs). */
 function adHocWorker(run: RunServices, frame: CallFrame, opts: AgentOptions): CatalogWorker {
   const file = `llmAgent in ${frame.worker.file}`;
-  const parsed = frontmatterSchema.pick({ toolsets: true }).safeParse({ toolsets: opts.toolsets ?? {} });
-  if (!parsed.success) throw new ToolError(issuesToErrors(file, parsed.error).map((e) => e.message).join("; "));
   const toolsets: Record<string, InstanceSpec> = {};
-  for (const [name, spec] of Object.entries(parsed.data.toolsets ?? {})) {
-    if (Array.isArray(spec)) throw new ToolError(`${file}: toolsets.${name}: llmAgent takes toolset instances, not worker lists`);
-    const { use, scope, readonly, ...config } = spec;
-    toolsets[name] = { use, scope, readonly, config };
+  for (const [name, raw] of Object.entries(opts.toolsets ?? {})) {
+    const spec = parseInstanceSpec(file, `toolsets.${name}`, raw);
+    if (Array.isArray(spec)) throw new ToolError(spec.map((e) => e.message).join("; "));
+    toolsets[name] = spec;
   }
   const worker: CatalogWorker = {
     file,

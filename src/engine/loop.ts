@@ -72,7 +72,7 @@ async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, input:
   let outputRetried = false;
 
   for (let turn = 1; turn <= worker.maxTurns; turn++) {
-    const res = await modelStep(run, frame, `${frame.path}/turn:${turn}/model`, frame.usage, frame.model, { messages, tools, output: worker.output });
+    const res = await modelStep(run, frame, `${frame.path}/turn:${turn}/model`, frame.usage, frame.model, { messages: [...messages], tools, output: worker.output });
     messages.push({ role: "assistant", content: res.text, toolCalls: res.toolCalls });
 
     if (!res.toolCalls.length) {

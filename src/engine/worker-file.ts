@@ -26,16 +26,22 @@ export const frontmatterSchema = z.strictObject({
   input: jsonSchema.optional(),
   output: jsonSchema.optional(),
   max_turns: z.number().int().min(1).max(200).optional(),
-  toolsets: z
-    .record(
-      z.string().regex(TOOL_NAME, "instance names follow the tool-name rule"),
-      z.union([instanceSpec, z.array(z.string().min(1))]),
-    )
-    .optional(),
+  // Entries are checked one by one in parseWorkerFile: a union here would report
+  // "Invalid input" instead of the field that is wrong.
+  toolsets: z.record(z.string().regex(TOOL_NAME, "instance names follow the tool-name rule"), z.unknown()).optional(),
   approval: z.looseObject({ notify: z.email().optional() }).optional(),
 });
 
-export type Frontmatter = z.output<typeof frontmatterSchema>;
+const workerList = z.array(z.string().min(1));
+
+/** One `toolsets` entry (not `workers`), or the problems with it. */
+export function parseInstanceSpec(file: string, field: string, raw: unknown): InstanceSpec | WorkerFileError[] {
+  if (Array.isArray(raw)) return [new WorkerFileError(file, field, "must be {use: <kind>, ...config}; only toolsets.workers is a list")];
+  const parsed = instanceSpec.safeParse(raw);
+  if (!parsed.success) return issuesToErrors(file, parsed.error, field);
+  const { use, scope, readonly, ...config } = parsed.data;
+  return { use, scope, readonly, config };
+}
 
 export interface InstanceSpec {
   use: string;
@@ -105,15 +111,15 @@ export function parseWorkerFile(file: string, text: string): WorkerSpec {
 
   const toolsets: Record<string, InstanceSpec> = {};
   let workers: string[] = [];
-  for (const [name, spec] of Object.entries(fm.toolsets ?? {})) {
+  for (const [name, raw] of Object.entries(fm.toolsets ?? {})) {
     if (name === "workers") {
-      if (Array.isArray(spec)) workers = spec;
+      const list = workerList.safeParse(raw);
+      if (list.success) workers = list.data;
       else errors.push(new WorkerFileError(file, "toolsets.workers", "must be a list of worker names or globs"));
-    } else if (Array.isArray(spec)) {
-      errors.push(new WorkerFileError(file, `toolsets.${name}`, "must be {use: <kind>, ...config}; only toolsets.workers is a list"));
     } else {
-      const { use, scope, readonly, ...config } = spec;
-      toolsets[name] = { use, scope, readonly, config };
+      const spec = parseInstanceSpec(file, `toolsets.${name}`, raw);
+      if (Array.isArray(spec)) errors.push(...spec);
+      else toolsets[name] = spec;
     }
   }
 

@@ -16,6 +16,7 @@ import {
   type RunRequest,
   type ToolsetKind,
 } from "../../src/engine";
+import type { PriceTable } from "../../src/engine/usage";
 
 /** A worker file from frontmatter lines and instructions. */
 export const workerFile = (frontmatter: string, instructions = "Do the task.") => `---\n${frontmatter.trim()}\n---\n${instructions}\n`;
@@ -61,7 +62,7 @@ export interface Harness {
 /** An engine over a catalog made of the given files, with in-memory ports. */
 export function harness(
   filesByName: Record<string, string>,
-  opts: { kinds?: ToolsetKind[]; models?: Record<string, Model>; maxDepth?: number; defaultModel?: string } = {},
+  opts: { kinds?: ToolsetKind[]; models?: Record<string, Model>; maxDepth?: number; defaultModel?: string; prices?: PriceTable } = {},
 ): Harness {
   const catalog = loadCatalog(filesByName, toolsetRegistry(files, http, ...(opts.kinds ?? [])));
   const states = new MemoryStateBackend();
@@ -71,6 +72,7 @@ export function harness(
     states,
     globals: inProcessGlobals(states),
     maxDepth: opts.maxDepth,
+    prices: opts.prices,
     defaultModel: opts.defaultModel ?? "test:tools",
     log: { warn: (m, d) => warnings.push(`${m} ${JSON.stringify(d ?? {})}`) },
   };

@@ -32,7 +32,8 @@ const lastUser = (req: ModelRequest) => [...req.messages].reverse().find((m) => 
 /** One scripted reply: text, tool calls (arguments as objects), optional usage. */
 export interface ScriptedReply {
   text?: string;
-  toolCalls?: Array<{ name: string; args: unknown; id?: string }>;
+  /** `arguments` (raw text) wins over `args` (JSON-encoded): to script malformed JSON. */
+  toolCalls?: Array<{ name: string; args?: unknown; arguments?: string; id?: string }>;
   usage?: { inputTokens: number; outputTokens: number };
 }
 
@@ -49,7 +50,7 @@ export function scriptedModel(script: ScriptedReply[] | ((req: ModelRequest, n: 
       if (!reply) throw new Error(`scripted model ran out of replies at request ${n + 1}`);
       return {
         text: reply.text ?? null,
-        toolCalls: (reply.toolCalls ?? []).map((c, i) => ({ id: c.id ?? `call_${n + 1}_${i + 1}`, name: c.name, arguments: JSON.stringify(c.args) })),
+        toolCalls: (reply.toolCalls ?? []).map((c, i) => ({ id: c.id ?? `call_${n + 1}_${i + 1}`, name: c.name, arguments: c.arguments ?? JSON.stringify(c.args ?? {}) })),
         usage: reply.usage ?? { inputTokens: estimateTokens(req), outputTokens: 5 },
       };
     },

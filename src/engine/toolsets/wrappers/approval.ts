@@ -36,7 +36,9 @@ export function approvalGated(inner: Toolset, gate: ApprovalGate): Toolset {
     listTools: () => inner.listTools(),
     async callTool(name, args, ctx) {
       const def = await defOf(name);
-      const policy = gate.policies[name] ?? def?.approval(args) ?? "ask";
+      // Nothing to gate: the inner toolset answers with the list of known tools.
+      if (!def) return inner.callTool(name, args, ctx);
+      const policy = gate.policies[name] ?? def.approval(args);
       if (policy === "deny") throw new ToolError(`tool "${name}" is denied by the approval policy of worker "${gate.workerChain.at(-1)}"`);
       if (policy === "ask") {
         const key = `${ctx.callPath}/approval`;

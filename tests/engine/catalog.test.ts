@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { CatalogError, files, http, loadCatalog, toolsetRegistry } from "../../src/engine";
+import { workerFile } from "./helpers";
+
+const kinds = toolsetRegistry(files, http);
+const ok = (name: string) => workerFile(`name: ${name}\ndescription: fine`);
+
+/** Loads a catalog expected to be refused; returns its problems as text. */
+function problems(filesByName: Record<string, string>): string[] {
+  try {
+    loadCatalog(filesByName, kinds);
+  } catch (e) {
+    expect(e).toBeInstanceOf(CatalogError);
+    return (e as CatalogError).problems.map((p) => p.message);
+  }
+  throw new Error("catalog was accepted");
+}
+
+describe("catalog refuses bad worker files with file: field: reason", () => {
+  const cases: Array<[string, Record<string, string>, RegExp]> = [
+    ["unknown key", { "a.worker": workerFile("name: a\ncolour: blue") }, /^a\.worker: colour: unknown key$/],
+    ["unknown toolset kind", { "a.worker": workerFile("name: a\ntoolsets:\n  db: { use: postgres }") }, /^a\.worker: toolsets\.db\.use: unknown toolset kind "postgres"; known: files, http$/],
+    ["bad kind config", { "a.worker": workerFile("name: a\ntoolsets:\n  web: { use: http, allow: [] }") }, /^a\.worker: toolsets\.web\.allow: Too small/],
+    ["unknown kind config key", { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files, rot: /x }") }, /^a\.worker: toolsets\.files\.rot: unknown key$/],
+    ["unknown worker in workers:", { "a.worker": workerFile("name: a\ntoolsets:\n  workers: [ghost]") }, /^a\.worker: toolsets\.workers: unknown worker "ghost"; known: a$/],
+    ["glob matching nothing", { "a.worker": workerFile('name: a\ntoolsets:\n  workers: ["label-*"]'), "b.worker": ok("b") }, /^a\.worker: toolsets\.workers: glob "label-\*" matches no worker; known: a, b$/],
+    ["duplicate worker names", { "a.worker": ok("same"), "b.worker": ok("same") }, /^b\.worker: name: "same" is also the name of a\.worker; worker names are unique$/],
+    ["name breaking the tool-name rule", { "a.worker": workerFile("name: has space") }, /^a\.worker: name: must be 1-64 characters/],
+    ["name too long", { "a.worker": workerFile(`name: ${"x".repeat(65)}`) }, /^a\.worker: name: must be 1-64/],
+    ["malformed YAML", { "a.worker": workerFile("name: a\ntoolsets: { files: [") }, /^a\.worker: \(frontmatter\): malformed YAML at line/],
+    ["empty instructions", { "a.worker": "---\nname: a\n---\n   \n" }, /^a\.worker: instructions: empty/],
+    ["no frontmatter", { "a.worker": "just text" }, /^a\.worker: \(frontmatter\): a worker file starts with YAML frontmatter/],
+    ["model with compatible_models", { "a.worker": workerFile("name: a\nmodel: openai:gpt-4.1\ncompatible_models: ['openai:*']") }, /^a\.worker: compatible_models: cannot be used together with model/],
+    ["bad model string", { "a.worker": workerFile("name: a\nmodel: gpt-4") }, /^a\.worker: model: must be "provider:model"/],
+    ["unknown model provider", { "a.worker": workerFile("name: a\nmodel: anthropic:claude") }, /^a\.worker: model: unknown provider "anthropic"; known: openai, test$/],
+    ["bad approval policy", { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files }\napproval:\n  write_file: maybe") }, /^a\.worker: approval\.write_file: must be allow, ask or deny/],
+    ["approval for a tool the worker lacks", { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files }\napproval:\n  wirte_file: allow") }, /^a\.worker: approval\.wirte_file: no tool "wirte_file" in this worker; its tools: read_file, list_files, write_file, delete_file$/],
+    ["bad notify address", { "a.worker": workerFile("name: a\napproval:\n  notify: not-an-email") }, /^a\.worker: approval\.notify: Invalid email/],
+    ["input schema not an object", { "a.worker": workerFile("name: a\ninput: { type: string }") }, /^a\.worker: input: must be a JSON Schema with type: object/],
+    ["max_turns not a positive integer", { "a.worker": workerFile("name: a\nmax_turns: 0") }, /^a\.worker: max_turns: Too small/],
+    ["toolsets.workers not a list", { "a.worker": workerFile("name: a\ntoolsets:\n  workers: { use: files }") }, /^a\.worker: toolsets\.workers: must be a list/],
+    ["files root escaping", { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files, root: ../etc }") }, /^a\.worker: toolsets\.files\.root: must be an absolute path/],
+    ["bad scope", { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files, scope: forever }") }, /^a\.worker: toolsets\.files\.scope: Invalid option/],
+    ["prefixed tool name over 64 chars", { "a.worker": workerFile(`name: a\ntoolsets:\n  ${"p".repeat(55)}: { use: files }`) }, /^a\.worker: toolsets: tool name "p{55}_read_file" from instance .* breaks the tool-name rule/],
+  ];
+
+  it.each(cases)("%s", (_label, filesByName, expected) => {
+    const found = problems(filesByName);
+    expect(found.some((p) => expected.test(p)), `problems were:\n${found.join("\n")}`).toBe(true);
+  });
+
+  it("reports every problem of every file at once and loads nothing", () => {
+    const found = problems({
+      "a.worker": workerFile("name: a\ncolour: blue"),
+      "b.worker": workerFile("name: b\ntoolsets:\n  workers: [ghost]"),
+      "c.worker": ok("c"),
+    });
+    expect(found).toHaveLength(2);
+    expect(found[0]).toMatch(/^a\.worker/);
+    expect(found[1]).toMatch(/^b\.worker/);
+  });
+
+  it("accepts a good catalog and resolves globs to sorted worker names", () => {
+    const cat = loadCatalog(
+      {
+        "lead.worker": workerFile('name: lead\ntoolsets:\n  workers: ["label-*", summarizer]'),
+        "summarizer.worker": ok("summarizer"),
+        "labels/label-bug.worker": ok("label-bug"),
+        "labels/label-docs.worker": ok("label-docs"),
+        "triggers.yaml": "not a worker file: ignored here",
+      },
+      kinds,
+    );
+    expect(cat.get("lead")!.workerTools).toEqual(["label-bug", "label-docs", "summarizer"]);
+    expect([...cat.workers.keys()].sort()).toEqual(["label-bug", "label-docs", "lead", "summarizer"]);
+  });
+
+  it("the bundled catalog under workers/ loads", async () => {
+    const { catalog } = await import("../../src/catalog");
+    expect(catalog().workers.size).toBeGreaterThan(0);
+  });
+});
