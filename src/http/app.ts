@@ -10,12 +10,10 @@ app.get("/", (c) => c.json({ name: "edgework", workers: `${new URL(c.req.url).or
 /** The catalog, with each worker's tool schema (what a calling model sees). */
 app.get("/workers", (c) =>
   c.json({
-    workers: [...catalog().workers.values()].map((w) => ({
-      ...workerToolDef(w),
-      model: w.model ?? null,
-      file: w.file,
-      tools: w.workerTools,
-    })),
+    workers: [...catalog().workers.values()].map((w) => {
+      const { name, description, parameters } = workerToolDef(w);
+      return { name, description, parameters, file: w.file, model: w.model ?? null, calls_workers: w.workerTools };
+    }),
   }),
 );
 

@@ -16,6 +16,7 @@ import {
   type RunRequest,
   type ToolsetKind,
 } from "../../src/engine";
+import type { OpenAIOptions } from "../../src/engine/model/openai";
 import type { PriceTable } from "../../src/engine/usage";
 
 /** A worker file from frontmatter lines and instructions. */
@@ -62,13 +63,13 @@ export interface Harness {
 /** An engine over a catalog made of the given files, with in-memory ports. */
 export function harness(
   filesByName: Record<string, string>,
-  opts: { kinds?: ToolsetKind[]; models?: Record<string, Model>; maxDepth?: number; defaultModel?: string; prices?: PriceTable } = {},
+  opts: { kinds?: ToolsetKind[]; models?: Record<string, Model>; maxDepth?: number; defaultModel?: string; prices?: PriceTable; openai?: OpenAIOptions } = {},
 ): Harness {
   const catalog = loadCatalog(filesByName, toolsetRegistry(files, http, ...(opts.kinds ?? [])));
   const states = new MemoryStateBackend();
   const config: EngineConfig = {
     catalog,
-    models: modelResolver({ extra: opts.models }),
+    models: modelResolver({ extra: opts.models, openai: opts.openai }),
     states,
     globals: inProcessGlobals(states),
     maxDepth: opts.maxDepth,
@@ -85,3 +86,13 @@ export function harness(
 
 /** Warnings the engine logged (e.g. failing `close()`), across harnesses. */
 export const warnings: string[] = [];
+
+/** Loads a script into the fake OpenAI-compatible server; returns its base URL and a reader of what it was asked. */
+export async function fakeOpenAI(baseUrl: string, id: string, replies: unknown[]) {
+  const res = await fetch(`${baseUrl}/scripts/${id}`, { method: "PUT", body: JSON.stringify(replies) });
+  if (!res.ok) throw new Error(`fake server refused the script: ${res.status}`);
+  return {
+    baseURL: `${baseUrl}/scripts/${id}/v1`,
+    requests: async () => ((await (await fetch(`${baseUrl}/scripts/${id}`)).json()) as { requests: any[] }).requests,
+  };
+}
