@@ -6,8 +6,15 @@ export default defineConfig({
     cloudflareTest(({ inject }) => ({
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
-        // The scripted OpenAI-compatible server started by tests/support/global-setup.ts.
-        bindings: { FAKE_OPENAI_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}` },
+        bindings: {
+          // The scripted OpenAI-compatible server started by tests/support/global-setup.ts;
+          // it picks the script by the request's model name.
+          FAKE_OPENAI_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}`,
+          OPENAI_BASE_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}/v1`,
+          OPENAI_API_KEY: "sk-test",
+          API_TOKEN: "test-token",
+          EDGEWORK_TEST_HOOKS: "1",
+        },
       },
     })),
   ],

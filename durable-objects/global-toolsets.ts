@@ -1,4 +1,55 @@
 import { DurableObject } from "cloudflare:workers";
+import { messageOf, type Toolset } from "../src/engine";
+import { instanceInit } from "../src/engine/toolsets/instances";
+import { UsageMeter } from "../src/engine/usage";
+import { kinds } from "../src/toolsets";
+import type { GlobalCall, GlobalResult, ToolContextBridge } from "./global-toolsets-bridge";
+import { migrateGlobal } from "./schema";
+import { Sql } from "./sql";
+import { SqliteStateBackend } from "./sqlite-state";
 
-/** The singleton holding `scope: global` toolset instances (filled in by the durable-runs issue). */
-export class GlobalToolsetsDO extends DurableObject<Env> {}
+/**
+ * The singleton (`idFromName("global")`) holding every `scope: global` toolset
+ * instance, shared by all runs. Instances live for this object's activation;
+ * their state lives in its SQLite.
+ */
+export class GlobalToolsetsDO extends DurableObject<Env> {
+  private readonly sql: Sql;
+  private readonly states: SqliteStateBackend;
+  private readonly instances = new Map<string, Promise<Toolset>>();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = new Sql(ctx.storage.sql);
+    migrateGlobal(this.sql);
+    this.states = new SqliteStateBackend(this.sql);
+  }
+
+  async callTool(call: GlobalCall, bridge: ToolContextBridge): Promise<GlobalResult> {
+    const kind = kinds.get(call.kind);
+    if (!kind) return { ok: false, error: `unknown toolset kind "${call.kind}" in the global toolsets` };
+    let ts = this.instances.get(call.key);
+    if (!ts) {
+      ts = kind.instantiate(call.key, call.config, instanceInit(this.states, "global", "global", call.name, call.key));
+      this.instances.set(call.key, ts);
+      ts.catch(() => this.instances.delete(call.key));
+    }
+    try {
+      const value = await (await ts).callTool(call.tool, call.args, {
+        ...call.ctx,
+        usage: new UsageMeter(),
+        state: this.states.open("global", "global", call.key),
+        llmAsk: (prompt, opts) => bridge.llmAsk(prompt, opts),
+        llmAgent: (opts) => bridge.llmAgent(opts),
+        callTool: (name, args) => bridge.callTool(name, args),
+        callWorker: (name, input) => bridge.callWorker(name, input),
+        step: (key, fn) => bridge.step(key, async () => fn()) as Promise<never>,
+        now: () => bridge.now(),
+        randomId: () => bridge.randomId(),
+      });
+      return { ok: true, value: value ?? null };
+    } catch (err) {
+      return { ok: false, error: messageOf(err) };
+    }
+  }
+}

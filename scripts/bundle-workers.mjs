@@ -1,11 +1,12 @@
 // Bundles every file under workers/ into src/generated/worker-files.ts, a map of
 // relative path → text: the app has no filesystem at runtime, so the catalog
 // is compiled in. Run by wrangler's [build] step, the test setup and typecheck.
+// Arguments name other folders to bundle instead (the tests add their fixtures).
 import { readdirSync, readFileSync, writeFileSync, mkdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
-const dir = join(root, "workers");
+const dirs = process.argv.slice(2).length ? process.argv.slice(2) : ["workers"];
 
 function walk(d) {
   return readdirSync(d)
@@ -17,7 +18,8 @@ function walk(d) {
 }
 
 const files = Object.fromEntries(
-  walk(dir)
+  dirs
+    .flatMap((d) => walk(join(root, d)))
     .filter((p) => p.endsWith(".worker") || p.endsWith(".yaml"))
     .map((p) => [relative(root, p), readFileSync(p, "utf8")]),
 );

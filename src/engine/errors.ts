@@ -81,9 +81,20 @@ export class ApprovalRequired extends Error {
   }
 }
 
+/**
+ * Signal: stop this activation before the next unrecorded step, e.g. to checkpoint
+ * a long run (the host re-arms its alarm) or because the run was cancelled.
+ */
+export class RunInterrupted extends Error {
+  constructor(readonly reason: "checkpoint" | "cancelled" | "fault") {
+    super(`run interrupted: ${reason}`);
+    this.name = "RunInterrupted";
+  }
+}
+
 /** Errors that must travel up through tool calls instead of becoming a tool result. */
 export function propagates(err: unknown): boolean {
-  return err instanceof ApprovalRequired || (err instanceof RunError && err.fatal);
+  return err instanceof ApprovalRequired || err instanceof RunInterrupted || (err instanceof RunError && err.fatal);
 }
 
 export function messageOf(err: unknown): string {

@@ -130,7 +130,7 @@ function throwSignals(settled: PromiseSettledResult<unknown>[]): void {
 }
 
 /** `<path>/turn:<n>/tool:<call id>`, made unique if a model repeats an id. */
-function toolCallKeys(path: string, turn: number, calls: ModelToolCall[]): string[] {
+export function toolCallKeys(path: string, turn: number, calls: ModelToolCall[]): string[] {
   const seen = new Set<string>();
   return calls.map((c, i) => {
     let key = `${path}/turn:${turn}/tool:${c.id}`;

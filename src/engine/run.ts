@@ -1,6 +1,6 @@
 import type { Catalog } from "./catalog";
 import { ApprovalRequired, RunError, type PendingApproval, type RunErrorCode } from "./errors";
-import { Journal } from "./journal/journal";
+import { Journal, type BeforeStep } from "./journal/journal";
 import type { JournalStore } from "./journal/store";
 import { runWorker } from "./loop";
 import type { ModelResolver } from "./model/model";
@@ -29,6 +29,8 @@ export interface EngineConfig {
   maxDepth?: number;
   prices?: PriceTable;
   defaultModel?: string;
+  /** Runs before every step that is about to execute: checkpoints, cancellation, fault injection. */
+  beforeStep?: BeforeStep;
 }
 
 export interface RunRequest {
@@ -69,8 +71,9 @@ export const DEFAULT_MAX_DEPTH = 5;
 /**
  * Runs (or resumes) a run against its journal, to completion or to the next pause.
  * Run-scoped instances are closed when this activation ends; run- and call-scoped
- * state is deleted when the run ends. Errors other than the run's own outcome
- * (storage failures, bugs) are thrown so the caller can retry the activation.
+ * state is deleted when the run ends. `RunInterrupted` and errors other than the
+ * run's own outcome (storage failures, bugs) are thrown: the caller re-arms or
+ * retries the activation, and replay continues where the journal ends.
  */
 export async function executeRun(config: EngineConfig, store: JournalStore, req: RunRequest): Promise<RunOutcome> {
   const states = config.states ?? new MemoryStateBackend();
@@ -78,7 +81,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     runId: req.runId,
     catalog: config.catalog,
     models: config.models,
-    journal: await Journal.open(store),
+    journal: await Journal.open(store, config.beforeStep),
     states,
     globals: config.globals ?? inProcessGlobals(states),
     runInstances: new Map(),

@@ -1,24 +1,25 @@
 import { Hono } from "hono";
-import { catalog } from "../catalog";
+import { HTTPException } from "hono/http-exception";
 import { CatalogError } from "../engine";
-import { workerToolDef } from "../engine/catalog";
+import { apiToken } from "./middleware/api-token";
+import { runs } from "./routes/runs";
+import { workers } from "./routes/workers";
 
 export const app = new Hono<{ Bindings: Env }>();
 
-app.get("/", (c) => c.json({ name: "edgework", workers: `${new URL(c.req.url).origin}/workers` }));
+app.get("/", (c) => c.json({ name: "edgework", docs: "see README.md", api: ["/runs", "/workers"] }));
 
-/** The catalog, with each worker's tool schema (what a calling model sees). */
-app.get("/workers", (c) =>
-  c.json({
-    workers: [...catalog().workers.values()].map((w) => {
-      const { name, description, parameters } = workerToolDef(w);
-      return { name, description, parameters, file: w.file, model: w.model ?? null, calls_workers: w.workerTools };
-    }),
-  }),
-);
+app.use("/runs/*", apiToken());
+app.use("/runs", apiToken());
+app.use("/workers", apiToken());
+app.route("/runs", runs);
+app.route("/workers", workers);
+
+app.notFound((c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
 
 app.onError((err, c) => {
-  if (err instanceof CatalogError) return c.json({ error: "worker catalog refused", problems: err.problems.map((p) => p.message) }, 500);
-  console.error(err);
+  if (err instanceof HTTPException) return err.getResponse();
+  if (err instanceof CatalogError) return c.json({ error: "the worker catalog was refused", problems: err.problems.map((p) => p.message) }, 500);
+  console.error("unhandled error", c.req.method, new URL(c.req.url).pathname, err instanceof Error ? err.message : String(err));
   return c.json({ error: "internal error" }, 500);
 });

@@ -4,7 +4,9 @@ import type { AddressInfo } from "node:net";
 /**
  * A scripted OpenAI-compatible server on 127.0.0.1, for tests and the offline demo.
  * A test loads a script with `PUT /scripts/<id>` (a list of replies), points a model
- * at `/scripts/<id>/v1`, and reads back what was asked with `GET /scripts/<id>`.
+ * at `/scripts/<id>/v1` — or at `/v1`, where the request's model name picks the
+ * script — and reads back what was asked with `GET /scripts/<id>`.
+ * `POST /effects/<id>` counts side effects outside any run; `GET` reads the count.
  * A reply is `{text?, tool_calls?: [{id?, name, arguments}], usage?}` or
  * `{status, body?, headers?}` for an error response.
  */
@@ -25,15 +27,23 @@ const readBody = async (req: IncomingMessage) => {
 
 export async function startFakeOpenAI(port = 0): Promise<{ port: number; close(): Promise<void> }> {
   const scripts = new Map<string, Script>();
+  const effects = new Map<string, number>();
   const server = createServer(async (req, res) => {
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, { "content-type": "application/json", ...headers });
       res.end(JSON.stringify(body));
     };
-    const m = /^\/scripts\/([^/]+)(\/v1\/chat\/completions)?$/.exec(req.url ?? "");
+    const body = await readBody(req);
+    const effect = /^\/effects\/([^/?]+)$/.exec(req.url ?? "");
+    if (effect) {
+      const n = (effects.get(effect[1]!) ?? 0) + (req.method === "POST" ? 1 : 0);
+      effects.set(effect[1]!, n);
+      return send(200, { id: effect[1], count: n });
+    }
+    const byModel = req.url === "/v1/chat/completions" && req.method === "POST" ? (JSON.parse(body).model as string) : undefined;
+    const m = byModel ? [req.url, byModel, "/v1/chat/completions"] : /^\/scripts\/([^/]+)(\/v1\/chat\/completions)?$/.exec(req.url ?? "");
     if (!m) return send(404, { error: { message: `no route ${req.method} ${req.url}` } });
     const id = m[1]!;
-    const body = await readBody(req);
     if (!m[2] && req.method === "PUT") {
       scripts.set(id, { replies: JSON.parse(body), requests: [] });
       return send(200, { ok: true });

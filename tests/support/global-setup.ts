@@ -10,7 +10,8 @@ declare module "vitest" {
 
 /** Runs in Node before the Workers pool starts: bundle the catalog, start the fake model server. */
 export default async function setup(project: TestProject) {
-  execFileSync("node", ["scripts/bundle-workers.mjs"]);
+  // The app's catalog plus the fixtures the Durable Object and HTTP tests run.
+  execFileSync("node", ["scripts/bundle-workers.mjs", "workers", "tests/fixtures/workers"]);
   const server = await startFakeOpenAI();
   project.provide("fakeOpenAIPort", server.port);
   return () => server.close();

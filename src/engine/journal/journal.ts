@@ -1,5 +1,8 @@
 import type { JournalStore } from "./store";
 
+/** May throw (e.g. `RunInterrupted`) to stop the run before a new step executes. */
+export type BeforeStep = (key: string, journal: Journal) => void | Promise<void>;
+
 /**
  * The run's memory of every effect that is not pure. `step(key, fn)` returns the
  * recorded value when the key is in the journal (replay), else runs `fn`, records
@@ -15,10 +18,17 @@ export class Journal {
   private constructor(
     private readonly entries: Map<string, unknown>,
     private readonly store: JournalStore,
+    private readonly beforeStep?: BeforeStep,
   ) {}
 
-  static async open(store: JournalStore): Promise<Journal> {
-    return new Journal(await store.load(), store);
+  /** `beforeStep` runs before each step that is about to execute (not on replay). */
+  static async open(store: JournalStore, beforeStep?: BeforeStep): Promise<Journal> {
+    return new Journal(await store.load(), store, beforeStep);
+  }
+
+  /** Steps recorded so far. */
+  get size(): number {
+    return this.entries.size;
   }
 
   has(key: string): boolean {
@@ -38,6 +48,7 @@ export class Journal {
     if (this.inFlight.has(key)) throw new Error(`journal key used twice: ${key}`);
     this.inFlight.add(key);
     try {
+      await this.beforeStep?.(key, this);
       const value = await fn();
       await this.record(key, value);
       this.executed++;

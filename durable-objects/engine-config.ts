@@ -1,0 +1,33 @@
+import { modelResolver, type EngineConfig } from "../src/engine";
+import { defaultPrices, type PriceTable } from "../src/engine/usage";
+import { catalog } from "../src/catalog";
+
+/** Reads a positive number from a var, or the default; a bad value is a config error, not a silent default. */
+export function numberVar(env: Env, name: keyof Env, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${String(name)} must be a non-negative number, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+function prices(env: Env): PriceTable {
+  if (!env.MODEL_PRICES) return defaultPrices;
+  try {
+    return { ...defaultPrices, ...(JSON.parse(env.MODEL_PRICES) as PriceTable) };
+  } catch (err) {
+    throw new Error(`MODEL_PRICES is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** The engine's configuration from the app's vars and secrets; ports come from the Durable Object. */
+export function engineConfig(env: Env, ports: Pick<EngineConfig, "states" | "globals" | "beforeStep">): EngineConfig {
+  return {
+    ...ports,
+    catalog: catalog(),
+    models: modelResolver({ openai: { apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL } }),
+    maxDepth: numberVar(env, "MAX_DEPTH", 5),
+    prices: prices(env),
+    defaultModel: env.DEFAULT_MODEL || "test:tools",
+  };
+}

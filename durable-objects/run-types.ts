@@ -1,0 +1,57 @@
+import type { ApprovalMode, Budget, Usage } from "../src/engine";
+import type { CallNode } from "../src/engine/journal/call-tree";
+
+export type RunStatusName = "queued" | "running" | "awaiting_approval" | "succeeded" | "failed" | "cancelled";
+export const TERMINAL: readonly RunStatusName[] = ["succeeded", "failed", "cancelled"];
+
+export interface StartRun {
+  id: string;
+  worker: string;
+  input: unknown;
+  approvalMode: ApprovalMode;
+  budget: Budget;
+  /** What started the run (API, webhook delivery…), shown to approvers. */
+  trigger?: unknown;
+}
+
+export interface ApprovalView {
+  id: string;
+  status: "pending" | "approved" | "rejected" | "expired" | "voided";
+  tool: string;
+  args: unknown;
+  description: string;
+  worker_chain: string[];
+  call_path: string;
+  notify: string | null;
+  note: string | null;
+  decided_by: string | null;
+  created_at: number;
+  decided_at: number | null;
+  expires_at: number;
+}
+
+export interface RunView {
+  id: string;
+  worker: string;
+  status: RunStatusName;
+  input: unknown;
+  output: unknown;
+  error: { code: string; message: string } | null;
+  usage: Usage | null;
+  approval_mode: ApprovalMode;
+  trigger: unknown;
+  created_at: number;
+  updated_at: number;
+  approvals: ApprovalView[];
+  call_tree: CallNode | null;
+}
+
+export interface RunEvent {
+  /** `<journal seq>-<event seq>`: the cursor after this event, for Last-Event-ID. */
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** RPC answers that can fail carry an HTTP-like status instead of throwing across RPC. */
+export type Answer<T = Record<string, never>> = ({ ok: true } & T) | { ok: false; status: 404 | 409 | 410; error: string };

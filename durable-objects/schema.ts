@@ -1,0 +1,43 @@
+import type { Sql } from "./sql";
+
+/** Toolset state by scope; both Durable Objects keep it. WITHOUT ROWID: the key is the row. */
+const STATE = `
+CREATE TABLE IF NOT EXISTS state (
+  scope TEXT NOT NULL, scope_id TEXT NOT NULL, namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY (scope, scope_id, namespace, key)
+) WITHOUT ROWID;`;
+
+/**
+ * One run per RunDO. The journal and events are append-only and have no secondary
+ * index, so each step costs one row written (the SSE cursor is their seq columns).
+ */
+const RUN_SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS run (
+    id TEXT PRIMARY KEY, worker TEXT NOT NULL, input TEXT NOT NULL, status TEXT NOT NULL,
+    approval_mode TEXT NOT NULL, budget TEXT NOT NULL, trigger TEXT,
+    output TEXT, error TEXT, usage TEXT,
+    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL, at INTEGER NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS approvals (
+    id TEXT PRIMARY KEY, key TEXT NOT NULL, call_path TEXT NOT NULL, worker_chain TEXT NOT NULL,
+    tool TEXT NOT NULL, args TEXT NOT NULL, description TEXT NOT NULL, notify TEXT,
+    status TEXT NOT NULL, note TEXT, decided_by TEXT,
+    created_at INTEGER NOT NULL, decided_at INTEGER, expires_at INTEGER NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)`,
+  STATE,
+];
+
+const SCHEMA_VERSION = 1;
+
+function migrate(sql: Sql, statements: string[]): void {
+  sql.script(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+  const row = sql.one<{ value: string }>`SELECT value FROM meta WHERE key = 'schema_version'`;
+  if (Number(row?.value ?? 0) >= SCHEMA_VERSION) return;
+  for (const s of statements) sql.script(s);
+  sql.run`INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ${String(SCHEMA_VERSION)})`;
+}
+
+export const migrateRun = (sql: Sql) => migrate(sql, RUN_SCHEMA);
+export const migrateGlobal = (sql: Sql) => migrate(sql, [STATE]);

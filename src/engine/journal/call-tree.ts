@@ -1,0 +1,97 @@
+import { toolCallKeys, type RecordedResponse } from "../loop";
+import { preview } from "./events";
+import type { RecordedCall } from "../toolsets/wrappers/journaled";
+import { emptyUsage, type Usage } from "../usage";
+
+export interface ToolNode {
+  id: string;
+  name: string;
+  path: string;
+  args: unknown;
+  /** `pending`: no result yet (running, or waiting for approval). */
+  status: "ok" | "error" | "pending";
+  /** The result, cut to 500 characters of JSON. */
+  result?: string;
+  error?: string;
+  calls: CallNode[];
+}
+
+export interface CallNode {
+  worker: string;
+  path: string;
+  turns: number;
+  /** This call's own model usage (nested calls are in their own nodes). */
+  usage: Usage;
+  tools: ToolNode[];
+}
+
+const MODEL_KEY = /^(.*)\/turn:(\d+)\/model$/;
+
+/**
+ * The call tree of a run — nested workers and their tool calls — derived from its
+ * journal alone, so it needs no bookkeeping of its own and is right after replay.
+ */
+export function callTree(entries: Iterable<[string, unknown]>): CallNode | null {
+  const calls = new Map<string, CallNode>();
+  const tools = new Map<string, ToolNode>();
+  const results = new Map<string, RecordedCall>();
+  for (const [key, value] of entries) {
+    const m = MODEL_KEY.exec(key);
+    if (m) {
+      const path = m[1]!;
+      const turn = Number(m[2]);
+      let call = calls.get(path);
+      if (!call) calls.set(path, (call = { worker: workerName(path), path, turns: 0, usage: emptyUsage(), tools: [] }));
+      const res = value as RecordedResponse;
+      call.turns = Math.max(call.turns, turn);
+      call.usage.requests += 1;
+      call.usage.inputTokens += res.usage.inputTokens;
+      call.usage.outputTokens += res.usage.outputTokens;
+      call.usage.costUsd += res.costUsd;
+      toolCallKeys(path, turn, res.toolCalls).forEach((toolPath, i) => {
+        const tc = res.toolCalls[i]!;
+        const node: ToolNode = { id: tc.id, name: tc.name, path: toolPath, args: parseArgs(tc.arguments), status: "pending", calls: [] };
+        tools.set(toolPath, node);
+        call!.tools.push(node);
+      });
+    } else if (key.endsWith("/result")) {
+      results.set(key.slice(0, -"/result".length), value as RecordedCall);
+    }
+  }
+  for (const [path, r] of results) {
+    const tool = tools.get(path);
+    if (!tool) continue;
+    tool.status = r.ok ? "ok" : "error";
+    if (r.ok) tool.result = preview(r.value);
+    else tool.error = r.error;
+  }
+  let root: CallNode | null = null;
+  for (const call of calls.values()) {
+    const parent = nearestTool(call.path, tools);
+    if (parent) parent.calls.push(call);
+    else root ??= call;
+  }
+  return root;
+}
+
+function nearestTool(path: string, tools: Map<string, ToolNode>): ToolNode | undefined {
+  for (let i = path.lastIndexOf("/"); i > 0; i = path.lastIndexOf("/", i - 1)) {
+    const t = tools.get(path.slice(0, i));
+    if (t) return t;
+  }
+  return undefined;
+}
+
+/** `a/turn:1/tool:x/summarizer` → summarizer; an `llmAgent` call (`…/agent:3`) → agent. */
+function workerName(path: string): string {
+  const last = path.slice(path.lastIndexOf("/") + 1);
+  return /^agent:\d+$/.test(last) ? "agent" : last;
+}
+
+function parseArgs(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,17 @@
+// Secrets and optional vars (set with `wrangler secret put` or .dev.vars), beside
+// what `wrangler types` generates from wrangler.toml.
+declare namespace Cloudflare {
+  interface Env {
+    API_TOKEN?: string;
+    OPENAI_API_KEY?: string;
+    OPENAI_BASE_URL?: string;
+    /** JSON: {"openai:<model>": {"input": usd_per_mtok, "output": usd_per_mtok}} */
+    MODEL_PRICES?: string;
+    /** Default 7 days. */
+    APPROVAL_TTL_SECONDS?: string;
+    /** Wall time one alarm activation may run before it checkpoints; default 5 minutes. */
+    ACTIVATION_BUDGET_MS?: string;
+    /** "1" only in the test pool: enables RunDO.setFaultForTesting. */
+    EDGEWORK_TEST_HOOKS?: string;
+  }
+}

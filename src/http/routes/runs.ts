@@ -1,0 +1,84 @@
+import { Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+import { z } from "zod";
+import { checkStart, RUN_ID, runStub, startRun } from "../../runs";
+import { httpError } from "../http-error";
+import { jsonBody } from "../validate";
+
+const startBody = z.strictObject({
+  worker: z.string().min(1),
+  input: z.unknown(),
+  approval_mode: z.enum(["ask", "approve_all", "reject_all"]).default("ask"),
+  budget: z
+    .strictObject({ max_tokens: z.number().int().positive().optional(), max_cost_usd: z.number().positive().optional() })
+    .default({}),
+});
+
+const decisionBody = z.strictObject({ decision: z.enum(["approve", "reject"]), note: z.string().max(2000).optional() });
+
+/** How long one SSE response stays open before the client reconnects with Last-Event-ID. */
+const SSE_MAX_MS = 60_000;
+const SSE_POLL_MS = 250;
+
+export const runs = new Hono<{ Bindings: Env }>();
+
+runs.post("/", async (c) => {
+  const body = await jsonBody(c, startBody);
+  const checked = checkStart(body.worker, body.input);
+  if ("status" in checked) throw httpError(checked.status, checked);
+  const id = crypto.randomUUID();
+  await startRun(c.env, {
+    id,
+    worker: checked.worker.name,
+    input: checked.input,
+    approvalMode: body.approval_mode,
+    budget: { maxTokens: body.budget.max_tokens, maxCostUsd: body.budget.max_cost_usd },
+    trigger: { kind: "api" },
+  });
+  return c.json({ id, status_url: new URL(`/runs/${id}`, c.req.url).href }, 202);
+});
+
+/** The run's Durable Object, or 404 for an id that cannot be a run. */
+function stubFor(env: Env, id: string) {
+  if (!RUN_ID.test(id)) throw httpError(404, { error: `unknown run "${id}"` });
+  return runStub(env, id);
+}
+
+runs.get("/:id", async (c) => {
+  const view = await stubFor(c.env, c.req.param("id")).status();
+  if (!view) throw httpError(404, { error: `unknown run "${c.req.param("id")}"` });
+  return c.json(view);
+});
+
+runs.get("/:id/events", async (c) => {
+  const stub = stubFor(c.env, c.req.param("id"));
+  let cursor = c.req.header("Last-Event-ID") ?? c.req.query("after") ?? "0-0";
+  const first = await stub.eventsSince(cursor);
+  if (!first) throw httpError(404, { error: `unknown run "${c.req.param("id")}"` });
+  return streamSSE(c, async (stream) => {
+    const until = Date.now() + SSE_MAX_MS;
+    let batch: typeof first | null = first;
+    while (batch) {
+      for (const ev of batch.events) {
+        await stream.writeSSE({ id: ev.id, event: ev.type, data: JSON.stringify(ev.data) });
+        cursor = ev.id;
+      }
+      if (batch.done || stream.aborted || Date.now() > until) break;
+      if (!batch.events.length) await stream.sleep(SSE_POLL_MS);
+      batch = await stub.eventsSince(cursor);
+    }
+  });
+});
+
+runs.post("/:id/approvals/:approvalId", async (c) => {
+  const body = await jsonBody(c, decisionBody);
+  const answer = await stubFor(c.env, c.req.param("id")).decide(c.req.param("approvalId"), { ...body, by: "api" });
+  if (!answer.ok) throw httpError(answer.status, { error: answer.error });
+  return c.json({ approval_id: c.req.param("approvalId"), approved: answer.approved });
+});
+
+runs.post("/:id/cancel", async (c) => {
+  const answer = await stubFor(c.env, c.req.param("id")).cancel();
+  if (!answer.ok) throw httpError(answer.status, { error: answer.error });
+  return c.json({ id: c.req.param("id"), status: answer.status });
+});

@@ -1,0 +1,15 @@
+import { Hono } from "hono";
+import { catalog } from "../../catalog";
+import { workerToolDef } from "../../engine/catalog";
+
+/** The catalog, with each worker's tool schema (what a calling model sees). */
+export const workers = new Hono<{ Bindings: Env }>();
+
+workers.get("/", (c) =>
+  c.json({
+    workers: [...catalog().workers.values()].map((w) => {
+      const { name, description, parameters } = workerToolDef(w);
+      return { name, description, parameters, file: w.file, model: w.model ?? null, calls_workers: w.workerTools };
+    }),
+  }),
+);

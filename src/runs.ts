@@ -1,0 +1,33 @@
+import type { RunDO } from "../durable-objects/run";
+import type { StartRun } from "../durable-objects/run-types";
+import { catalog } from "./catalog";
+import type { CatalogWorker } from "./engine";
+import { describeIssues, validatorFor } from "./engine/json-schema";
+import { DEFAULT_INPUT } from "./engine/worker-file";
+
+/** RunDO's RPC methods as declared: their results are structured clones of these types. */
+export type RunRpc = Pick<RunDO, "start" | "status" | "eventsSince" | "decide" | "cancel" | "wake" | "storageStats" | "setFaultForTesting">;
+
+/** The Durable Object of one run, by run id. */
+export const runStub = (env: Env, id: string) => env.RUNS.getByName(id) as unknown as RunRpc;
+
+export const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+export type StartProblem = { status: 404; error: string; known: string[] } | { status: 400; error: string };
+
+/**
+ * Checks a start request against the catalog (worker exists, input matches its
+ * schema) before anything is written. A bare string is accepted as `{input}` for
+ * workers with the default input schema.
+ */
+export function checkStart(worker: string, input: unknown): { worker: CatalogWorker; input: unknown } | StartProblem {
+  const w = catalog().get(worker);
+  if (!w) return { status: 404, error: `unknown worker "${worker}"`, known: [...catalog().workers.keys()].sort() };
+  const value = w.input === DEFAULT_INPUT && typeof input === "string" ? { input } : input;
+  const parsed = validatorFor(w.input).safeParse(value);
+  if (!parsed.success) return { status: 400, error: `input does not match the input schema of worker "${worker}" (${w.file}): ${describeIssues(parsed.error)}` };
+  return { worker: w, input: parsed.data };
+}
+
+/** Starts (or, for a known id, finds) a run; the work happens in the run's alarm. */
+export const startRun = (env: Env, req: StartRun) => runStub(env, req.id).start(req);

@@ -1,0 +1,44 @@
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import type { RunView } from "../../durable-objects/run-types";
+import { runStub } from "../../src/runs";
+
+export const stub = (id: string) => runStub(env, id);
+
+/** Loads the fake model server's script for a model name (`openai:<name>` in a worker file). */
+export async function script(model: string, replies: unknown[]): Promise<void> {
+  const res = await fetch(`${env.FAKE_OPENAI_URL}/scripts/${model}`, { method: "PUT", body: JSON.stringify(replies) });
+  if (!res.ok) throw new Error(`fake server refused the script for ${model}`);
+}
+
+export async function modelRequests(model: string): Promise<unknown[]> {
+  return ((await (await fetch(`${env.FAKE_OPENAI_URL}/scripts/${model}`)).json()) as { requests: unknown[] }).requests;
+}
+
+export const effectUrl = (id: string) => `${env.FAKE_OPENAI_URL}/effects/${id}`;
+
+export async function effectCount(id: string): Promise<number> {
+  return ((await (await fetch(effectUrl(id))).json()) as { count: number }).count;
+}
+
+/**
+ * Drives a run's alarm until it stops: finished, paused for approval, or without
+ * an alarm. An activation that throws (an injected fault) leaves no alarm: `wake`
+ * re-arms it, as an operator (or the runtime's retry) would.
+ */
+export async function settle(id: string, opts: { maxActivations?: number; count?: { activations: number; failed: number } } = {}): Promise<RunView> {
+  for (let i = 0; i < (opts.maxActivations ?? 50); i++) {
+    let ran = false;
+    try {
+      ran = await runDurableObjectAlarm(env.RUNS.getByName(id));
+    } catch {
+      ran = true;
+      if (opts.count) opts.count.failed++;
+    }
+    if (ran && opts.count) opts.count.activations++;
+    const view = (await stub(id).status())!;
+    if (!["queued", "running"].includes(view.status)) return view;
+    if (!ran) await stub(id).wake();
+  }
+  throw new Error(`run ${id} did not settle`);
+}
