@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { executeRun, RunInterrupted, type ApprovalDecision, type RunOutcome } from "../src/engine";
+import { clearRunState, executeRun, RunInterrupted, type ApprovalDecision, type RunOutcome } from "../src/engine";
 import { callTree } from "../src/engine/journal/call-tree";
 import { stepEvents } from "../src/engine/journal/events";
 import type { Journal } from "../src/engine/journal/journal";
@@ -15,10 +15,11 @@ const DAY = 86_400;
 /** An alarm that keeps throwing is retried by the runtime; after this many the run fails. */
 const MAX_ALARM_RETRIES = 5;
 
-/** Fault injection for the durability tests: interrupt before the step that would make the journal this long. */
-export interface Fault {
-  atJournalSize: number;
-  mode: "throw" | "abort";
+/** Test-pool hooks: fault injection, and a smaller activation budget to force checkpoints. */
+export interface TestHooks {
+  /** Interrupt before the first step that starts once the journal has this many steps. */
+  fault?: { atJournalSize: number; mode: "throw" | "abort" };
+  activationBudgetMs?: number;
 }
 
 /**
@@ -31,7 +32,8 @@ export class RunDO extends DurableObject<Env> {
   private readonly states: SqliteStateBackend;
   private readonly journal: SqliteJournalStore;
   private cancelled = false;
-  private fault: Fault | undefined;
+  private fault: TestHooks["fault"];
+  private activationBudgetMs: number | undefined;
   private faulted = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -62,7 +64,7 @@ export class RunDO extends DurableObject<Env> {
     if (run.status === "queued") this.setStatus("running");
     this.cancelled = false;
     this.faulted = false;
-    const deadline = Date.now() + numberVar(this.env, "ACTIVATION_BUDGET_MS", 5 * 60_000);
+    const deadline = Date.now() + (this.activationBudgetMs ?? numberVar(this.env, "ACTIVATION_BUDGET_MS", 5 * 60_000));
     let outcome: RunOutcome;
     try {
       const config = engineConfig(this.env, {
@@ -170,8 +172,7 @@ export class RunDO extends DurableObject<Env> {
       this.sql.run`UPDATE approvals SET status = 'voided', decided_at = ${now} WHERE status = 'pending'`;
       this.event("run_cancelled", {});
     });
-    await this.states.clear("run", run.id as string);
-    await this.states.clear("call", `${run.id}:`, { prefix: true });
+    await clearRunState(this.states, run.id as string);
     await this.ctx.storage.deleteAlarm();
     return { ok: true, status: "cancelled" };
   }
@@ -239,9 +240,10 @@ export class RunDO extends DurableObject<Env> {
     return { rowsRead: this.sql.rowsRead, rowsWritten: this.sql.rowsWritten };
   }
 
-  async setFaultForTesting(fault: Fault): Promise<void> {
-    if (this.env.EDGEWORK_TEST_HOOKS !== "1") throw new Error("fault injection is only available in the test pool");
-    this.fault = fault;
+  async setTestHooks(hooks: TestHooks): Promise<void> {
+    if (this.env.EDGEWORK_TEST_HOOKS !== "1") throw new Error("test hooks are only available in the test pool");
+    this.fault = hooks.fault;
+    this.activationBudgetMs = hooks.activationBudgetMs;
   }
 
   private row() {

@@ -11,7 +11,7 @@ declare namespace Cloudflare {
     APPROVAL_TTL_SECONDS?: string;
     /** Wall time one alarm activation may run before it checkpoints; default 5 minutes. */
     ACTIVATION_BUDGET_MS?: string;
-    /** "1" only in the test pool: enables RunDO.setFaultForTesting. */
+    /** "1" only in the test pool: enables RunDO.setTestHooks and sets alarms a minute ahead. */
     EDGEWORK_TEST_HOOKS?: string;
   }
 }

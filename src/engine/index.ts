@@ -8,7 +8,7 @@ export type { Model, ModelRequest, ModelResponse, ModelResolver } from "./model/
 export { modelResolver } from "./model/resolver";
 export { scriptedModel, testToolsModel, type ScriptedReply } from "./model/test-model";
 export type { Clock, GlobalToolsets, Logger, StateBackend } from "./ports";
-export { executeRun, type EngineConfig, type RunOutcome, type RunRequest, type Budget } from "./run";
+export { clearRunState, executeRun, type EngineConfig, type RunOutcome, type RunRequest, type Budget } from "./run";
 export { MemoryStateBackend } from "./state/memory-state";
 export { defineToolset, tool, toolsetRegistry, type ToolsetKind, type ToolsetRegistry } from "./toolsets/define";
 export { inProcessGlobals } from "./toolsets/in-process-globals";

@@ -112,9 +112,12 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
       [...run.runInstances.keys()].flatMap((key, i) => (instances[i]!.status === "fulfilled" ? [{ name: key, ts: (instances[i] as PromiseFulfilledResult<Toolset>).value }] : [])),
     );
   }
-  if (outcome.status !== "awaiting_approval") {
-    await states.clear("run", run.runId);
-    await states.clear("call", `${run.runId}:`, { prefix: true });
-  }
+  if (outcome.status !== "awaiting_approval") await clearRunState(states, run.runId);
   return outcome;
+}
+
+/** Deletes a run's run- and call-scoped state: when it ends, or is cancelled. */
+export async function clearRunState(states: StateBackend, runId: string): Promise<void> {
+  await states.clear("run", runId);
+  await states.clear("call", `${runId}:`, { prefix: true });
 }

@@ -21,7 +21,7 @@ const EFFECTS = ["o1", "o2", "o3", "i1", "i2", "i3"];
 /** Runs to completion, approving the one approval when the run pauses. */
 async function runThrough(id: string, fault?: { atJournalSize: number; mode: "throw" | "abort" }) {
   await stub(id).start({ id, worker: "evict-outer", input: { input: "go" }, approvalMode: "ask", budget: {} });
-  if (fault) await stub(id).setFaultForTesting(fault);
+  if (fault) await stub(id).setTestHooks({ fault });
   const count = { activations: 0, failed: 0 };
   let view = await settle(id, { count });
   let approvals = 0;

@@ -1,0 +1,161 @@
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { app } from "../../src/http/app";
+import { effectUrl, script, settle } from "../durable-objects/helpers";
+
+const auth = { Authorization: "Bearer test-token" };
+const call = (path: string, init: RequestInit = {}) => exports.default.fetch(new Request(`https://edgework.test${path}`, init));
+const post = (path: string, body: unknown, headers: Record<string, string> = auth) =>
+  call(path, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+
+async function pausedRun(): Promise<{ id: string; approvalId: string }> {
+  await script("pause-writer", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl("api"), method: "POST" } }] }, { text: "done" }]);
+  const res = await post("/runs", { worker: "pause-writer", input: "post" });
+  const { id } = (await res.json()) as { id: string };
+  const view = await settle(id);
+  return { id, approvalId: view.approvals[0]!.id };
+}
+
+describe("run API", () => {
+  it("POST /runs answers 202 with the id and status URL; the run completes in its Durable Object", async () => {
+    const res = await post("/runs", { worker: "scoped", input: { input: "count" } });
+    expect(res.status).toBe(202);
+    const body = (await res.json()) as { id: string; status_url: string };
+    expect(body.status_url).toBe(`https://edgework.test/runs/${body.id}`);
+    await settle(body.id);
+    const status = await call(`/runs/${body.id}`, { headers: auth });
+    expect(status.status).toBe(200);
+    expect(await status.json()).toMatchObject({ id: body.id, worker: "scoped", status: "succeeded", usage: { requests: 4 }, call_tree: { worker: "scoped" } });
+  });
+
+  it("GET /workers lists the catalog with each worker's tool schema", async () => {
+    const res = await call("/workers", { headers: auth });
+    const { workers } = (await res.json()) as { workers: Array<{ name: string; parameters: unknown; description: string }> };
+    expect(workers.find((w) => w.name === "scoped")).toMatchObject({
+      description: "Fixture — counters in run and global scope, and a child sharing the run's.",
+      parameters: { type: "object", properties: { input: { type: "string" } }, required: ["input"] },
+    });
+  });
+
+  it("no token → 401; wrong token → 401", async () => {
+    for (const headers of [{}, { Authorization: "Bearer nope" }, { Authorization: "Basic dGVzdC10b2tlbg==" }] as Array<Record<string, string>>) {
+      const res = await post("/runs", { worker: "scoped", input: "x" }, headers);
+      expect(res.status).toBe(401);
+      expect(res.headers.get("WWW-Authenticate")).toBe("Bearer");
+      expect(await res.json()).toEqual({ error: "missing or wrong API token: send Authorization: Bearer <API_TOKEN>" });
+    }
+    expect((await call("/runs/x", {})).status).toBe(401);
+    expect((await call("/workers", {})).status).toBe(401);
+  });
+
+  it("API_TOKEN unset → every protected route answers 503 naming the secret, never open", async () => {
+    const closed = { ...env, API_TOKEN: undefined };
+    for (const [method, path] of [["POST", "/runs"], ["GET", "/runs/abc"], ["GET", "/runs/abc/events"], ["POST", "/runs/abc/cancel"], ["POST", "/runs/abc/approvals/x"], ["GET", "/workers"]] as const) {
+      const res = await app.fetch(new Request(`https://edgework.test${path}`, { method, headers: auth }), closed);
+      expect(res.status, `${method} ${path}`).toBe(503);
+      expect(((await res.json()) as { error: string }).error).toMatch(/^API_TOKEN is not set/);
+    }
+  });
+
+  it("malformed JSON → 400; a bad shape → 400 listing what is wrong", async () => {
+    const bad = await post("/runs", "{nope");
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: "the request body is not valid JSON" });
+    const shape = await post("/runs", { worker: 7, approval_mode: "sometimes", extra: true });
+    expect(shape.status).toBe(400);
+    const body = (await shape.json()) as { issues: Array<{ path: string }> };
+    expect(body.issues.map((i) => i.path).sort()).toEqual(["(root)", "approval_mode", "input", "worker"]);
+  });
+
+  it("unknown worker → 404 listing the known ones; input not matching the schema → 400", async () => {
+    const unknown = await post("/runs", { worker: "ghost", input: "x" });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: 'unknown worker "ghost"', known: expect.arrayContaining(["scoped", "pause-writer", "notes"]) });
+    const mismatch = await post("/runs", { worker: "scoped", input: { text: 1 } });
+    expect(mismatch.status).toBe(400);
+    expect(((await mismatch.json()) as { error: string }).error).toMatch(/^input does not match the input schema of worker "scoped" \(tests\/fixtures\/workers\/scoped\.worker\): input: Invalid input/);
+  });
+
+  it("unknown run → 404 on every run route", async () => {
+    for (const [method, path] of [["GET", "/runs/nope"], ["GET", "/runs/nope/events"], ["POST", "/runs/nope/cancel"], ["GET", "/runs/bad%20id"]] as const) {
+      const res = await call(path, { method, headers: auth });
+      expect(res.status, `${method} ${path}`).toBe(404);
+    }
+    expect((await post("/runs/nope/approvals/ap_x", { decision: "approve" })).status).toBe(404);
+  });
+
+  it("deciding by API: approve → 200; deciding twice → 409; bad decision → 400", async () => {
+    const { id, approvalId } = await pausedRun();
+    expect((await post(`/runs/${id}/approvals/${approvalId}`, { decision: "maybe" })).status).toBe(400);
+    const ok = await post(`/runs/${id}/approvals/${approvalId}`, { decision: "approve", note: "fine" });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ approval_id: approvalId, approved: true });
+    const again = await post(`/runs/${id}/approvals/${approvalId}`, { decision: "reject" });
+    expect(again.status).toBe(409);
+    expect(await settle(id)).toMatchObject({ status: "succeeded", approvals: [{ decided_by: "api", note: "fine" }] });
+  });
+
+  it("deciding on a cancelled run → 409", async () => {
+    const { id, approvalId } = await pausedRun();
+    const cancel = await post(`/runs/${id}/cancel`, {});
+    expect(cancel.status).toBe(200);
+    expect(await cancel.json()).toEqual({ id, status: "cancelled" });
+    const decide = await post(`/runs/${id}/approvals/${approvalId}`, { decision: "approve" });
+    expect(decide.status).toBe(409);
+    expect(await decide.json()).toEqual({ error: "the run was cancelled; its approvals are void" });
+    expect((await post(`/runs/${id}/cancel`, {})).status).toBe(409);
+  });
+});
+
+/** Reads SSE events from a response until `stop` says so. */
+async function readEvents(res: Response, stop: (e: { id: string; event: string; data: any }) => boolean) {
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const events: Array<{ id: string; event: string; data: any }> = [];
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let i: number;
+    while ((i = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, i);
+      buffer = buffer.slice(i + 2);
+      const field = (name: string) => block.split("\n").find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2) ?? "";
+      const e = { id: field("id"), event: field("event"), data: JSON.parse(field("data") || "null") };
+      events.push(e);
+      if (stop(e)) {
+        await reader.cancel();
+        return events;
+      }
+    }
+  }
+  return events;
+}
+
+describe("run events (SSE)", () => {
+  it("streams a run's events as they happen, and a reconnect with Last-Event-ID gets only the missed ones", async () => {
+    await script("pause-writer", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl("sse"), method: "POST" } }] }, { text: "streamed" }]);
+    const { id } = (await (await post("/runs", { worker: "pause-writer", input: "go" })).json()) as { id: string };
+    const stream = await call(`/runs/${id}/events`, { headers: auth });
+    expect(stream.headers.get("content-type")).toMatch(/^text\/event-stream/);
+
+    // Events arrive while the run is driven: nothing has happened yet but queueing.
+    const live = readEvents(stream, (e) => e.event === "approval_requested");
+    await settle(id);
+    const first = await live;
+    expect(first.map((e) => e.event)).toEqual(["run_queued", "run_running", "call", "turn", "approval_requested"]);
+    expect(first[3]!.data).toMatchObject({ path: "pause-writer", turn: 1, tool_calls: [{ name: "fx_fetch" }] });
+
+    const approvalId = first[4]!.data.approval_id as string;
+    await post(`/runs/${id}/approvals/${approvalId}`, { decision: "approve" });
+    await settle(id);
+    const rest = await readEvents(await call(`/runs/${id}/events`, { headers: { ...auth, "Last-Event-ID": first.at(-1)!.id } }), () => false);
+    // The first reader stopped at approval_requested: the pause came right after it.
+    expect(rest.map((e) => e.event)).toEqual(["run_awaiting_approval", "approval_decided", "approval_recorded", "tool", "turn", "run_succeeded"]);
+    expect(rest.at(-2)!.data).toMatchObject({ turn: 2, text: "streamed" });
+
+    // From the start, the whole run; ids increase and every event comes once.
+    const all = await readEvents(await call(`/runs/${id}/events`, { headers: auth }), () => false);
+    expect(all.map((e) => e.event)).toEqual([...first.map((e) => e.event), ...rest.map((e) => e.event)]);
+  });
+});
