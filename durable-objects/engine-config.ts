@@ -21,7 +21,7 @@ function prices(env: Env): PriceTable {
 }
 
 /** The engine's configuration from the app's vars and secrets; ports come from the Durable Object. */
-export function engineConfig(env: Env, ports: Pick<EngineConfig, "states" | "globals" | "beforeStep">): EngineConfig {
+export function engineConfig(env: Env, ports: Pick<EngineConfig, "states" | "globals" | "beforeStep" | "notifier">): EngineConfig {
   return {
     ...ports,
     catalog: catalog(),

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import { clearRunState, executeRun, RunInterrupted, type ApprovalDecision, type RunOutcome } from "../src/engine";
+import { sendApprovalEmail, type EmailOutcome } from "../src/email/approval-notifier";
+import { clearRunState, executeRun, messageOf, RunInterrupted, type ApprovalDecision, type PendingApproval, type RunOutcome } from "../src/engine";
 import { callTree } from "../src/engine/journal/call-tree";
 import { stepEvents } from "../src/engine/journal/events";
 import type { Journal } from "../src/engine/journal/journal";
@@ -12,6 +13,14 @@ import { SqliteJournalStore } from "./sqlite-journal";
 import { SqliteStateBackend } from "./sqlite-state";
 
 const DAY = 86_400;
+
+let warned = false;
+/** Once per isolate: a missing email setup is a configuration fact, not news on every approval. */
+function warnOnce(message: string): void {
+  if (warned) return;
+  warned = true;
+  console.warn(`edgework: ${message}`);
+}
 /** An alarm that keeps throwing is retried by the runtime; after this many the run fails. */
 const MAX_ALARM_RETRIES = 5;
 
@@ -71,6 +80,7 @@ export class RunDO extends DurableObject<Env> {
         states: this.states,
         globals: rpcGlobals(() => this.env.GLOBAL_TOOLSETS.getByName("global") as never),
         beforeStep: (_key, journal) => this.beforeStep(journal, deadline),
+        notifier: (pending) => this.requestApproval(pending, { id: run.id as string, trigger: parse(run.trigger) }),
       });
       outcome = await executeRun(config, this.journal, {
         runId: run.id as string,
@@ -85,6 +95,7 @@ export class RunDO extends DurableObject<Env> {
           this.event("run_checkpoint", {});
           await this.wakeSoon();
         }
+        if (err.reason === "retry") await this.retryLater(err.detail ?? "");
         if (err.reason === "fault") throw err;
         return;
       }
@@ -117,38 +128,67 @@ export class RunDO extends DurableObject<Env> {
     if (journal.executed > 0 && Date.now() > deadline) throw new RunInterrupted("checkpoint");
   }
 
-  private record(outcome: RunOutcome): void {
+  /**
+   * The engine's approval notifier (a journal step: once per approval). Records the
+   * approval, then emails the approver. A failed send interrupts the activation so
+   * the alarm retries it later; the approval is decidable by API meanwhile.
+   */
+  private async requestApproval(p: PendingApproval, run: { id: string; trigger: unknown }): Promise<EmailOutcome & { expires_at: number }> {
     const now = Date.now();
     const ttl = numberVar(this.env, "APPROVAL_TTL_SECONDS", 7 * DAY) * 1000;
+    const inserted = this.sql.all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, status, created_at, expires_at)
+      VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, 'pending', ${now}, ${now + ttl})
+      ON CONFLICT (id) DO NOTHING RETURNING id`;
+    if (inserted.length) this.event("approval_requested", { approval_id: p.id, tool: p.tool, worker_chain: p.workerChain, description: p.description });
+    const expiresAt = this.sql.one`SELECT expires_at FROM approvals WHERE id = ${p.id}`!.expires_at as number;
+    let outcome: EmailOutcome;
+    try {
+      outcome = await sendApprovalEmail(this.env, p, run, expiresAt);
+    } catch (err) {
+      throw new RunInterrupted("retry", `sending the approval email for ${p.tool} failed: ${messageOf(err)}`);
+    }
+    if (outcome.emailed) this.event("approval_emailed", { approval_id: p.id, to: outcome.to });
+    else warnOnce(`approval emails are off (missing ${outcome.missing.join(", ")}); approvals stay reachable by API and on the run page`);
+    return { ...outcome, expires_at: expiresAt };
+  }
+
+  /** Re-arms the alarm with backoff (30 s doubling, at most an hour) after a transient failure. */
+  private async retryLater(detail: string): Promise<void> {
+    const retries = ((this.row()?.retries as number) ?? 0) + 1;
+    this.sql.run`UPDATE run SET retries = ${retries}, updated_at = ${Date.now()}`;
+    this.event("run_retry", { detail, attempt: retries });
+    const delay = Math.min(30_000 * 2 ** (retries - 1), 3_600_000);
+    await this.ctx.storage.setAlarm(Date.now() + delay);
+  }
+
+  private record(outcome: RunOutcome): void {
+    const now = Date.now();
     this.ctx.storage.transactionSync(() => {
-      if (outcome.status === "awaiting_approval") {
-        for (const p of outcome.pending) {
-          const inserted = this.sql.all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, status, created_at, expires_at)
-            VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, 'pending', ${now}, ${now + ttl})
-            ON CONFLICT (id) DO NOTHING RETURNING id`;
-          if (inserted.length) this.event("approval_requested", { approval_id: p.id, tool: p.tool, worker_chain: p.workerChain, description: p.description });
-        }
-      }
       const output = outcome.status === "succeeded" ? json(outcome.output) : null;
       const error = outcome.status === "failed" ? json(outcome.error) : null;
-      this.sql.run`UPDATE run SET status = ${outcome.status}, output = ${output}, error = ${error}, usage = ${json(outcome.usage)}, updated_at = ${now}`;
+      this.sql.run`UPDATE run SET status = ${outcome.status}, output = ${output}, error = ${error}, usage = ${json(outcome.usage)}, retries = 0, updated_at = ${now}`;
       this.event(`run_${outcome.status}`, outcome.status === "failed" ? { error: outcome.error } : {});
     });
   }
 
   /** Records a decision in the journal and wakes the run; replay carries it past the approval. */
-  async decide(approvalId: string, d: { decision: "approve" | "reject"; note?: string; by: string }): Promise<Answer<{ approved: boolean }>> {
+  async decide(approvalId: string, d: { decision: "approve" | "reject"; note?: string; by: string; remember?: boolean }): Promise<Answer<{ approved: boolean }>> {
     const run = this.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
     if (run.status === "cancelled") return { ok: false, status: 409, error: "the run was cancelled; its approvals are void" };
-    const ap = this.sql.one`SELECT key, status, expires_at FROM approvals WHERE id = ${approvalId}`;
+    const ap = this.sql.one`SELECT key, status, expires_at, tool, args, worker_chain FROM approvals WHERE id = ${approvalId}`;
     if (!ap) return { ok: false, status: 404, error: `unknown approval "${approvalId}" for this run` };
     if (ap.status !== "pending") return { ok: false, status: 409, error: `approval already ${ap.status}` };
     const now = Date.now();
     const expired = now > (ap.expires_at as number);
     const decision: ApprovalDecision = expired
       ? { approved: false, by: "expiry", note: "the approval expired before anyone decided" }
-      : { approved: d.decision === "approve", by: d.by, ...(d.note ? { note: d.note } : {}) };
+      : {
+          approved: d.decision === "approve",
+          by: d.by,
+          ...(d.note ? { note: d.note } : {}),
+          ...(d.remember && d.decision === "approve" ? { remember: { worker: parse<string[]>(ap.worker_chain).at(-1)!, tool: ap.tool as string, args: parse(ap.args) } } : {}),
+        };
     const status = expired ? "expired" : decision.approved ? "approved" : "rejected";
     this.ctx.storage.transactionSync(() => {
       this.journal.put(ap.key as string, decision);
@@ -202,12 +242,13 @@ export class RunDO extends DurableObject<Env> {
     const run = this.row();
     if (!run) return null;
     let [j, e] = cursor.split("-").map((n) => Number(n) || 0) as [number, number];
-    const steps = this.sql.all`SELECT seq, key, value, at FROM journal WHERE seq > ${j} ORDER BY seq LIMIT ${limit}`;
-    const runEvents = this.sql.all`SELECT seq, type, data, at FROM events WHERE seq > ${e} ORDER BY seq LIMIT ${limit}`;
+    const steps = this.sql.all`SELECT seq, key, value FROM journal WHERE seq > ${j} ORDER BY seq LIMIT ${limit}`;
+    const runEvents = this.sql.all`SELECT seq, after_step, type, data FROM events WHERE seq > ${e} ORDER BY seq LIMIT ${limit}`;
+    // Journal step s sorts at (s, 0); an event written after step s at (s, 1, its seq).
     const merged = [
-      ...steps.map((r) => ({ at: r.at as number, j: r.seq as number, e: undefined, items: stepEvents(r.key as string, parse(r.value)) })),
-      ...runEvents.map((r) => ({ at: r.at as number, j: undefined, e: r.seq as number, items: [{ type: r.type as string, data: parse<Record<string, unknown>>(r.data) }] })),
-    ].sort((a, b) => a.at - b.at || (a.e === undefined ? -1 : 1));
+      ...steps.map((r) => ({ order: [r.seq as number, 0, 0], j: r.seq as number, e: undefined, items: stepEvents(r.key as string, parse(r.value)) })),
+      ...runEvents.map((r) => ({ order: [r.after_step as number, 1, r.seq as number], j: undefined, e: r.seq as number, items: [{ type: r.type as string, data: parse<Record<string, unknown>>(r.data) }] })),
+    ].sort((a, b) => a.order[0]! - b.order[0]! || a.order[1]! - b.order[1]! || a.order[2]! - b.order[2]!);
     const events: RunEvent[] = [];
     for (const m of merged) {
       if (m.j !== undefined) j = m.j;
@@ -276,6 +317,6 @@ export class RunDO extends DurableObject<Env> {
   }
 
   private event(type: string, data: Record<string, unknown>): void {
-    this.sql.run`INSERT INTO events (type, data, at) VALUES (${type}, ${json(data)}, ${Date.now()})`;
+    this.sql.run`INSERT INTO events (after_step, type, data, at) VALUES ((SELECT coalesce(max(seq), 0) FROM journal), ${type}, ${json(data)}, ${Date.now()})`;
   }
 }

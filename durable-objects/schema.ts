@@ -15,7 +15,7 @@ const RUN_SCHEMA = [
   `CREATE TABLE IF NOT EXISTS run (
     id TEXT PRIMARY KEY, worker TEXT NOT NULL, input TEXT NOT NULL, status TEXT NOT NULL,
     approval_mode TEXT NOT NULL, budget TEXT NOT NULL, trigger TEXT,
-    output TEXT, error TEXT, usage TEXT,
+    output TEXT, error TEXT, usage TEXT, retries INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
   )`,
   `CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL, at INTEGER NOT NULL)`,
@@ -25,7 +25,8 @@ const RUN_SCHEMA = [
     status TEXT NOT NULL, note TEXT, decided_by TEXT,
     created_at INTEGER NOT NULL, decided_at INTEGER, expires_at INTEGER NOT NULL
   )`,
-  `CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)`,
+  // after_step: the journal seq this event follows, so SSE merges both logs in true order.
+  `CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, after_step INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)`,
   STATE,
 ];
 

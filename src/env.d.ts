@@ -11,6 +11,14 @@ declare namespace Cloudflare {
     APPROVAL_TTL_SECONDS?: string;
     /** Wall time one alarm activation may run before it checkpoints; default 5 minutes. */
     ACTIVATION_BUDGET_MS?: string;
+    /** Sender of approval emails (an address on a domain set up for Email Routing). */
+    APPROVAL_FROM?: string;
+    /** Recipient when the worker names no approval.notify. */
+    APPROVER_EMAIL?: string;
+    /** HMAC key of approval links (secret). */
+    APPROVAL_SECRET?: string;
+    /** Base URL of the app, for links in emails, e.g. https://edgework.example.com */
+    PUBLIC_URL?: string;
     /** "1" only in the test pool: enables RunDO.setTestHooks and sets alarms a minute ahead. */
     EDGEWORK_TEST_HOOKS?: string;
   }

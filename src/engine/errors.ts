@@ -86,8 +86,12 @@ export class ApprovalRequired extends Error {
  * a long run (the host re-arms its alarm) or because the run was cancelled.
  */
 export class RunInterrupted extends Error {
-  constructor(readonly reason: "checkpoint" | "cancelled" | "fault") {
-    super(`run interrupted: ${reason}`);
+  /** `retry`: an effect failed for now (e.g. a notification); run again later from the journal. */
+  constructor(
+    readonly reason: "checkpoint" | "cancelled" | "fault" | "retry",
+    readonly detail?: string,
+  ) {
+    super(`run interrupted: ${reason}${detail ? `: ${detail}` : ""}`);
     this.name = "RunInterrupted";
   }
 }

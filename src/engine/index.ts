@@ -15,6 +15,6 @@ export { inProcessGlobals } from "./toolsets/in-process-globals";
 export { files } from "./toolsets/kinds/files";
 export { http } from "./toolsets/kinds/http";
 export type { Policy, Scope, StateKV, ToolDef, Toolset } from "./toolsets/toolset";
-export type { ApprovalDecision, ApprovalMode } from "./toolsets/wrappers/approval";
+export type { ApprovalDecision, ApprovalMode, ApprovalNotifier } from "./toolsets/wrappers/approval";
 export { parseWorkerFile, type WorkerSpec } from "./worker-file";
 export type { Usage } from "./usage";

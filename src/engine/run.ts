@@ -9,7 +9,7 @@ import { MemoryStateBackend } from "./state/memory-state";
 import { inProcessGlobals } from "./toolsets/in-process-globals";
 import { closeAll } from "./toolsets/instances";
 import type { Toolset } from "./toolsets/toolset";
-import type { ApprovalMode } from "./toolsets/wrappers/approval";
+import { rememberedApprovals, type ApprovalMode, type ApprovalNotifier } from "./toolsets/wrappers/approval";
 import { defaultPrices, UsageMeter, type PriceTable, type Usage } from "./usage";
 
 export interface Budget {
@@ -31,6 +31,8 @@ export interface EngineConfig {
   defaultModel?: string;
   /** Runs before every step that is about to execute: checkpoints, cancellation, fault injection. */
   beforeStep?: BeforeStep;
+  /** Tells a human that an approval waits; a journal step, so it runs once per approval. */
+  notifier?: ApprovalNotifier;
 }
 
 export interface RunRequest {
@@ -63,6 +65,9 @@ export interface RunServices {
   defaultModel: string;
   budget: Budget;
   approvalMode: ApprovalMode;
+  notifier?: ApprovalNotifier;
+  /** Calls approved "for the rest of the run", from the journal at activation start. */
+  rememberedApprovals: ReadonlySet<string>;
   usage: UsageMeter;
 }
 
@@ -77,11 +82,12 @@ export const DEFAULT_MAX_DEPTH = 5;
  */
 export async function executeRun(config: EngineConfig, store: JournalStore, req: RunRequest): Promise<RunOutcome> {
   const states = config.states ?? new MemoryStateBackend();
+  const journal = await Journal.open(store, config.beforeStep);
   const run: RunServices = {
     runId: req.runId,
     catalog: config.catalog,
     models: config.models,
-    journal: await Journal.open(store, config.beforeStep),
+    journal,
     states,
     globals: config.globals ?? inProcessGlobals(states),
     runInstances: new Map(),
@@ -92,6 +98,8 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     defaultModel: config.defaultModel ?? "test:tools",
     budget: req.budget ?? {},
     approvalMode: req.approvalMode ?? "ask",
+    notifier: config.notifier,
+    rememberedApprovals: rememberedApprovals(journal),
     usage: new UsageMeter(),
   };
   const usage = () => run.usage.snapshot();

@@ -2,12 +2,18 @@ import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { CatalogError } from "../engine";
 import { apiToken } from "./middleware/api-token";
+import { approvals } from "./routes/approvals";
+import { runPage } from "./routes/run-page";
 import { runs } from "./routes/runs";
 import { workers } from "./routes/workers";
 
 export const app = new Hono<{ Bindings: Env }>();
 
 app.get("/", (c) => c.json({ name: "edgework", docs: "see README.md", api: ["/runs", "/workers"] }));
+
+// Pages for people authenticate by their signed link (or the API token) themselves.
+app.route("/approvals", approvals);
+app.route("/runs", runPage);
 
 app.use("/runs/*", apiToken());
 app.use("/runs", apiToken());

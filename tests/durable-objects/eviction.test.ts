@@ -55,8 +55,8 @@ describe("durable runs survive interruption at every step", () => {
     it(`interrupted by ${mode} before each step in turn, then resumed: same output, every effect and model request exactly once`, async () => {
       await loadScripts(`len-${mode}`);
       const clean = await runThrough(`evict-len-${mode}`);
-      // Journal steps of a complete run: 6 model responses, 7 tool results, 1 decision.
-      const steps = 14;
+      // Journal steps of a complete run: 6 model responses, 7 tool results, the approval's notification, 1 decision.
+      const steps = 15;
       expect(clean.view.status).toBe("succeeded");
       for (let k = 0; k <= steps; k++) {
         const tag = `${mode}-${k}`;

@@ -3,7 +3,7 @@ import type { RecordedCall } from "../toolsets/wrappers/journaled";
 import type { ApprovalDecision } from "../toolsets/wrappers/approval";
 
 export interface StepEvent {
-  type: "call" | "turn" | "tool" | "approval_decided" | "step";
+  type: "call" | "turn" | "tool" | "approval_notified" | "approval_decided" | "step";
   data: Record<string, unknown>;
 }
 
@@ -32,6 +32,9 @@ export function stepEvents(key: string, value: unknown): StepEvent[] {
   if (key.endsWith("/result")) {
     const r = value as RecordedCall;
     return [{ type: "tool", data: { path: key.slice(0, -"/result".length), ok: r.ok, ...(r.ok ? { result: preview(r.value) } : { error: r.error }) } }];
+  }
+  if (key.endsWith("/notify")) {
+    return [{ type: "approval_notified", data: { path: key.slice(0, -"/notify".length), ...(value as Record<string, unknown>) } }];
   }
   if (key.endsWith("/approval")) {
     const d = value as ApprovalDecision;

@@ -16,7 +16,7 @@ export class Journal {
   executed = 0;
 
   private constructor(
-    private readonly entries: Map<string, unknown>,
+    private readonly recorded: Map<string, unknown>,
     private readonly store: JournalStore,
     private readonly beforeStep?: BeforeStep,
   ) {}
@@ -28,21 +28,25 @@ export class Journal {
 
   /** Steps recorded so far. */
   get size(): number {
-    return this.entries.size;
+    return this.recorded.size;
+  }
+
+  entries(): IterableIterator<[string, unknown]> {
+    return this.recorded.entries();
   }
 
   has(key: string): boolean {
-    return this.entries.has(key);
+    return this.recorded.has(key);
   }
 
   get<T>(key: string): T | undefined {
-    return this.entries.get(key) as T | undefined;
+    return this.recorded.get(key) as T | undefined;
   }
 
   async step<T>(key: string, fn: () => T | Promise<T>): Promise<T> {
-    if (this.entries.has(key)) {
+    if (this.recorded.has(key)) {
       this.replayed++;
-      return this.entries.get(key) as T;
+      return this.recorded.get(key) as T;
     }
     // Two live steps with one key would record one effect for two: an engine bug.
     if (this.inFlight.has(key)) throw new Error(`journal key used twice: ${key}`);
@@ -60,6 +64,6 @@ export class Journal {
 
   async record(key: string, value: unknown): Promise<void> {
     await this.store.put(key, value);
-    this.entries.set(key, value);
+    this.recorded.set(key, value);
   }
 }

@@ -66,6 +66,8 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
     policies: frame.worker.approval,
     workerChain: frame.chain,
     notify: frame.worker.notify,
+    notifier: run.notifier,
+    remembered: run.rememberedApprovals,
   });
   return { toolset: journaled(gated, run.journal), close: () => closeAll(run, owned) };
 }

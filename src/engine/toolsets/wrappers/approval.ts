@@ -1,4 +1,5 @@
-import { ApprovalRequired, ToolError } from "../../errors";
+import { ApprovalRequired, ToolError, type PendingApproval } from "../../errors";
+import { stableJson } from "../../ids";
 import type { Journal } from "../../journal/journal";
 import { approvalId } from "../../ids";
 import type { Policy, ToolDef, Toolset } from "../toolset";
@@ -10,9 +11,12 @@ export interface ApprovalDecision {
   approved: boolean;
   note?: string;
   by: string;
-  /** Approve identical calls (same tool, same arguments) for the rest of the run. */
-  remember?: boolean;
+  /** Set when the approver chose to approve identical calls for the rest of the run. */
+  remember?: { worker: string; tool: string; args: unknown };
 }
+
+/** Tells a human that an approval waits (e.g. by email). Runs once, as a journal step. */
+export type ApprovalNotifier = (pending: PendingApproval) => Promise<unknown>;
 
 export interface ApprovalGate {
   journal: Journal;
@@ -21,6 +25,22 @@ export interface ApprovalGate {
   policies: Readonly<Record<string, Policy>>;
   workerChain: readonly string[];
   notify?: string;
+  notifier?: ApprovalNotifier;
+  /** Signatures (`callSignature`) of calls approved "for the rest of the run". */
+  remembered: ReadonlySet<string>;
+}
+
+/** Same worker, same tool, same arguments. */
+export const callSignature = (worker: string, tool: string, args: unknown) => `${worker}\u0000${tool}\u0000${stableJson(args)}`;
+
+/** Every "approve identical calls" decision recorded in a journal. */
+export function rememberedApprovals(journal: Journal): Set<string> {
+  const set = new Set<string>();
+  for (const [key, value] of journal.entries()) {
+    const d = value as ApprovalDecision;
+    if (key.endsWith("/approval") && d.approved && d.remember) set.add(callSignature(d.remember.worker, d.remember.tool, d.remember.args));
+  }
+  return set;
 }
 
 /**
@@ -43,23 +63,28 @@ export function approvalGated(inner: Toolset, gate: ApprovalGate): Toolset {
       if (policy === "ask") {
         const key = `${ctx.callPath}/approval`;
         let decision = gate.journal.get<ApprovalDecision>(key);
-        if (!decision && gate.mode !== "ask") {
-          decision = { approved: gate.mode === "approve_all", by: `approval_mode ${gate.mode}` };
-          await gate.journal.record(key, decision);
+        if (!decision) {
+          if (gate.remembered.has(callSignature(gate.workerChain.at(-1)!, name, args))) {
+            decision = { approved: true, by: "an earlier approval of this same call" };
+          } else if (gate.mode !== "ask") {
+            decision = { approved: gate.mode === "approve_all", by: `approval_mode ${gate.mode}` };
+          }
+          if (decision) await gate.journal.record(key, decision);
         }
         if (!decision) {
-          throw new ApprovalRequired([
-            {
-              key,
-              id: await approvalId(key),
-              callPath: ctx.callPath,
-              workerChain: [...gate.workerChain],
-              tool: name,
-              args,
-              description: `${gate.workerChain.join(" → ")} wants to call ${name}`,
-              notify: gate.notify,
-            },
-          ]);
+          const pending: PendingApproval = {
+            key,
+            id: await approvalId(key),
+            callPath: ctx.callPath,
+            workerChain: [...gate.workerChain],
+            tool: name,
+            args,
+            description: `${gate.workerChain.join(" → ")} wants to call ${name}`,
+            notify: gate.notify,
+          };
+          const notifier = gate.notifier;
+          if (notifier) await gate.journal.step(`${ctx.callPath}/notify`, () => notifier(pending));
+          throw new ApprovalRequired([pending]);
         }
         if (!decision.approved) {
           throw new ToolError(`the call to ${name} was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`);

@@ -1,0 +1,20 @@
+import { createMimeMessage } from "mimetext/browser";
+
+/** Base64 in 76-character lines: keeps any UTF-8 text (arrows, names) valid in a 7-bit transport. */
+function base64Lines(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/.{76}/g, "$&\r\n");
+}
+
+/** A multipart/alternative message (text and HTML), as raw MIME. */
+export function buildMime(m: { from: string; to: string; subject: string; text: string; html: string }): string {
+  const msg = createMimeMessage();
+  msg.setSender({ name: "edgework", addr: m.from });
+  msg.setRecipient(m.to);
+  msg.setSubject(m.subject);
+  msg.addMessage({ contentType: "text/plain", data: base64Lines(m.text), encoding: "base64" });
+  msg.addMessage({ contentType: "text/html", data: base64Lines(m.html), encoding: "base64" });
+  return msg.asRaw();
+}

@@ -1,0 +1,49 @@
+import { Hono } from "hono";
+import { runStub } from "../../runs";
+import { ApprovalPage, DecisionPage } from "../../views/approval-page";
+import { Problem } from "../../views/layout";
+import { checkApprovalLink, runPageLink } from "../approval-link";
+
+/**
+ * The approval link from the email. GET shows what will happen and changes
+ * nothing (mail scanners prefetch links); POST decides, once.
+ */
+export const approvals = new Hono<{ Bindings: Env }>();
+
+const decided = (status: string, by: string | null) => `This approval was already ${status}${by ? ` by ${by}` : ""}.`;
+
+approvals.get("/:token", async (c) => {
+  const token = c.req.param("token");
+  const link = await checkApprovalLink(c, token);
+  if (!link.ok) return c.html(<Problem title={link.title} message={link.message} />, link.status);
+  const runLink = runPageLink(link.run.id, token);
+  if (link.approval.status !== "pending") {
+    return c.html(<Problem title="Already decided" message={decided(link.approval.status, link.approval.decided_by)} runLink={runLink} />, 409);
+  }
+  const intent = c.req.query("intent");
+  return c.html(<ApprovalPage run={link.run} approval={link.approval} action={`/approvals/${token}`} runLink={runLink} intent={intent} />);
+});
+
+approvals.post("/:token", async (c) => {
+  const token = c.req.param("token");
+  const link = await checkApprovalLink(c, token);
+  if (!link.ok) return c.html(<Problem title={link.title} message={link.message} />, link.status);
+  const runLink = runPageLink(link.run.id, token);
+  const form = await c.req.parseBody();
+  const decision = form.decision;
+  if (decision !== "approve" && decision !== "reject") {
+    return c.html(<Problem title="No decision" message="Press Approve or Reject on the approval page." runLink={runLink} />, 400);
+  }
+  const note = typeof form.note === "string" && form.note.trim() ? form.note.trim().slice(0, 2000) : undefined;
+  const answer = await runStub(c.env, link.run.id).decide(link.approval.id, {
+    decision,
+    note,
+    by: `approval link${link.approval.notify ? ` (${link.approval.notify})` : ""}`,
+    remember: form.remember === "on",
+  });
+  if (!answer.ok) {
+    const title = answer.status === 410 ? "This approval has expired" : answer.status === 409 ? "Already decided" : "Nothing to decide here";
+    return c.html(<Problem title={title} message={answer.error} runLink={runLink} />, answer.status);
+  }
+  return c.html(<DecisionPage approved={answer.approved} approval={link.approval} runLink={runLink} />);
+});

@@ -1,0 +1,58 @@
+import type { ApprovalView, RunView } from "../../durable-objects/run-types";
+import { describeTrigger, isoTime, prettyArgs } from "./format";
+import { Badge, Page } from "./layout";
+
+/** What will happen, on whose behalf — and two forms that POST. Showing it changes nothing. */
+export function ApprovalPage(props: { run: RunView; approval: ApprovalView; action: string; runLink: string; intent?: string }) {
+  const { run, approval: a } = props;
+  return (
+    <Page title={`Approve ${a.tool}?`}>
+      <h1>
+        {a.worker_chain.join(" → ")} wants to call <code>{a.tool}</code>
+      </h1>
+      <p>
+        Run <a href={props.runLink}>{run.id}</a> of worker <code>{run.worker}</code>, started by {describeTrigger(run.trigger)}. <Badge status={run.status} />
+      </p>
+      <h2>Arguments</h2>
+      <pre>{prettyArgs(a.args)}</pre>
+      <p>
+        Call path <code>{a.call_path}</code>. This link expires {isoTime(a.expires_at)}.
+      </p>
+      <form method="post" action={props.action}>
+        <p>
+          <label>
+            Note (optional, the model sees it)
+            <br />
+            <textarea name="note" maxlength={2000}></textarea>
+          </label>
+        </p>
+        <p>
+          <label>
+            <input type="checkbox" name="remember" value="on" /> Also approve identical calls ({a.tool} with these arguments) for the rest of this run
+          </label>
+        </p>
+        <button type="submit" name="decision" value="approve" class={`approve${props.intent === "approve" ? " primary" : ""}`}>
+          Approve
+        </button>
+        <button type="submit" name="decision" value="reject" class={`reject${props.intent === "reject" ? " primary" : ""}`}>
+          Reject
+        </button>
+      </form>
+    </Page>
+  );
+}
+
+export function DecisionPage(props: { approved: boolean; approval: ApprovalView; runLink: string }) {
+  return (
+    <Page title={props.approved ? "Approved" : "Rejected"}>
+      <h1>{props.approved ? "Approved" : "Rejected"}</h1>
+      <p>
+        {props.approved ? "The run continues with" : "The run continues without"} <code>{props.approval.tool}</code>
+        {props.approved ? "." : "; the model is told it was rejected."}
+      </p>
+      <p>
+        <a href={props.runLink}>See the run</a>
+      </p>
+    </Page>
+  );
+}

@@ -1,0 +1,17 @@
+/** Arguments as people read them: pretty JSON, cut to `max` characters. */
+export function prettyArgs(args: unknown, max = 4000): string {
+  const text = JSON.stringify(args, null, 2) ?? "null";
+  return text.length > max ? `${text.slice(0, max)}\n… (${text.length - max} more characters)` : text;
+}
+
+/** "the API", "webhook github-issues (delivery 72d3…)". */
+export function describeTrigger(trigger: unknown): string {
+  const t = (trigger ?? {}) as { kind?: string; name?: string; delivery?: string };
+  if (t.kind === "webhook") return `webhook ${t.name ?? "?"}${t.delivery ? ` (delivery ${t.delivery})` : ""}`;
+  if (t.kind === "api") return "the API";
+  return "unknown";
+}
+
+export const isoTime = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString().replace(/\.\d+Z$/, "Z") : "—");
+
+export const usd = (n: number | undefined) => `$${(n ?? 0).toFixed(6)}`;

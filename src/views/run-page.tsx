@@ -1,0 +1,95 @@
+import type { RunView } from "../../durable-objects/run-types";
+import type { CallNode } from "../engine/journal/call-tree";
+import { describeTrigger, isoTime, prettyArgs, usd } from "./format";
+import { Badge, Page } from "./layout";
+
+function CallTree(props: { call: CallNode }) {
+  const { call } = props;
+  return (
+    <li>
+      <strong>{call.worker}</strong> — {call.turns} turn{call.turns === 1 ? "" : "s"}, {call.usage.inputTokens + call.usage.outputTokens} tokens, {usd(call.usage.costUsd)}
+      {call.tools.length ? (
+        <ul class="tree">
+          {call.tools.map((t) => (
+            <li>
+              <code>{t.name}</code> <Badge status={t.status} />
+              <pre>{prettyArgs(t.args, 600)}</pre>
+              {t.error ? <pre>{t.error}</pre> : t.result ? <pre>{t.result}</pre> : null}
+              {t.calls.length ? (
+                <ul class="tree">
+                  {t.calls.map((c) => (
+                    <CallTree call={c} />
+                  ))}
+                </ul>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </li>
+  );
+}
+
+/** The run for people: status, call tree, approvals, usage and cost. Refreshes itself while it runs. */
+export function RunPage(props: { run: RunView }) {
+  const { run } = props;
+  const live = run.status === "queued" || run.status === "running";
+  return (
+    <Page title={`Run ${run.id}`} refresh={live}>
+      <h1>
+        Run of <code>{run.worker}</code> <Badge status={run.status} />
+      </h1>
+      <table>
+        <tr><th>Run</th><td><code>{run.id}</code></td></tr>
+        <tr><th>Started by</th><td>{describeTrigger(run.trigger)}, {isoTime(run.created_at)}</td></tr>
+        <tr><th>Updated</th><td>{isoTime(run.updated_at)}</td></tr>
+        <tr>
+          <th>Usage</th>
+          <td>
+            {run.usage ? `${run.usage.requests} model requests, ${run.usage.inputTokens} input + ${run.usage.outputTokens} output tokens, ${usd(run.usage.costUsd)}` : "—"}
+          </td>
+        </tr>
+      </table>
+      {run.status === "succeeded" ? (
+        <>
+          <h2>Output</h2>
+          <pre>{typeof run.output === "string" ? run.output : prettyArgs(run.output)}</pre>
+        </>
+      ) : null}
+      {run.error ? (
+        <>
+          <h2>Error</h2>
+          <pre>{`${run.error.code}: ${run.error.message}`}</pre>
+        </>
+      ) : null}
+      <h2>Approvals</h2>
+      {run.approvals.length ? (
+        <table>
+          <tr><th>Tool</th><th>Asked by</th><th>Arguments</th><th>Status</th></tr>
+          {run.approvals.map((a) => (
+            <tr>
+              <td><code>{a.tool}</code></td>
+              <td>{a.worker_chain.join(" → ")}</td>
+              <td><pre>{prettyArgs(a.args, 600)}</pre></td>
+              <td>
+                <Badge status={a.status} />
+                {a.decided_by ? ` by ${a.decided_by}` : ""}
+                {a.note ? <div>“{a.note}”</div> : null}
+              </td>
+            </tr>
+          ))}
+        </table>
+      ) : (
+        <p>None.</p>
+      )}
+      <h2>Call tree</h2>
+      {run.call_tree ? (
+        <ul class="tree">
+          <CallTree call={run.call_tree} />
+        </ul>
+      ) : (
+        <p>Nothing has run yet.</p>
+      )}
+    </Page>
+  );
+}
