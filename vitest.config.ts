@@ -13,6 +13,10 @@ export default defineConfig({
           OPENAI_BASE_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}/v1`,
           OPENAI_API_KEY: "sk-test",
           API_TOKEN: "test-token",
+          // Approval emails on (APPROVER_EMAIL unset: workers without approval.notify get none).
+          APPROVAL_FROM: "edgework@example.com",
+          APPROVAL_SECRET: "test-approval-secret",
+          PUBLIC_URL: "https://edgework.test",
           EDGEWORK_TEST_HOOKS: "1",
         },
       },

@@ -89,6 +89,8 @@ export class RunDO extends DurableObject<Env> {
         approvalMode: run.approval_mode as StartRun["approvalMode"],
         budget: parse(run.budget),
       });
+      // A fault between the last step and saving the outcome (e.g. right after an approval email).
+      if (this.fault) await this.injectFault(this.sql.one`SELECT count(*) AS n FROM journal`!.n as number);
     } catch (err) {
       if (err instanceof RunInterrupted) {
         if (err.reason === "checkpoint") {
@@ -110,22 +112,26 @@ export class RunDO extends DurableObject<Env> {
   /** Checkpoint before the next step once the activation's wall-time budget is spent (after some progress). */
   private async beforeStep(journal: Journal, deadline: number): Promise<void> {
     if (this.cancelled) throw new RunInterrupted("cancelled");
-    if (this.faulted) throw new RunInterrupted("fault");
-    if (this.fault && journal.size >= this.fault.atJournalSize) {
-      const { mode } = this.fault;
-      this.fault = undefined;
-      // Every step that would start after this point is stopped, concurrent ones too.
-      this.faulted = true;
-      if (mode === "abort") {
-        // "Evicted after step k": step k is durable first. (A crash before its write
-        // commits repeats that one step; the output gate keeps any later effect from
-        // leaving before the write is confirmed.)
-        await this.ctx.storage.sync();
-        this.ctx.abort("fault injected by test");
-      }
-      throw new RunInterrupted("fault");
-    }
+    await this.injectFault(journal.size);
     if (journal.executed > 0 && Date.now() > deadline) throw new RunInterrupted("checkpoint");
+  }
+
+  /** Test pool only: interrupts the activation once the journal holds `atJournalSize` steps. */
+  private async injectFault(journalSize: number): Promise<void> {
+    if (this.faulted) throw new RunInterrupted("fault");
+    if (!this.fault || journalSize < this.fault.atJournalSize) return;
+    const { mode } = this.fault;
+    this.fault = undefined;
+    // Every step that would start after this point is stopped, concurrent ones too.
+    this.faulted = true;
+    if (mode === "abort") {
+      // "Evicted after step k": step k is durable first. (A crash before its write
+      // commits repeats that one step; the output gate keeps any later effect from
+      // leaving before the write is confirmed.)
+      await this.ctx.storage.sync();
+      this.ctx.abort("fault injected by test");
+    }
+    throw new RunInterrupted("fault");
   }
 
   /**
