@@ -1,12 +1,14 @@
 // Bundles every file under workers/ into src/generated/worker-files.ts, a map of
 // relative path → text: the app has no filesystem at runtime, so the catalog
 // is compiled in. Run by wrangler's [build] step, the test setup and typecheck.
-// Arguments name other folders to bundle instead (the tests add their fixtures).
+// Arguments (or EDGEWORK_WORKER_DIRS, comma-separated) name other folders to
+// bundle instead: the tests add their fixtures.
 import { readdirSync, readFileSync, writeFileSync, mkdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
-const dirs = process.argv.slice(2).length ? process.argv.slice(2) : ["workers"];
+const fromEnv = process.env.EDGEWORK_WORKER_DIRS?.split(",").filter(Boolean) ?? [];
+const dirs = process.argv.slice(2).length ? process.argv.slice(2) : fromEnv.length ? fromEnv : ["workers"];
 
 function walk(d) {
   return readdirSync(d)
