@@ -22,6 +22,10 @@ export default defineConfig({
                 APPROVAL_SECRET: "test-approval-secret",
                 PUBLIC_URL: "https://edgework.test",
                 EDGEWORK_TEST_HOOKS: "1",
+                // Webhook secrets of workers/triggers.yaml and the fixture triggers.
+                GITHUB_WEBHOOK_SECRET: "It's a Secret to Everybody",
+                STRIPE_WEBHOOK_SECRET: "whsec_test_secret",
+                FORM_SECRET: "form-secret",
               },
             },
           })),

@@ -29,5 +29,6 @@ export function engineConfig(env: Env, ports: Pick<EngineConfig, "states" | "glo
     maxDepth: numberVar(env, "MAX_DEPTH", 5),
     prices: prices(env),
     defaultModel: env.DEFAULT_MODEL || "test:tools",
+    vars: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string")),
   };
 }

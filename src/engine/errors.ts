@@ -44,6 +44,7 @@ export type RunErrorCode =
   | "budget_exceeded"
   | "unknown_worker"
   | "invalid_input"
+  | "config"
   | "internal";
 
 /**

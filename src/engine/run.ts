@@ -33,6 +33,8 @@ export interface EngineConfig {
   beforeStep?: BeforeStep;
   /** Tells a human that an approval waits; a journal step, so it runs once per approval. */
   notifier?: ApprovalNotifier;
+  /** Values for `${NAME}` in toolset configs (the app's vars and secrets). */
+  vars?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface RunRequest {
@@ -68,6 +70,7 @@ export interface RunServices {
   notifier?: ApprovalNotifier;
   /** Calls approved "for the rest of the run", from the journal at activation start. */
   rememberedApprovals: ReadonlySet<string>;
+  vars: Readonly<Record<string, string | undefined>>;
   usage: UsageMeter;
 }
 
@@ -100,6 +103,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     approvalMode: req.approvalMode ?? "ask",
     notifier: config.notifier,
     rememberedApprovals: rememberedApprovals(journal),
+    vars: config.vars ?? {},
     usage: new UsageMeter(),
   };
   const usage = () => run.usage.snapshot();

@@ -3,15 +3,17 @@ import { HTTPException } from "hono/http-exception";
 import { CatalogError } from "../engine";
 import { apiToken } from "./middleware/api-token";
 import { approvals } from "./routes/approvals";
+import { hooks } from "./routes/hooks";
 import { runPage } from "./routes/run-page";
 import { runs } from "./routes/runs";
 import { workers } from "./routes/workers";
 
 export const app = new Hono<{ Bindings: Env }>();
 
-app.get("/", (c) => c.json({ name: "edgework", docs: "see README.md", api: ["/runs", "/workers"] }));
+app.get("/", (c) => c.json({ name: "edgework", docs: "see README.md", api: ["/runs", "/workers", "/hooks/:trigger"] }));
 
-// Pages for people authenticate by their signed link (or the API token) themselves.
+// Webhooks prove themselves by signature; pages for people by their signed link (or the API token).
+app.route("/hooks", hooks);
 app.route("/approvals", approvals);
 app.route("/runs", runPage);
 

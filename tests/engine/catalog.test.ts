@@ -80,3 +80,28 @@ describe("catalog refuses bad worker files with file: field: reason", () => {
     expect(catalog().workers.size).toBeGreaterThan(0);
   });
 });
+
+describe("triggers.yaml is checked with the catalog", () => {
+  it("refuses bad triggers with file: field: reason", async () => {
+    const { loadApp } = await import("../../src/catalog");
+    const worker = workerFile("name: echo\ninput:\n  type: object\n  properties: { kind: { type: string } }");
+    const refused = (yaml: string) => {
+      try {
+        loadApp({ "workers/echo.worker": worker, "workers/triggers.yaml": yaml });
+      } catch (e) {
+        return (e as CatalogError).problems.map((p) => p.message);
+      }
+      throw new Error("accepted");
+    };
+    expect(refused("t:\n  worker: ghost\n  verify: { scheme: token, secret_env: S }\n  input: {}")).toEqual([
+      'workers/triggers.yaml: t.worker: unknown worker "ghost"; known: echo',
+    ]);
+    expect(refused("t:\n  worker: echo\n  verify: { scheme: github, secret_env: lower }\n  input: {}")[0]).toMatch(/^workers\/triggers\.yaml: t\.verify\.secret_env: must name an environment variable/);
+    expect(refused("t:\n  worker: echo\n  verify: { scheme: carrier-pigeon, secret_env: S }\n  input: {}")[0]).toMatch(/^workers\/triggers\.yaml: t\.verify\.scheme: /);
+    expect(refused("t:\n  worker: echo\n  verify: { scheme: token, secret_env: S }\n  input: { kind: issue/title }")[0]).toMatch(/^workers\/triggers\.yaml: t\.input\.kind: must be a JSON pointer/);
+    expect(refused("t:\n  worker: echo\n  verify: { scheme: token, secret_env: S }\n  input: { knd: /kind }")).toEqual([
+      'workers/triggers.yaml: t.input.knd: worker "echo" has no input field "knd"; its fields: kind',
+    ]);
+    expect(refused("t: [")[0]).toMatch(/^workers\/triggers\.yaml: \(file\): malformed YAML/);
+  });
+});

@@ -11,6 +11,10 @@ import { readOnly } from "./wrappers/filtered";
 import { journaled } from "./wrappers/journaled";
 import { prefixed } from "./wrappers/prefixed";
 import type { InstanceSpec } from "../worker-file";
+import type { z } from "zod";
+import { RunError } from "../errors";
+import { describeIssues } from "../json-schema";
+import { interpolate, usesVars } from "./interpolate";
 
 export function instanceInit(states: StateBackend, scope: Scope, scopeId: string, name: string, key: string): InstanceInit {
   return {
@@ -18,6 +22,14 @@ export function instanceInit(states: StateBackend, scope: Scope, scopeId: string
     state: states.open(scope, scopeId, key),
     shared: (namespace) => states.open(scope, scopeId, `~${namespace}`),
   };
+}
+
+/** The instance spec with `${VAR}`s resolved and the result checked again by the kind. */
+function withVars(spec: InstanceSpec, schema: z.ZodType, vars: RunServices["vars"], where: { file: string; field: string }): InstanceSpec {
+  if (!usesVars(spec.config)) return spec;
+  const parsed = schema.safeParse(interpolate(spec.config, vars, where));
+  if (!parsed.success) throw new RunError("config", `${where.file}: ${where.field}: after filling in variables: ${describeIssues(parsed.error)}`);
+  return { ...spec, config: parsed.data as Record<string, unknown> };
 }
 
 /** Same name, kind and config → the same run- or global-scoped instance. */
@@ -36,9 +48,11 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
   const owned: Array<{ name: string; ts: Toolset }> = [];
   const members: Array<[string, Toolset]> = [];
   try {
-    for (const [name, spec] of Object.entries(frame.worker.toolsets)) {
-      const kind = run.catalog.kinds.get(spec.use)!;
-      const key = instanceKey(name, spec);
+    for (const [name, declared] of Object.entries(frame.worker.toolsets)) {
+      const kind = run.catalog.kinds.get(declared.use)!;
+      // Keyed by the config as written: resolved secrets never become part of a key.
+      const key = instanceKey(name, declared);
+      const spec = withVars(declared, kind.config, run.vars, { file: frame.worker.file, field: `toolsets.${name}` });
       const scope = spec.scope ?? kind.scope;
       let ts: Toolset;
       if (scope === "call") {

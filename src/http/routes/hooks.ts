@@ -1,0 +1,51 @@
+import { Hono } from "hono";
+import { triggers } from "../../catalog";
+import { checkStart, startRun } from "../../runs";
+import { deliveryId, filterMismatch, mapInput, runIdFor } from "../../triggers/delivery";
+import { verifyDelivery } from "../../triggers/verify";
+import { httpError } from "../http-error";
+import { readLimited } from "../read-body";
+
+const MAX_BODY = 1024 * 1024;
+
+/**
+ * `POST /hooks/:name`: a signed delivery starts one run of the trigger's worker,
+ * however often it is redelivered, and is answered at once (202).
+ */
+export const hooks = new Hono<{ Bindings: Env }>();
+
+hooks.post("/:name", async (c) => {
+  const name = c.req.param("name");
+  const t = triggers().get(name);
+  if (!t) throw httpError(404, { error: `unknown trigger "${name}"` });
+  const secret = (c.env as unknown as Record<string, string | undefined>)[t.verify.secret_env];
+  if (!secret) throw httpError(503, { error: `${t.verify.secret_env} is not set: trigger "${name}" refuses every delivery until it is (wrangler secret put ${t.verify.secret_env})` });
+
+  const body = await readLimited(c.req.raw, MAX_BODY);
+  const verified = await verifyDelivery(t, secret, c.req.raw.headers, body);
+  if (!verified.ok) throw httpError(401, { error: `signature check failed: ${verified.reason}` });
+
+  let payload: unknown;
+  try {
+    payload = JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    throw httpError(400, { error: "the payload is not valid JSON" });
+  }
+  const mismatch = filterMismatch(t, payload);
+  if (mismatch) return c.json({ ignored: true, reason: `filter: ${mismatch}` }, 202);
+
+  const checked = checkStart(t.worker, mapInput(t, payload));
+  if ("status" in checked) throw httpError(checked.status === 404 ? 500 : 400, { error: checked.error });
+
+  const delivery = await deliveryId(t, verified.deliveryId, c.req.raw.headers, payload, body);
+  const id = await runIdFor(name, delivery);
+  const started = await startRun(c.env, {
+    id,
+    worker: checked.worker.name,
+    input: checked.input,
+    approvalMode: t.approval_mode,
+    budget: {},
+    trigger: { kind: "webhook", name, delivery },
+  });
+  return c.json({ run_id: id, status_url: new URL(`/runs/${id}`, c.req.url).href, duplicate: !started.created }, 202);
+});
