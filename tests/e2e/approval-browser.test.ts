@@ -3,7 +3,9 @@ import { chromium, type Browser } from "playwright-core";
 import PostalMime from "postal-mime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI } from "../support/fake-openai";
-import { startLocalApp, type LocalApp } from "./local-app";
+import { startLocalApp } from "../../scripts/demo/local-app.mjs";
+
+type LocalApp = Awaited<ReturnType<typeof startLocalApp>>;
 
 // Set EDGEWORK_SCREENSHOTS=<dir> to keep screenshots of the approval and run pages.
 
