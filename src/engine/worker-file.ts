@@ -19,13 +19,13 @@ const instanceSpec = z.looseObject({
 });
 
 export const frontmatterSchema = z.strictObject({
-  name: z.string().regex(TOOL_NAME, "must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)"),
-  description: z.string().min(1).optional(),
-  model: z.string().regex(MODEL_NAME, 'must be "provider:model", e.g. openai:gpt-4.1-mini').optional(),
-  compatible_models: z.array(z.string().min(1)).min(1).optional(),
-  input: jsonSchema.optional(),
-  output: jsonSchema.optional(),
-  max_turns: z.number().int().min(1).max(200).optional(),
+  name: z.string().regex(TOOL_NAME, "must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)").describe("unique; the tool name when other workers call this one"),
+  description: z.string().min(1).optional().describe("the tool description other workers' models see"),
+  model: z.string().regex(MODEL_NAME, 'must be "provider:model", e.g. openai:gpt-4.1-mini').optional().describe("else the caller's model, else DEFAULT_MODEL"),
+  compatible_models: z.array(z.string().min(1)).min(1).optional().describe("instead of model: inherit, but only these (case-insensitive globs)"),
+  input: jsonSchema.optional().describe("JSON Schema of the arguments (type: object); default {input: string}"),
+  output: jsonSchema.optional().describe("JSON Schema the final answer must match"),
+  max_turns: z.number().int().min(1).max(200).optional().describe("default 20"),
   // Entries are checked one by one in parseWorkerFile: a union here would report
   // "Invalid input" instead of the field that is wrong.
   toolsets: z.record(z.string().regex(TOOL_NAME, "instance names follow the tool-name rule"), z.unknown()).optional(),

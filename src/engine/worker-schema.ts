@@ -1,0 +1,29 @@
+import { z } from "zod";
+import type { JSONSchema } from "./json-schema";
+import type { ToolsetRegistry } from "./toolsets/define";
+import { frontmatterSchema } from "./worker-file";
+
+/**
+ * The JSON Schema of a `.worker` file's frontmatter, for editor completion: the
+ * parsing schema, with `toolsets` spelled out per registered kind.
+ */
+export function workerFileJsonSchema(kinds: ToolsetRegistry): JSONSchema {
+  const common = { scope: z.enum(["call", "run", "global"]).optional().describe("call (default): per worker call; run: per run; global: one for the app"), readonly: z.boolean().optional().describe("only the tools that change nothing") };
+  const instances = [...kinds.values()].map((kind) => {
+    const config = kind.config instanceof z.ZodObject ? kind.config.shape : {};
+    return z.strictObject({ use: z.literal(kind.kind).describe(kind.description), ...common, ...config });
+  });
+  const toolsets = z
+    .object({ workers: z.array(z.string()).optional().describe("other workers (names or globs), each a tool named after it") })
+    .catchall(instances.length === 1 ? instances[0]! : z.union(instances as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]]))
+    .describe("instance name → toolset; an instance named like its kind exposes bare tool names, others are prefixed");
+  const approval = z
+    .object({ notify: z.email().optional().describe("who gets the approval emails") })
+    .catchall(z.enum(["allow", "ask", "deny"]))
+    .describe("exposed tool name → allow | ask | deny");
+  const schema = frontmatterSchema.extend({ toolsets: toolsets.optional(), approval: approval.optional() });
+  return {
+    title: "edgework worker file frontmatter",
+    ...(z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JSONSchema),
+  };
+}
