@@ -1,5 +1,8 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+
+const testCatalog = fileURLToPath(new URL("./src/generated/test-worker-files.ts", import.meta.url));
 
 export default defineConfig({
   test: {
@@ -30,6 +33,8 @@ export default defineConfig({
             },
           })),
         ],
+        // The app's catalog plus the test fixtures (written by tests/support/global-setup.ts).
+        resolve: { alias: [{ find: /^.*\/generated\/worker-files$/, replacement: testCatalog }] },
         test: {
           name: "workers",
           globalSetup: ["tests/support/global-setup.ts"],
@@ -44,6 +49,8 @@ export default defineConfig({
         test: {
           name: "e2e",
           environment: "node",
+          // Each file runs its own wrangler dev, whose build rewrites the bundled catalog: one at a time.
+          fileParallelism: false,
           include: ["tests/e2e/**/*.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,

@@ -28,11 +28,13 @@ describe("the offline demo", () => {
       expect(decided.status).toBe(200);
     }
     let run = await demo.status();
-    for (let i = 0; i < 120 && run.status !== "succeeded" && run.status !== "failed"; i++) {
+    for (let i = 0; i < 240 && run.status !== "succeeded" && run.status !== "failed"; i++) {
       await new Promise((r) => setTimeout(r, 250));
       run = await demo.status();
     }
-    expect(run).toMatchObject({ status: "succeeded", output: "Triaged octo-org/notes-app#42: comment done, label done." });
+    // On failure, say what the run and wrangler dev were doing.
+    const context = `run: ${JSON.stringify({ status: run.status, error: run.error, approvals: run.approvals })}\nwrangler dev:\n${demo.app.log().slice(-3000)}`;
+    expect(run, context).toMatchObject({ status: "succeeded", output: "Triaged octo-org/notes-app#42: comment done, label done." });
     expect(demo.github.state.comments).toEqual([
       { repo: "octo-org/notes-app", issue: 42, body: expect.stringMatching(/^App crashes when saving an empty note .*\n\nSuggested label: bug — It describes something that is broken\.$/s) },
     ]);

@@ -11,7 +11,9 @@ declare module "vitest" {
 /** Runs in Node before the Workers pool starts: bundle the catalog, start the fake model server. */
 export default async function setup(project: TestProject) {
   // The app's catalog plus the fixtures the Durable Object and HTTP tests run.
-  execFileSync("node", ["scripts/bundle-workers.mjs", "workers", "tests/fixtures/workers"]);
+  // Into the pool's own copy (vitest.config.ts aliases it): a `wrangler dev` started by
+  // the e2e tests rebuilds src/generated/worker-files.ts and must not change the pool's.
+  execFileSync("node", ["scripts/bundle-workers.mjs", "--out", "src/generated/test-worker-files.ts", "workers", "tests/fixtures/workers"]);
   const server = await startFakeOpenAI();
   project.provide("fakeOpenAIPort", server.port);
   return () => server.close();
