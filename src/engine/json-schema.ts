@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** A JSON Schema object, as written in worker files and sent to models. */
 export type JSONSchema = Record<string, unknown>;

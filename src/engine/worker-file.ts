@@ -1,5 +1,5 @@
 import { parse as parseYaml, YAMLParseError } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { WorkerFileError } from "./errors";
 import type { JSONSchema } from "./json-schema";
 import { MODEL_NAME } from "./model/model";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { JSONSchema } from "./json-schema";
 import type { ToolsetRegistry } from "./toolsets/define";
 import { frontmatterSchema } from "./worker-file";

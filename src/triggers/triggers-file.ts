@@ -1,5 +1,5 @@
 import { parse as parseYaml } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import type { Catalog } from "../engine";
 import { WorkerFileError } from "../engine/errors";
 import { issuesToErrors, TOOL_NAME } from "../engine/worker-file";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { ToolContext } from "../context";
 import { ToolError } from "../errors";
 import { describeIssues, toolParameters } from "../json-schema";

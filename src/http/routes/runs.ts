@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import { z } from "zod";
+import * as z from "zod";
 import { checkStart, RUN_ID, runStub, startRun } from "../../runs";
 import { httpError } from "../http-error";
 import { jsonBody } from "../validate";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ToolError } from "../../errors";
 import { globToRegExp } from "../../glob";
 import { defineToolset, tool } from "../define";
