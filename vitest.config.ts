@@ -4,54 +4,56 @@ import { defineConfig } from "vitest/config";
 
 const testCatalog = fileURLToPath(new URL("./src/generated/test-worker-files.ts", import.meta.url));
 
+/** A project in the Workers pool (workerd): the tests here, the Durable Object benchmarks in vitest.bench.config.ts. */
+export const workersProject = (name: string, include: string[], testTimeout = 30_000) => ({
+  plugins: [
+    cloudflareTest(({ inject }) => ({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: {
+          // The scripted OpenAI-compatible server started by tests/support/global-setup.ts;
+          // it picks the script by the request's model name.
+          FAKE_OPENAI_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}`,
+          OPENAI_BASE_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}/v1`,
+          OPENAI_API_KEY: "sk-test",
+          API_TOKEN: "test-token",
+          // Approval emails on (APPROVER_EMAIL unset: workers without approval.notify get none).
+          APPROVAL_FROM: "edgework@example.com",
+          APPROVAL_SECRET: "test-approval-secret",
+          PUBLIC_URL: "https://edgework.test",
+          EDGEWORK_TEST_HOOKS: "1",
+          // Webhook secrets of workers/triggers.yaml and the fixture triggers.
+          GITHUB_WEBHOOK_SECRET: "It's a Secret to Everybody",
+          STRIPE_WEBHOOK_SECRET: "whsec_test_secret",
+          FORM_SECRET: "form-secret",
+        },
+      },
+    })),
+  ],
+  // The app's catalog plus the test fixtures (written by tests/support/global-setup.ts).
+  resolve: { alias: [{ find: /^.*\/generated\/worker-files$/, replacement: testCatalog }] },
+  test: {
+    name,
+    globalSetup: ["tests/support/global-setup.ts"],
+    include,
+    exclude: ["tests/e2e/**"],
+    testTimeout,
+    hookTimeout: 30_000,
+  },
+});
+
 export default defineConfig({
   test: {
     projects: [
-      {
-        // Unit, engine, Durable Object and HTTP tests, inside workerd.
-        plugins: [
-          cloudflareTest(({ inject }) => ({
-            wrangler: { configPath: "./wrangler.toml" },
-            miniflare: {
-              bindings: {
-                // The scripted OpenAI-compatible server started by tests/support/global-setup.ts;
-                // it picks the script by the request's model name.
-                FAKE_OPENAI_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}`,
-                OPENAI_BASE_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}/v1`,
-                OPENAI_API_KEY: "sk-test",
-                API_TOKEN: "test-token",
-                // Approval emails on (APPROVER_EMAIL unset: workers without approval.notify get none).
-                APPROVAL_FROM: "edgework@example.com",
-                APPROVAL_SECRET: "test-approval-secret",
-                PUBLIC_URL: "https://edgework.test",
-                EDGEWORK_TEST_HOOKS: "1",
-                // Webhook secrets of workers/triggers.yaml and the fixture triggers.
-                GITHUB_WEBHOOK_SECRET: "It's a Secret to Everybody",
-                STRIPE_WEBHOOK_SECRET: "whsec_test_secret",
-                FORM_SECRET: "form-secret",
-              },
-            },
-          })),
-        ],
-        // The app's catalog plus the test fixtures (written by tests/support/global-setup.ts).
-        resolve: { alias: [{ find: /^.*\/generated\/worker-files$/, replacement: testCatalog }] },
-        test: {
-          name: "workers",
-          globalSetup: ["tests/support/global-setup.ts"],
-          include: ["tests/**/*.test.ts"],
-          exclude: ["tests/e2e/**"],
-          testTimeout: 30_000,
-          hookTimeout: 30_000,
-        },
-      },
+      workersProject("workers", ["tests/**/*.test.ts"]),
       {
         // The app under wrangler dev, driven from Node: a real browser, the demo.
         test: {
           name: "e2e",
           environment: "node",
+          include: ["tests/e2e/**/*.test.ts"],
           // Each file runs its own wrangler dev, whose build rewrites the bundled catalog: one at a time.
           fileParallelism: false,
-          include: ["tests/e2e/**/*.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },
