@@ -1,0 +1,23 @@
+// The load test's model: an OpenAI-compatible server on 127.0.0.1 that answers each
+// run's two requests (call `increment`, then answer) and counts requests per run.
+import { createServer } from "node:http";
+
+export async function startLoadModel() {
+  const perRun = new Map();
+  const server = createServer(async (req, res) => {
+    let raw = "";
+    for await (const c of req) raw += c;
+    const body = JSON.parse(raw);
+    const seq = JSON.parse(body.messages.find((m) => m.role === "user").content).seq;
+    perRun.set(seq, (perRun.get(seq) ?? 0) + 1);
+    const called = body.messages.some((m) => m.role === "tool");
+    const message = called
+      ? { role: "assistant", content: `done ${seq}` }
+      : { role: "assistant", content: null, tool_calls: [{ id: `c${seq}`, type: "function", function: { name: "increment", arguments: "{}" } }] };
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ id: "x", object: "chat.completion", created: 0, model: body.model, choices: [{ index: 0, finish_reason: "stop", message }], usage: { prompt_tokens: 20, completion_tokens: 5 } }));
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address();
+  return { url: `http://127.0.0.1:${port}/v1`, perRun, close: () => new Promise((r) => server.close(r)) };
+}
