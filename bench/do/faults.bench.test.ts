@@ -1,23 +1,9 @@
 import { expect, it } from "vitest";
-import { effectCount, effectUrl, modelRequests, script, settle, stub } from "../../tests/durable-objects/helpers";
+import { effectCount, modelRequests, settle, stub } from "../../tests/durable-objects/helpers";
+import { NESTED_EFFECTS, scriptNestedRun } from "../../tests/durable-objects/nested-run";
 import { report } from "./report";
 
-const EFFECTS = ["o1", "o2", "o3", "i1", "i2", "i3"];
 const RUNS = 200;
-
-async function loadScripts(tag: string) {
-  const post = (name: string) => ({ url: effectUrl(`${tag}-${name}`), method: "POST", body: name });
-  await script("evict-outer", [
-    { tool_calls: [{ name: "evict-inner", arguments: { input: "inner work" } }, { name: "fx_fetch", arguments: post("o1") }] },
-    { tool_calls: [{ name: "fx_fetch", arguments: post("o2") }, { name: "fx_fetch", arguments: post("o3") }] },
-    { text: "outer done" },
-  ]);
-  await script("evict-inner", [
-    { tool_calls: [{ name: "fx_fetch", arguments: post("i1") }, { name: "fx_fetch", arguments: post("i2") }] },
-    { tool_calls: [{ name: "danger_fetch", arguments: post("i3") }] },
-    { text: "inner done" },
-  ]);
-}
 
 /** A small seeded PRNG (mulberry32), so a failing fault can be replayed. */
 function prng(seed: number) {
@@ -37,7 +23,7 @@ it(`${RUNS} runs with a fault injected at a random step`, async () => {
     const tag = `fault-${r}`;
     const mode = random() < 0.5 ? "throw" : "abort";
     const atJournalSize = Math.floor(random() * 16);
-    await loadScripts(tag);
+    await scriptNestedRun(tag);
     await stub(tag).start({ id: tag, worker: "evict-outer", input: { input: "go" }, approvalMode: "ask", budget: {} });
     await stub(tag).setTestHooks({ fault: { atJournalSize, mode } });
     const count = { activations: 0, failed: 0 };
@@ -50,7 +36,7 @@ it(`${RUNS} runs with a fault injected at a random step`, async () => {
     tally.byMode[mode]!++;
     tally.faultsFired += count.failed;
     if (view.status === "succeeded" && view.output === "outer done") tally.completed++;
-    const effects = await Promise.all(EFFECTS.map((e) => effectCount(`${tag}-${e}`)));
+    const effects = await Promise.all(NESTED_EFFECTS.map((e) => effectCount(`${tag}-${e}`)));
     if (effects.every((n) => n === 1)) tally.effectsExactlyOnce++;
     if ((await modelRequests("evict-outer")).length === 3 && (await modelRequests("evict-inner")).length === 3) tally.modelRequestsExactlyOnce++;
   }

@@ -1,22 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { effectCount, effectUrl, modelRequests, script, settle, stub } from "./helpers";
-
-/** A worker calling a worker that uses tools: 7 tool calls, 6 side effects, one approval two levels down. */
-async function loadScripts(tag: string) {
-  const post = (name: string) => ({ url: effectUrl(`${tag}-${name}`), method: "POST", body: name });
-  await script("evict-outer", [
-    { tool_calls: [{ name: "evict-inner", arguments: { input: "inner work" } }, { name: "fx_fetch", arguments: post("o1") }] },
-    { tool_calls: [{ name: "fx_fetch", arguments: post("o2") }, { name: "fx_fetch", arguments: post("o3") }] },
-    { text: "outer done" },
-  ]);
-  await script("evict-inner", [
-    { tool_calls: [{ name: "fx_fetch", arguments: post("i1") }, { name: "fx_fetch", arguments: post("i2") }] },
-    { tool_calls: [{ name: "danger_fetch", arguments: post("i3") }] },
-    { text: "inner done" },
-  ]);
-}
-
-const EFFECTS = ["o1", "o2", "o3", "i1", "i2", "i3"];
+import { effectCount, modelRequests, settle, stub } from "./helpers";
+import { NESTED_EFFECTS, scriptNestedRun } from "./nested-run";
 
 /** Runs to completion, approving the one approval when the run pauses. */
 async function runThrough(id: string, fault?: { atJournalSize: number; mode: "throw" | "abort" }) {
@@ -38,12 +22,12 @@ async function runThrough(id: string, fault?: { atJournalSize: number; mode: "th
 
 describe("durable runs survive interruption at every step", () => {
   it("an uninterrupted run: 7 tool calls, 6 effects, 6 model requests, one approval", async () => {
-    await loadScripts("clean");
+    await scriptNestedRun("clean");
     const { view, approvals, count } = await runThrough("evict-clean");
     expect(count).toEqual({ activations: 2, failed: 0 });
     expect(view).toMatchObject({ status: "succeeded", output: "outer done" });
     expect(approvals).toBe(1);
-    for (const e of EFFECTS) expect(await effectCount(`clean-${e}`)).toBe(1);
+    for (const e of NESTED_EFFECTS) expect(await effectCount(`clean-${e}`)).toBe(1);
     expect(await modelRequests("evict-outer")).toHaveLength(3);
     expect(await modelRequests("evict-inner")).toHaveLength(3);
     const tree = view.call_tree!;
@@ -53,20 +37,20 @@ describe("durable runs survive interruption at every step", () => {
 
   for (const mode of ["throw", "abort"] as const) {
     it(`interrupted by ${mode} before each step in turn, then resumed: same output, every effect and model request exactly once`, async () => {
-      await loadScripts(`len-${mode}`);
+      await scriptNestedRun(`len-${mode}`);
       const clean = await runThrough(`evict-len-${mode}`);
       // Journal steps of a complete run: 6 model responses, 7 tool results, the approval's notification, 1 decision.
       const steps = 15;
       expect(clean.view.status).toBe("succeeded");
       for (let k = 0; k <= steps; k++) {
         const tag = `${mode}-${k}`;
-        await loadScripts(tag);
+        await scriptNestedRun(tag);
         const { view, approvals, count } = await runThrough(`evict-${tag}`, { atJournalSize: k, mode });
         // The fault fires before each step, and after the last one (before the outcome is saved): one failed activation more.
         expect(count, `activations with interruption at ${k}`).toEqual({ activations: 3, failed: 1 });
         expect(view, `interrupted at step ${k}`).toMatchObject({ status: "succeeded", output: "outer done" });
         expect(approvals, `approvals with interruption at ${k}`).toBe(1);
-        for (const e of EFFECTS) expect(await effectCount(`${tag}-${e}`), `effect ${e} with interruption at ${k}`).toBe(1);
+        for (const e of NESTED_EFFECTS) expect(await effectCount(`${tag}-${e}`), `effect ${e} with interruption at ${k}`).toBe(1);
         expect(await modelRequests("evict-outer"), `outer requests, interruption at ${k}`).toHaveLength(3);
         expect(await modelRequests("evict-inner"), `inner requests, interruption at ${k}`).toHaveLength(3);
       }
