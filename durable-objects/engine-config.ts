@@ -1,4 +1,5 @@
 import { modelResolver, type EngineConfig } from "../src/engine";
+import { DEFAULT_MAX_DEPTH } from "../src/engine/run";
 import { defaultPrices, type PriceTable } from "../src/engine/usage";
 import { catalog } from "../src/catalog";
 
@@ -26,7 +27,7 @@ export function engineConfig(env: Env, ports: Pick<EngineConfig, "states" | "glo
     ...ports,
     catalog: catalog(),
     models: modelResolver({ openai: { apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL } }),
-    maxDepth: numberVar(env, "MAX_DEPTH", 5),
+    maxDepth: numberVar(env, "MAX_DEPTH", DEFAULT_MAX_DEPTH),
     prices: prices(env),
     defaultModel: env.DEFAULT_MODEL || "test:tools",
     vars: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string")),

@@ -10,7 +10,7 @@ async function hmacSha256(secret: string, data: Uint8Array): Promise<Uint8Array>
   return new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
 }
 
-const hex = (b: Uint8Array) => [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+export const hex = (b: Uint8Array) => [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
 const base64 = (b: Uint8Array) => btoa(String.fromCharCode(...b));
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
@@ -61,5 +61,3 @@ export async function verifyDelivery(t: Trigger, secret: string, headers: Header
     }
   }
 }
-
-export { hex, hmacSha256 };

@@ -11,8 +11,7 @@ export type BeforeStep = (key: string, journal: Journal) => void | Promise<void>
  */
 export class Journal {
   private readonly inFlight = new Set<string>();
-  /** Steps answered from the journal / executed in this activation. */
-  replayed = 0;
+  /** Steps executed (not replayed) in this activation. */
   executed = 0;
 
   private constructor(
@@ -35,19 +34,12 @@ export class Journal {
     return this.recorded.entries();
   }
 
-  has(key: string): boolean {
-    return this.recorded.has(key);
-  }
-
   get<T>(key: string): T | undefined {
     return this.recorded.get(key) as T | undefined;
   }
 
   async step<T>(key: string, fn: () => T | Promise<T>): Promise<T> {
-    if (this.recorded.has(key)) {
-      this.replayed++;
-      return this.recorded.get(key) as T;
-    }
+    if (this.recorded.has(key)) return this.recorded.get(key) as T;
     // Two live steps with one key would record one effect for two: an engine bug.
     if (this.inFlight.has(key)) throw new Error(`journal key used twice: ${key}`);
     this.inFlight.add(key);

@@ -16,7 +16,6 @@ export async function recordedCall(journal: Journal, key: string, meter: UsageMe
   let outcome: RecordedCall;
   if (recorded) {
     meter.add(recorded.usage);
-    journal.replayed++;
     outcome = recorded;
   } else {
     outcome = await journal.step<RecordedCall>(key, async () => {
