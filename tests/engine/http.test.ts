@@ -38,6 +38,24 @@ describe("http kind", () => {
     expect(out).toMatchObject({ status: "awaiting_approval", pending: [{ tool: "web_fetch", args: { method: "POST" } }] });
   });
 
+  it("labels a JSON body as application/json unless the call says otherwise", async () => {
+    const sent: Array<string | null> = [];
+    const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (_u, init) => {
+      sent.push(new Headers(init?.headers).get("content-type"));
+      return new Response("ok");
+    });
+    try {
+      await callHttp(`allow: ["example.com"]`, [
+        { name: "web_fetch", args: { url: "https://example.com/a", method: "POST", body: '{"x":1}' } },
+        { name: "web_fetch", args: { url: "https://example.com/b", method: "POST", body: "plain text" } },
+        { name: "web_fetch", args: { url: "https://example.com/c", method: "POST", body: "{}", headers: { "Content-Type": "text/x-custom" } } },
+      ], "\napproval:\n  web_fetch: allow");
+      expect(sent.sort()).toEqual(["application/json", "text/x-custom", null].sort());
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it("times out with a clear error", async () => {
     const spy = vi.spyOn(globalThis, "fetch").mockImplementation((_u, init) => new Promise((_r, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal!.reason))));
     try {

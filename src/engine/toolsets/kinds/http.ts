@@ -14,6 +14,15 @@ const config = z.strictObject({
 
 const SAFE_METHODS = new Set(["GET", "HEAD"]);
 
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** `fetch` confined to an allow-list of hosts; responses truncated with a flag saying so. */
 export const http = defineToolset({
   kind: "http",
@@ -37,11 +46,14 @@ export const http = defineToolset({
         if (!self.hosts.some((h) => h.test(url.hostname))) {
           throw new ToolError(`host ${url.hostname} is not allowed; this toolset may reach: ${self.allow.join(", ")}`);
         }
+        const headers = new Headers({ ...self.headers, ...args.headers });
+        // APIs such as GitHub's expect JSON to be labelled as such; models rarely add the header.
+        if (args.body !== undefined && !headers.has("content-type") && isJson(args.body)) headers.set("content-type", "application/json");
         let res: Response;
         try {
           res = await fetch(url, {
             method: args.method,
-            headers: { ...self.headers, ...args.headers },
+            headers,
             body: SAFE_METHODS.has(args.method) ? undefined : args.body,
             signal: AbortSignal.timeout(self.timeout_ms),
           });
