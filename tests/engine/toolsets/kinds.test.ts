@@ -1,0 +1,8 @@
+import { env } from "cloudflare:workers";
+import { counter } from "../../../src/toolsets/counter";
+import { files, http } from "../../../src/engine";
+import { toolsetKindCases } from "./toolset.case";
+
+toolsetKindCases(files, { config: { root: "/src" }, badConfig: { root: "relative" }, call: { tool: "list_files", args: {} } });
+toolsetKindCases(http, { config: { allow: ["127.0.0.1"] }, badConfig: { allow: [] }, call: { tool: "fetch", args: { url: `${env.FAKE_OPENAI_URL}/effects/kind-case` } } });
+toolsetKindCases(counter, { config: {}, badConfig: { start: "zero" }, call: { tool: "increment", args: {} } });
