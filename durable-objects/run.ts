@@ -69,8 +69,10 @@ export class RunDO extends DurableObject<Env> {
 
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
     const run = this.row();
-    if (!run || (run.status !== "queued" && run.status !== "running")) return;
-    if (run.status === "queued") this.setStatus("running");
+    // A paused run has an alarm only when something armed it (a decision, wake): replay
+    // then, also if an activation recorded the pause after that decision arrived.
+    if (!run || !["queued", "running", "awaiting_approval"].includes(run.status as string)) return;
+    if (run.status !== "running") this.setStatus("running");
     this.cancelled = false;
     this.faulted = false;
     const deadline = Date.now() + (this.activationBudgetMs ?? numberVar(this.env, "ACTIVATION_BUDGET_MS", 5 * 60_000));

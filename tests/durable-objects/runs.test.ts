@@ -70,6 +70,21 @@ describe("suspension and decisions", () => {
     expect(await stub("p-cancel").cancel()).toMatchObject({ ok: false, status: 409 });
   });
 
+  it("a decision that lands while an activation records the pause is not lost", async () => {
+    const post = (n: number) => ({ id: `p${n}`, name: "fx_fetch", arguments: { url: effectUrl(`p-race-${n}`), method: "POST" } });
+    await script("pause-writer", [{ tool_calls: [post(1), post(2)] }, { text: "both done" }]);
+    const id = "p-race";
+    await stub(id).start({ id, worker: "pause-writer", input: { input: "x" }, approvalMode: "ask", budget: {} });
+    const paused = await settle(id);
+    expect(paused.approvals.map((a) => a.status)).toEqual(["pending", "pending"]);
+    for (const a of paused.approvals) await stub(id).decide(a.id, { decision: "approve", by: "test" });
+    // As if the activation after the first decision had recorded "awaiting_approval" after the second arrived:
+    await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.sql.exec("UPDATE run SET status = 'awaiting_approval'"));
+    expect(await alarmOf(id)).not.toBeNull();
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: "both done" });
+    expect([await effectCount("p-race-1"), await effectCount("p-race-2")]).toEqual([1, 1]);
+  });
+
   it("start is idempotent for one run id", async () => {
     await script("pause-writer", [{ text: "no tools" }]);
     const req = { id: "p-idem", worker: "pause-writer", input: { input: "x" }, approvalMode: "ask" as const, budget: {} };
