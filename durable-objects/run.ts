@@ -4,6 +4,7 @@ import { clearRunState, executeRun, messageOf, RunInterrupted, type ApprovalDeci
 import { callTree } from "../src/engine/journal/call-tree";
 import { stepEvents } from "../src/engine/journal/events";
 import type { Journal } from "../src/engine/journal/journal";
+import { emptyUsage } from "../src/engine/usage";
 import { engineConfig, numberVar } from "./engine-config";
 import { rpcGlobals } from "./global-toolsets-bridge";
 import { TERMINAL, type Answer, type ApprovalView, type RunEvent, type RunStatusName, type RunView, type StartRun } from "./run-types";
@@ -105,7 +106,7 @@ export class RunDO extends DurableObject<Env> {
       }
       // Unexpected (storage, bug, bad config): let the runtime retry the alarm, then give up visibly.
       if ((info?.retryCount ?? 0) < MAX_ALARM_RETRIES) throw err;
-      outcome = { status: "failed", error: { code: "internal", message: String(err) }, usage: parse(run.usage) ?? { requests: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 } };
+      outcome = { status: "failed", error: { code: "internal", message: String(err) }, usage: parse(run.usage) ?? emptyUsage() };
     }
     if (this.row()?.status !== "running") return; // cancelled while this activation ran
     this.record(outcome);

@@ -13,6 +13,9 @@ export const runStub = (env: Env, id: string) => env.RUNS.getByName(id) as unkno
 
 export const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
+/** A run as GET /runs/:id shows it, or null for an id that is not (or cannot be) a run. */
+export const runView = async (env: Env, id: string) => (RUN_ID.test(id) ? runStub(env, id).status() : null);
+
 export type StartProblem = { status: 404; error: string; known: string[] } | { status: 400; error: string };
 
 /**

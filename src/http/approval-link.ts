@@ -1,11 +1,11 @@
 import type { Context } from "hono";
 import type { ApprovalView, RunView } from "../../durable-objects/run-types";
-import { runStub, RUN_ID } from "../runs";
+import { runView } from "../runs";
 import { verifyApprovalToken, type ApprovalTokenPayload } from "../tokens/approval-token";
 
 export type LinkCheck =
   | { ok: true; payload: ApprovalTokenPayload; run: RunView; approval: ApprovalView }
-  | { ok: false; status: 403 | 404 | 410 | 503; title: string; message: string; runId?: string };
+  | { ok: false; status: 403 | 404 | 410 | 503; title: string; message: string };
 
 /** Verifies an approval link and loads what it points at. Never changes anything. */
 export async function checkApprovalLink(c: Context<{ Bindings: Env }>, token: string): Promise<LinkCheck> {
@@ -13,10 +13,9 @@ export async function checkApprovalLink(c: Context<{ Bindings: Env }>, token: st
   if (!secret) return { ok: false, status: 503, title: "Approval links are off", message: "APPROVAL_SECRET is not set on this deployment, so no link can be checked. Decide through the API instead." };
   const check = await verifyApprovalToken(token, secret);
   if (!check.ok && check.status === 403) return { ok: false, status: 403, title: "This link is not valid", message: "The link was changed or was not made by this deployment. Use the link from the email as it was sent." };
-  if (!check.ok) return { ok: false, status: 410, title: "This link has expired", message: "The approval expired; it counts as a rejection.", runId: check.payload.run };
-  const { run: runId, approval: approvalId } = check.payload;
-  const run = RUN_ID.test(runId) ? await runStub(c.env, runId).status() : null;
-  const approval = run?.approvals.find((a) => a.id === approvalId);
+  if (!check.ok) return { ok: false, status: 410, title: "This link has expired", message: "The approval expired; it counts as a rejection." };
+  const run = await runView(c.env, check.payload.run);
+  const approval = run?.approvals.find((a) => a.id === check.payload.approval);
   if (!run || !approval) return { ok: false, status: 404, title: "Nothing to decide here", message: "The run or approval this link names does not exist (any more)." };
   return { ok: true, payload: check.payload, run, approval };
 }

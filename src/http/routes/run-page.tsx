@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import { RUN_ID, runStub } from "../../runs";
-import { sameSecret } from "../../security/constant-time";
+import { runView } from "../../runs";
+import { hasApiToken } from "../middleware/api-token";
 import { verifyApprovalToken } from "../../tokens/approval-token";
 import { Problem } from "../../views/layout";
 import { RunPage } from "../../views/run-page";
@@ -12,8 +12,7 @@ import { RunPage } from "../../views/run-page";
 export const runPage = new Hono<{ Bindings: Env }>();
 
 async function mayView(env: Env, runId: string, token: string | undefined, authorization: string | undefined): Promise<boolean> {
-  const bearer = /^Bearer\s+(.+)$/i.exec(authorization ?? "")?.[1];
-  if (bearer && env.API_TOKEN && (await sameSecret(bearer, env.API_TOKEN))) return true;
+  if (await hasApiToken(env, authorization)) return true;
   if (!token || !env.APPROVAL_SECRET) return false;
   const check = await verifyApprovalToken(token, env.APPROVAL_SECRET);
   return check.ok && check.payload.run === runId;
@@ -24,7 +23,7 @@ runPage.get("/:id/view", async (c) => {
   if (!(await mayView(c.env, id, c.req.query("token"), c.req.header("Authorization")))) {
     return c.html(<Problem title="Not allowed" message="Open this page from an approval link, or send the API token." />, 403);
   }
-  const run = RUN_ID.test(id) ? await runStub(c.env, id).status() : null;
+  const run = await runView(c.env, id);
   if (!run) return c.html(<Problem title="No such run" message={`There is no run ${id}.`} />, 404);
   return c.html(<RunPage run={run} />);
 });
