@@ -80,7 +80,7 @@ export class RunDO extends DurableObject<Env> {
     // recorded the pause after a decision arrived).
     if (!run || !["queued", "running", "awaiting_approval"].includes(run.status as string)) return;
     if (run.status === "awaiting_approval") this.ctx.storage.transactionSync(() => this.approvals.expireDue(Date.now()));
-    if (run.status !== "running") this.setStatus("running");
+    if (this.row()!.status !== "running") this.setStatus("running"); // an expiry recorded just now set it
     this.cancelled = false;
     this.faulted = false;
     const deadline = Date.now() + (this.activationBudgetMs ?? numberVar(this.env, "ACTIVATION_BUDGET_MS", 5 * 60_000));
