@@ -1,13 +1,14 @@
 import { DurableObject } from "cloudflare:workers";
 import { sendApprovalEmail, type EmailOutcome } from "../src/email/approval-notifier";
-import { clearRunState, executeRun, messageOf, RunInterrupted, type ApprovalDecision, type PendingApproval, type RunOutcome } from "../src/engine";
+import { clearRunState, executeRun, messageOf, RunInterrupted, type PendingApproval, type RunOutcome } from "../src/engine";
 import { callTree } from "../src/engine/journal/call-tree";
 import { stepEvents } from "../src/engine/journal/events";
 import type { Journal } from "../src/engine/journal/journal";
 import { emptyUsage } from "../src/engine/usage";
 import { engineConfig, numberVar } from "./engine-config";
 import { rpcGlobals } from "./global-toolsets-bridge";
-import { TERMINAL, type Answer, type ApprovalView, type RunEvent, type RunStatusName, type RunView, type StartRun } from "./run-types";
+import { RunApprovals, runEnded, type DecisionRequest } from "./run-approvals";
+import { TERMINAL, type Answer, type RunEvent, type RunStatusName, type RunView, type StartRun } from "./run-types";
 import { migrateRun } from "./schema";
 import { json, parse, Sql } from "./sql";
 import { SqliteJournalStore } from "./sqlite-journal";
@@ -35,12 +36,15 @@ export interface TestHooks {
 /**
  * One run: its SQLite journal, approvals, events and run-scoped toolset state.
  * The run executes in `alarm()`, never in a request: each activation replays the
- * journal and continues; a pause for approval ends the activation with no alarm.
+ * journal and continues; a pause for approval ends the activation with one alarm,
+ * at the earliest expiry of what it waits for.
  */
 export class RunDO extends DurableObject<Env> {
   private readonly sql: Sql;
   private readonly states: SqliteStateBackend;
   private readonly journal: SqliteJournalStore;
+  private readonly approvals: RunApprovals;
+  private alarmsSet = 0;
   private cancelled = false;
   private fault: TestHooks["fault"];
   private activationBudgetMs: number | undefined;
@@ -52,6 +56,7 @@ export class RunDO extends DurableObject<Env> {
     migrateRun(this.sql);
     this.states = new SqliteStateBackend(this.sql);
     this.journal = new SqliteJournalStore(this.sql);
+    this.approvals = new RunApprovals(this.sql, this.journal, (type, data) => this.event(type, data));
   }
 
   /** Stores the run and arms the alarm. Idempotent: a second start returns the first. */
@@ -70,10 +75,12 @@ export class RunDO extends DurableObject<Env> {
 
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
     const run = this.row();
-    // A paused run has an alarm only when something armed it (a decision, wake): replay
-    // then, also if an activation recorded the pause after that decision arrived.
+    // A paused run's alarm comes at its earliest approval expiry, or from a decision or a
+    // resume: record the expired rejections, then replay (also when an activation
+    // recorded the pause after a decision arrived).
     if (!run || !["queued", "running", "awaiting_approval"].includes(run.status as string)) return;
-    if (run.status !== "running") this.setStatus("running");
+    if (run.status === "awaiting_approval") this.ctx.storage.transactionSync(() => this.approvals.expireDue(Date.now()));
+    if (this.row()!.status !== "running") this.setStatus("running"); // an expiry recorded just now set it
     this.cancelled = false;
     this.faulted = false;
     const deadline = Date.now() + (this.activationBudgetMs ?? numberVar(this.env, "ACTIVATION_BUDGET_MS", 5 * 60_000));
@@ -110,6 +117,17 @@ export class RunDO extends DurableObject<Env> {
     }
     if (this.row()?.status !== "running") return; // cancelled while this activation ran
     this.record(outcome);
+    if (outcome.status === "awaiting_approval") await this.armPause(outcome.pending);
+  }
+
+  /**
+   * One alarm per pause: at the earliest pending expiry, so an approval nobody
+   * decides resolves as a rejection then; at once if a decision landed meanwhile.
+   */
+  private async armPause(pending: PendingApproval[]): Promise<void> {
+    if (this.approvals.anyResolved(pending.map((p) => p.id))) return this.wakeSoon();
+    const at = this.approvals.earliestExpiry();
+    if (at !== null) await this.setAlarm(at);
   }
 
   /** Checkpoint before the next step once the activation's wall-time budget is spent (after some progress). */
@@ -143,13 +161,8 @@ export class RunDO extends DurableObject<Env> {
    * the alarm retries it later; the approval is decidable by API meanwhile.
    */
   private async requestApproval(p: PendingApproval, run: { id: string; trigger: unknown }): Promise<EmailOutcome & { expires_at: number }> {
-    const now = Date.now();
     const ttl = numberVar(this.env, "APPROVAL_TTL_SECONDS", 7 * DAY) * 1000;
-    const inserted = this.sql.all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, status, created_at, expires_at)
-      VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, 'pending', ${now}, ${now + ttl})
-      ON CONFLICT (id) DO NOTHING RETURNING id`;
-    if (inserted.length) this.event("approval_requested", { approval_id: p.id, tool: p.tool, worker_chain: p.workerChain, description: p.description });
-    const expiresAt = this.sql.one`SELECT expires_at FROM approvals WHERE id = ${p.id}`!.expires_at as number;
+    const expiresAt = this.ctx.storage.transactionSync(() => this.approvals.request(p, Date.now(), ttl));
     let outcome: EmailOutcome;
     try {
       outcome = await sendApprovalEmail(this.env, p, run, expiresAt);
@@ -167,58 +180,39 @@ export class RunDO extends DurableObject<Env> {
     this.sql.run`UPDATE run SET retries = ${retries}, updated_at = ${Date.now()}`;
     this.event("run_retry", { detail, attempt: retries });
     const delay = Math.min(30_000 * 2 ** (retries - 1), 3_600_000);
-    await this.ctx.storage.setAlarm(Date.now() + delay);
+    await this.setAlarm(Date.now() + delay);
   }
 
+  /** Saves the outcome; an ended run voids its pending approvals in the same transaction. */
   private record(outcome: RunOutcome): void {
     const now = Date.now();
     this.ctx.storage.transactionSync(() => {
       const output = outcome.status === "succeeded" ? json(outcome.output) : null;
       const error = outcome.status === "failed" ? json(outcome.error) : null;
       this.sql.run`UPDATE run SET status = ${outcome.status}, output = ${output}, error = ${error}, usage = ${json(outcome.usage)}, retries = 0, updated_at = ${now}`;
+      if (outcome.status !== "awaiting_approval") this.approvals.voidPending(now);
       this.event(`run_${outcome.status}`, outcome.status === "failed" ? { error: outcome.error } : {});
     });
   }
 
   /** Records a decision in the journal and wakes the run; replay carries it past the approval. */
-  async decide(approvalId: string, d: { decision: "approve" | "reject"; note?: string; by: string; remember?: boolean }): Promise<Answer<{ approved: boolean }>> {
+  async decide(approvalId: string, d: DecisionRequest): Promise<Answer<{ approved: boolean }>> {
     const run = this.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
-    if (run.status === "cancelled") return { ok: false, status: 409, error: "the run was cancelled; its approvals are void" };
-    const ap = this.sql.one`SELECT key, status, expires_at, tool, args, worker_chain FROM approvals WHERE id = ${approvalId}`;
-    if (!ap) return { ok: false, status: 404, error: `unknown approval "${approvalId}" for this run` };
-    if (ap.status !== "pending") return { ok: false, status: 409, error: `approval already ${ap.status}` };
-    const now = Date.now();
-    const expired = now > (ap.expires_at as number);
-    const decision: ApprovalDecision = expired
-      ? { approved: false, by: "expiry", note: "the approval expired before anyone decided" }
-      : {
-          approved: d.decision === "approve",
-          by: d.by,
-          ...(d.note ? { note: d.note } : {}),
-          ...(d.remember && d.decision === "approve" ? { remember: { worker: parse<string[]>(ap.worker_chain).at(-1)!, tool: ap.tool as string, args: parse(ap.args) } } : {}),
-        };
-    const status = expired ? "expired" : decision.approved ? "approved" : "rejected";
-    this.ctx.storage.transactionSync(() => {
-      this.journal.put(ap.key as string, decision);
-      this.sql.run`UPDATE approvals SET status = ${status}, note = ${decision.note ?? null}, decided_by = ${decision.by}, decided_at = ${now} WHERE id = ${approvalId}`;
-      this.sql.run`UPDATE run SET status = 'running', updated_at = ${now}`;
-      this.event("approval_recorded", { approval_id: approvalId, status, by: decision.by });
-    });
-    await this.wakeSoon();
-    if (expired) return { ok: false, status: 410, error: "the approval expired; it counts as a rejection" };
-    return { ok: true, approved: decision.approved };
+    const { answer, recorded } = this.ctx.storage.transactionSync(() => this.approvals.decide(approvalId, d, run.status as RunStatusName, Date.now()));
+    if (recorded) await this.wakeSoon();
+    return answer;
   }
 
   async cancel(): Promise<Answer<{ status: "cancelled" }>> {
     const run = this.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
-    if (TERMINAL.includes(run.status as RunStatusName)) return { ok: false, status: 409, error: `the run already ${run.status === "cancelled" ? "was cancelled" : run.status}` };
+    if (TERMINAL.includes(run.status as RunStatusName)) return { ok: false, status: 409, error: runEnded(run.status as RunStatusName) };
     this.cancelled = true; // an activation in flight stops before its next step
     const now = Date.now();
     this.ctx.storage.transactionSync(() => {
       this.sql.run`UPDATE run SET status = 'cancelled', updated_at = ${now}`;
-      this.sql.run`UPDATE approvals SET status = 'voided', decided_at = ${now} WHERE status = 'pending'`;
+      this.approvals.voidPending(now);
       this.event("run_cancelled", {});
     });
     await clearRunState(this.states, run.id as string);
@@ -241,7 +235,7 @@ export class RunDO extends DurableObject<Env> {
       trigger: parse(run.trigger),
       created_at: run.created_at as number,
       updated_at: run.updated_at as number,
-      approvals: this.approvals(),
+      approvals: this.approvals.list(),
       call_tree: callTree(this.journal.load()),
     };
   }
@@ -268,12 +262,29 @@ export class RunDO extends DurableObject<Env> {
     return { events, done: !full && TERMINAL.includes(run.status as RunStatusName) };
   }
 
-  /** Re-arms the alarm of a run that should be running (after a lost activation). */
-  async wake(): Promise<boolean> {
-    const status = this.row()?.status;
-    if (status !== "queued" && status !== "running") return false;
+  /**
+   * Re-arms the alarm of a run that should be running: queued or running (an
+   * activation was lost), or paused with nothing left to wait for (a decision or an
+   * expiry whose wake-up was lost). Refused for an ended run, or one waiting for a human.
+   */
+  async resume(): Promise<Answer<{ status: RunStatusName }>> {
+    const run = this.row();
+    if (!run) return { ok: false, status: 404, error: "unknown run" };
+    const status = run.status as RunStatusName;
+    if (TERMINAL.includes(status)) return { ok: false, status: 409, error: `${runEnded(status)}; there is nothing to resume` };
+    const next = this.approvals.earliestExpiry();
+    if (status === "awaiting_approval" && next !== null && next > Date.now()) {
+      // Its expiry alarm is what it needs: make sure that one is armed.
+      if ((await this.ctx.storage.getAlarm()) === null) await this.setAlarm(next);
+      return { ok: false, status: 409, error: `the run waits for a human to decide; its earliest pending approval expires at ${new Date(next).toISOString()}` };
+    }
     await this.wakeSoon();
-    return true;
+    return { ok: true, status };
+  }
+
+  /** `resume`, as a yes/no (test helpers). */
+  async wake(): Promise<boolean> {
+    return (await this.resume()).ok;
   }
 
   /**
@@ -282,12 +293,18 @@ export class RunDO extends DurableObject<Env> {
    * the real scheduler would race.
    */
   private async wakeSoon(): Promise<void> {
-    await this.ctx.storage.setAlarm(Date.now() + (this.env.EDGEWORK_TEST_HOOKS === "1" ? 60_000 : 0));
+    await this.setAlarm(Date.now() + (this.env.EDGEWORK_TEST_HOOKS === "1" ? 60_000 : 0));
   }
 
-  /** Rows read and written by this object since it was constructed (cost accounting). */
-  async storageStats(): Promise<{ rowsRead: number; rowsWritten: number }> {
-    return { rowsRead: this.sql.rowsRead, rowsWritten: this.sql.rowsWritten };
+  /** Every alarm goes through here: each one set is a storage write, counted for cost reports. */
+  private async setAlarm(at: number): Promise<void> {
+    this.alarmsSet++;
+    await this.ctx.storage.setAlarm(at);
+  }
+
+  /** Rows read and written, and alarms set, by this object since it was constructed (cost accounting). */
+  async storageStats(): Promise<{ rowsRead: number; rowsWritten: number; alarmsSet: number }> {
+    return { rowsRead: this.sql.rowsRead, rowsWritten: this.sql.rowsWritten, alarmsSet: this.alarmsSet };
   }
 
   async setTestHooks(hooks: TestHooks): Promise<void> {
@@ -298,24 +315,6 @@ export class RunDO extends DurableObject<Env> {
 
   private row() {
     return this.sql.one`SELECT * FROM run`;
-  }
-
-  private approvals(): ApprovalView[] {
-    return this.sql.all`SELECT * FROM approvals ORDER BY created_at, id`.map((r) => ({
-      id: r.id as string,
-      status: r.status as ApprovalView["status"],
-      tool: r.tool as string,
-      args: parse(r.args),
-      description: r.description as string,
-      worker_chain: parse(r.worker_chain),
-      call_path: r.call_path as string,
-      notify: (r.notify as string | null) ?? null,
-      note: (r.note as string | null) ?? null,
-      decided_by: (r.decided_by as string | null) ?? null,
-      created_at: r.created_at as number,
-      decided_at: (r.decided_at as number | null) ?? null,
-      expires_at: r.expires_at as number,
-    }));
   }
 
   private setStatus(status: RunStatusName): void {

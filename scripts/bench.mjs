@@ -65,7 +65,7 @@ const load = await loadTest({ runs: 1000, concurrency: 50 });
 
 // Price of a 10-turn run with one approval, from the measured counts.
 const ten = results.storage.tenTurnRunWithApproval;
-const activeSeconds = 11 * MODEL_SECONDS; // 10 tool turns + the final answer; paused time is free (no alarm, hibernated)
+const activeSeconds = 11 * MODEL_SECONDS; // 10 tool turns + the final answer; paused time is free (hibernated; its one alarm waits for the approval's expiry)
 const price = {
   requests: ten.requests,
   rowsWritten: ten.rowsWritten,
@@ -81,6 +81,7 @@ const rows = [
   ["rows written per model turn / tool call / approval", `${results.storage.rowsWrittenPerTurn} / ${results.storage.rowsWrittenPerTool} / ${results.storage.rowsWrittenPerApproval}`],
   ["10-turn run + 1 approval: requests, alarms, rows written, rows read", `${ten.requests}, ${ten.alarmsSet}, ${ten.rowsWritten}, ${ten.rowsRead}`],
   ["paused run holds an alarm", String(ten.pausedHoldsAlarm)],
+  ["approval with expiry: rows written decided / expired; alarms set per pause, per approval decided / expired", `${results.storage.rowsWrittenPerApproval} / ${results.storage.rowsWrittenPerExpiredApproval}; ${results.storage.alarmsSetPerPause}, ${results.storage.alarmsPerApproval} / ${results.storage.alarmsPerExpiredApproval}`],
   ["price of that run (1 s per model request)", `$${usd.toFixed(8)} (≈ $${(usd * 1e6).toFixed(0)} per million runs)`],
   ["resume: steps → rows read, ms", results.resume.map((r) => `${r.steps} → ${r.rowsRead}, ${r.ms}`).join(" · ")],
   ["bundle raw / gzip (goal ≤ 250 KiB gzip)", `${fmt(bundle.rawKiB, 0)} KiB / ${fmt(bundle.gzipKiB, 0)} KiB`],
@@ -122,14 +123,17 @@ From the SQL cursors' \`rowsWritten\`/\`rowsRead\`, by difference between script
 only the run's own calls are counted (start, alarms, the decision), not the status reads of a watcher.
 
 - rows written: **${results.storage.rowsWrittenPerTurn} per model turn, ${results.storage.rowsWrittenPerTool} per tool call, ${results.storage.rowsWrittenPerApproval} per approval**
-  (the approval row, its event, the notification step, the decision, run status changes), alarms per approval: ${results.storage.alarmsPerApproval}
+  (the approval row, its event, the notification step, the decision, run status changes); an approval nobody decides, resolved as
+  a rejection by the alarm at its expiry: **${results.storage.rowsWrittenPerExpiredApproval} rows**
+- alarms: **${results.storage.alarmsSetPerPause} set per pause** (at the earliest pending expiry), ${results.storage.alarmsPerApproval} per approval decided (the pause's, then the decision's wake-up),
+  ${results.storage.alarmsPerExpiredApproval} per approval that expires (the pause's alarm fires at the expiry)
 - rows read per resume of a one-tool run: ${results.storage.rowsReadPerResume} (the journal is read with one query per activation)
 - a 10-turn run (one tool call per turn) with one approval: **${ten.requests} Durable Object requests** (start, two alarms, the decision),
-  ${ten.alarmsSet} alarms set, ${ten.rowsWritten} rows written, ${ten.rowsRead} rows read; while paused it holds **no alarm**: ${!ten.pausedHoldsAlarm}
+  ${ten.alarmsSet} alarms set, ${ten.rowsWritten} rows written, ${ten.rowsRead} rows read; while paused it holds **one alarm**, at the approval's expiry: ${ten.pausedHoldsAlarm}
 
 Priced with the published Workers Paid unit prices (developers.cloudflare.com/durable-objects/platform/pricing/, read
 2026-11-22: requests $0.15/M, duration $12.50/M GB-s at 128 MB, rows written $1.00/M, rows read $0.001/M), assuming each
-of the 11 model requests keeps the object active ${MODEL_SECONDS} s (paused time costs nothing: no alarm, the object hibernates):
+of the 11 model requests keeps the object active ${MODEL_SECONDS} s (paused time costs nothing: the object hibernates until a decision or its expiry alarm):
 
 | unit | count | USD |
 |---|---|---|

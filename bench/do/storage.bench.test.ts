@@ -17,26 +17,32 @@ async function scripted(model: string, turns: number, perTurn: number, ask: bool
   await script(model, replies);
 }
 
+/** Moves the pending approvals' expiry into the past (outside the run's own counters), as if their time had come. */
+const expireApprovals = (id: string) =>
+  runInDurableObject(env.RUNS.getByName(id), (_o, state) => void state.storage.sql.exec("UPDATE approvals SET expires_at = ? WHERE status = 'pending'", Date.now() - 1));
+
 /**
  * Drives one run through its activations, counting only what the run itself costs
  * (start, every alarm, the decision) — not the status reads a watcher makes.
+ * `approval`: someone approves at once, or nobody does and the approval expires.
  */
-async function drive(id: string) {
-  const cost = { rowsRead: 0, rowsWritten: 0, requests: 0, activations: 0, alarmsSet: 0 };
+async function drive(id: string, approval: "approve" | "expire" = "approve") {
+  const cost = { rowsRead: 0, rowsWritten: 0, requests: 0, activations: 0, alarmsSet: 0, alarmsSetPerPause: 0 };
   const measured = async <T>(fn: () => Promise<T>): Promise<T> => {
     const s0 = await stats(id);
     const out = await fn();
     const s1 = await stats(id);
     cost.rowsRead += s1.rowsRead - s0.rowsRead;
     cost.rowsWritten += s1.rowsWritten - s0.rowsWritten;
+    cost.alarmsSet += s1.alarmsSet - s0.alarmsSet;
     cost.requests++;
     return out;
   };
   const activate = async () => {
-    const armed = (await alarmOf(id)) !== null;
-    if (armed) cost.alarmsSet++;
+    const alarms = cost.alarmsSet;
     const ran = await measured(() => runDurableObjectAlarm(env.RUNS.getByName(id)));
     if (ran) cost.activations++;
+    if ((await stub(id).status())!.status === "awaiting_approval") cost.alarmsSetPerPause = cost.alarmsSet - alarms;
     return ran;
   };
   await measured(() => stub(id).start({ id, worker: "bench-resume", input: { input: "go" }, approvalMode: "ask", budget: {} }));
@@ -46,7 +52,8 @@ async function drive(id: string) {
   for (let i = 0; i < 20 && view.status !== "succeeded"; i++) {
     if (view.status === "awaiting_approval") {
       pausedHoldsAlarm = (await alarmOf(id)) !== null;
-      await measured(() => stub(id).decide(view.approvals[0]!.id, { decision: "approve", by: "bench" }));
+      if (approval === "approve") await measured(() => stub(id).decide(view.approvals[0]!.id, { decision: "approve", by: "bench" }));
+      else await expireApprovals(id);
       const before = { ...cost };
       const t0 = Date.now();
       await activate();
@@ -70,6 +77,8 @@ it("storage and request cost of a run", async () => {
   const s5 = await drive("cost-s5");
   await scripted("bench-resume", 1, 1, true);
   const ask = await drive("cost-ask");
+  await scripted("bench-resume", 1, 1, true);
+  const expired = await drive("cost-expired", "expire");
   await scripted("bench-resume", 10, 1, true);
   const ten = await drive("cost-ten");
 
@@ -79,8 +88,11 @@ it("storage and request cost of a run", async () => {
     rowsWrittenPerTurn: perTurn,
     rowsWrittenPerTool: perTool,
     rowsWrittenPerApproval: ask.rowsWritten - p1.rowsWritten - perTurn - perTool,
+    rowsWrittenPerExpiredApproval: expired.rowsWritten - p1.rowsWritten - perTurn - perTool,
     rowsReadPerResume: ask.resume.rowsRead,
     alarmsPerApproval: ask.alarmsSet - p1.alarmsSet,
+    alarmsPerExpiredApproval: expired.alarmsSet - p1.alarmsSet,
+    alarmsSetPerPause: ask.alarmsSetPerPause,
     tenTurnRunWithApproval: ten,
   });
 });

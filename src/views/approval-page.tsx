@@ -1,4 +1,4 @@
-import type { ApprovalView, RunView } from "../../durable-objects/run-types";
+import { TERMINAL, type ApprovalView, type RunView } from "../../durable-objects/run-types";
 import { describeTrigger, isoTime, prettyArgs } from "./format";
 import { Badge, Page } from "./layout";
 
@@ -55,4 +55,17 @@ export function DecisionPage(props: { approved: boolean; approval: ApprovalView;
       </p>
     </Page>
   );
+}
+
+/** Why an approval can no longer be decided, for the person holding its link; null while it can be. */
+export function closedApproval(run: RunView, a: ApprovalView): { status: 409 | 410; title: string; message: string } | null {
+  if (a.status === "expired") {
+    return { status: 410, title: "This approval has expired", message: `Nobody decided it before ${isoTime(a.expires_at)}, so it counted as a rejection and the model was told.` };
+  }
+  // A pending row of an ended run is void too (runs that ended before voiding existed).
+  if (a.status === "voided" || (a.status === "pending" && TERMINAL.includes(run.status))) {
+    return { status: 409, title: "This approval is void", message: `The run ended (${run.status}), so this approval is void: deciding it would change nothing.` };
+  }
+  if (a.status !== "pending") return { status: 409, title: "Already decided", message: `This approval was already ${a.status}${a.decided_by ? ` by ${a.decided_by}` : ""}.` };
+  return null;
 }

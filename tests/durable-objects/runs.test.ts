@@ -13,10 +13,10 @@ async function pausedWriter(id: string, afterDecision: unknown[]) {
 }
 
 describe("suspension and decisions", () => {
-  it("a paused run holds no alarm, and resumes to completion after approval", async () => {
+  it("a paused run holds one alarm, at its approval's expiry, and resumes to completion after approval", async () => {
     const view = await pausedWriter("p-approve", [{ text: "posted" }]);
     expect(view.status).toBe("awaiting_approval");
-    expect(await alarmOf("p-approve")).toBeNull();
+    expect(await alarmOf("p-approve")).toBe(view.approvals[0]!.expires_at);
     expect(view.approvals).toEqual([
       expect.objectContaining({ status: "pending", tool: "fx_fetch", worker_chain: ["pause-writer"], notify: "approver@example.com", description: "pause-writer wants to call fx_fetch" }),
     ]);

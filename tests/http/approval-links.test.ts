@@ -220,6 +220,30 @@ describe("approval by email link", () => {
     ]);
   });
 
+  it("a run that ended voids its approval: the link says why (GET and POST answer 409) and nothing is decided", async () => {
+    const id = "link-void";
+    await script("void-parent", [
+      { tool_calls: [{ id: "post", name: "gate_fetch", arguments: { url: effectUrl(id), method: "POST" } }, { id: "child", name: "void-child", arguments: { input: "work" } }] },
+      { text: "revived" },
+    ]);
+    await script("void-child", [{ status: 400 }, { text: "child ok" }]);
+    await stub(id).start({ id, worker: "void-parent", input: { input: "go" }, approvalMode: "ask", budget: {} });
+    expect((await settle(id)).status).toBe("failed");
+    const link = linkIn((await parsedEmail()).html!, "approve");
+    const why = "The run ended (failed), so this approval is void: deciding it would change nothing.";
+    const page = await call(`${link}?intent=approve`);
+    expect(page.status).toBe(409);
+    const html = await page.text();
+    expect(html).toContain("This approval is void");
+    expect(html).toContain(why);
+    expect(html).not.toContain("<form");
+    const decided = await postForm(link, { decision: "approve" });
+    expect(decided.status).toBe(409);
+    expect(await decided.text()).toContain(why);
+    expect(await settle(id)).toMatchObject({ status: "failed", approvals: [{ status: "voided" }] });
+    expect(await effectCount(id)).toBe(0);
+  });
+
   it("without email configuration the approval is still reachable; what is missing is named", () => {
     expect(missingEmailConfig({} as Env, undefined)).toEqual([
       "the APPROVAL_EMAIL send_email binding",

@@ -1,7 +1,8 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/http/app";
-import { effectUrl, script, settle } from "../durable-objects/helpers";
+import { effectCount, effectUrl, script, settle } from "../durable-objects/helpers";
 
 const auth = { Authorization: "Bearer test-token" };
 const call = (path: string, init: RequestInit = {}) => exports.default.fetch(new Request(`https://edgework.test${path}`, init));
@@ -104,6 +105,72 @@ describe("run API", () => {
     expect(decide.status).toBe(409);
     expect(await decide.json()).toEqual({ error: "the run was cancelled; its approvals are void" });
     expect((await post(`/runs/${id}/cancel`, {})).status).toBe(409);
+  });
+});
+
+describe("POST /runs/:id/resume", () => {
+  const object = (id: string) => env.RUNS.getByName(id);
+  const sql = (id: string, query: string) => runInDurableObject(object(id), (_o, state) => void state.storage.sql.exec(query));
+  const alarmOf = (id: string) => runInDurableObject(object(id), (_o, state) => state.storage.getAlarm());
+
+  async function pausedResumeRun(tag: string) {
+    await script("resume-writer", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl(tag), method: "POST" } }] }, { text: "resumed" }]);
+    const { id } = (await (await post("/runs", { worker: "resume-writer", input: "post" })).json()) as { id: string };
+    const view = await settle(id);
+    expect(view.status).toBe("awaiting_approval");
+    return { id, approvalId: view.approvals[0]!.id };
+  }
+
+  it("a queued run that lost its alarm is re-armed and completes; unknown → 404; without the token → 401", async () => {
+    await script("resume-writer", [{ text: "resumed" }]);
+    const { id } = (await (await post("/runs", { worker: "resume-writer", input: "x" })).json()) as { id: string };
+    await runInDurableObject(object(id), (_o, state) => state.storage.deleteAlarm());
+    expect(await alarmOf(id)).toBeNull();
+    const res = await post(`/runs/${id}/resume`, {});
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id, status: "queued", resumed: true });
+    expect(await alarmOf(id)).not.toBeNull();
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: "resumed" });
+    expect((await post("/runs/nope/resume", {})).status).toBe(404);
+    expect((await post(`/runs/${id}/resume`, {}, {})).status).toBe(401);
+  });
+
+  it("a paused run whose decision's wake-up was lost is re-armed; one waiting for a human → 409; an ended one → 409", async () => {
+    const { id, approvalId } = await pausedResumeRun("resume-lost");
+    const waiting = await post(`/runs/${id}/resume`, {});
+    expect(waiting.status).toBe(409);
+    expect(((await waiting.json()) as { error: string }).error).toMatch(/^the run waits for a human to decide; its earliest pending approval expires at \d{4}-/);
+
+    expect((await post(`/runs/${id}/approvals/${approvalId}`, { decision: "approve" })).status).toBe(200);
+    // As if the wake-up after the decision was lost: paused again, no alarm.
+    await sql(id, "UPDATE run SET status = 'awaiting_approval'");
+    await runInDurableObject(object(id), (_o, state) => state.storage.deleteAlarm());
+    const res = await post(`/runs/${id}/resume`, {});
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ id, status: "awaiting_approval", resumed: true });
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: "resumed" });
+    expect(await effectCount("resume-lost")).toBe(1);
+
+    const ended = await post(`/runs/${id}/resume`, {});
+    expect(ended.status).toBe(409);
+    expect(await ended.json()).toEqual({ error: "the run already succeeded; there is nothing to resume" });
+  });
+
+  it("a paused run whose approval expired without a wake-up is re-armed; the alarm records the rejection", async () => {
+    const { id } = await pausedResumeRun("resume-expired");
+    await sql(id, "UPDATE approvals SET expires_at = 1");
+    await runInDurableObject(object(id), (_o, state) => state.storage.deleteAlarm());
+    expect((await post(`/runs/${id}/resume`, {})).status).toBe(200);
+    expect(await settle(id)).toMatchObject({ status: "succeeded", approvals: [{ status: "expired", decided_by: "expiry" }] });
+    expect(await effectCount("resume-expired")).toBe(0);
+  });
+
+  it("deciding an approval of a run that failed → 409 naming how it ended", async () => {
+    const { id, approvalId } = await pausedResumeRun("resume-failed");
+    await sql(id, "UPDATE run SET status = 'failed'");
+    const decide = await post(`/runs/${id}/approvals/${approvalId}`, { decision: "approve" });
+    expect(decide.status).toBe(409);
+    expect(await decide.json()).toEqual({ error: "the run already failed; its approvals are void" });
   });
 });
 

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import { runStub } from "../../runs";
-import { ApprovalPage, DecisionPage } from "../../views/approval-page";
+import { runStub, runView } from "../../runs";
+import { ApprovalPage, closedApproval, DecisionPage } from "../../views/approval-page";
 import { Problem } from "../../views/layout";
 import { checkApprovalLink, runPageLink } from "../approval-link";
 
@@ -10,16 +10,13 @@ import { checkApprovalLink, runPageLink } from "../approval-link";
  */
 export const approvals = new Hono<{ Bindings: Env }>();
 
-const decided = (status: string, by: string | null) => `This approval was already ${status}${by ? ` by ${by}` : ""}.`;
-
 approvals.get("/:token", async (c) => {
   const token = c.req.param("token");
   const link = await checkApprovalLink(c, token);
   if (!link.ok) return c.html(<Problem title={link.title} message={link.message} />, link.status);
   const runLink = runPageLink(link.run.id, token);
-  if (link.approval.status !== "pending") {
-    return c.html(<Problem title="Already decided" message={decided(link.approval.status, link.approval.decided_by)} runLink={runLink} />, 409);
-  }
+  const closed = closedApproval(link.run, link.approval);
+  if (closed) return c.html(<Problem title={closed.title} message={closed.message} runLink={runLink} />, closed.status);
   const intent = c.req.query("intent");
   return c.html(<ApprovalPage run={link.run} approval={link.approval} action={`/approvals/${token}`} runLink={runLink} intent={intent} />);
 });
@@ -42,8 +39,11 @@ approvals.post("/:token", async (c) => {
     remember: form.remember === "on",
   });
   if (!answer.ok) {
-    const title = answer.status === 410 ? "This approval has expired" : answer.status === 409 ? "Already decided" : "Nothing to decide here";
-    return c.html(<Problem title={title} message={answer.error} runLink={runLink} />, answer.status);
+    // Say why from the state that refused it (the run may have ended since the link was checked).
+    const now = await runView(c.env, link.run.id);
+    const approval = now?.approvals.find((a) => a.id === link.approval.id);
+    const closed = now && approval ? closedApproval(now, approval) : null;
+    return c.html(<Problem title={closed?.title ?? "Nothing to decide here"} message={closed?.message ?? answer.error} runLink={runLink} />, answer.status);
   }
   return c.html(<DecisionPage approved={answer.approved} approval={link.approval} runLink={runLink} />);
 });

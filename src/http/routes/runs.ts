@@ -82,3 +82,10 @@ runs.post("/:id/cancel", async (c) => {
   if (!answer.ok) throw httpError(answer.status, { error: answer.error });
   return c.json({ id: c.req.param("id"), status: answer.status });
 });
+
+/** Re-arms a run that should be running (a lost activation or wake-up); 409 says why not. */
+runs.post("/:id/resume", async (c) => {
+  const answer = await stubFor(c.env, c.req.param("id")).resume();
+  if (!answer.ok) throw httpError(answer.status, { error: answer.error });
+  return c.json({ id: c.req.param("id"), status: answer.status, resumed: true });
+});

@@ -1,0 +1,114 @@
+import type { ApprovalDecision, PendingApproval } from "../src/engine";
+import { TERMINAL, type Answer, type ApprovalView, type RunStatusName } from "./run-types";
+import { json, parse, type Sql } from "./sql";
+import type { SqliteJournalStore } from "./sqlite-journal";
+
+export interface DecisionRequest {
+  decision: "approve" | "reject";
+  note?: string;
+  by: string;
+  remember?: boolean;
+}
+
+/** What an expired approval records, whoever notices first: the run's alarm, or a late decider. */
+export const EXPIRED: ApprovalDecision = { approved: false, by: "expiry", note: "the approval expired before anyone decided" };
+const EXPIRED_ANSWER = { ok: false, status: 410, error: "the approval expired; it counts as a rejection" } as const;
+
+/** Why nothing about an ended run can be decided (or resumed) any more. */
+export const runEnded = (status: RunStatusName) => `the run ${status === "cancelled" ? "was cancelled" : `already ${status}`}`;
+
+type ApprovalRow = { id: string; key: string; status: string; expires_at: number; tool: string; args: string; worker_chain: string };
+
+/**
+ * The approvals of one run, in its SQLite: asked, decided, expired, voided.
+ * A decision and an expiry are recorded the same way: a journal step under the
+ * approval's key (replay hands it to the gate), the row's new status, an event.
+ * The caller runs each method inside its transaction.
+ */
+export class RunApprovals {
+  constructor(
+    private readonly sql: Sql,
+    private readonly journal: SqliteJournalStore,
+    private readonly event: (type: string, data: Record<string, unknown>) => void,
+  ) {}
+
+  /** Stores a pending approval once (a retried notification finds it); returns its expiry. */
+  request(p: PendingApproval, now: number, ttlMs: number): number {
+    const inserted = this.sql.all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, status, created_at, expires_at)
+      VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, 'pending', ${now}, ${now + ttlMs})
+      ON CONFLICT (id) DO NOTHING RETURNING id`;
+    if (inserted.length) this.event("approval_requested", { approval_id: p.id, tool: p.tool, worker_chain: p.workerChain, description: p.description });
+    return this.sql.one`SELECT expires_at FROM approvals WHERE id = ${p.id}`!.expires_at as number;
+  }
+
+  /**
+   * Only a pending, unexpired approval of a run that has not ended can be decided;
+   * deciding one whose expiry has come records its rejection instead. `recorded`:
+   * something was written, so the run must replay.
+   */
+  decide(approvalId: string, d: DecisionRequest, run: RunStatusName, now: number): { answer: Answer<{ approved: boolean }>; recorded: boolean } {
+    const refused = (answer: Answer<{ approved: boolean }>) => ({ answer, recorded: false });
+    const ap = this.sql.one<ApprovalRow>`SELECT id, key, status, expires_at, tool, args, worker_chain FROM approvals WHERE id = ${approvalId}`;
+    if (!ap) return refused({ ok: false, status: 404, error: `unknown approval "${approvalId}" for this run` });
+    if (ap.status === "expired") return refused(EXPIRED_ANSWER);
+    // Also a still-pending row of a run that ended before voiding existed.
+    if (TERMINAL.includes(run) && (ap.status === "pending" || ap.status === "voided")) return refused({ ok: false, status: 409, error: `${runEnded(run)}; its approvals are void` });
+    if (ap.status !== "pending") return refused({ ok: false, status: 409, error: `approval already ${ap.status}` });
+    if (now >= ap.expires_at) {
+      this.resolve(ap, EXPIRED, now);
+      return { answer: EXPIRED_ANSWER, recorded: true };
+    }
+    const remember = d.remember && d.decision === "approve" ? { worker: parse<string[]>(ap.worker_chain).at(-1)!, tool: ap.tool, args: parse(ap.args) } : undefined;
+    const decision: ApprovalDecision = { approved: d.decision === "approve", by: d.by, ...(d.note ? { note: d.note } : {}), ...(remember ? { remember } : {}) };
+    this.resolve(ap, decision, now);
+    return { answer: { ok: true, approved: decision.approved }, recorded: true };
+  }
+
+  /** Records the rejection of every pending approval whose expiry has come; returns how many. */
+  expireDue(now: number): number {
+    const due = this.sql.all<ApprovalRow>`SELECT id, key FROM approvals WHERE status = 'pending' AND expires_at <= ${now}`;
+    for (const ap of due) this.resolve(ap, EXPIRED, now);
+    return due.length;
+  }
+
+  /** A run that ended voids what is still pending: nobody can decide it any more. */
+  voidPending(now: number): void {
+    this.sql.run`UPDATE approvals SET status = 'voided', decided_at = ${now} WHERE status = 'pending'`;
+  }
+
+  /** When the earliest pending approval expires, or null when none is pending. */
+  earliestExpiry(): number | null {
+    return (this.sql.one`SELECT min(expires_at) AS at FROM approvals WHERE status = 'pending'`?.at as number | null) ?? null;
+  }
+
+  /** Whether any of these approvals was decided or expired (e.g. while the activation that paused on them ran). */
+  anyResolved(ids: string[]): boolean {
+    return ids.some((id) => this.sql.one`SELECT status FROM approvals WHERE id = ${id}`?.status !== "pending");
+  }
+
+  list(): ApprovalView[] {
+    return this.sql.all`SELECT * FROM approvals ORDER BY created_at, id`.map((r) => ({
+      id: r.id as string,
+      status: r.status as ApprovalView["status"],
+      tool: r.tool as string,
+      args: parse(r.args),
+      description: r.description as string,
+      worker_chain: parse(r.worker_chain),
+      call_path: r.call_path as string,
+      notify: (r.notify as string | null) ?? null,
+      note: (r.note as string | null) ?? null,
+      decided_by: (r.decided_by as string | null) ?? null,
+      created_at: r.created_at as number,
+      decided_at: (r.decided_at as number | null) ?? null,
+      expires_at: r.expires_at as number,
+    }));
+  }
+
+  private resolve(ap: Pick<ApprovalRow, "id" | "key">, decision: ApprovalDecision, now: number): void {
+    const status = decision === EXPIRED ? "expired" : decision.approved ? "approved" : "rejected";
+    this.journal.put(ap.key, decision);
+    this.sql.run`UPDATE approvals SET status = ${status}, note = ${decision.note ?? null}, decided_by = ${decision.by}, decided_at = ${now} WHERE id = ${ap.id}`;
+    this.sql.run`UPDATE run SET status = 'running', updated_at = ${now}`;
+    this.event("approval_recorded", { approval_id: ap.id, status, by: decision.by });
+  }
+}
