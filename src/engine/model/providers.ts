@@ -39,7 +39,7 @@ const price = z.strictObject({ input: z.number().nonnegative(), output: z.number
 
 const modelsFileSchema = z.strictObject({
   providers: z.record(z.string(), z.unknown()).nullish(),
-  prices: z.record(z.string().regex(MODEL_NAME, 'must be "provider:model"'), price).nullish(),
+  prices: z.record(z.string(), price).nullish(),
 });
 
 export interface ModelsConfig {
@@ -108,6 +108,9 @@ function parseModelsFile(file: string, text: string): ModelsConfig | WorkerFileE
       if (!spec.success) problems.push(...issuesToErrors(file, spec.error, field));
       else providers[name] = isBinding ? { file, kind: "workers-ai", config: spec.data as WorkersAiSpec } : { file, kind: "openai-compatible", config: spec.data as OpenAICompatibleSpec };
     }
+  }
+  for (const model of Object.keys(parsed.data.prices ?? {})) {
+    if (!MODEL_NAME.test(model)) problems.push(new WorkerFileError(file, `prices.${model}`, 'must be "provider:model", e.g. anthropic:claude-sonnet-4-5'));
   }
   return problems.length ? problems : { providers, prices: parsed.data.prices ?? {} };
 }
