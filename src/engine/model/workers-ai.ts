@@ -66,7 +66,9 @@ const output = z.union([
     choices: z.array(z.object({ message: z.object({ content: z.string().nullish(), tool_calls: z.array(toolCall).nullish() }) })).min(1),
     usage,
   }),
-  z.object({ response: z.unknown().optional(), tool_calls: z.array(toolCall).nullish(), usage }),
+  z
+    .object({ response: z.unknown().optional(), tool_calls: z.array(toolCall).nullish(), usage })
+    .refine((o) => o.response !== undefined || !!o.tool_calls?.length, "has neither response nor tool_calls"),
   z.string(),
 ]);
 
