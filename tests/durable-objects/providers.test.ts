@@ -33,6 +33,6 @@ describe("model providers from models.yaml in a durable run", () => {
     // alpha:lead at $1/$2 and beta:helper at $10/$20 per million tokens (models.yaml), rolled up to the run.
     const cost = (300 * 1 + 30 * 2 + 1000 * 10 + 100 * 20) / 1e6;
     expect(view.usage).toMatchObject({ requests: 3, inputTokens: 1300, outputTokens: 130 });
-    expect(view.usage.costUsd).toBeCloseTo(cost, 12);
+    expect(view.usage!.costUsd).toBeCloseTo(cost, 12);
   });
 });
