@@ -16,6 +16,10 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
           FAKE_OPENAI_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}`,
           OPENAI_BASE_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}/v1`,
           OPENAI_API_KEY: "sk-test",
+          // Two providers of tests/fixtures/workers/models.yaml, each on its own fake server with its own key.
+          FAKE_OPENAI_2_URL: `http://127.0.0.1:${inject("fakeOpenAI2Port")}`,
+          ALPHA_API_KEY: "sk-alpha",
+          BETA_API_KEY: "sk-beta",
           API_TOKEN: "test-token",
           // Approval emails on (APPROVER_EMAIL unset: workers without approval.notify get none).
           APPROVAL_FROM: "edgework@example.com",

@@ -3,5 +3,9 @@ declare namespace Cloudflare {
   interface Env {
     /** Base URL of the scripted OpenAI-compatible server on 127.0.0.1. */
     FAKE_OPENAI_URL: string;
+    /** A second one, for the second provider of tests/fixtures/workers/models.yaml. */
+    FAKE_OPENAI_2_URL: string;
+    ALPHA_API_KEY: string;
+    BETA_API_KEY: string;
   }
 }

@@ -1,8 +1,8 @@
 import { CatalogError, WorkerFileError } from "./errors";
 import { globToRegExp, isGlob } from "./glob";
 import { validatorFor, type JSONSchema } from "./json-schema";
-import { MODEL_NAME } from "./model/model";
-import { PROVIDERS } from "./model/resolver";
+import { checkModelProviders } from "./model/provider-check";
+import { BUILT_IN_PROVIDERS } from "./model/providers";
 import type { ToolsetRegistry } from "./toolsets/define";
 import type { ToolDef } from "./toolsets/toolset";
 import { issuesToErrors, parseWorkerFile, TOOL_NAME, type WorkerSpec } from "./worker-file";
@@ -33,8 +33,9 @@ export function workerToolDef(w: WorkerSpec): ToolDef {
 /**
  * Loads every `.worker` file of a bundle (relative path → text). A catalog with any
  * problem is refused as a whole: `CatalogError` lists each as `file: field: reason`.
+ * `providers`: the model providers a worker may name (built in, plus `models.yaml`'s).
  */
-export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistry): Catalog {
+export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistry, providers: readonly string[] = BUILT_IN_PROVIDERS): Catalog {
   const problems: WorkerFileError[] = [];
   const specs: WorkerSpec[] = [];
   for (const [file, text] of Object.entries(files)) {
@@ -56,7 +57,7 @@ export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistr
   const workers = new Map<string, CatalogWorker>();
   for (const s of byName.values()) {
     const before = problems.length;
-    problems.push(...checkWorker(s, kinds));
+    problems.push(...checkWorker(s, kinds, providers));
     const workerTools = resolveWorkerPatterns(s, byName, problems);
     if (problems.length === before) problems.push(...checkExposedTools(s, workerTools.map((n) => byName.get(n)!), kinds));
     workers.set(s.name, { ...s, workerTools });
@@ -66,7 +67,7 @@ export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistr
 }
 
 /** Checks of one worker that need no other worker: schemas, model, toolset kinds and configs. */
-export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry): WorkerFileError[] {
+export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry, providers: readonly string[] = BUILT_IN_PROVIDERS): WorkerFileError[] {
   const problems: WorkerFileError[] = [];
   const schemaProblem = (field: string, schema: JSONSchema | undefined) => {
     if (!schema) return;
@@ -79,10 +80,7 @@ export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry): WorkerFileEr
   schemaProblem("input", s.input);
   if (s.input.type !== "object") problems.push(new WorkerFileError(s.file, "input", 'must be a JSON Schema with type: object (tool arguments are objects)'));
   schemaProblem("output", s.output);
-  const provider = s.model && MODEL_NAME.exec(s.model)?.[1];
-  if (provider && !(PROVIDERS as readonly string[]).includes(provider)) {
-    problems.push(new WorkerFileError(s.file, "model", `unknown provider "${provider}"; known: ${PROVIDERS.join(", ")}`));
-  }
+  problems.push(...checkModelProviders(s, providers));
   for (const [name, inst] of Object.entries(s.toolsets)) {
     const kind = kinds.get(inst.use);
     if (!kind) {

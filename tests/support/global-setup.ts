@@ -5,6 +5,8 @@ import { startFakeOpenAI } from "./fake-openai";
 declare module "vitest" {
   interface ProvidedContext {
     fakeOpenAIPort: number;
+    /** A second provider (tests/fixtures/workers/models.yaml): each server must see only its own key. */
+    fakeOpenAI2Port: number;
   }
 }
 
@@ -16,5 +18,7 @@ export default async function setup(project: TestProject) {
   execFileSync("node", ["scripts/bundle-workers.mjs", "--out", "src/generated/test-worker-files.ts", "workers", "tests/fixtures/workers"]);
   const server = await startFakeOpenAI();
   project.provide("fakeOpenAIPort", server.port);
-  return () => server.close();
+  const second = await startFakeOpenAI();
+  project.provide("fakeOpenAI2Port", second.port);
+  return () => Promise.all([server.close(), second.close()]).then(() => undefined);
 }

@@ -2,8 +2,11 @@ import OpenAI from "openai";
 import type { Model, ModelRequest, ModelResponse } from "./model";
 
 export interface OpenAIOptions {
+  /** Without one no Authorization header is sent (a local server, or a key in `headers`). */
   apiKey?: string;
   baseURL?: string;
+  /** Extra headers on every request (e.g. a provider's own auth or version header). */
+  headers?: Record<string, string>;
   /** Injected in tests; the platform's fetch otherwise. */
   fetch?: typeof fetch;
   /** Retries with exponential backoff on 408/409/429/5xx and network errors. */
@@ -11,11 +14,21 @@ export interface OpenAIOptions {
   timeoutMs?: number;
 }
 
-/** `openai:<model>` through the official client, against any OpenAI-compatible base URL. */
+/**
+ * A model through the official client, against any OpenAI-compatible base URL.
+ * Everything is passed explicitly: left unset, the client would read OPENAI_API_KEY,
+ * OPENAI_BASE_URL, OPENAI_ORG_ID… from `process.env` (which nodejs_compat fills with
+ * the app's vars and secrets) and send OpenAI's key to every other provider.
+ */
 export function openaiModel(model: string, opts: OpenAIOptions): Model {
   const client = new OpenAI({
-    apiKey: opts.apiKey || "missing-OPENAI_API_KEY",
-    baseURL: opts.baseURL || undefined,
+    // The client insists on a key; the null header below keeps this placeholder off the wire.
+    apiKey: opts.apiKey || "none",
+    adminAPIKey: null,
+    organization: null,
+    project: null,
+    baseURL: opts.baseURL || "https://api.openai.com/v1",
+    defaultHeaders: { ...(opts.apiKey ? {} : { Authorization: null }), ...opts.headers },
     fetch: opts.fetch,
     maxRetries: opts.maxRetries ?? 3,
     timeout: opts.timeoutMs ?? 60_000,
