@@ -3,5 +3,10 @@ declare namespace Cloudflare {
   interface Env {
     /** Base URL of the scripted OpenAI-compatible server on 127.0.0.1. */
     FAKE_OPENAI_URL: string;
+    /** `127.0.0.1:<port>` of that server, for allow-lists. */
+    FAKE_OPENAI_HOST: string;
+    /** Two origins of the fake upstream (tests/support/fake-upstream.ts). */
+    FAKE_UPSTREAM_A: string;
+    FAKE_UPSTREAM_B: string;
   }
 }

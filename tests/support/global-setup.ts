@@ -1,10 +1,12 @@
 import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
 import { startFakeOpenAI } from "./fake-openai";
+import { startFakeUpstream } from "./fake-upstream";
 
 declare module "vitest" {
   interface ProvidedContext {
     fakeOpenAIPort: number;
+    fakeUpstreamPorts: [number, number];
   }
 }
 
@@ -16,5 +18,10 @@ export default async function setup(project: TestProject) {
   execFileSync("node", ["scripts/bundle-workers.mjs", "--out", "src/generated/test-worker-files.ts", "workers", "tests/fixtures/workers"]);
   const server = await startFakeOpenAI();
   project.provide("fakeOpenAIPort", server.port);
-  return () => server.close();
+  const upstream = await startFakeUpstream();
+  project.provide("fakeUpstreamPorts", upstream.ports);
+  return async () => {
+    await server.close();
+    await upstream.close();
+  };
 }
