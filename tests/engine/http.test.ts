@@ -199,6 +199,12 @@ describe("http kind: the body is read up to a byte cap, then cancelled", () => {
     });
   }
 
+  it("bounds the body read by timeout_ms too", async () => {
+    const up = upstream();
+    const { results } = await callHttp(`allow: ["${up.hostA}"], timeout_ms: 300`, [{ name: "web_fetch", args: { url: up.a("stall") } }]);
+    expect(results[0]).toMatchObject({ ok: false, error: `request to ${up.hostA} timed out after 300 ms` });
+  });
+
   it("caps in UTF-8 bytes too, without cutting a character in half", async () => {
     const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("é".repeat(100)));
     try {

@@ -9,7 +9,8 @@ import type { AddressInfo } from "node:net";
  * - `/<id>/redirect/<status>?to=<url>` redirects there;
  * - `/<id>/loop/<n>` redirects to `/<id>/loop/<n+1>` forever;
  * - `/<id>/huge` streams 128 MiB, `/<id>/endless` never ends; both log the bytes
- *   sent and whether the client hung up before the end.
+ *   sent and whether the client hung up before the end;
+ * - `/<id>/stall` sends headers and one chunk, then nothing, until the client hangs up.
  */
 interface Seen {
   port: number;
@@ -70,6 +71,10 @@ export async function startFakeUpstream(): Promise<{ ports: [number, number]; cl
       const log: Stream = { sent: 0, finished: false, closedEarly: false };
       streams.set(id, [...(streams.get(id) ?? []), log]);
       return stream(res, route === "huge" ? HUGE : undefined, log);
+    }
+    if (route === "stall") {
+      res.writeHead(200, { "content-type": "text/plain" });
+      return void res.write("first bytes");
     }
     json(404, { error: `no route ${url.pathname}` });
   };
