@@ -14,6 +14,11 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
           // The scripted OpenAI-compatible server started by tests/support/global-setup.ts;
           // it picks the script by the request's model name.
           FAKE_OPENAI_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}`,
+          // For `allow:` lists, which name the port (fixtures use `${FAKE_OPENAI_HOST}`).
+          FAKE_OPENAI_HOST: `127.0.0.1:${inject("fakeOpenAIPort")}`,
+          // Two origins of tests/support/fake-upstream.ts, for the `http` kind's redirects and streams.
+          FAKE_UPSTREAM_A: `http://127.0.0.1:${inject("fakeUpstreamPorts")[0]}`,
+          FAKE_UPSTREAM_B: `http://127.0.0.1:${inject("fakeUpstreamPorts")[1]}`,
           OPENAI_BASE_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}/v1`,
           OPENAI_API_KEY: "sk-test",
           // Two providers of tests/fixtures/workers/models.yaml, each on its own fake server with its own key.

@@ -9,7 +9,7 @@ export interface GlobalCall {
   config: Record<string, unknown>;
   tool: string;
   args: unknown;
-  ctx: Pick<ToolContext, "runId" | "callPath" | "depth" | "workerChain">;
+  ctx: Pick<ToolContext, "runId" | "callPath" | "idempotencyKey" | "depth" | "workerChain">;
 }
 
 export type GlobalResult = { ok: true; value: unknown } | { ok: false; error: string };
@@ -72,8 +72,8 @@ export function rpcGlobals(stub: () => GlobalToolsetsStub): GlobalToolsets {
         listTools: async () => kind.definitions,
         async callTool(tool, args, ctx) {
           const bridge = new ToolContextBridge(ctx);
-          const { runId, callPath, depth, workerChain } = ctx;
-          const result = await stub().callTool({ key, name, kind: kind.kind, config: spec.config, tool, args, ctx: { runId, callPath, depth, workerChain: [...workerChain] } }, bridge);
+          const { runId, callPath, idempotencyKey, depth, workerChain } = ctx;
+          const result = await stub().callTool({ key, name, kind: kind.kind, config: spec.config, tool, args, ctx: { runId, callPath, idempotencyKey, depth, workerChain: [...workerChain] } }, bridge);
           if (bridge.signal) throw bridge.signal;
           if (!result.ok) throw new ToolError(result.error);
           return result.value;

@@ -7,5 +7,10 @@ declare namespace Cloudflare {
     FAKE_OPENAI_2_URL: string;
     ALPHA_API_KEY: string;
     BETA_API_KEY: string;
+    /** `127.0.0.1:<port>` of that server, for allow-lists. */
+    FAKE_OPENAI_HOST: string;
+    /** Two origins of the fake upstream (tests/support/fake-upstream.ts). */
+    FAKE_UPSTREAM_A: string;
+    FAKE_UPSTREAM_B: string;
   }
 }

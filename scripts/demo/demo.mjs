@@ -34,7 +34,8 @@ export async function startDemo(opts = {}) {
         DEFAULT_MODEL: "openai:demo",
         OPENAI_BASE_URL: model.url,
         OPENAI_API_KEY: "demo-key",
-        GITHUB_API_HOST: "127.0.0.1",
+        // The allow-list names the port: a bare host allows only 80/443.
+        GITHUB_API_HOST: new URL(github.url).host,
         GITHUB_TOKEN: "demo-github-token",
         GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET,
         APPROVAL_FROM: "edgework@example.com",

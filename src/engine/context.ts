@@ -1,5 +1,6 @@
 import { checkWorker, type CatalogWorker } from "./catalog";
 import { ToolError } from "./errors";
+import { idempotencyKey } from "./idempotency-key";
 import { recordedCall } from "./toolsets/wrappers/journaled";
 import { askModel, runWorker, type CallFrame } from "./loop";
 import type { RunServices } from "./run";
@@ -26,6 +27,8 @@ export interface AgentOptions {
 export interface ToolContext {
   readonly runId: string;
   readonly callPath: string;
+  /** Stable for this tool call across replays (run id + call path); for `Idempotency-Key` headers. */
+  readonly idempotencyKey: string;
   /** 1 for the run's worker, +1 per nested worker. */
   readonly depth: number;
   readonly workerChain: readonly string[];
@@ -51,6 +54,7 @@ export function toolContext(run: RunServices, frame: CallFrame, toolset: Toolset
   const ctx: ToolContext = {
     runId: run.runId,
     callPath,
+    idempotencyKey: idempotencyKey(run.runId, callPath),
     depth: frame.depth,
     workerChain: frame.chain,
     usage,

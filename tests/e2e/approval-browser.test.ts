@@ -25,6 +25,7 @@ describe.skipIf(!runBrowser)("approval in a real browser", () => {
       vars: {
         API_TOKEN: "e2e-token",
         OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}/v1`,
+        FAKE_OPENAI_HOST: `127.0.0.1:${fake.port}`,
         APPROVAL_FROM: "edgework@example.com",
         APPROVAL_SECRET: "e2e-secret",
       },

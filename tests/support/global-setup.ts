@@ -1,12 +1,14 @@
 import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
 import { startFakeOpenAI } from "./fake-openai";
+import { startFakeUpstream } from "./fake-upstream";
 
 declare module "vitest" {
   interface ProvidedContext {
     fakeOpenAIPort: number;
     /** A second provider (tests/fixtures/workers/models.yaml): each server must see only its own key. */
     fakeOpenAI2Port: number;
+    fakeUpstreamPorts: [number, number];
   }
 }
 
@@ -20,5 +22,9 @@ export default async function setup(project: TestProject) {
   project.provide("fakeOpenAIPort", server.port);
   const second = await startFakeOpenAI();
   project.provide("fakeOpenAI2Port", second.port);
-  return () => Promise.all([server.close(), second.close()]).then(() => undefined);
+  const upstream = await startFakeUpstream();
+  project.provide("fakeUpstreamPorts", upstream.ports);
+  return async () => {
+    await Promise.all([server.close(), second.close(), upstream.close()]);
+  };
 }

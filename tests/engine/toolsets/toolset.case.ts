@@ -12,6 +12,7 @@ function bareContext(): ToolContext {
   return {
     runId: "case",
     callPath: "case/turn:1/tool:t",
+    idempotencyKey: "ew_case",
     depth: 1,
     workerChain: ["case"],
     usage: new UsageMeter(),

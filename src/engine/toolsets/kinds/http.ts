@@ -1,18 +1,51 @@
 import * as z from "zod";
 import { ToolError } from "../../errors";
-import { globToRegExp } from "../../glob";
+import { allowEntryProblem, allowList } from "../../net/allow-list";
+import { guardedFetch, type GuardedFetch, type GuardedResponse } from "../../net/guarded-fetch";
+import { cappedText, readBodyCapped } from "../../net/read-body";
 import { defineToolset, tool } from "../define";
 
+const allowEntry = z.string().min(1).superRefine((entry, ctx) => {
+  // `${VAR}` entries are checked again once the variables are filled in.
+  const problem = entry.includes("${") ? undefined : allowEntryProblem(entry);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
 const config = z.strictObject({
-  /** Hosts this instance may reach (`api.github.com`, `*.example.com`); others are refused unsent. */
-  allow: z.array(z.string().min(1)).min(1),
-  /** Headers sent with every request (e.g. Authorization), merged under the call's own. */
+  /**
+   * Hosts this instance may reach, on every redirect hop: `api.github.com` (default
+   * port of the scheme only), `127.0.0.1:8080` (that port), `*.example.com` (subdomains).
+   */
+  allow: z.array(allowEntry).min(1),
+  /** Headers sent with every request (e.g. Authorization), merged under the call's own; never sent to another origin. */
   headers: z.record(z.string(), z.string()).default({}),
   timeout_ms: z.number().int().min(1).max(120_000).default(10_000),
+  /** Bounds the response body in characters and in UTF-8 bytes; the rest is never read. */
   max_response_chars: z.number().int().min(1).max(1_000_000).default(20_000),
+  /** Send the call's `Idempotency-Key` on requests other than GET/HEAD. */
+  idempotency_key: z.boolean().default(true),
 });
 
 const SAFE_METHODS = new Set(["GET", "HEAD"]);
+/** Headers many servers honour to run another method than the request line's. */
+const METHOD_OVERRIDES = ["x-http-method-override", "x-http-method", "x-method-override"];
+
+/**
+ * The method a server may act on: the request's, unless a method-override header
+ * names a method that is not GET/HEAD. Counted for the approval default, so
+ * `GET` + `X-HTTP-Method-Override: DELETE` asks like a DELETE. Takes raw
+ * arguments (approval policies see them before validation).
+ */
+function effectiveMethod(args: { method?: unknown; headers?: unknown }): string {
+  const method = typeof args.method === "string" ? args.method.toUpperCase() : "GET";
+  if (!args.headers || typeof args.headers !== "object") return method;
+  for (const [name, value] of Object.entries(args.headers)) {
+    if (!METHOD_OVERRIDES.includes(name.toLowerCase())) continue;
+    const override = String(value).trim().toUpperCase();
+    if (override && !SAFE_METHODS.has(override)) return override;
+  }
+  return method;
+}
 
 function isJson(text: string): boolean {
   try {
@@ -23,12 +56,14 @@ function isJson(text: string): boolean {
   }
 }
 
-/** `fetch` confined to an allow-list of hosts; responses truncated with a flag saying so. */
+type Self = z.output<typeof config> & { fetch: GuardedFetch };
+
+/** `fetch` confined to an allow-list of hosts and ports on every hop; responses read up to a cap, with a flag saying so. */
 export const http = defineToolset({
   kind: "http",
   description: "HTTP requests to allowed hosts",
   config,
-  create: (c) => ({ ...c, hosts: c.allow.map((h) => globToRegExp(h, { ignoreCase: true })) }),
+  create: (c): Self => ({ ...c, fetch: guardedFetch({ allow: allowList(c.allow), headers: c.headers }) }),
   tools: {
     fetch: tool({
       description: "Make an HTTP request and get the status and response text",
@@ -39,35 +74,32 @@ export const http = defineToolset({
         body: z.string().optional(),
       }),
       // Reads are allowed by default; anything that can change something asks.
-      approval: (args) => (SAFE_METHODS.has(args.method ?? "GET") ? "allow" : "ask"),
-      async run(args, _ctx, self: z.output<typeof config> & { hosts: RegExp[] }) {
+      approval: (args) => (SAFE_METHODS.has(effectiveMethod(args)) ? "allow" : "ask"),
+      async run(args, ctx, self: Self) {
         const url = new URL(args.url);
-        if (url.protocol !== "https:" && url.protocol !== "http:") throw new ToolError(`only http(s) URLs are allowed, not ${url.protocol}`);
-        if (!self.hosts.some((h) => h.test(url.hostname))) {
-          throw new ToolError(`host ${url.hostname} is not allowed; this toolset may reach: ${self.allow.join(", ")}`);
-        }
-        const headers = new Headers({ ...self.headers, ...args.headers });
+        const headers = new Headers(args.headers);
         // APIs such as GitHub's expect JSON to be labelled as such; models rarely add the header.
         if (args.body !== undefined && !headers.has("content-type") && isJson(args.body)) headers.set("content-type", "application/json");
-        let res: Response;
+        const hasOwnKey = headers.has("idempotency-key") || Object.keys(self.headers).some((h) => h.toLowerCase() === "idempotency-key");
+        if (self.idempotency_key && !hasOwnKey && !SAFE_METHODS.has(effectiveMethod(args))) headers.set("idempotency-key", ctx.idempotencyKey);
+        const signal = AbortSignal.timeout(self.timeout_ms);
+        let res: GuardedResponse;
         try {
-          res = await fetch(url, {
-            method: args.method,
-            headers,
-            body: SAFE_METHODS.has(args.method) ? undefined : args.body,
-            signal: AbortSignal.timeout(self.timeout_ms),
-          });
+          res = await self.fetch(url, { method: args.method, headers, body: SAFE_METHODS.has(args.method) ? undefined : args.body, signal });
+          // A cap in bytes is a cap in characters too: no character is shorter than a byte.
+          const body = await readBodyCapped(res, self.max_response_chars);
+          return {
+            status: res.status,
+            content_type: res.headers.get("content-type"),
+            final_url: res.finalUrl,
+            body: cappedText(body),
+            truncated: body.truncated,
+          };
         } catch (err) {
+          if (err instanceof ToolError) throw err;
           const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
           throw new ToolError(timedOut ? `request to ${url.host} timed out after ${self.timeout_ms} ms` : `request to ${url.host} failed: ${String(err)}`);
         }
-        const text = await res.text();
-        return {
-          status: res.status,
-          content_type: res.headers.get("content-type"),
-          body: text.slice(0, self.max_response_chars),
-          truncated: text.length > self.max_response_chars,
-        };
       },
     }),
   },
