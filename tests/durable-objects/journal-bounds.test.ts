@@ -1,4 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { RunView } from "../../durable-objects/run-types";
 import { MAX_STEP_BYTES, utf8Bytes } from "../../src/engine/journal/bounds";
@@ -28,7 +29,7 @@ afterEach(() => vi.restoreAllMocks());
 
 /** The run's journal rows as stored: key, value text, and the row's size in UTF-8 bytes. */
 const journalRows = (id: string) =>
-  runInDurableObject(stub(id), (_i, state) =>
+  runInDurableObject(env.RUNS.getByName(id), (_i, state) =>
     state.storage.sql.exec<{ key: string; value: string }>("SELECT key, value FROM journal ORDER BY seq").toArray().map((r) => ({ ...r, bytes: utf8Bytes(r.key) + utf8Bytes(r.value) })),
   );
 
@@ -100,7 +101,7 @@ describe("values too big for a journal row", () => {
     await script("big-poster", [{ text: "fine" }, { text: "fine" }]);
     await stub(id).start({ id, worker: "big-poster", input: { input: "talk" }, approvalMode: "ask", budget: {} });
     // Past the engine's bound on purpose: what if a value reached SQLite too big anyway?
-    await runInDurableObject(stub(id), (instance) => {
+    await runInDurableObject(env.RUNS.getByName(id), (instance) => {
       const journal = (instance as unknown as { journal: { put(k: string, v: unknown): void } }).journal;
       const put = journal.put.bind(journal);
       journal.put = (key, value) => put(key, { value, padding: "x".repeat(3_100_000) });

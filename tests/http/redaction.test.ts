@@ -1,13 +1,13 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { script, settle, stub } from "../durable-objects/helpers";
+import { script, settle } from "../durable-objects/helpers";
 
 const auth = { Authorization: "Bearer test-token" };
 const call = (path: string, init: RequestInit = {}) => exports.default.fetch(new Request(`https://edgework.test${path}`, init));
 
 /** Every form the secret could show up in: raw, JSON-escaped, URL-encoded, and HTML-escaped (the run page). */
-const SECRET = env.GITHUB_WEBHOOK_SECRET!;
+const SECRET = (env as unknown as Record<string, string>).GITHUB_WEBHOOK_SECRET!;
 const forms = [SECRET, JSON.stringify(SECRET).slice(1, -1), encodeURIComponent(SECRET), SECRET.replaceAll("'", "&#39;"), SECRET.replaceAll("'", "&#x27;")];
 
 afterEach(() => vi.restoreAllMocks());
@@ -31,7 +31,7 @@ describe("secrets echoed by an upstream", () => {
     const { id } = (await start.json()) as { id: string };
     expect(await settle(id)).toMatchObject({ status: "succeeded", output: "checked" });
 
-    const stored = await runInDurableObject(stub(id), (_i, state) =>
+    const stored = await runInDurableObject(env.RUNS.getByName(id), (_i, state) =>
       ["journal", "events", "approvals", "run"].map((t) => JSON.stringify(state.storage.sql.exec(`SELECT * FROM ${t}`).toArray())).join("\n"),
     );
     const status = await (await call(`/runs/${id}`, { headers: auth })).text();
