@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { sendApprovalEmail, type EmailOutcome } from "../src/email/approval-notifier";
-import { clearRunState, executeRun, messageOf, RunInterrupted, type PendingApproval, type RunOutcome } from "../src/engine";
+import { clearRunState, executeRun, messageOf, RunInterrupted, StorageError, type PendingApproval, type RunOutcome } from "../src/engine";
 import { callTree } from "../src/engine/journal/call-tree";
 import { stepEvents } from "../src/engine/journal/events";
 import type { Journal } from "../src/engine/journal/journal";
@@ -112,8 +112,10 @@ export class RunDO extends DurableObject<Env> {
         return;
       }
       // Unexpected (storage, bug, bad config): let the runtime retry the alarm, then give up visibly.
-      if ((info?.retryCount ?? 0) < MAX_ALARM_RETRIES) throw err;
-      outcome = { status: "failed", error: { code: "internal", message: String(err) }, usage: parse(run.usage) ?? emptyUsage() };
+      // A failure every retry would repeat (a permanent StorageError) fails the run now.
+      const permanent = err instanceof StorageError && err.permanent;
+      if (!permanent && (info?.retryCount ?? 0) < MAX_ALARM_RETRIES) throw err;
+      outcome = { status: "failed", error: { code: err instanceof StorageError ? "storage" : "internal", message: messageOf(err) }, usage: parse(run.usage) ?? emptyUsage() };
     }
     if (this.row()?.status !== "running") return; // cancelled while this activation ran
     this.record(outcome);

@@ -1,5 +1,8 @@
-import type { JournalStore } from "../src/engine";
+import { StorageError, type JournalStore } from "../src/engine";
 import { json, parse, type Sql } from "./sql";
+
+/** SQLite result codes that a retry of the same write would meet again. */
+const PERMANENT = /SQLITE_TOOBIG|SQLITE_FULL/;
 
 /** The run's journal: loaded with one query per activation, one row written per step. */
 export class SqliteJournalStore implements JournalStore {
@@ -13,6 +16,13 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   put(key: string, value: unknown): void {
-    this.sql.run`INSERT INTO journal (key, value, at) VALUES (${key}, ${json(value)}, ${this.now()})`;
+    const text = json(value);
+    try {
+      this.sql.run`INSERT INTO journal (key, value, at) VALUES (${key}, ${text}, ${this.now()})`;
+    } catch (err) {
+      // SQLite's reason without the statement: the message ends up in the run's error.
+      const reason = (err as Error).message.split("\n")[0]!.replace(/^SQL failed: /, "");
+      throw new StorageError(`the journal could not record step ${key} (${text.length} characters): ${reason}`, PERMANENT.test(reason));
+    }
   }
 }

@@ -45,6 +45,8 @@ export type RunErrorCode =
   | "unknown_worker"
   | "invalid_input"
   | "config"
+  | "too_large"
+  | "storage"
   | "internal";
 
 /**
@@ -97,9 +99,25 @@ export class RunInterrupted extends Error {
   }
 }
 
+/**
+ * Signal: the journal could not record a step. Never a tool result or text a model
+ * sees: it stops the activation, and the run continues from the journal when it is
+ * retried. `permanent`: a retry would write the same and fail the same way, so the
+ * run fails now instead.
+ */
+export class StorageError extends Error {
+  constructor(
+    message: string,
+    readonly permanent = false,
+  ) {
+    super(message);
+    this.name = "StorageError";
+  }
+}
+
 /** Errors that must travel up through tool calls instead of becoming a tool result. */
 export function propagates(err: unknown): boolean {
-  return err instanceof ApprovalRequired || err instanceof RunInterrupted || (err instanceof RunError && err.fatal);
+  return err instanceof ApprovalRequired || err instanceof RunInterrupted || err instanceof StorageError || (err instanceof RunError && err.fatal);
 }
 
 export function messageOf(err: unknown): string {

@@ -2,6 +2,7 @@ import type { CatalogWorker } from "./catalog";
 import { toolContext } from "./context";
 import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "./errors";
 import { globToRegExp } from "./glob";
+import { MAX_STEP_BYTES, stepBytes } from "./journal/bounds";
 import { describeIssues, validatorFor } from "./json-schema";
 import type { Message, ModelRequest, ModelResponse, ModelToolCall } from "./model/model";
 import type { RunServices } from "./run";
@@ -102,6 +103,7 @@ async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, input:
           const value = await toolset.callTool(call.name, args, ctx);
           return { ok: true, content: typeof value === "string" ? value : JSON.stringify(value) };
         } catch (err) {
+          // Signals (approval, fatal errors, a journal that cannot write) stop the turn; never model-visible text.
           if (propagates(err)) throw err;
           return { ok: false, content: `Error: ${messageOf(err)}` };
         }
@@ -150,11 +152,25 @@ export async function modelStep(run: RunServices, frame: CallFrame, key: string,
     } catch (err) {
       throw new RunError("model_error", `${frame.worker.file}: model ${model} failed: ${messageOf(err)}`, true);
     }
-    return { ...r, model, costUsd: costOf(model, r.usage.inputTokens, r.usage.outputTokens, run.prices) };
+    const recorded: RecordedResponse = { ...r, model, costUsd: costOf(model, r.usage.inputTokens, r.usage.outputTokens, run.prices) };
+    const bytes = stepBytes(key, recorded);
+    if (bytes > MAX_STEP_BYTES) {
+      // Unrecorded, the answer would be requested (and paid for) again on every retry: the run ends here.
+      addUsage(usage, recorded);
+      throw new RunError(
+        "too_large",
+        `${frame.worker.file}: model ${model} answered with ${bytes} bytes (text and tool calls, as JSON), over the journal's bound of ${MAX_STEP_BYTES} bytes per step; ask for a shorter answer or have it written in parts by tools`,
+        true,
+      );
+    }
+    return recorded;
   });
-  usage.add({ requests: 1, inputTokens: res.usage.inputTokens, outputTokens: res.usage.outputTokens, costUsd: res.costUsd });
+  addUsage(usage, res);
   return res;
 }
+
+const addUsage = (usage: UsageMeter, res: RecordedResponse) =>
+  usage.add({ requests: 1, inputTokens: res.usage.inputTokens, outputTokens: res.usage.outputTokens, costUsd: res.costUsd });
 
 /** `ctx.llmAsk`: one model call with the caller's model, no tools. */
 export async function askModel(run: RunServices, frame: CallFrame, key: string, usage: UsageMeter, prompt: string, opts: { model?: string; system?: string }): Promise<string> {

@@ -7,9 +7,13 @@ describe("${VAR} in toolset config", () => {
   it("fills vars and defaults, deep in objects and lists", () => {
     const where = { file: "w.worker", field: "toolsets.web" };
     expect(interpolate({ allow: ["${HOST:-api.github.com}"], headers: { Authorization: "Bearer ${TOKEN}" }, n: 3 }, { TOKEN: "t0k" }, where)).toEqual({
-      allow: ["api.github.com"],
-      headers: { Authorization: "Bearer t0k" },
-      n: 3,
+      config: {
+        allow: ["api.github.com"],
+        headers: { Authorization: "Bearer t0k" },
+        n: 3,
+      },
+      // What came from the vars, to redact; a default written in the file is not a secret.
+      substituted: [{ name: "TOKEN", value: "t0k" }],
     });
     expect(() => interpolate({ headers: { Authorization: "Bearer ${TOKEN}" } }, {}, where)).toThrow(
       "w.worker: toolsets.web.headers.Authorization: uses ${TOKEN}, which is not set (wrangler secret put TOKEN, or .dev.vars locally)",

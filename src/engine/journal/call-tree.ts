@@ -13,6 +13,8 @@ export interface ToolNode {
   /** The result, cut to 500 characters of JSON. */
   result?: string;
   error?: string;
+  /** Set when the outcome was cut to fit the journal: its full size in bytes. */
+  truncatedFrom?: number;
   calls: CallNode[];
 }
 
@@ -64,6 +66,7 @@ export function callTree(entries: Iterable<[string, unknown]>): CallNode | null 
     tool.status = r.ok ? "ok" : "error";
     if (r.ok) tool.result = preview(r.value);
     else tool.error = r.error;
+    if (r.truncatedFrom !== undefined) tool.truncatedFrom = r.truncatedFrom;
   }
   let root: CallNode | null = null;
   for (const call of calls.values()) {

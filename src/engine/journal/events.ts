@@ -31,7 +31,8 @@ export function stepEvents(key: string, value: unknown): StepEvent[] {
   }
   if (key.endsWith("/result")) {
     const r = value as RecordedCall;
-    return [{ type: "tool", data: { path: key.slice(0, -"/result".length), ok: r.ok, ...(r.ok ? { result: preview(r.value) } : { error: r.error }) } }];
+    const data = { path: key.slice(0, -"/result".length), ok: r.ok, ...(r.ok ? { result: preview(r.value) } : { error: r.error }) };
+    return [{ type: "tool", data: r.truncatedFrom === undefined ? data : { ...data, truncated_from: r.truncatedFrom } }];
   }
   if (key.endsWith("/notify")) {
     return [{ type: "approval_notified", data: { path: key.slice(0, -"/notify".length), ...(value as Record<string, unknown>) } }];

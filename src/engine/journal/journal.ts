@@ -1,3 +1,5 @@
+import { messageOf, RunError, StorageError } from "../errors";
+import { MAX_STEP_BYTES, stepBytes } from "./bounds";
 import type { JournalStore } from "./store";
 
 /** May throw (e.g. `RunInterrupted`) to stop the run before a new step executes. */
@@ -11,6 +13,12 @@ export type BeforeStep = (key: string, journal: Journal) => void | Promise<void>
  */
 export class Journal {
   private readonly inFlight = new Set<string>();
+  /**
+   * The first write that failed. Every later step and write throws it again, so a
+   * tool that catches the error (around `ctx.step`, say) cannot carry the run on
+   * past an effect the journal does not hold.
+   */
+  private failure?: Error;
   /** Steps executed (not replayed) in this activation. */
   executed = 0;
 
@@ -42,6 +50,7 @@ export class Journal {
     if (this.recorded.has(key)) return this.recorded.get(key) as T;
     // Two live steps with one key would record one effect for two: an engine bug.
     if (this.inFlight.has(key)) throw new Error(`journal key used twice: ${key}`);
+    if (this.failure) throw this.failure;
     this.inFlight.add(key);
     try {
       await this.beforeStep?.(key, this);
@@ -54,8 +63,26 @@ export class Journal {
     }
   }
 
+  /**
+   * Writes one step. A value over `MAX_STEP_BYTES` is never attempted: it fails the
+   * run (its producer should have bounded it; tool results are cut to fit before they
+   * get here). A store failure becomes a `StorageError`, never a tool result.
+   */
   async record(key: string, value: unknown): Promise<void> {
-    await this.store.put(key, value);
+    if (this.failure) throw this.failure;
+    const bytes = stepBytes(key, value);
+    if (bytes > MAX_STEP_BYTES) {
+      throw (this.failure = new RunError(
+        "too_large",
+        `journal step ${key} is ${bytes} bytes as JSON, over the bound of ${MAX_STEP_BYTES} bytes per step; return less from this step (keep large data out of ctx.step values)`,
+        true,
+      ));
+    }
+    try {
+      await this.store.put(key, value);
+    } catch (err) {
+      throw (this.failure = err instanceof StorageError ? err : new StorageError(`the journal could not record step ${key}: ${messageOf(err)}`));
+    }
     this.recorded.set(key, value);
   }
 }

@@ -2,7 +2,7 @@ import { stableJson, shortHash } from "../ids";
 import type { CallFrame } from "../loop";
 import type { StateBackend } from "../ports";
 import type { RunServices } from "../run";
-import type { InstanceInit } from "./define";
+import type { InstanceInit, ToolsetKind } from "./define";
 import { combined } from "./combined";
 import type { Scope, Toolset } from "./toolset";
 import { workersToolset } from "./kinds/workers";
@@ -10,11 +10,12 @@ import { approvalGated } from "./wrappers/approval";
 import { readOnly } from "./wrappers/filtered";
 import { journaled } from "./wrappers/journaled";
 import { prefixed } from "./wrappers/prefixed";
+import { redacted, redactError, redactor } from "./wrappers/redacted";
 import type { InstanceSpec } from "../worker-file";
 import type { z } from "zod";
 import { RunError } from "../errors";
 import { describeIssues } from "../json-schema";
-import { interpolate, usesVars } from "./interpolate";
+import { interpolate, usesVars, type Substitution } from "./interpolate";
 
 export function instanceInit(states: StateBackend, scope: Scope, scopeId: string, name: string, key: string): InstanceInit {
   return {
@@ -24,12 +25,19 @@ export function instanceInit(states: StateBackend, scope: Scope, scopeId: string
   };
 }
 
-/** The instance spec with `${VAR}`s resolved and the result checked again by the kind. */
-function withVars(spec: InstanceSpec, schema: z.ZodType, vars: RunServices["vars"], where: { file: string; field: string }): InstanceSpec {
-  if (!usesVars(spec.config)) return spec;
-  const parsed = schema.safeParse(interpolate(spec.config, vars, where));
-  if (!parsed.success) throw new RunError("config", `${where.file}: ${where.field}: after filling in variables: ${describeIssues(parsed.error)}`);
-  return { ...spec, config: parsed.data as Record<string, unknown> };
+/**
+ * The instance spec with `${VAR}`s resolved and the result checked again by the kind,
+ * and the values filled in (to redact). The kind's complaint may quote a value: it is
+ * redacted too, since the error is stored with the run.
+ */
+function withVars(spec: InstanceSpec, schema: z.ZodType, vars: RunServices["vars"], where: { file: string; field: string }): { spec: InstanceSpec; secrets: Substitution[] } {
+  if (!usesVars(spec.config)) return { spec, secrets: [] };
+  const { config, substituted } = interpolate(spec.config, vars, where);
+  const parsed = schema.safeParse(config);
+  if (!parsed.success) {
+    throw new RunError("config", redactor(substituted)(`${where.file}: ${where.field}: after filling in variables: ${describeIssues(parsed.error)}`));
+  }
+  return { spec: { ...spec, config: parsed.data as Record<string, unknown> }, secrets: substituted };
 }
 
 /** Same name, kind and config → the same run- or global-scoped instance. */
@@ -41,7 +49,7 @@ export const callScopeId = (runId: string, path: string) => `${runId}:${path}`;
 /**
  * Builds the toolset one worker call sees: each instance from the cache its scope
  * names (fresh per call, the run's, or the global one), then
- * readonly → prefix → combined with worker tools → approval gate → journal.
+ * redaction → readonly → prefix → combined with worker tools → approval gate → journal.
  * The loop never branches on scope; it gets a toolset and a `close`.
  */
 export async function buildCallToolset(run: RunServices, frame: CallFrame): Promise<{ toolset: Toolset; close(): Promise<void> }> {
@@ -52,19 +60,10 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
       const kind = run.catalog.kinds.get(declared.use)!;
       // Keyed by the config as written: resolved secrets never become part of a key.
       const key = instanceKey(name, declared);
-      const spec = withVars(declared, kind.config, run.vars, { file: frame.worker.file, field: `toolsets.${name}` });
-      const scope = spec.scope ?? kind.scope;
-      let ts: Toolset;
-      if (scope === "call") {
-        ts = await kind.instantiate(key, spec.config, instanceInit(run.states, "call", callScopeId(run.runId, frame.path), name, key));
-        owned.push({ name, ts });
-      } else if (scope === "run") {
-        let p = run.runInstances.get(key);
-        if (!p) run.runInstances.set(key, (p = kind.instantiate(key, spec.config, instanceInit(run.states, "run", run.runId, name, key))));
-        ts = await p;
-      } else {
-        ts = await run.globals.resolve(key, name, kind, spec);
-      }
+      const { spec, secrets } = withVars(declared, kind.config, run.vars, { file: frame.worker.file, field: `toolsets.${name}` });
+      let ts = await scopedInstance(run, frame, { name, key, kind, spec, secrets }, owned).catch((err) => {
+        throw redactError(err, redactor(secrets));
+      });
       if (spec.readonly) ts = readOnly(ts);
       members.push([`instance "${name}" (${kind.kind})`, name === kind.kind ? ts : prefixed(ts, name)]);
     }
@@ -84,6 +83,33 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
     remembered: run.rememberedApprovals,
   });
   return { toolset: journaled(gated, run.journal), close: () => closeAll(run, owned) };
+}
+
+/**
+ * The instance one worker call uses, from the cache its scope names: fresh per call
+ * (added to `owned`, closed when the call ends), the run's, or the global one. Every
+ * scope's instance is seen through `redacted`, so no resolved secret comes back out.
+ */
+async function scopedInstance(
+  run: RunServices,
+  frame: CallFrame,
+  i: { name: string; key: string; kind: ToolsetKind; spec: InstanceSpec; secrets: Substitution[] },
+  owned: Array<{ name: string; ts: Toolset }>,
+): Promise<Toolset> {
+  const make = async (scope: Scope, scopeId: string) =>
+    redacted(await i.kind.instantiate(i.key, i.spec.config, instanceInit(run.states, scope, scopeId, i.name, i.key)), i.secrets);
+  const scope = i.spec.scope ?? i.kind.scope;
+  if (scope === "call") {
+    const ts = await make("call", callScopeId(run.runId, frame.path));
+    owned.push({ name: i.name, ts });
+    return ts;
+  }
+  if (scope === "run") {
+    let p = run.runInstances.get(i.key);
+    if (!p) run.runInstances.set(i.key, (p = make("run", run.runId)));
+    return p;
+  }
+  return redacted(await run.globals.resolve(i.key, i.name, i.kind, i.spec), i.secrets);
 }
 
 /** Closes in reverse order of creation; a failing close is logged and never hides the call's outcome. */

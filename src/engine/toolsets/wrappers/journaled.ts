@@ -1,15 +1,21 @@
 import { messageOf, propagates, ToolError } from "../../errors";
+import { cutToJsonBytes, MAX_STEP_BYTES, stepBytes, utf8Bytes } from "../../journal/bounds";
 import type { Journal } from "../../journal/journal";
 import type { Usage, UsageMeter } from "../../usage";
 import type { Toolset } from "../toolset";
 
-/** A call's recorded outcome: its result or error, and what it spent (to re-add on replay). */
-export type RecordedCall = { ok: true; value: unknown; usage: Usage } | { ok: false; error: string; usage: Usage };
+/**
+ * A call's recorded outcome: its result or error, and what it spent (to re-add on
+ * replay). `truncatedFrom`: the outcome was too big for the journal and is kept as
+ * its JSON text cut to fit; the number is its full size in bytes.
+ */
+export type RecordedCall = ({ ok: true; value: unknown } | { ok: false; error: string }) & { usage: Usage; truncatedFrom?: number };
 
 /**
  * Runs `fn` once per journal key: afterwards its outcome (value or error message)
  * is replayed, and its usage re-added to `meter`, without running it again.
- * Signals (approval, fatal errors) are not outcomes: they propagate unrecorded.
+ * Signals (approval, fatal errors, storage failures) are not outcomes: they
+ * propagate unrecorded.
  */
 export async function recordedCall(journal: Journal, key: string, meter: UsageMeter, fn: () => Promise<unknown>): Promise<unknown> {
   const recorded = journal.get<RecordedCall>(key);
@@ -20,15 +26,30 @@ export async function recordedCall(journal: Journal, key: string, meter: UsageMe
   } else {
     outcome = await journal.step<RecordedCall>(key, async () => {
       try {
-        return { ok: true, value: (await fn()) ?? null, usage: meter.snapshot() };
+        return fitted(key, { ok: true, value: (await fn()) ?? null, usage: meter.snapshot() });
       } catch (err) {
         if (propagates(err)) throw err;
-        return { ok: false, error: messageOf(err), usage: meter.snapshot() };
+        return fitted(key, { ok: false, error: messageOf(err), usage: meter.snapshot() });
       }
     });
   }
   if (!outcome.ok) throw new ToolError(outcome.error);
   return outcome.value;
+}
+
+/**
+ * The outcome as one journal step can hold it. The call has happened, so an
+ * oversized outcome is still recorded — cut, flagged, and with a note the model
+ * reads — rather than left out (an unrecorded effect would run again on replay).
+ */
+function fitted(key: string, outcome: RecordedCall): RecordedCall {
+  if (stepBytes(key, outcome) <= MAX_STEP_BYTES) return outcome;
+  const text = outcome.ok ? (typeof outcome.value === "string" ? outcome.value : JSON.stringify(outcome.value)) : outcome.error;
+  const truncatedFrom = utf8Bytes(text);
+  const note = `…[cut by edgework to fit the run's journal: ${truncatedFrom} bytes in full]`;
+  const as = (kept: string): RecordedCall =>
+    outcome.ok ? { ok: true, value: kept, usage: outcome.usage, truncatedFrom } : { ok: false, error: kept, usage: outcome.usage, truncatedFrom };
+  return as(cutToJsonBytes(text, MAX_STEP_BYTES - stepBytes(key, as(note))) + note);
 }
 
 /** Every tool call through this wrapper happens once per run, whatever is replayed. */

@@ -1,0 +1,37 @@
+/**
+ * How big one journal step may be: its key plus its value as the store writes it
+ * (JSON text, UTF-8). Cloudflare's SQLite refuses a string or row over 2 MB; 1.5 MB
+ * leaves room for the row's other columns and for "MB" meaning 10^6 rather than 2^20.
+ */
+export const MAX_STEP_BYTES = 1_500_000;
+
+const encoder = new TextEncoder();
+export const utf8Bytes = (text: string): number => encoder.encode(text).byteLength;
+
+/** A step's size as the store writes it: the key, and the value's JSON text, in UTF-8 bytes. */
+export const stepBytes = (key: string, value: unknown): number => utf8Bytes(key) + utf8Bytes(JSON.stringify(value ?? null));
+
+/**
+ * The longest prefix of `text` whose form inside a JSON string (escapes included)
+ * takes at most `maxBytes` of UTF-8. Never splits a surrogate pair.
+ */
+export function cutToJsonBytes(text: string, maxBytes: number): string {
+  let bytes = 0;
+  let end = 0;
+  for (const ch of text) {
+    bytes += jsonBytes(ch.codePointAt(0)!);
+    if (bytes > maxBytes) break;
+    end += ch.length;
+  }
+  return text.slice(0, end);
+}
+
+/** UTF-8 bytes of one code point as JSON.stringify writes it inside a string. */
+function jsonBytes(c: number): number {
+  if (c === 0x22 || c === 0x5c) return 2; // \" \\
+  if (c < 0x20) return c === 8 || c === 9 || c === 10 || c === 12 || c === 13 ? 2 : 6; // \n … or \u00XX
+  if (c < 0x80) return 1;
+  if (c < 0x800) return 2;
+  if (c >= 0xd800 && c <= 0xdfff) return 6; // a lone surrogate is written as \uXXXX
+  return c < 0x10000 ? 3 : 4;
+}

@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineToolset, executeRun, MemoryJournalStore, scriptedModel, tool, type ModelRequest } from "../../src/engine";
+import { redactor } from "../../src/engine/toolsets/wrappers/redacted";
+import { harness, warnings, workerFile } from "./helpers";
+
+/** A secret with a quote, a slash, a space and non-ASCII: its raw, JSON and URL forms all differ. */
+const TOKEN = 'tok"en/wert ä-1234';
+const forms = (v: string) => [v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v), encodeURIComponent(v).replaceAll("%20", "+")];
+
+/** An upstream stand-in: its tools echo the configured header back in every form an upstream might. */
+const echoKind = defineToolset({
+  kind: "echo",
+  config: z.strictObject({
+    header: z.string(),
+    region: z.string().default(""),
+    // A kind whose complaint quotes the value it refused, as many do.
+    api_key: z
+      .string()
+      .refine((v) => /^[\x20-\x7e]*$/.test(v), { error: (issue) => `must be printable ASCII, got "${String(issue.input)}"` })
+      .optional(),
+  }),
+  create: (c) => c,
+  close: (c) => {
+    throw new Error(`could not log out ${c.header}`);
+  },
+  tools: {
+    echo: tool({
+      description: "echoes the header",
+      input: z.strictObject({}),
+      readOnly: true,
+      run: (_a, _ctx, c: { header: string; region: string }) => ({
+        headers: { Authorization: c.header, [c.header]: "as a key" },
+        list: [c.header, { deep: [c.header] }],
+        json: JSON.stringify({ authorization: c.header }),
+        url: `https://upstream.test/?auth=${encodeURIComponent(c.header)}`,
+        form: `auth=${encodeURIComponent(c.header).replaceAll("%20", "+")}`,
+        region: c.region,
+      }),
+    }),
+    fail: tool({
+      description: "fails, quoting the header",
+      input: z.strictObject({}),
+      readOnly: true,
+      run: (_a, _ctx, c: { header: string }) => {
+        throw new Error(`401 for ${c.header}`);
+      },
+    }),
+    memo: tool({
+      description: "memoizes the header",
+      input: z.strictObject({}),
+      readOnly: true,
+      run: async (_a, ctx, c: { header: string }) => `memo: ${await ctx.step("h", () => c.header)}`,
+    }),
+  },
+});
+
+const toolResults = (reqs: ModelRequest[]) => reqs.flatMap((r) => r.messages.flatMap((m) => (m.role === "tool" ? [m.content] : [])));
+
+describe("redaction of resolved ${NAME} values", () => {
+  it("covers the raw value, its JSON-escaped and URL-encoded forms; values under 8 characters are left alone", () => {
+    const redact = redactor([
+      { name: "TOKEN", value: TOKEN },
+      { name: "SHORT", value: "eu-1" },
+    ]);
+    for (const f of forms(TOKEN)) expect(redact(`a ${f} b`)).toBe("a [redacted:TOKEN] b");
+    expect(redact("region eu-1")).toBe("region eu-1");
+    // A value that contains another is replaced whole.
+    expect(redactor([{ name: "A", value: "abcdefgh" }, { name: "B", value: "abcdefgh-ijkl" }])("x abcdefgh-ijkl abcdefgh")).toBe("x [redacted:B] [redacted:A]");
+  });
+
+  for (const scope of ["call", "run", "global"] as const) {
+    it(`scope ${scope}: results (deep, keys too), errors and ctx.step values never carry the secret into the journal or to the model`, async () => {
+      const requests: ModelRequest[] = [];
+      const model = scriptedModel((req, n) => {
+        requests.push(req);
+        return n === 0 ? { toolCalls: ["echo", "fail", "memo"].map((name) => ({ id: name, name: `up_${name}`, args: {} })) } : { text: "done" };
+      });
+      const file = workerFile(`name: w\nmodel: test:m\ntoolsets:\n  up: { use: echo, scope: ${scope}, header: "Bearer \${TOKEN}", region: "\${REGION}-\${ZONE:-zone-a-long}" }`);
+      const h = harness({ "w.worker": file }, { kinds: [echoKind], models: { "test:m": model } });
+      const store = new MemoryJournalStore();
+      const out = await executeRun({ ...h.config, vars: { TOKEN, REGION: "eu-1" } }, store, { runId: `redact-${scope}`, worker: "w", input: { input: "x" } });
+      expect(out.status).toBe("succeeded");
+
+      const journal = JSON.stringify([...store.entries]);
+      const seen = JSON.stringify(requests);
+      for (const f of forms(TOKEN)) {
+        expect(journal, `journal, form ${f}`).not.toContain(f);
+        expect(seen, `model requests, form ${f}`).not.toContain(f);
+      }
+      const [echo, fail, memo] = ["echo", "fail", "memo"].map((t) => store.entries.get(`w/turn:1/tool:${t}/result`) as any);
+      expect(echo.value).toEqual({
+        headers: { Authorization: "Bearer [redacted:TOKEN]", "Bearer [redacted:TOKEN]": "as a key" },
+        list: ["Bearer [redacted:TOKEN]", { deep: ["Bearer [redacted:TOKEN]"] }],
+        json: '{"authorization":"Bearer [redacted:TOKEN]"}',
+        url: "https://upstream.test/?auth=Bearer%20[redacted:TOKEN]",
+        form: "auth=Bearer+[redacted:TOKEN]",
+        // Short values and defaults written in the file are not secrets to redact.
+        region: "eu-1-zone-a-long",
+      });
+      expect(fail).toMatchObject({ ok: false, error: "401 for Bearer [redacted:TOKEN]" });
+      expect(memo).toMatchObject({ ok: true, value: "memo: Bearer [redacted:TOKEN]" });
+      expect(store.entries.get("w/turn:1/tool:memo/step:h")).toBe("Bearer [redacted:TOKEN]");
+      expect(toolResults(requests)).toContain("Error: 401 for Bearer [redacted:TOKEN]");
+      if (scope === "call") expect(warnings.at(-1)).toContain("could not log out Bearer [redacted:TOKEN]");
+      expect(warnings.join("\n")).not.toContain(TOKEN);
+    });
+  }
+
+  it("a config the kind refuses after filling in variables names the field without the resolved value", async () => {
+    const file = workerFile(`name: w\nmodel: test:m\ntoolsets:\n  up: { use: echo, header: "x", api_key: "\${TOKEN}" }`);
+    const h = harness({ "w.worker": file }, { kinds: [echoKind], models: { "test:m": scriptedModel([{ text: "never" }]) } });
+    const out = await executeRun({ ...h.config, vars: { TOKEN } }, new MemoryJournalStore(), { runId: "redact-config", worker: "w", input: { input: "x" } });
+    expect(out).toMatchObject({
+      status: "failed",
+      error: { code: "config", message: 'w.worker: toolsets.up: after filling in variables: api_key: must be printable ASCII, got "[redacted:TOKEN]"' },
+    });
+  });
+});
