@@ -115,7 +115,7 @@ describe("OpenAI-compatible providers get only what their own config names", () 
     const id = `echo-${crypto.randomUUID()}`;
     await script(id, [{ status: 401, body: { error: { message: "Incorrect API key provided: sk-very-secret-key" } } }]);
     const out = await run(`providers:\n  p: { base_url: "${env.FAKE_OPENAI_URL}/scripts/${id}/v1", api_key: "\${P_KEY}", max_retries: 0 }`, { P_KEY: "sk-very-secret-key" });
-    expect(out).toMatchObject({ status: "failed", error: { code: "model_error", message: expect.stringContaining("Incorrect API key provided: [P_KEY]") } });
+    expect(out).toMatchObject({ status: "failed", error: { code: "model_error", message: expect.stringContaining("Incorrect API key provided: [redacted:P_KEY]") } });
     expect(JSON.stringify(out)).not.toContain("sk-very-secret-key");
   });
 

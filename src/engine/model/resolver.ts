@@ -3,7 +3,7 @@ import { interpolate } from "../toolsets/interpolate";
 import { MODEL_NAME, type Model, type ModelResolver } from "./model";
 import { openaiModel, type OpenAIOptions } from "./openai";
 import { BUILT_IN_PROVIDERS, type ProviderSpec } from "./providers";
-import { recordingVars, redactedErrors } from "./redacted";
+import { redactedErrors } from "./redacted";
 import { testToolsModel } from "./test-model";
 import { workersAiModel, type AiBinding } from "./workers-ai";
 
@@ -49,14 +49,15 @@ export function modelResolver(opts: ResolverOptions = {}): ModelResolver {
 }
 
 function providerModel(provider: string, model: string, spec: ProviderSpec, opts: ResolverOptions): Model {
-  const { vars, used } = recordingVars(opts.vars ?? {});
-  return redactedErrors(configuredModel(provider, model, spec, { ...opts, vars }), used);
+  const where = { file: spec.file, field: `providers.${provider}` };
+  const { config, substituted } = interpolate(spec.config, opts.vars ?? {}, where);
+  return redactedErrors(configuredModel(model, { ...spec, config } as ProviderSpec, where, opts), substituted);
 }
 
-function configuredModel(provider: string, model: string, spec: ProviderSpec, opts: ResolverOptions): Model {
-  const where = { file: spec.file, field: `providers.${provider}` };
+/** The provider's model; `spec.config` has its `${NAME}`s filled in already. */
+function configuredModel(model: string, spec: ProviderSpec, where: { file: string; field: string }, opts: ResolverOptions): Model {
   if (spec.kind === "workers-ai") {
-    const config = interpolate(spec.config, opts.vars ?? {}, where) as typeof spec.config;
+    const config = spec.config;
     const binding = opts.binding?.(config.binding) as Partial<AiBinding> | undefined;
     if (typeof binding?.run !== "function") {
       throw new RunError("config", `${where.file}: ${where.field}.binding: the app has no binding "${config.binding}" (add [ai] binding = "${config.binding}" to wrangler.toml)`);
@@ -64,7 +65,7 @@ function configuredModel(provider: string, model: string, spec: ProviderSpec, op
     return workersAiModel(model, binding as AiBinding, { gateway: config.gateway });
   }
   // Each provider gets only what its own config names: no key of another provider, no OPENAI_* var.
-  const config = interpolate(spec.config, opts.vars ?? {}, where) as typeof spec.config;
+  const config = spec.config;
   if (!URL.canParse(config.base_url)) throw new RunError("config", `${where.file}: ${where.field}.base_url: not a URL once its \${NAME}s are filled in`);
   return openaiModel(model, {
     baseURL: config.base_url,
