@@ -16,6 +16,11 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
           FAKE_OPENAI_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}`,
           OPENAI_BASE_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}/v1`,
           OPENAI_API_KEY: "sk-test",
+          // MCP servers started by tests/support/global-setup.ts (fixtures use them as ${...}).
+          MCP_EVERYTHING_URL: `http://127.0.0.1:${inject("everythingMcpPort")}/mcp`,
+          MCP_DOOMED_URL: `http://127.0.0.1:${inject("doomedMcpPort")}/mcp`,
+          MCP_COUNTING_URL: `http://127.0.0.1:${inject("countingMcpPort")}/mcp`,
+          MCP_COUNTING_CONTROL: `http://127.0.0.1:${inject("countingMcpPort")}/control`,
           API_TOKEN: "test-token",
           // Approval emails on (APPROVER_EMAIL unset: workers without approval.notify get none).
           APPROVAL_FROM: "edgework@example.com",

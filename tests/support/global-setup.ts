@@ -1,10 +1,14 @@
 import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
 import { startFakeOpenAI } from "./fake-openai";
+import { startCountingServer, startEverything } from "./mcp-servers";
 
 declare module "vitest" {
   interface ProvidedContext {
     fakeOpenAIPort: number;
+    everythingMcpPort: number;
+    doomedMcpPort: number;
+    countingMcpPort: number;
   }
 }
 
@@ -16,5 +20,15 @@ export default async function setup(project: TestProject) {
   execFileSync("node", ["scripts/bundle-workers.mjs", "--out", "src/generated/test-worker-files.ts", "workers", "tests/fixtures/workers"]);
   const server = await startFakeOpenAI();
   project.provide("fakeOpenAIPort", server.port);
-  return () => server.close();
+  // MCP servers: the reference one, a second copy a test kills mid-run, and our counting one.
+  const [everything, doomed] = await Promise.all([startEverything(), startEverything()]);
+  const counting = await startCountingServer(doomed.child);
+  project.provide("everythingMcpPort", everything.port);
+  project.provide("doomedMcpPort", doomed.port);
+  project.provide("countingMcpPort", counting.port);
+  return async () => {
+    everything.stop();
+    doomed.stop();
+    await Promise.all([server.close(), counting.close()]);
+  };
 }

@@ -9,6 +9,7 @@ import { workersToolset } from "./kinds/workers";
 import { approvalGated } from "./wrappers/approval";
 import { readOnly } from "./wrappers/filtered";
 import { journaled } from "./wrappers/journaled";
+import { journaledTools } from "./wrappers/journaled-tools";
 import { prefixed } from "./wrappers/prefixed";
 import type { InstanceSpec } from "../worker-file";
 import type { z } from "zod";
@@ -65,6 +66,7 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
       } else {
         ts = await run.globals.resolve(key, name, kind, spec);
       }
+      if (kind.dynamic) ts = journaledTools(ts, run.journal, `${frame.path}/tools:${name}`);
       if (spec.readonly) ts = readOnly(ts);
       members.push([`instance "${name}" (${kind.kind})`, name === kind.kind ? ts : prefixed(ts, name)]);
     }
