@@ -61,7 +61,12 @@ export class McpSession {
   private connect(): Promise<Client> {
     this.client ??= (async () => {
       const client = new Client({ name: "edgework", version: "1" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
-      const transport = new StreamableHTTPClientTransport(new URL(this.opts.url), { fetch: this.fetch, requestInit: { headers: this.opts.headers } });
+      const transport = new StreamableHTTPClientTransport(new URL(this.opts.url), {
+        fetch: this.fetch,
+        requestInit: { headers: this.opts.headers },
+        // A session lives for one call: a dropped stream is an error to report, not to chase.
+        reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
+      });
       try {
         await client.connect(transport, { timeout: this.opts.timeoutMs });
       } catch (err) {
