@@ -22,6 +22,8 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
           MCP_COUNTING_URL: `http://127.0.0.1:${inject("countingMcpPort")}/mcp`,
           MCP_COUNTING_CONTROL: `http://127.0.0.1:${inject("countingMcpPort")}/control`,
           API_TOKEN: "test-token",
+          // Short, so the /mcp test of a run that outlasts the window is quick.
+          MCP_WAIT_SECONDS: "2",
           // Approval emails on (APPROVER_EMAIL unset: workers without approval.notify get none).
           APPROVAL_FROM: "edgework@example.com",
           APPROVAL_SECRET: "test-approval-secret",
