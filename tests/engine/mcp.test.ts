@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { mcp, type Model, type ModelRequest, type ModelResponse } from "../../src/engine";
+import { CatalogError, files, loadCatalog, mcp, toolsetRegistry, type Model, type ModelRequest, type ModelResponse } from "../../src/engine";
 import { harness, workerFile } from "./helpers";
 
 type Call = { name: string; args: unknown };
@@ -76,5 +76,26 @@ describe("mcp toolset against @modelcontextprotocol/server-everything", () => {
     expect(mcp.config.safeParse({ url: "http://mcp.example.com/mcp" }).success).toBe(false);
     expect(mcp.config.safeParse({ url: "https://user:pw@mcp.example.com/mcp" }).success).toBe(false);
     expect(mcp.config.safeParse({ url: "https://mcp.example.com/mcp" }).success).toBe(true);
+  });
+});
+
+describe("mcp toolset in the catalog", () => {
+  const load = (lines: string) => () => loadCatalog({ "w.worker": workerFile(`name: w\n${lines}`) }, toolsetRegistry(files, mcp));
+
+  it("accepts approval policies for the instance's tools, known only at run time, and still refuses other unknown names", () => {
+    expect(load(`toolsets:\n  gh: { use: mcp, url: "https://mcp.example.com/mcp" }\napproval:\n  gh_add_comment: ask`)).not.toThrow();
+    expect(load(`toolsets:\n  gh: { use: mcp, url: "https://mcp.example.com/mcp" }\napproval:\n  other_tool: ask`)).toThrow(/w.worker: approval.other_tool: no tool "other_tool"/);
+  });
+
+  it("refuses scope global, naming file and field", () => {
+    const err = (() => {
+      try {
+        load(`toolsets:\n  gh: { use: mcp, url: "https://mcp.example.com/mcp", scope: global }`)();
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(CatalogError);
+    expect((err as Error).message).toContain("w.worker: toolsets.gh.scope: kind \"mcp\" lists its tools during each run");
   });
 });
