@@ -25,7 +25,14 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
           FAKE_OPENAI_2_URL: `http://127.0.0.1:${inject("fakeOpenAI2Port")}`,
           ALPHA_API_KEY: "sk-alpha",
           BETA_API_KEY: "sk-beta",
+          // MCP servers started by tests/support/global-setup.ts (fixtures use them as ${...}).
+          MCP_EVERYTHING_URL: `http://127.0.0.1:${inject("everythingMcpPort")}/mcp`,
+          MCP_DOOMED_URL: `http://127.0.0.1:${inject("doomedMcpPort")}/mcp`,
+          MCP_COUNTING_URL: `http://127.0.0.1:${inject("countingMcpPort")}/mcp`,
+          MCP_COUNTING_CONTROL: `http://127.0.0.1:${inject("countingMcpPort")}/control`,
           API_TOKEN: "test-token",
+          // Short, so the /mcp test of a run that outlasts the window is quick.
+          MCP_WAIT_SECONDS: "2",
           // Approval emails on (APPROVER_EMAIL unset: workers without approval.notify get none).
           APPROVAL_FROM: "edgework@example.com",
           APPROVAL_SECRET: "test-approval-secret",

@@ -19,6 +19,8 @@ declare namespace Cloudflare {
     APPROVAL_SECRET?: string;
     /** Base URL of the app, for links in emails, e.g. https://edgework.example.com */
     PUBLIC_URL?: string;
+    /** How long a call to /mcp waits for its run before answering with the run's id and status; default 60. */
+    MCP_WAIT_SECONDS?: string;
     /** "1" only in the test pool: enables RunDO.setTestHooks and sets alarms a minute ahead. */
     EDGEWORK_TEST_HOOKS?: string;
   }

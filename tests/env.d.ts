@@ -12,5 +12,10 @@ declare namespace Cloudflare {
     /** Two origins of the fake upstream (tests/support/fake-upstream.ts). */
     FAKE_UPSTREAM_A: string;
     FAKE_UPSTREAM_B: string;
+    /** MCP servers on 127.0.0.1: server-everything, a copy that a test kills, our counting server and its control URL. */
+    MCP_EVERYTHING_URL: string;
+    MCP_DOOMED_URL: string;
+    MCP_COUNTING_URL: string;
+    MCP_COUNTING_CONTROL: string;
   }
 }

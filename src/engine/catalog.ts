@@ -87,6 +87,9 @@ export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry, providers: re
       problems.push(new WorkerFileError(s.file, `toolsets.${name}.use`, `unknown toolset kind "${inst.use}"; known: ${[...kinds.keys()].join(", ")}`));
       continue;
     }
+    if (kind.dynamic && inst.scope === "global") {
+      problems.push(new WorkerFileError(s.file, `toolsets.${name}.scope`, `kind "${kind.kind}" lists its tools during each run; use scope call or run, not global`));
+    }
     const parsed = kind.config.safeParse(inst.config);
     if (parsed.success) inst.config = parsed.data as Record<string, unknown>;
     else problems.push(...issuesToErrors(s.file, parsed.error, `toolsets.${name}`));
@@ -138,7 +141,9 @@ function checkExposedTools(s: WorkerSpec, workerTools: WorkerSpec[], kinds: Tool
   } catch (errs) {
     return errs as WorkerFileError[];
   }
+  // A dynamic kind's tools are known at run time only: accept names under its instance's prefix.
+  const dynamic = Object.entries(s.toolsets).filter(([, inst]) => kinds.get(inst.use)!.dynamic).map(([name, inst]) => (name === inst.use ? "" : `${name}_`));
   return Object.keys(s.approval)
-    .filter((tool) => !exposed.has(tool))
+    .filter((tool) => !exposed.has(tool) && !dynamic.some((prefix) => tool.startsWith(prefix)))
     .map((tool) => new WorkerFileError(s.file, `approval.${tool}`, `no tool "${tool}" in this worker; its tools: ${[...exposed.keys()].join(", ") || "(none)"}`));
 }

@@ -4,6 +4,7 @@ import { CatalogError } from "../engine";
 import { apiToken } from "./middleware/api-token";
 import { approvals } from "./routes/approvals";
 import { hooks } from "./routes/hooks";
+import { mcp } from "./routes/mcp";
 import { runPage } from "./routes/run-page";
 import { runs } from "./routes/runs";
 import { workers } from "./routes/workers";
@@ -22,6 +23,7 @@ app.use("/runs", apiToken());
 app.use("/workers", apiToken());
 app.route("/runs", runs);
 app.route("/workers", workers);
+app.route("/mcp", mcp);
 
 app.notFound((c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
 

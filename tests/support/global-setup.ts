@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
 import { startFakeOpenAI } from "./fake-openai";
 import { startFakeUpstream } from "./fake-upstream";
+import { startCountingServer, startEverything } from "./mcp-servers";
 
 declare module "vitest" {
   interface ProvidedContext {
@@ -9,6 +10,9 @@ declare module "vitest" {
     /** A second provider (tests/fixtures/workers/models.yaml): each server must see only its own key. */
     fakeOpenAI2Port: number;
     fakeUpstreamPorts: [number, number];
+    everythingMcpPort: number;
+    doomedMcpPort: number;
+    countingMcpPort: number;
   }
 }
 
@@ -24,7 +28,15 @@ export default async function setup(project: TestProject) {
   project.provide("fakeOpenAI2Port", second.port);
   const upstream = await startFakeUpstream();
   project.provide("fakeUpstreamPorts", upstream.ports);
+  // MCP servers: the reference one, a second copy a test kills mid-run, and our counting one.
+  const [everything, doomed] = await Promise.all([startEverything(), startEverything()]);
+  const counting = await startCountingServer(doomed.child);
+  project.provide("everythingMcpPort", everything.port);
+  project.provide("doomedMcpPort", doomed.port);
+  project.provide("countingMcpPort", counting.port);
   return async () => {
-    await Promise.all([server.close(), second.close(), upstream.close()]);
+    everything.stop();
+    doomed.stop();
+    await Promise.all([server.close(), second.close(), upstream.close(), counting.close()]);
   };
 }

@@ -44,6 +44,8 @@ export interface ToolsetKind {
   readonly config: z.ZodType;
   /** The tools every instance exposes, before prefixing or filtering. */
   readonly definitions: ToolDef[];
+  /** Tools listed at run time (e.g. by an MCP server): `definitions` is empty; each call's list is journaled. */
+  readonly dynamic?: boolean;
   instantiate(id: string, config: unknown, init: InstanceInit): Promise<Toolset>;
 }
 

@@ -9,6 +9,7 @@ import { workersToolset } from "./kinds/workers";
 import { approvalGated } from "./wrappers/approval";
 import { readOnly } from "./wrappers/filtered";
 import { journaled } from "./wrappers/journaled";
+import { journaledTools } from "./wrappers/journaled-tools";
 import { prefixed } from "./wrappers/prefixed";
 import { redacted, redactError, redactor } from "./wrappers/redacted";
 import type { InstanceSpec } from "../worker-file";
@@ -64,6 +65,7 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
       let ts = await scopedInstance(run, frame, { name, key, kind, spec, secrets }, owned).catch((err) => {
         throw redactError(err, redactor(secrets));
       });
+      if (kind.dynamic) ts = journaledTools(ts, run.journal, `${frame.path}/tools:${name}`);
       if (spec.readonly) ts = readOnly(ts);
       members.push([`instance "${name}" (${kind.kind})`, name === kind.kind ? ts : prefixed(ts, name)]);
     }

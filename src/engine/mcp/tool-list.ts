@@ -1,0 +1,34 @@
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { ToolError } from "../errors";
+import type { ToolData } from "../toolsets/wrappers/journaled-tools";
+
+/** What one server may hand a worker's model (and the journal). */
+export const MCP_TOOL_LIMITS = { listed: 1_000, tools: 100, descriptionChars: 1_000, schemaChars: 20_000 } as const;
+
+const NAME = /^[a-zA-Z0-9_-]+$/;
+
+/**
+ * The server's tools as this instance offers them: names a model can call (the
+ * OpenAI rule, counting the instance prefix), those `keep` accepts, read-only
+ * when annotated `readOnlyHint: true`, with descriptions cut and schemas bounded.
+ */
+export function offeredTools(tools: Tool[], opts: { keep: (name: string) => boolean; maxNameLength: number; label: string }): ToolData[] {
+  if (tools.length > MCP_TOOL_LIMITS.listed) throw new ToolError(`${opts.label} lists more than ${MCP_TOOL_LIMITS.listed} tools`);
+  const offered = tools.filter((t) => typeof t.name === "string" && t.name.length <= opts.maxNameLength && NAME.test(t.name) && opts.keep(t.name));
+  if (offered.length > MCP_TOOL_LIMITS.tools) {
+    throw new ToolError(`${opts.label} offers more than ${MCP_TOOL_LIMITS.tools} tools; list the ones this worker needs under "tools:"`);
+  }
+  return offered.map((t) => {
+    const schema = JSON.stringify(t.inputSchema);
+    if (schema.length > MCP_TOOL_LIMITS.schemaChars) {
+      throw new ToolError(`${opts.label}: the input schema of tool "${t.name}" is ${schema.length} characters (at most ${MCP_TOOL_LIMITS.schemaChars}); leave it out with "tools:"`);
+    }
+    const description = t.description || t.title || t.name;
+    return {
+      name: t.name,
+      description: description.length > MCP_TOOL_LIMITS.descriptionChars ? `${description.slice(0, MCP_TOOL_LIMITS.descriptionChars)}…` : description,
+      parameters: t.inputSchema as Record<string, unknown>,
+      readOnly: t.annotations?.readOnlyHint === true,
+    };
+  });
+}

@@ -1,0 +1,17 @@
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { Hono } from "hono";
+import { apiToken } from "../middleware/api-token";
+import { workersServer } from "../../mcp/workers-server";
+
+/**
+ * `/mcp`: the workers as an MCP server (Streamable HTTP, stateless: a server and
+ * transport per request), behind the API token.
+ */
+export const mcp = new Hono<{ Bindings: Env }>();
+
+mcp.use(apiToken());
+mcp.all("/", async (c) => {
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  await workersServer(c.env, new URL(c.req.url).origin).connect(transport);
+  return transport.handleRequest(c.req.raw);
+});
