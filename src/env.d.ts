@@ -19,6 +19,8 @@ declare namespace Cloudflare {
     APPROVAL_SECRET?: string;
     /** Base URL of the app, for links in emails, e.g. https://edgework.example.com */
     PUBLIC_URL?: string;
+    /** How long one SSE response of GET /runs/:id/events stays open, in ms; default 60 000. */
+    SSE_MAX_MS?: string;
     /** "1" only in the test pool: enables RunDO.setTestHooks and sets alarms a minute ahead. */
     EDGEWORK_TEST_HOOKS?: string;
   }
