@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { CatalogError } from "../engine";
 import { apiToken } from "./middleware/api-token";
+import { bodyLimit } from "./middleware/body-limit";
 import { approvals } from "./routes/approvals";
 import { hooks } from "./routes/hooks";
 import { runPage } from "./routes/run-page";
@@ -11,6 +12,11 @@ import { workers } from "./routes/workers";
 export const app = new Hono<{ Bindings: Env }>();
 
 app.get("/", (c) => c.json({ name: "edgework", docs: "see README.md", api: ["/runs", "/workers", "/hooks/:trigger"] }));
+
+// Every body is bounded before a handler parses it (webhooks bound theirs as they read the raw bytes).
+app.use("/approvals/*", bodyLimit());
+app.use("/runs/*", bodyLimit());
+app.use("/runs", bodyLimit());
 
 // Webhooks prove themselves by signature; pages for people by their signed link (or the API token).
 app.route("/hooks", hooks);

@@ -4,9 +4,7 @@ import { checkStart, startRun } from "../../runs";
 import { deliveryId, filterMismatch, mapInput, runIdFor } from "../../triggers/delivery";
 import { verifyDelivery } from "../../triggers/verify";
 import { httpError } from "../http-error";
-import { readLimited } from "../read-body";
-
-const MAX_BODY = 1024 * 1024;
+import { MAX_BODY_BYTES, readLimited } from "../read-body";
 
 /**
  * `POST /hooks/:name`: a signed delivery starts one run of the trigger's worker,
@@ -21,7 +19,7 @@ hooks.post("/:name", async (c) => {
   const secret = (c.env as unknown as Record<string, string | undefined>)[t.verify.secret_env];
   if (!secret) throw httpError(503, { error: `${t.verify.secret_env} is not set: trigger "${name}" refuses every delivery until it is (wrangler secret put ${t.verify.secret_env})` });
 
-  const body = await readLimited(c.req.raw, MAX_BODY);
+  const body = await readLimited(c.req.raw, MAX_BODY_BYTES);
   const verified = await verifyDelivery(t, secret, c.req.raw.headers, body);
   if (!verified.ok) throw httpError(401, { error: `signature check failed: ${verified.reason}` });
 
@@ -35,7 +33,7 @@ hooks.post("/:name", async (c) => {
   if (mismatch) return c.json({ ignored: true, reason: `filter: ${mismatch}` }, 202);
 
   const checked = checkStart(t.worker, mapInput(t, payload));
-  if ("status" in checked) throw httpError(checked.status === 404 ? 500 : 400, { error: checked.error });
+  if ("status" in checked) throw httpError(checked.status === 404 ? 500 : checked.status, { error: checked.error });
 
   const delivery = await deliveryId(t, verified.deliveryId, c.req.raw.headers, payload, body);
   const id = await runIdFor(name, delivery);
