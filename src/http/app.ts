@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import { CatalogError } from "../engine";
 import { apiToken } from "./middleware/api-token";
 import { bodyLimit } from "./middleware/body-limit";
+import { pageHeaders } from "./middleware/page-headers";
 import { approvals } from "./routes/approvals";
 import { hooks } from "./routes/hooks";
 import { runPage } from "./routes/run-page";
@@ -12,6 +13,10 @@ import { workers } from "./routes/workers";
 export const app = new Hono<{ Bindings: Env }>();
 
 app.get("/", (c) => c.json({ name: "edgework", docs: "see README.md", api: ["/runs", "/workers", "/hooks/:trigger"] }));
+
+// Pages for people carry capability tokens in their URLs.
+app.use("/approvals/*", pageHeaders());
+app.use("/runs/:id/view", pageHeaders());
 
 // Every body is bounded before a handler parses it (webhooks bound theirs as they read the raw bytes).
 app.use("/approvals/*", bodyLimit());
