@@ -18,10 +18,9 @@ app.get("/", (c) => c.json({ name: "edgework", docs: "see README.md", api: ["/ru
 app.use("/approvals/*", pageHeaders());
 app.use("/runs/:id/view", pageHeaders());
 
-// Every body is bounded before a handler parses it (webhooks bound theirs as they read the raw bytes).
+// Every body is bounded before a handler parses it (webhooks bound theirs as they read the raw
+// bytes; the API's after the token check, so no stranger makes us read a megabyte).
 app.use("/approvals/*", bodyLimit());
-app.use("/runs/*", bodyLimit());
-app.use("/runs", bodyLimit());
 
 // Webhooks prove themselves by signature; pages for people by their signed link (or the API token).
 app.route("/hooks", hooks);
@@ -31,6 +30,8 @@ app.route("/runs", runPage);
 app.use("/runs/*", apiToken());
 app.use("/runs", apiToken());
 app.use("/workers", apiToken());
+app.use("/runs/*", bodyLimit());
+app.use("/runs", bodyLimit());
 app.route("/runs", runs);
 app.route("/workers", workers);
 
