@@ -4,7 +4,7 @@
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "RunDO" | "GlobalToolsetsDO";
+		durableNamespaces: "RunDO" | "GlobalToolsetsDO" | "DeliveryLedgerDO";
 	}
 	interface Env {
 		APPROVAL_EMAIL: SendEmail;
@@ -12,6 +12,7 @@ declare namespace Cloudflare {
 		MAX_DEPTH: "5";
 		RUNS: DurableObjectNamespace<import("./src/index").RunDO>;
 		GLOBAL_TOOLSETS: DurableObjectNamespace<import("./src/index").GlobalToolsetsDO>;
+		DELIVERIES: DurableObjectNamespace<import("./src/index").DeliveryLedgerDO>;
 	}
 }
 interface Env extends Cloudflare.Env {}

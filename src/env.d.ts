@@ -21,6 +21,8 @@ declare namespace Cloudflare {
     PUBLIC_URL?: string;
     /** How long a call to /mcp waits for its run before answering with the run's id and status; default 60. */
     MCP_WAIT_SECONDS?: string;
+    /** How long one SSE response of GET /runs/:id/events stays open, in ms; default 60 000. */
+    SSE_MAX_MS?: string;
     /** "1" only in the test pool: enables RunDO.setTestHooks and sets alarms a minute ahead. */
     EDGEWORK_TEST_HOOKS?: string;
   }

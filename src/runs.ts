@@ -16,11 +16,18 @@ export const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
 /** A run as GET /runs/:id shows it, or null for an id that is not (or cannot be) a run. */
 export const runView = async (env: Env, id: string) => (RUN_ID.test(id) ? runStub(env, id).status() : null);
 
-export type StartProblem = { status: 404; error: string; known: string[] } | { status: 400; error: string };
+export type StartProblem = { status: 404; error: string; known: string[] } | { status: 400 | 413; error: string };
+
+/**
+ * The most a run's input may take as stored JSON. A request body is at most 1 MiB,
+ * but decoding can grow it (an invalid UTF-8 byte becomes U+FFFD, 3 bytes), and the
+ * run's row must stay far below SQLite's 2 MB row limit.
+ */
+export const MAX_INPUT_BYTES = 1024 * 1024;
 
 /**
  * Checks a start request against the catalog (worker exists, input matches its
- * schema) before anything is written. A bare string is accepted as `{input}` for
+ * schema, stored size bounded) before anything is written. A bare string is accepted as `{input}` for
  * workers with the default input schema.
  */
 export function checkStart(worker: string, input: unknown): { worker: CatalogWorker; input: unknown } | StartProblem {
@@ -29,6 +36,8 @@ export function checkStart(worker: string, input: unknown): { worker: CatalogWor
   const value = w.input === DEFAULT_INPUT && typeof input === "string" ? { input } : input;
   const parsed = validatorFor(w.input).safeParse(value);
   if (!parsed.success) return { status: 400, error: `input does not match the input schema of worker "${worker}" (${w.file}): ${describeIssues(parsed.error)}` };
+  const stored = new TextEncoder().encode(JSON.stringify(parsed.data ?? null)).length;
+  if (stored > MAX_INPUT_BYTES) return { status: 413, error: `the input is ${stored} bytes as stored JSON; at most ${MAX_INPUT_BYTES} bytes are accepted` };
   return { worker: w, input: parsed.data };
 }
 

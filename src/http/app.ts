@@ -2,6 +2,8 @@ import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { CatalogError } from "../engine";
 import { apiToken } from "./middleware/api-token";
+import { bodyLimit } from "./middleware/body-limit";
+import { pageHeaders } from "./middleware/page-headers";
 import { approvals } from "./routes/approvals";
 import { hooks } from "./routes/hooks";
 import { mcp } from "./routes/mcp";
@@ -13,6 +15,14 @@ export const app = new Hono<{ Bindings: Env }>();
 
 app.get("/", (c) => c.json({ name: "edgework", docs: "see README.md", api: ["/runs", "/workers", "/hooks/:trigger"] }));
 
+// Pages for people carry capability tokens in their URLs.
+app.use("/approvals/*", pageHeaders());
+app.use("/runs/:id/view", pageHeaders());
+
+// Every body is bounded before a handler parses it (webhooks bound theirs as they read the raw
+// bytes; the API's after the token check, so no stranger makes us read a megabyte).
+app.use("/approvals/*", bodyLimit());
+
 // Webhooks prove themselves by signature; pages for people by their signed link (or the API token).
 app.route("/hooks", hooks);
 app.route("/approvals", approvals);
@@ -21,6 +31,8 @@ app.route("/runs", runPage);
 app.use("/runs/*", apiToken());
 app.use("/runs", apiToken());
 app.use("/workers", apiToken());
+app.use("/runs/*", bodyLimit());
+app.use("/runs", bodyLimit());
 app.route("/runs", runs);
 app.route("/workers", workers);
 app.route("/mcp", mcp);

@@ -1,5 +1,8 @@
 import { httpError } from "./http-error";
 
+/** The most any request body may be: webhooks, the API, the approval form. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
 /** Reads a request body up to `limit` bytes; a larger one is refused with 413 before it is all read. */
 export async function readLimited(req: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(req.headers.get("content-length") ?? NaN);

@@ -23,20 +23,37 @@ export function mapInput(t: Trigger, payload: unknown): Record<string, unknown> 
   return input;
 }
 
+export const sha256Hex = async (data: Uint8Array) => hex(new Uint8Array(await crypto.subtle.digest("SHA-256", data)));
+
 /**
- * What identifies one delivery, however often it is retried: the provider's
- * delivery or event id, else an Idempotency-Key header, else the body's hash.
+ * What makes a delivery one delivery, from what its signature covers: Stripe's
+ * event id (inside the signed body), else the SHA-256 of the body. Never an
+ * unsigned header: a captured body replayed under fresh delivery ids is still
+ * one delivery. (For `token` nothing is signed: the body is what the token
+ * holder sent.)
  */
-export async function deliveryId(t: Trigger, verified: string | undefined, headers: Headers, payload: unknown, body: Uint8Array): Promise<string> {
-  if (verified) return verified;
-  if (t.verify.scheme === "stripe" && typeof (payload as { id?: unknown })?.id === "string") return (payload as { id: string }).id;
-  const key = headers.get("Idempotency-Key");
-  if (key) return key;
-  return `sha256:${hex(new Uint8Array(await crypto.subtle.digest("SHA-256", body)))}`;
+export function idempotencyKey(t: Trigger, payload: unknown, bodySha256: string): string {
+  const id = (payload as { id?: unknown } | null)?.id;
+  if (t.verify.scheme === "stripe" && typeof id === "string" && id) return id;
+  return `sha256:${bodySha256}`;
 }
 
-/** One delivery, one run: the run id is derived from trigger and delivery id. */
-export async function runIdFor(trigger: string, delivery: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${trigger}\n${delivery}`)));
-  return `hook_${trigger}_${hex(digest).slice(0, 32)}`;
+/** Where each scheme's senders put a delivery id (Stripe's is the event id, in the body). */
+const DELIVERY_HEADER: Record<Trigger["verify"]["scheme"], string | null> = { github: "X-GitHub-Delivery", hmac: "Idempotency-Key", token: "Idempotency-Key", stripe: null };
+
+/** The sender's own delivery id, which no signature covers: bound to its body, never the run's id. */
+export function deliveryHeader(t: Trigger, headers: Headers): { header: string; id: string } | null {
+  const header = DELIVERY_HEADER[t.verify.scheme];
+  const id = header ? headers.get(header) : null;
+  return header && id ? { header, id } : null;
+}
+
+/** One delivery, one run: the run id is derived from trigger and idempotency key. */
+export async function runIdFor(trigger: string, key: string): Promise<string> {
+  return `hook_${trigger}_${(await sha256Hex(new TextEncoder().encode(`${trigger}\n${key}`))).slice(0, 32)}`;
+}
+
+/** The ledger object that binds one trigger's delivery id to its body. */
+export async function deliveryLedger(env: Env, trigger: string, delivery: string) {
+  return env.DELIVERIES.getByName(await sha256Hex(new TextEncoder().encode(`${trigger}\n${delivery}`)));
 }

@@ -9,9 +9,9 @@ const secretEnv = z.string().regex(/^[A-Z][A-Z0-9_]*$/, "must name an environmen
 
 /** How a delivery proves it is genuine. */
 export const verification = z.discriminatedUnion("scheme", [
-  // X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>; delivery id X-GitHub-Delivery.
+  // X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>; X-GitHub-Delivery is not signed.
   z.strictObject({ scheme: z.literal("github"), secret_env: secretEnv }),
-  // Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">; delivery id: the event id.
+  // Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "t.body">; the event id is in the signed body.
   z.strictObject({ scheme: z.literal("stripe"), secret_env: secretEnv, tolerance_seconds: z.number().int().positive().default(300) }),
   // Any HMAC-SHA256 of the raw body in a header, hex or base64, with an optional prefix ("sha256=").
   z.strictObject({

@@ -1,7 +1,7 @@
 import { sameSecret } from "../security/constant-time";
 import type { Trigger } from "./triggers-file";
 
-export type Verification = { ok: true; deliveryId?: string } | { ok: false; reason: string };
+export type Verification = { ok: true } | { ok: false; reason: string };
 
 const encoder = new TextEncoder();
 
@@ -32,7 +32,7 @@ export async function verifyDelivery(t: Trigger, secret: string, headers: Header
       if (!given) return { ok: false, reason: "missing X-Hub-Signature-256" };
       const expected = `sha256=${hex(await hmacSha256(secret, body))}`;
       if (!(await sameSecret(given, expected))) return { ok: false, reason: "X-Hub-Signature-256 does not match" };
-      return { ok: true, deliveryId: headers.get("X-GitHub-Delivery") ?? undefined };
+      return { ok: true };
     }
     case "stripe": {
       const header = headers.get("Stripe-Signature");

@@ -1,6 +1,7 @@
 import type { Child } from "hono/jsx";
 
-const CSS = `
+/** The pages' one stylesheet; the page-headers middleware admits exactly it, by hash, in the CSP. */
+export const PAGE_STYLE = `
 body{font-family:system-ui,sans-serif;color:#1a1a1a;max-width:860px;margin:2rem auto;padding:0 1rem;line-height:1.45}
 h1{font-size:1.35rem} h2{font-size:1.1rem;margin-top:1.6rem}
 code,pre{font-family:ui-monospace,monospace;font-size:.9rem}
@@ -15,7 +16,7 @@ table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .5
 ul.tree{list-style:none;padding-left:1.1rem;border-left:2px solid #e4e4e7}
 `;
 
-/** The frame of every page: no script, nothing loaded from elsewhere. */
+/** The frame of every page: no script, nothing loaded from elsewhere (the CSP enforces it). */
 export function Page(props: { title: string; refresh?: boolean; children?: Child }) {
   return (
     <html lang="en">
@@ -25,7 +26,7 @@ export function Page(props: { title: string; refresh?: boolean; children?: Child
         <meta name="referrer" content="no-referrer" />
         {props.refresh ? <meta http-equiv="refresh" content="3" /> : null}
         <title>{props.title}</title>
-        <style>{CSS}</style>
+        <style>{PAGE_STYLE}</style>
       </head>
       <body>{props.children}</body>
     </html>

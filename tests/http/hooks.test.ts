@@ -32,7 +32,7 @@ describe("GitHub signatures", () => {
   it("accepts GitHub's documented example (secret \"It's a Secret to Everybody\", payload \"Hello, World!\")", async () => {
     const t = triggers().get("github-issues")!;
     const headers = new Headers({ "X-Hub-Signature-256": "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17", "X-GitHub-Delivery": "d-1" });
-    expect(await verifyDelivery(t, GITHUB_SECRET, headers, new TextEncoder().encode("Hello, World!"))).toEqual({ ok: true, deliveryId: "d-1" });
+    expect(await verifyDelivery(t, GITHUB_SECRET, headers, new TextEncoder().encode("Hello, World!"))).toEqual({ ok: true });
     expect(await verifyDelivery(t, GITHUB_SECRET, headers, new TextEncoder().encode("Hello, World?"))).toMatchObject({ ok: false });
     expect(await verifyDelivery(t, "another secret", headers, new TextEncoder().encode("Hello, World!"))).toMatchObject({ ok: false });
   });
@@ -159,12 +159,85 @@ describe("idempotency", () => {
     expect(views.map((v) => v!.input as { number: number }).map((i) => i.number).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => 100 + i));
   });
 
-  it("without a provider delivery id, Idempotency-Key or else the body's hash identifies the delivery", async () => {
+  it("without a delivery id header the body's hash identifies the delivery", async () => {
     const body = JSON.stringify({ kind: "same" });
     const a = (await (await hook("token-form", body, { "X-Webhook-Token": "form-secret" })).json()) as { run_id: string; duplicate: boolean };
     const b = (await (await hook("token-form", body, { "X-Webhook-Token": "form-secret" })).json()) as { run_id: string; duplicate: boolean };
     expect(b).toEqual({ ...a, duplicate: true });
-    const keyed = (await (await hook("token-form", body, { "X-Webhook-Token": "form-secret", "Idempotency-Key": "k-1" })).json()) as { run_id: string };
-    expect(keyed.run_id).not.toBe(a.run_id);
+    expect(await stub(a.run_id).status()).toMatchObject({ trigger: { delivery: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) } });
+  });
+});
+
+/** An HMAC-SHA256 in base64 with the `v1=` prefix: the signed-form trigger's scheme. */
+async function formSignature(body: string) {
+  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode("form-secret"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return `v1=${btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(body)))))}`;
+}
+
+type Accepted = { run_id: string; duplicate: boolean };
+
+describe("idempotency comes from signed content, never from an unsigned header", () => {
+  it("github: one signed body replayed with fresh X-GitHub-Delivery ids starts one run; the same id and body again is a duplicate", async () => {
+    const body = issueEvent(60);
+    const answers: Accepted[] = [];
+    for (const delivery of ["replay-1", "replay-2", "replay-3", "replay-1"]) {
+      const res = await github(body, delivery);
+      expect(res.status).toBe(202);
+      answers.push((await res.json()) as Accepted);
+    }
+    expect(new Set(answers.map((a) => a.run_id)).size).toBe(1);
+    expect(answers.map((a) => a.duplicate)).toEqual([false, true, true, true]);
+    expect((await stub(answers[0]!.run_id).eventsSince())!.events.filter((e) => e.type === "run_queued")).toHaveLength(1);
+    expect(await stub(answers[0]!.run_id).status()).toMatchObject({ trigger: { delivery: "replay-1", body_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+  });
+
+  it("50 concurrent replays of one body under 50 delivery ids start one run; racing bodies under one id: one wins, the other gets 409", async () => {
+    const body = issueEvent(70);
+    const replays = (await Promise.all(Array.from({ length: 50 }, async (_, i) => (await github(body, `concurrent-${i}`)).json()))) as Accepted[];
+    expect(new Set(replays.map((r) => r.run_id)).size).toBe(1);
+    expect(replays.filter((r) => !r.duplicate)).toHaveLength(1);
+
+    const [a, b] = [issueEvent(71), issueEvent(72)];
+    const statuses = await Promise.all(Array.from({ length: 20 }, async (_, i) => [i % 2, (await github(i % 2 ? b : a, "contested")).status] as const));
+    const byBody = [0, 1].map((k) => new Set(statuses.filter(([which]) => which === k).map(([, status]) => status)));
+    expect(byBody.map((set) => [...set].sort())).toEqual(expect.arrayContaining([[202], [409]]));
+  });
+
+  it("github: a used delivery id with a different, validly signed body → 409 naming the id, and no run for that body", async () => {
+    expect((await github(issueEvent(61), "gh-reused")).status).toBe(202);
+    const conflict = await github(issueEvent(62), "gh-reused");
+    expect(conflict.status).toBe(409);
+    expect(((await conflict.json()) as { error: string }).error).toMatch(/^delivery id "gh-reused" \(X-GitHub-Delivery\) came before with another body/);
+    // The refused body started nothing: under its own delivery id it is new.
+    const fresh = await github(issueEvent(62), "gh-fresh-62");
+    expect(((await fresh.json()) as Accepted).duplicate).toBe(false);
+  });
+
+  it("hmac: Idempotency-Key is not signed — fresh keys on one body start one run; a used key with another body → 409", async () => {
+    const body = JSON.stringify({ kind: "hmac-replay" });
+    const signature = await formSignature(body);
+    const a = (await (await hook("signed-form", body, { "X-Form-Signature": signature, "Idempotency-Key": "k-a" })).json()) as Accepted;
+    const b = (await (await hook("signed-form", body, { "X-Form-Signature": signature, "Idempotency-Key": "k-b" })).json()) as Accepted;
+    expect(b).toEqual({ ...a, duplicate: true });
+    const other = JSON.stringify({ kind: "hmac-other" });
+    const conflict = await hook("signed-form", other, { "X-Form-Signature": await formSignature(other), "Idempotency-Key": "k-a" });
+    expect(conflict.status).toBe(409);
+    expect(((await conflict.json()) as { error: string }).error).toMatch(/^delivery id "k-a" \(Idempotency-Key\) came before with another body/);
+  });
+
+  it("token: nothing is signed, the body's hash decides; a used Idempotency-Key with another body → 409", async () => {
+    const body = JSON.stringify({ kind: "token-replay" });
+    const a = (await (await hook("token-form", body, { "X-Webhook-Token": "form-secret", "Idempotency-Key": "t-1" })).json()) as Accepted;
+    const b = (await (await hook("token-form", body, { "X-Webhook-Token": "form-secret", "Idempotency-Key": "t-2" })).json()) as Accepted;
+    expect(b).toEqual({ ...a, duplicate: true });
+    expect((await hook("token-form", JSON.stringify({ kind: "token-other" }), { "X-Webhook-Token": "form-secret", "Idempotency-Key": "t-1" })).status).toBe(409);
+  });
+
+  it("stripe: the event id inside the signed body decides, whatever the signature's timestamp", async () => {
+    const payload = stripeEvent("evt_replayed");
+    const now = Math.floor(Date.now() / 1000);
+    const a = (await (await hook("stripe-disputes", payload, { "Stripe-Signature": await stripeHeader(payload, { timestamp: now - 10 }) })).json()) as Accepted;
+    const b = (await (await hook("stripe-disputes", payload, { "Stripe-Signature": await stripeHeader(payload, { timestamp: now }) })).json()) as Accepted;
+    expect(b).toEqual({ ...a, duplicate: true });
   });
 });

@@ -1,16 +1,17 @@
 import { Hono } from "hono";
 import { triggers } from "../../catalog";
 import { checkStart, startRun } from "../../runs";
-import { deliveryId, filterMismatch, mapInput, runIdFor } from "../../triggers/delivery";
+import { deliveryHeader, deliveryLedger, filterMismatch, idempotencyKey, mapInput, runIdFor, sha256Hex } from "../../triggers/delivery";
 import { verifyDelivery } from "../../triggers/verify";
 import { httpError } from "../http-error";
-import { readLimited } from "../read-body";
+import { MAX_BODY_BYTES, readLimited } from "../read-body";
 
-const MAX_BODY = 1024 * 1024;
+/** Providers' delivery ids are UUIDs and the like; anything much longer is not one. */
+const MAX_DELIVERY_ID = 200;
 
 /**
  * `POST /hooks/:name`: a signed delivery starts one run of the trigger's worker,
- * however often it is redelivered, and is answered at once (202).
+ * however often it is redelivered or replayed, and is answered at once (202).
  */
 export const hooks = new Hono<{ Bindings: Env }>();
 
@@ -21,7 +22,7 @@ hooks.post("/:name", async (c) => {
   const secret = (c.env as unknown as Record<string, string | undefined>)[t.verify.secret_env];
   if (!secret) throw httpError(503, { error: `${t.verify.secret_env} is not set: trigger "${name}" refuses every delivery until it is (wrangler secret put ${t.verify.secret_env})` });
 
-  const body = await readLimited(c.req.raw, MAX_BODY);
+  const body = await readLimited(c.req.raw, MAX_BODY_BYTES);
   const verified = await verifyDelivery(t, secret, c.req.raw.headers, body);
   if (!verified.ok) throw httpError(401, { error: `signature check failed: ${verified.reason}` });
 
@@ -35,17 +36,29 @@ hooks.post("/:name", async (c) => {
   if (mismatch) return c.json({ ignored: true, reason: `filter: ${mismatch}` }, 202);
 
   const checked = checkStart(t.worker, mapInput(t, payload));
-  if ("status" in checked) throw httpError(checked.status === 404 ? 500 : 400, { error: checked.error });
+  if ("status" in checked) throw httpError(checked.status === 404 ? 500 : checked.status, { error: checked.error });
 
-  const delivery = await deliveryId(t, verified.deliveryId, c.req.raw.headers, payload, body);
-  const id = await runIdFor(name, delivery);
+  // The run comes from signed content; a delivery id header only has to agree with its first body.
+  const bodySha256 = await sha256Hex(body);
+  const delivery = deliveryHeader(t, c.req.raw.headers);
+  if (delivery) {
+    if (delivery.id.length > MAX_DELIVERY_ID) throw httpError(400, { error: `${delivery.header} is longer than ${MAX_DELIVERY_ID} characters` });
+    const bound = await (await deliveryLedger(c.env, name, delivery.id)).bind(bodySha256);
+    if (!bound.ok) {
+      throw httpError(409, {
+        error: `delivery id "${delivery.id}" (${delivery.header}) came before with another body (sha256 ${bound.bound}, this one ${bodySha256}): a redelivery carries the same body, a new event a new id`,
+      });
+    }
+  }
+  const key = idempotencyKey(t, payload, bodySha256);
+  const id = await runIdFor(name, key);
   const started = await startRun(c.env, {
     id,
     worker: checked.worker.name,
     input: checked.input,
     approvalMode: t.approval_mode,
     budget: {},
-    trigger: { kind: "webhook", name, delivery },
+    trigger: { kind: "webhook", name, delivery: delivery?.id ?? key, body_sha256: bodySha256 },
   });
   return c.json({ run_id: id, status_url: new URL(`/runs/${id}`, c.req.url).href, duplicate: !started.created }, 202);
 });

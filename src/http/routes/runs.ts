@@ -16,8 +16,8 @@ const startBody = z.strictObject({
 
 const decisionBody = z.strictObject({ decision: z.enum(["approve", "reject"]), note: z.string().max(2000).optional() });
 
-/** How long one SSE response stays open before the client reconnects with Last-Event-ID. */
-const SSE_MAX_MS = 60_000;
+/** How long one SSE response stays open before the client reconnects with Last-Event-ID (`SSE_MAX_MS`, default 60 s). */
+const sseMaxMs = (env: Env) => (Number(env.SSE_MAX_MS) > 0 ? Number(env.SSE_MAX_MS) : 60_000);
 const SSE_POLL_MS = 250;
 
 export const runs = new Hono<{ Bindings: Env }>();
@@ -55,17 +55,30 @@ runs.get("/:id/events", async (c) => {
   let cursor = c.req.header("Last-Event-ID") ?? c.req.query("after") ?? "0-0";
   const first = await stub.eventsSince(cursor);
   if (!first) throw httpError(404, { error: `unknown run "${c.req.param("id")}"` });
+  const maxMs = sseMaxMs(c.env);
   return streamSSE(c, async (stream) => {
-    const until = Date.now() + SSE_MAX_MS;
-    let batch: typeof first | null = first;
-    while (batch) {
-      for (const ev of batch.events) {
-        await stream.writeSSE({ id: ev.id, event: ev.type, data: JSON.stringify(ev.data) });
-        cursor = ev.id;
+    // A client that stops reading makes a write wait forever: every write and
+    // wait races the deadline and the client going away, so the response ends.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const over = new Promise<"over">((resolve) => {
+      timer = setTimeout(() => resolve("over"), maxMs);
+      stream.onAbort(() => resolve("over"));
+    });
+    try {
+      let batch: typeof first | null = first;
+      while (batch) {
+        for (const ev of batch.events) {
+          const written = await Promise.race([stream.writeSSE({ id: ev.id, event: ev.type, data: JSON.stringify(ev.data) }), over]);
+          // A write still pending can only be undone by aborting: closing would wait for it.
+          if (written === "over") return stream.abort();
+          cursor = ev.id;
+        }
+        if (batch.done) return;
+        if (!batch.events.length && (await Promise.race([stream.sleep(SSE_POLL_MS), over])) === "over") return;
+        batch = await stub.eventsSince(cursor);
       }
-      if (batch.done || stream.aborted || Date.now() > until) break;
-      if (!batch.events.length) await stream.sleep(SSE_POLL_MS);
-      batch = await stub.eventsSince(cursor);
+    } finally {
+      clearTimeout(timer);
     }
   });
 });
