@@ -10,8 +10,9 @@ export const ALLOW_FROM = /^(?:[^\s@*?<>]{1,64}|\*)@[^\s@*?<>]{1,255}$/;
  */
 export function addressAllowed(allow: readonly string[], address: string): boolean {
   const a = address.trim().toLowerCase();
-  const domain = a.slice(a.lastIndexOf("@") + 1);
-  if (!a.includes("@") || !domain) return false;
+  const at = a.lastIndexOf("@");
+  const domain = a.slice(at + 1);
+  if (at < 1 || !domain) return false;
   return allow.some((entry) => {
     const e = entry.toLowerCase();
     return e.startsWith("*@") ? e.slice(2) === domain : e === a;

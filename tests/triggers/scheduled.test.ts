@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { runIdFor } from "../../src/triggers/delivery";
 import { withScheduledTime } from "../../src/triggers/scheduled-time";
+import { describeTrigger } from "../../src/views/format";
 import { stub } from "../durable-objects/helpers";
 
 const SIX_AM = Date.UTC(2026, 10, 23, 6, 0, 0);
@@ -59,5 +60,12 @@ describe("{{scheduled_time}}", () => {
   it("is replaced in string values at any depth, never in keys, and nothing else is substituted", () => {
     const input = { a: "{{scheduled_time}}", "{{scheduled_time}}": 1, list: ["x {{scheduled_time}}", 2, null, { deep: "{{ scheduled_time }} {{other}}" }] };
     expect(withScheduledTime(input, "T")).toEqual({ a: "T", "{{scheduled_time}}": 1, list: ["x T", 2, null, { deep: "{{ scheduled_time }} {{other}}" }] });
+  });
+});
+
+describe("what approvers read", () => {
+  it("names the schedule and its time, or the email trigger and its sender, as what started the run", () => {
+    expect(describeTrigger({ kind: "schedule", name: "nightly-digest", cron: "0 6 * * *", scheduled_time: "2026-11-23T06:00:00.000Z" })).toBe("schedule nightly-digest (2026-11-23T06:00:00.000Z)");
+    expect(describeTrigger({ kind: "email", name: "support-mail", from: "ann@example.com", message_id: "<m1@example.com>" })).toBe("email support-mail from ann@example.com");
   });
 });
