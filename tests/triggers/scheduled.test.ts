@@ -1,4 +1,4 @@
-import { createExecutionContext, createScheduledController, listDurableObjectIds } from "cloudflare:test";
+import { createScheduledController, listDurableObjectIds } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import worker from "../../src/index";
@@ -9,7 +9,7 @@ import { stub } from "../durable-objects/helpers";
 
 const SIX_AM = Date.UTC(2026, 10, 23, 6, 0, 0);
 const DAY = 86_400_000;
-const fire = (cron: string, scheduledTime = SIX_AM) => worker.scheduled!(createScheduledController({ cron, scheduledTime }), env, createExecutionContext());
+const fire = (cron: string, scheduledTime = SIX_AM) => worker.scheduled!(createScheduledController({ cron, scheduledTime }), env);
 const runObjects = async () => (await listDurableObjectIds(env.RUNS)).length;
 let before = 0;
 /** Runs started since the test began (storage is shared by the tests of a file). */
