@@ -107,11 +107,13 @@ export function parseTriggers(file: string, text: string, catalog: Catalog): Par
       continue;
     }
     const kind = kindOf(value);
-    if (kind === "schedule" || kind === "email") {
-      const other = kind === "schedule" ? parseScheduleTrigger(file, name, value, catalog) : parseEmailTrigger(file, name, value, catalog);
-      if (Array.isArray(other)) problems.push(...other);
-      else if (kind === "schedule") schedules.set(name, other as ScheduledTrigger);
-      else emails.set(name, other as EmailTrigger);
+    const keep = <T>(map: Map<string, T>, result: T | WorkerFileError[]) => (Array.isArray(result) ? problems.push(...result) : map.set(name, result));
+    if (kind === "schedule") {
+      keep(schedules, parseScheduleTrigger(file, name, value, catalog));
+      continue;
+    }
+    if (kind === "email") {
+      keep(emails, parseEmailTrigger(file, name, value, catalog));
       continue;
     }
     if (kind !== "webhook") {
@@ -145,7 +147,7 @@ export interface ParsedTriggers {
   problems: WorkerFileError[];
 }
 
-/** The worker named by `field`, or a problem naming the known ones. */
+/** The trigger's worker, or a problem at `<name>.worker` naming the known ones. */
 function workerOf(file: string, name: string, worker: string, catalog: Catalog) {
   return catalog.get(worker) ?? new WorkerFileError(file, `${name}.worker`, `unknown worker "${worker}"; known: ${[...catalog.workers.keys()].sort().join(", ")}`);
 }
