@@ -1,11 +1,11 @@
 import { CatalogError, loadCatalog, type Catalog } from "./engine";
 import { workerFiles } from "./generated/worker-files";
 import { kinds } from "./toolsets";
-import { parseTriggers, type Trigger, type Triggers } from "./triggers/triggers-file";
+import { parseTriggers, type EmailTrigger, type ScheduledTrigger, type Trigger, type Triggers } from "./triggers/triggers-file";
 import { WorkerFileError } from "./engine/errors";
 import { parseModelsFiles, providerNames, type ModelsConfig } from "./engine/model/providers";
 
-type App = { catalog: Catalog; triggers: Triggers; models: ModelsConfig };
+type App = { catalog: Catalog; triggers: Triggers; schedules: ReadonlyMap<string, ScheduledTrigger>; emails: ReadonlyMap<string, EmailTrigger>; models: ModelsConfig };
 let loaded: App | undefined;
 
 /**
@@ -22,20 +22,34 @@ export function loadApp(files: Record<string, string> = workerFiles): App {
     throw err instanceof CatalogError && models.problems.length ? new CatalogError([...models.problems, ...err.problems]) : err;
   }
   const triggers = new Map<string, Trigger>();
+  const schedules = new Map<string, ScheduledTrigger>();
+  const emails = new Map<string, EmailTrigger>();
   const problems: WorkerFileError[] = [...models.problems];
+  const defined = (name: string) => triggers.has(name) || schedules.has(name) || emails.has(name);
+  const byAddress = new Map<string, string>();
   for (const [file, text] of Object.entries(files)) {
     if (!/(^|\/)triggers\.yaml$/.test(file)) continue;
     const parsed = parseTriggers(file, text, catalog);
     problems.push(...parsed.problems);
-    for (const [name, t] of parsed.triggers) {
-      if (triggers.has(name)) problems.push(new WorkerFileError(file, name, `trigger "${name}" is defined twice`));
-      else triggers.set(name, t);
+    const add = <T>(map: Map<string, T>, name: string, t: T) => {
+      if (defined(name)) problems.push(new WorkerFileError(file, name, `trigger "${name}" is defined twice`));
+      else map.set(name, t);
+    };
+    for (const [name, t] of parsed.triggers) add(triggers, name, t);
+    for (const [name, t] of parsed.schedules) add(schedules, name, t);
+    for (const [name, t] of parsed.emails) {
+      // One address, one trigger: the envelope recipient picks it.
+      const taken = byAddress.get(t.email.to);
+      if (taken) problems.push(new WorkerFileError(file, `${name}.email.to`, `${t.email.to} is already the address of trigger "${taken}"`));
+      else add(emails, name, t), byAddress.set(t.email.to, name);
     }
   }
   if (problems.length) throw new CatalogError(problems);
-  return { catalog, triggers, models: models.config };
+  return { catalog, triggers, schedules, emails, models: models.config };
 }
 
 export const catalog = (): Catalog => (loaded ??= loadApp()).catalog;
 export const triggers = (): Triggers => (loaded ??= loadApp()).triggers;
 export const models = (): ModelsConfig => (loaded ??= loadApp()).models;
+export const scheduleTriggers = () => (loaded ??= loadApp()).schedules;
+export const emailTriggers = () => (loaded ??= loadApp()).emails;

@@ -1,7 +1,18 @@
 import { app } from "./http/app";
+import { receiveEmail } from "./triggers/inbound-email";
+import { startScheduled } from "./triggers/scheduled";
 
 export { RunDO } from "../durable-objects/run";
 export { GlobalToolsetsDO } from "../durable-objects/global-toolsets";
 export { DeliveryLedgerDO } from "../durable-objects/delivery-ledger";
 
-export default { fetch: app.fetch } satisfies ExportedHandler<Env>;
+export default {
+  fetch: app.fetch,
+  // Cron Triggers (wrangler.toml [triggers] crons) and Email Routing to this Worker: see workers/triggers.yaml.
+  async scheduled(controller, env) {
+    await startScheduled(env, controller);
+  },
+  async email(message, env) {
+    await receiveEmail(env, message);
+  },
+} satisfies ExportedHandler<Env>;

@@ -9,16 +9,23 @@ export async function readLimited(req: Request, limit: number): Promise<Uint8Arr
   const tooLarge = () => httpError(413, { error: `the body is larger than ${limit} bytes` });
   if (declared > limit) throw tooLarge();
   if (!req.body) return new Uint8Array();
+  const body = await readBounded(req.body, limit);
+  if (!body) throw tooLarge();
+  return body;
+}
+
+/** Reads a stream up to `limit` bytes; past that it is cancelled, unread, and the answer is null. */
+export async function readBounded(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | null> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const reader = req.body.getReader();
+  const reader = stream.getReader();
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
     size += value.length;
     if (size > limit) {
       await reader.cancel();
-      throw tooLarge();
+      return null;
     }
     chunks.push(value);
   }

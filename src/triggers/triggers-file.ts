@@ -1,9 +1,14 @@
 import { parse as parseYaml } from "yaml";
 import * as z from "zod";
-import type { Catalog } from "../engine";
+import type { Catalog, CatalogWorker } from "../engine";
 import { WorkerFileError } from "../engine/errors";
-import { issuesToErrors, TOOL_NAME } from "../engine/worker-file";
+import { describeIssues, validatorFor } from "../engine/json-schema";
+import { DEFAULT_INPUT, issuesToErrors, TOOL_NAME } from "../engine/worker-file";
+import { cronProblem } from "./cron";
+import { ADDRESS, ALLOW_FROM } from "./email-address";
+import { SAMPLE_EMAIL_INPUT } from "./email-input";
 import { POINTER } from "./json-pointer";
+import { withScheduledTime } from "./scheduled-time";
 
 const secretEnv = z.string().regex(/^[A-Z][A-Z0-9_]*$/, "must name an environment variable (A-Z, 0-9, _)");
 
@@ -41,23 +46,78 @@ export const triggerSchema = z.strictObject({
 export type Trigger = z.output<typeof triggerSchema> & { name: string };
 export type Triggers = ReadonlyMap<string, Trigger>;
 
+const approvalMode = z.enum(["ask", "approve_all", "reject_all"]).default("ask");
+
+/** `schedule: "0 6 * * *"` (UTC): started by the Cron Trigger with exactly that expression in wrangler.toml. */
+export const scheduleTriggerSchema = z.strictObject({
+  worker: z.string().regex(TOOL_NAME),
+  schedule: z.string().superRefine((v, ctx) => {
+    const problem = cronProblem(v);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  }),
+  /** The worker's input as is; `{{scheduled_time}}` in a string becomes the event's time (ISO 8601, UTC). */
+  input: z.json().default({}),
+  approval_mode: approvalMode,
+});
+
+/** `email: {to, allow_from}`: a message to that address from an allowed sender starts the worker. */
+export const emailTriggerSchema = z.strictObject({
+  worker: z.string().regex(TOOL_NAME),
+  email: z.strictObject({
+    to: z.string().regex(ADDRESS, "must be one address such as support@example.com").transform((a) => a.toLowerCase()),
+    allow_from: z.array(z.string().regex(ALLOW_FROM, 'entries are an address or "*@domain"')).min(1),
+    /** Larger messages are rejected before they are read. */
+    max_bytes: z.number().int().positive().max(25 * 1024 * 1024).default(1024 * 1024),
+  }),
+  approval_mode: approvalMode,
+});
+
+export type ScheduledTrigger = z.output<typeof scheduleTriggerSchema> & { name: string };
+export type EmailTrigger = z.output<typeof emailTriggerSchema> & { name: string };
+
+/** A trigger is exactly one kind, told apart by its key. */
+const KINDS = { verify: "webhook", schedule: "schedule", email: "email" } as const;
+
+/** The kind of a raw trigger entry, or why it has none. */
+function kindOf(value: unknown): (typeof KINDS)[keyof typeof KINDS] | string {
+  const keys = typeof value === "object" && value ? Object.keys(KINDS).filter((k) => k in value) : [];
+  if (keys.length === 1) return KINDS[keys[0] as keyof typeof KINDS];
+  return `a trigger has exactly one of verify (webhook), schedule or email; this one has ${keys.length ? keys.join(" and ") : "none"}`;
+}
+
 /**
  * Parses `triggers.yaml` (trigger name → trigger) against the catalog: every
  * problem is a `WorkerFileError` naming the file and field.
  */
-export function parseTriggers(file: string, text: string, catalog: Catalog): { triggers: Map<string, Trigger>; problems: WorkerFileError[] } {
+export function parseTriggers(file: string, text: string, catalog: Catalog): ParsedTriggers {
   const triggers = new Map<string, Trigger>();
+  const schedules = new Map<string, ScheduledTrigger>();
+  const emails = new Map<string, EmailTrigger>();
   let raw: unknown;
   try {
     raw = parseYaml(text) ?? {};
   } catch (err) {
-    return { triggers, problems: [new WorkerFileError(file, "(file)", `malformed YAML: ${(err as Error).message.split("\n")[0]}`)] };
+    return { triggers, schedules, emails, problems: [new WorkerFileError(file, "(file)", `malformed YAML: ${(err as Error).message.split("\n")[0]}`)] };
   }
-  if (typeof raw !== "object" || Array.isArray(raw)) return { triggers, problems: [new WorkerFileError(file, "(file)", "must map trigger names to triggers")] };
+  if (typeof raw !== "object" || Array.isArray(raw)) return { triggers, schedules, emails, problems: [new WorkerFileError(file, "(file)", "must map trigger names to triggers")] };
   const problems: WorkerFileError[] = [];
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
     if (!TOOL_NAME.test(name)) {
       problems.push(new WorkerFileError(file, name, "trigger names are 1-64 characters of a-z A-Z 0-9 _ - (they are part of /hooks/<name>)"));
+      continue;
+    }
+    const kind = kindOf(value);
+    const keep = <T>(map: Map<string, T>, result: T | WorkerFileError[]) => (Array.isArray(result) ? problems.push(...result) : map.set(name, result));
+    if (kind === "schedule") {
+      keep(schedules, parseScheduleTrigger(file, name, value, catalog));
+      continue;
+    }
+    if (kind === "email") {
+      keep(emails, parseEmailTrigger(file, name, value, catalog));
+      continue;
+    }
+    if (kind !== "webhook") {
+      problems.push(new WorkerFileError(file, name, kind));
       continue;
     }
     const parsed = triggerSchema.safeParse(value);
@@ -76,5 +136,44 @@ export function parseTriggers(file: string, text: string, catalog: Catalog): { t
     }
     triggers.set(name, { ...parsed.data, name });
   }
-  return { triggers, problems };
+  return { triggers, schedules, emails, problems };
+}
+
+export interface ParsedTriggers {
+  /** Webhooks (`POST /hooks/<name>`). */
+  triggers: Map<string, Trigger>;
+  schedules: Map<string, ScheduledTrigger>;
+  emails: Map<string, EmailTrigger>;
+  problems: WorkerFileError[];
+}
+
+/** The trigger's worker, or a problem at `<name>.worker` naming the known ones. */
+function workerOf(file: string, name: string, worker: string, catalog: Catalog) {
+  return catalog.get(worker) ?? new WorkerFileError(file, `${name}.worker`, `unknown worker "${worker}"; known: ${[...catalog.workers.keys()].sort().join(", ")}`);
+}
+
+/** Does `input` fit the worker's input schema? Else a problem at `field`. */
+function inputProblem(file: string, field: string, worker: CatalogWorker, input: unknown, what: string): WorkerFileError | null {
+  const value = worker.input === DEFAULT_INPUT && typeof input === "string" ? { input } : input;
+  const parsed = validatorFor(worker.input).safeParse(value);
+  return parsed.success ? null : new WorkerFileError(file, field, `${what} does not match the input schema of worker "${worker.name}" (${worker.file}): ${describeIssues(parsed.error)}`);
+}
+
+function parseScheduleTrigger(file: string, name: string, value: unknown, catalog: Catalog): ScheduledTrigger | WorkerFileError[] {
+  const parsed = scheduleTriggerSchema.safeParse(value);
+  if (!parsed.success) return issuesToErrors(file, parsed.error, name);
+  const worker = workerOf(file, name, parsed.data.worker, catalog);
+  if (worker instanceof WorkerFileError) return [worker];
+  // Checked now with a sample time, so a schedule never fires into a refused start.
+  const problem = inputProblem(file, `${name}.input`, worker, withScheduledTime(parsed.data.input, new Date(0).toISOString()), "the input");
+  return problem ? [problem] : { ...parsed.data, name };
+}
+
+function parseEmailTrigger(file: string, name: string, value: unknown, catalog: Catalog): EmailTrigger | WorkerFileError[] {
+  const parsed = emailTriggerSchema.safeParse(value);
+  if (!parsed.success) return issuesToErrors(file, parsed.error, name);
+  const worker = workerOf(file, name, parsed.data.worker, catalog);
+  if (worker instanceof WorkerFileError) return [worker];
+  const problem = inputProblem(file, `${name}.worker`, worker, SAMPLE_EMAIL_INPUT, `a message's input ({${Object.keys(SAMPLE_EMAIL_INPUT).join(", ")}})`);
+  return problem ? [problem] : { ...parsed.data, name };
 }

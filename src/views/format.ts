@@ -4,11 +4,13 @@ export function prettyArgs(args: unknown, max = 4000): string {
   return text.length > max ? `${text.slice(0, max)}\n… (${text.length - max} more characters)` : text;
 }
 
-/** "the API", "webhook github-issues (delivery 72d3…)". */
+/** "the API", "webhook github-issues (delivery 72d3…)", "schedule nightly (2026-…Z)", "email support from ann@…". */
 export function describeTrigger(trigger: unknown): string {
-  const t = (trigger ?? {}) as { kind?: string; name?: string; delivery?: string };
+  const t = (trigger ?? {}) as { kind?: string; name?: string; delivery?: string; scheduled_time?: string; from?: string };
   if (t.kind === "webhook") return `webhook ${t.name ?? "?"}${t.delivery ? ` (delivery ${t.delivery})` : ""}`;
   if (t.kind === "api") return "the API";
+  if (t.kind === "schedule") return `schedule ${t.name ?? "?"} (${t.scheduled_time ?? "?"})`;
+  if (t.kind === "email") return `email ${t.name ?? "?"} from ${t.from ?? "?"}`;
   return "unknown";
 }
 

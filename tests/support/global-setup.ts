@@ -21,7 +21,8 @@ export default async function setup(project: TestProject) {
   // The app's catalog plus the fixtures the Durable Object and HTTP tests run.
   // Into the pool's own copy (vitest.config.ts aliases it): a `wrangler dev` started by
   // the e2e tests rebuilds src/generated/worker-files.ts and must not change the pool's.
-  execFileSync("node", ["scripts/bundle-workers.mjs", "--out", "src/generated/test-worker-files.ts", "workers", "tests/fixtures/workers"]);
+  // tests/triggers/fixtures stays out of the e2e catalogs: its schedules are not in wrangler.toml's crons, which the build checks.
+  execFileSync("node", ["scripts/bundle-workers.mjs", "--out", "src/generated/test-worker-files.ts", "workers", "tests/fixtures/workers", "tests/triggers/fixtures"]);
   const server = await startFakeOpenAI();
   project.provide("fakeOpenAIPort", server.port);
   const second = await startFakeOpenAI();

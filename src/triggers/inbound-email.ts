@@ -1,0 +1,67 @@
+import PostalMime from "postal-mime";
+import { emailTriggers } from "../catalog";
+import { readBounded } from "../http/read-body";
+import { checkStart, startRun } from "../runs";
+import { runIdFor } from "./delivery";
+import { addressAllowed } from "./email-address";
+import { emailInput } from "./email-input";
+import { hex } from "./verify";
+import type { EmailTrigger } from "./triggers-file";
+
+/** The part of Cloudflare's ForwardableEmailMessage the trigger uses. */
+export type InboundMessage = Pick<ForwardableEmailMessage, "from" | "to" | "raw" | "rawSize" | "headers" | "setReject">;
+
+export type InboundOutcome = { rejected: string } | { trigger: string; run_id: string; created: boolean };
+
+/**
+ * A message arrived through Email Routing: find the trigger by the envelope
+ * recipient, refuse senders outside its `allow_from` (envelope sender and the
+ * From header, both) and oversized messages before they are read, parse the
+ * rest with postal-mime, and start one run per message however often it is
+ * delivered. Every refusal is `setReject(reason)`: the sender gets a bounce
+ * saying why, and nothing starts.
+ */
+export async function receiveEmail(env: Env, message: InboundMessage, triggers: Iterable<EmailTrigger> = emailTriggers().values()): Promise<InboundOutcome> {
+  const reject = (reason: string): InboundOutcome => {
+    message.setReject(reason);
+    return { rejected: reason };
+  };
+  const to = message.to.trim().toLowerCase();
+  const t = [...triggers].find((x) => x.email.to === to);
+  if (!t) return reject(`no trigger receives mail for ${to}`);
+  if (!addressAllowed(t.email.allow_from, message.from)) return reject(`${t.email.to} does not accept mail from ${message.from}`);
+  if (message.rawSize > t.email.max_bytes) return reject(`the message is ${message.rawSize} bytes; ${t.email.to} accepts at most ${t.email.max_bytes}`);
+
+  // rawSize is the runtime's count; the read is bounded all the same.
+  const raw = await readBounded(message.raw, t.email.max_bytes);
+  if (!raw) return reject(`the message is larger than ${t.email.max_bytes} bytes`);
+  let parsed;
+  try {
+    parsed = await PostalMime.parse(raw, { attachmentEncoding: "arraybuffer" });
+  } catch (err) {
+    return reject(`the message could not be parsed: ${(err as Error).message}`);
+  }
+  // The From header is what a reader (and the worker) sees as the sender: it must pass the same list.
+  const from = parsed.from?.address?.toLowerCase();
+  if (!from) return reject("the message has no From address");
+  if (!addressAllowed(t.email.allow_from, from)) return reject(`${t.email.to} does not accept mail from ${from} (From header)`);
+
+  const input = emailInput(parsed, from, to);
+  const checked = checkStart(t.worker, input);
+  if ("status" in checked) return reject(checked.error);
+  // Message-IDs are chosen by the sender: keyed with the sender, one cannot pre-empt another's.
+  // Without one, the bytes identify the message (a redelivery repeats them).
+  const messageKey = parsed.messageId
+    ? `message-id:${from}\n${parsed.messageId}`
+    : `sha256:${hex(new Uint8Array(await crypto.subtle.digest("SHA-256", raw)))}`;
+  const id = await runIdFor(t.name, messageKey);
+  const started = await startRun(env, {
+    id,
+    worker: checked.worker.name,
+    input: checked.input,
+    approvalMode: t.approval_mode,
+    budget: {},
+    trigger: { kind: "email", name: t.name, from, message_id: input.message_id },
+  });
+  return { trigger: t.name, run_id: id, created: started.created };
+}
