@@ -1,7 +1,7 @@
 import type { CatalogWorker } from "./catalog";
 import { toolContext } from "./context";
 import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "./errors";
-import { globToRegExp } from "./glob";
+import { globMatcher } from "./glob";
 import { describeIssues, validatorFor } from "./json-schema";
 import type { Message, ModelRequest, ModelResponse, ModelToolCall } from "./model/model";
 import type { RunServices } from "./run";
@@ -178,7 +178,7 @@ function checkBudget(run: RunServices): void {
 function chooseModel(run: RunServices, worker: CatalogWorker, inherited: string | undefined): string {
   const model = worker.model ?? inherited ?? run.defaultModel;
   const allowed = worker.compatibleModels;
-  if (allowed && !allowed.some((g) => globToRegExp(g, { ignoreCase: true }).test(model))) {
+  if (allowed && !allowed.some((g) => globMatcher(g, { ignoreCase: true })(model))) {
     throw new RunError("model_not_allowed", `${worker.file}: model "${model}" is not in compatible_models (${allowed.join(", ")})`);
   }
   return model;
