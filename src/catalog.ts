@@ -1,4 +1,4 @@
-import { CatalogError, loadCatalog, type Catalog } from "./engine";
+import { CatalogError, checkCatalog, type Catalog } from "./engine";
 import { workerFiles } from "./generated/worker-files";
 import { kinds } from "./toolsets";
 import { parseTriggers, type Trigger, type Triggers } from "./triggers/triggers-file";
@@ -11,12 +11,11 @@ let loaded: { catalog: Catalog; triggers: Triggers } | undefined;
  * Any problem in any file refuses the whole catalog (`CatalogError`).
  */
 export function loadApp(files: Record<string, string> = workerFiles): { catalog: Catalog; triggers: Triggers } {
-  const catalog = loadCatalog(files, kinds);
+  const { catalog, problems, namesIncomplete } = checkCatalog(files, kinds);
   const triggers = new Map<string, Trigger>();
-  const problems: WorkerFileError[] = [];
   for (const [file, text] of Object.entries(files)) {
     if (!/(^|\/)triggers\.yaml$/.test(file)) continue;
-    const parsed = parseTriggers(file, text, catalog);
+    const parsed = parseTriggers(file, text, catalog, namesIncomplete);
     problems.push(...parsed.problems);
     for (const [name, t] of parsed.triggers) {
       if (triggers.has(name)) problems.push(new WorkerFileError(file, name, `trigger "${name}" is defined twice`));

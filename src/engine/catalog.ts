@@ -1,11 +1,11 @@
 import { CatalogError, WorkerFileError } from "./errors";
-import { globToRegExp, isGlob } from "./glob";
+import { globMatcher, isGlob } from "./glob";
 import { validatorFor, type JSONSchema } from "./json-schema";
 import { MODEL_NAME } from "./model/model";
 import { PROVIDERS } from "./model/resolver";
 import type { ToolsetRegistry } from "./toolsets/define";
 import type { ToolDef } from "./toolsets/toolset";
-import { issuesToErrors, parseWorkerFile, TOOL_NAME, type WorkerSpec } from "./worker-file";
+import { issuesToErrors, readWorkerFile, TOOL_NAME, type WorkerFileReading, type WorkerSpec } from "./worker-file";
 
 /** A worker as the catalog accepted it: `workers:` globs resolved to names. */
 export interface CatalogWorker extends WorkerSpec {
@@ -35,34 +35,56 @@ export function workerToolDef(w: WorkerSpec): ToolDef {
  * problem is refused as a whole: `CatalogError` lists each as `file: field: reason`.
  */
 export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistry): Catalog {
+  const { catalog, problems } = checkCatalog(files, kinds);
+  if (problems.length) throw new CatalogError(problems);
+  return catalog;
+}
+
+/** A catalog's problems, all at once, and the workers that could be read despite them. */
+export interface CatalogCheck {
+  catalog: Catalog;
+  problems: WorkerFileError[];
+  /** Some worker file's name could not be read: a reference to an unknown worker may mean that one. */
+  namesIncomplete: boolean;
+}
+
+/**
+ * Every check on every file, each stage run on what the earlier ones could read,
+ * so one mistake hides no other. A stage skips what an earlier problem already
+ * explains (no config check for an unknown kind, no approval check when the
+ * worker's tools are not all known, no "unknown worker" when some file's name is
+ * unreadable).
+ */
+export function checkCatalog(files: Record<string, string>, kinds: ToolsetRegistry): CatalogCheck {
   const problems: WorkerFileError[] = [];
-  const specs: WorkerSpec[] = [];
+  const readings: WorkerFileReading[] = [];
   for (const [file, text] of Object.entries(files)) {
     if (!file.endsWith(".worker")) continue;
-    try {
-      specs.push(parseWorkerFile(file, text));
-    } catch (errs) {
-      problems.push(...(errs as WorkerFileError[]));
-    }
+    const reading = readWorkerFile(file, text);
+    problems.push(...reading.problems);
+    readings.push(reading);
   }
+  const namesIncomplete = readings.some((r) => !r.named);
 
   const byName = new Map<string, WorkerSpec>();
-  for (const s of specs) {
+  for (const { spec: s, named } of readings) {
+    if (!s || !named) continue;
     const first = byName.get(s.name);
     if (first) problems.push(new WorkerFileError(s.file, "name", `"${s.name}" is also the name of ${first.file}; worker names are unique`));
     else byName.set(s.name, s);
   }
 
   const workers = new Map<string, CatalogWorker>();
-  for (const s of byName.values()) {
-    const before = problems.length;
+  for (const { spec: s, toolsetsComplete } of readings) {
+    if (!s) continue;
     problems.push(...checkWorker(s, kinds));
-    const workerTools = resolveWorkerPatterns(s, byName, problems);
-    if (problems.length === before) problems.push(...checkExposedTools(s, workerTools.map((n) => byName.get(n)!), kinds));
-    workers.set(s.name, { ...s, workerTools });
+    const resolved = resolveWorkerPatterns(s, byName, namesIncomplete);
+    problems.push(...resolved.problems);
+    const toolsKnown = toolsetsComplete && resolved.complete && Object.values(s.toolsets).every((i) => kinds.has(i.use));
+    problems.push(...checkExposedTools(s, resolved.names.map((n) => byName.get(n)!), kinds, toolsKnown));
+    if (byName.get(s.name) === s) workers.set(s.name, { ...s, workerTools: resolved.names });
   }
-  if (problems.length) throw new CatalogError(problems);
-  return { kinds, workers, get: (name) => workers.get(name) };
+  return { catalog: { kinds, workers, get: (name) => workers.get(name) }, problems, namesIncomplete };
 }
 
 /** Checks of one worker that need no other worker: schemas, model, toolset kinds and configs. */
@@ -96,19 +118,30 @@ export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry): WorkerFileEr
   return problems;
 }
 
-function resolveWorkerPatterns(s: WorkerSpec, byName: Map<string, WorkerSpec>, problems: WorkerFileError[]): string[] {
+/** `workers:` names and globs → worker names; `complete` when every one resolved. */
+function resolveWorkerPatterns(s: WorkerSpec, byName: Map<string, WorkerSpec>, namesIncomplete: boolean) {
   const names = new Set<string>();
+  const problems: WorkerFileError[] = [];
+  let complete = true;
   for (const pattern of s.workers) {
-    const matches = isGlob(pattern)
-      ? [...byName.keys()].filter((n) => globToRegExp(pattern).test(n))
-      : byName.has(pattern) ? [pattern] : [];
+    let matches: string[];
+    try {
+      const matchesName = isGlob(pattern) ? globMatcher(pattern) : (n: string) => n === pattern;
+      matches = [...byName.keys()].filter(matchesName);
+    } catch (err) {
+      problems.push(new WorkerFileError(s.file, "toolsets.workers", (err as Error).message));
+      complete = false;
+      continue;
+    }
     if (!matches.length) {
+      complete = false;
+      if (namesIncomplete) continue; // it may name a worker whose file has problems of its own
       const reason = isGlob(pattern) ? `glob "${pattern}" matches no worker` : `unknown worker "${pattern}"`;
       problems.push(new WorkerFileError(s.file, "toolsets.workers", `${reason}; known: ${[...byName.keys()].sort().join(", ")}`));
     }
     matches.forEach((n) => names.add(n));
   }
-  return [...names].sort();
+  return { names: [...names].sort(), problems, complete };
 }
 
 /** Every tool name a worker exposes, from its instances and its worker tools; clashes are errors. */
@@ -122,7 +155,8 @@ export function exposedToolNames(s: WorkerSpec, workerTools: WorkerSpec[], kinds
     else source.set(tool, from);
   };
   for (const [name, inst] of Object.entries(s.toolsets)) {
-    const kind = kinds.get(inst.use)!;
+    const kind = kinds.get(inst.use);
+    if (!kind) continue; // reported by checkWorker
     for (const def of kind.definitions) {
       if (inst.readonly && !def.readOnly) continue;
       add(name === kind.kind ? def.name : `${name}_${def.name}`, `instance "${name}" (${kind.kind})`);
@@ -133,13 +167,15 @@ export function exposedToolNames(s: WorkerSpec, workerTools: WorkerSpec[], kinds
   return source;
 }
 
-function checkExposedTools(s: WorkerSpec, workerTools: WorkerSpec[], kinds: ToolsetRegistry): WorkerFileError[] {
+/** Tool-name clashes, and (when all of the worker's tools are known) approval entries naming no tool. */
+function checkExposedTools(s: WorkerSpec, workerTools: WorkerSpec[], kinds: ToolsetRegistry, toolsKnown: boolean): WorkerFileError[] {
   let exposed: Map<string, string>;
   try {
     exposed = exposedToolNames(s, workerTools, kinds);
   } catch (errs) {
     return errs as WorkerFileError[];
   }
+  if (!toolsKnown) return [];
   return Object.keys(s.approval)
     .filter((tool) => !exposed.has(tool))
     .map((tool) => new WorkerFileError(s.file, `approval.${tool}`, `no tool "${tool}" in this worker; its tools: ${[...exposed.keys()].join(", ") || "(none)"}`));
