@@ -27,7 +27,7 @@ export const frontmatterSchema = z.strictObject({
   input: jsonSchema.optional().describe("JSON Schema of the arguments (type: object); default {input: string}"),
   output: jsonSchema.optional().describe("JSON Schema the final answer must match"),
   max_turns: z.number().int().min(1).max(200).optional().describe("default 20"),
-  // Entries are checked one by one in parseWorkerFile: a union here would report
+  // Entries are checked one by one in readWorkerFile: a union here would report
   // "Invalid input" instead of the field that is wrong.
   toolsets: z.record(z.string().regex(TOOL_NAME, "instance names follow the tool-name rule"), z.unknown()).optional(),
   approval: z.looseObject({ notify: z.email().optional() }).optional(),
@@ -123,7 +123,7 @@ export function readWorkerFile(file: string, text: string): WorkerFileReading {
   const fields = frontmatterSchema.shape;
   const unknown = Object.keys(raw).filter((k) => !(k in fields));
   if (unknown.length) errors.push(new WorkerFileError(file, unknown.join(","), `unknown key${unknown.length > 1 ? "s" : ""}`));
-  const field = <K extends "name" | "description" | "model" | "compatible_models" | "input" | "output" | "max_turns">(key: K): z.output<(typeof fields)[K]> | undefined => {
+  const field = <K extends Exclude<keyof typeof fields, "toolsets" | "approval">>(key: K): z.output<(typeof fields)[K]> | undefined => {
     const r = fields[key].safeParse(raw[key]);
     if (r.success) return r.data as z.output<(typeof fields)[K]>;
     errors.push(...issuesToErrors(file, r.error, key));
@@ -142,41 +142,8 @@ export function readWorkerFile(file: string, text: string): WorkerFileReading {
     errors.push(new WorkerFileError(file, "compatible_models", "cannot be used together with model: pin one model, or list compatible ones and inherit"));
   }
 
-  const toolsets: Record<string, InstanceSpec> = {};
-  let workers: string[] = [];
-  let toolsetsComplete = true;
-  const toolsetProblem = (field: string, reason: string) => (errors.push(new WorkerFileError(file, field, reason)), (toolsetsComplete = false));
-  const rawToolsets = raw.toolsets ?? {};
-  if (!isMapping(rawToolsets)) toolsetProblem("toolsets", "must map instance names to {use: <kind>, ...config}");
-  else for (const [name, entry] of Object.entries(rawToolsets)) {
-    if (name === "workers") {
-      const list = workerList.safeParse(entry);
-      if (list.success) workers = list.data;
-      else toolsetProblem("toolsets.workers", "must be a list of worker names or globs");
-    } else if (!TOOL_NAME.test(name)) {
-      toolsetProblem(`toolsets.${name}`, "instance names follow the tool-name rule (1-64 of a-z A-Z 0-9 _ -)");
-    } else {
-      const spec = parseInstanceSpec(file, `toolsets.${name}`, entry);
-      if (Array.isArray(spec)) errors.push(...spec), (toolsetsComplete = false);
-      else toolsets[name] = spec;
-    }
-  }
-
-  const approval: Record<string, Policy> = {};
-  let notify: string | undefined;
-  const rawApproval = raw.approval ?? {};
-  if (!isMapping(rawApproval)) errors.push(new WorkerFileError(file, "approval", "must map tool names to allow, ask or deny (and notify to an address)"));
-  else for (const [tool, value] of Object.entries(rawApproval)) {
-    if (tool === "notify") {
-      const address = z.email().safeParse(value);
-      if (address.success) notify = address.data;
-      else errors.push(...issuesToErrors(file, address.error, "approval.notify"));
-      continue;
-    }
-    const p = policy.safeParse(value);
-    if (p.success) approval[tool] = p.data;
-    else errors.push(new WorkerFileError(file, `approval.${tool}`, `must be allow, ask or deny (got ${JSON.stringify(value)})`));
-  }
+  const { toolsets, workers, complete: toolsetsComplete } = readToolsets(file, raw.toolsets ?? {}, errors);
+  const { approval, notify } = readApproval(file, raw.approval ?? {}, errors);
 
   return {
     spec: {
@@ -198,6 +165,54 @@ export function readWorkerFile(file: string, text: string): WorkerFileReading {
     named: name !== undefined,
     toolsetsComplete,
   };
+}
+
+/** `toolsets:` entry by entry; `complete` when every entry could be read. */
+function readToolsets(file: string, raw: unknown, errors: WorkerFileError[]) {
+  const toolsets: Record<string, InstanceSpec> = {};
+  let workers: string[] = [];
+  let complete = true;
+  const problem = (...found: WorkerFileError[]) => (errors.push(...found), (complete = false));
+  if (!isMapping(raw)) {
+    problem(new WorkerFileError(file, "toolsets", "must map instance names to {use: <kind>, ...config}"));
+    return { toolsets, workers, complete };
+  }
+  for (const [name, entry] of Object.entries(raw)) {
+    if (name === "workers") {
+      const list = workerList.safeParse(entry);
+      if (list.success) workers = list.data;
+      else problem(new WorkerFileError(file, "toolsets.workers", "must be a list of worker names or globs"));
+    } else if (!TOOL_NAME.test(name)) {
+      problem(new WorkerFileError(file, `toolsets.${name}`, "instance names follow the tool-name rule (1-64 of a-z A-Z 0-9 _ -)"));
+    } else {
+      const spec = parseInstanceSpec(file, `toolsets.${name}`, entry);
+      if (Array.isArray(spec)) problem(...spec);
+      else toolsets[name] = spec;
+    }
+  }
+  return { toolsets, workers, complete };
+}
+
+/** `approval:` key by key: `notify`, and a policy per tool name. */
+function readApproval(file: string, raw: unknown, errors: WorkerFileError[]) {
+  const approval: Record<string, Policy> = {};
+  let notify: string | undefined;
+  if (!isMapping(raw)) {
+    errors.push(new WorkerFileError(file, "approval", "must map tool names to allow, ask or deny (and notify to an address)"));
+    return { approval, notify };
+  }
+  for (const [tool, value] of Object.entries(raw)) {
+    if (tool === "notify") {
+      const address = z.email().safeParse(value);
+      if (address.success) notify = address.data;
+      else errors.push(...issuesToErrors(file, address.error, "approval.notify"));
+      continue;
+    }
+    const p = policy.safeParse(value);
+    if (p.success) approval[tool] = p.data;
+    else errors.push(new WorkerFileError(file, `approval.${tool}`, `must be allow, ask or deny (got ${JSON.stringify(value)})`));
+  }
+  return { approval, notify };
 }
 
 /** Parses one `.worker` file; throws the list of its `WorkerFileError`s if it has any. */
