@@ -11,11 +11,11 @@ let loaded: { catalog: Catalog; triggers: Triggers } | undefined;
  * Any problem in any file refuses the whole catalog (`CatalogError`).
  */
 export function loadApp(files: Record<string, string> = workerFiles): { catalog: Catalog; triggers: Triggers } {
-  const { catalog, problems, namesIncomplete } = checkCatalog(files, kinds);
+  const { catalog, problems, mayMeanRefused } = checkCatalog(files, kinds);
   const triggers = new Map<string, Trigger>();
   for (const [file, text] of Object.entries(files)) {
     if (!/(^|\/)triggers\.yaml$/.test(file)) continue;
-    const parsed = parseTriggers(file, text, catalog, namesIncomplete);
+    const parsed = parseTriggers(file, text, catalog, mayMeanRefused);
     problems.push(...parsed.problems);
     for (const [name, t] of parsed.triggers) {
       if (triggers.has(name)) problems.push(new WorkerFileError(file, name, `trigger "${name}" is defined twice`));

@@ -44,16 +44,19 @@ export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistr
 export interface CatalogCheck {
   catalog: Catalog;
   problems: WorkerFileError[];
-  /** Some worker file's name could not be read: a reference to an unknown worker may mean that one. */
-  namesIncomplete: boolean;
+  /**
+   * Could a reference that resolves to no worker (given as a test of names) mean a
+   * worker whose file was refused for its name? Such a reference is not reported again.
+   */
+  mayMeanRefused(matches: (name: string) => boolean): boolean;
 }
 
 /**
  * Every check on every file, each stage run on what the earlier ones could read,
  * so one mistake hides no other. A stage skips what an earlier problem already
  * explains (no config check for an unknown kind, no approval check when the
- * worker's tools are not all known, no "unknown worker" when some file's name is
- * unreadable).
+ * worker's tools are not all known, no "unknown worker" for what may be a worker
+ * whose own name was refused).
  */
 export function checkCatalog(files: Record<string, string>, kinds: ToolsetRegistry): CatalogCheck {
   const problems: WorkerFileError[] = [];
@@ -64,7 +67,8 @@ export function checkCatalog(files: Record<string, string>, kinds: ToolsetRegist
     problems.push(...reading.problems);
     readings.push(reading);
   }
-  const namesIncomplete = readings.some((r) => !r.named);
+  const refusedNames = readings.filter((r) => !r.named).map((r) => r.spec?.name ?? "");
+  const mayMeanRefused = (matches: (name: string) => boolean) => refusedNames.some((n) => !n || matches(n));
 
   const byName = new Map<string, WorkerSpec>();
   for (const { spec: s, named } of readings) {
@@ -78,13 +82,13 @@ export function checkCatalog(files: Record<string, string>, kinds: ToolsetRegist
   for (const { spec: s, toolsetsComplete } of readings) {
     if (!s) continue;
     problems.push(...checkWorker(s, kinds));
-    const resolved = resolveWorkerPatterns(s, byName, namesIncomplete);
+    const resolved = resolveWorkerPatterns(s, byName, mayMeanRefused);
     problems.push(...resolved.problems);
     const toolsKnown = toolsetsComplete && resolved.complete && Object.values(s.toolsets).every((i) => kinds.has(i.use));
     problems.push(...checkExposedTools(s, resolved.names.map((n) => byName.get(n)!), kinds, toolsKnown));
     if (byName.get(s.name) === s) workers.set(s.name, { ...s, workerTools: resolved.names });
   }
-  return { catalog: { kinds, workers, get: (name) => workers.get(name) }, problems, namesIncomplete };
+  return { catalog: { kinds, workers, get: (name) => workers.get(name) }, problems, mayMeanRefused };
 }
 
 /** Checks of one worker that need no other worker: schemas, model, toolset kinds and configs. */
@@ -119,25 +123,25 @@ export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry): WorkerFileEr
 }
 
 /** `workers:` names and globs → worker names; `complete` when every one resolved. */
-function resolveWorkerPatterns(s: WorkerSpec, byName: Map<string, WorkerSpec>, namesIncomplete: boolean) {
+function resolveWorkerPatterns(s: WorkerSpec, byName: Map<string, WorkerSpec>, mayMeanRefused: CatalogCheck["mayMeanRefused"]) {
   const names = new Set<string>();
   const problems: WorkerFileError[] = [];
   let complete = true;
   for (const pattern of s.workers) {
-    let matches: string[];
+    let matchesName: (name: string) => boolean;
     try {
-      const matchesName = isGlob(pattern) ? globMatcher(pattern) : (n: string) => n === pattern;
-      matches = [...byName.keys()].filter(matchesName);
+      matchesName = isGlob(pattern) ? globMatcher(pattern) : (n: string) => n === pattern;
     } catch (err) {
       problems.push(new WorkerFileError(s.file, "toolsets.workers", (err as Error).message));
       complete = false;
       continue;
     }
+    const matches = [...byName.keys()].filter(matchesName);
     if (!matches.length) {
       complete = false;
-      if (namesIncomplete) continue; // it may name a worker whose file has problems of its own
+      if (mayMeanRefused(matchesName)) continue;
       const reason = isGlob(pattern) ? `glob "${pattern}" matches no worker` : `unknown worker "${pattern}"`;
-      problems.push(new WorkerFileError(s.file, "toolsets.workers", `${reason}; known: ${[...byName.keys()].sort().join(", ")}`));
+      problems.push(new WorkerFileError(s.file, "toolsets.workers", `${reason}; known: ${[...byName.keys()].sort().join(", ") || "(none)"}`));
     }
     matches.forEach((n) => names.add(n));
   }

@@ -94,7 +94,7 @@ export interface WorkerFileReading {
   /** The fields that parsed, defaults for the rest; absent when no frontmatter could be read at all. */
   spec?: WorkerSpec;
   problems: WorkerFileError[];
-  /** The name parsed: only then can other files refer to this worker. */
+  /** The name parsed: only then can other files refer to this worker (else `spec.name` is the name as written, or ""). */
   named: boolean;
   /** Every `toolsets` entry parsed, so the tools this worker exposes are all known. */
   toolsetsComplete: boolean;
@@ -148,7 +148,7 @@ export function readWorkerFile(file: string, text: string): WorkerFileReading {
   return {
     spec: {
       file,
-      name: name ?? "",
+      name: name ?? (typeof raw.name === "string" ? raw.name : ""),
       description,
       model,
       compatibleModels,

@@ -43,10 +43,10 @@ export type Triggers = ReadonlyMap<string, Trigger>;
 
 /**
  * Parses `triggers.yaml` (trigger name → trigger) against the catalog: every
- * problem is a `WorkerFileError` naming the file and field. With `namesIncomplete`
- * (a worker file's name was unreadable) an unknown worker is not reported again.
+ * problem is a `WorkerFileError` naming the file and field. An unknown worker that
+ * `mayMeanRefused` (a worker file refused for its name) is not reported again.
  */
-export function parseTriggers(file: string, text: string, catalog: Catalog, namesIncomplete = false): { triggers: Map<string, Trigger>; problems: WorkerFileError[] } {
+export function parseTriggers(file: string, text: string, catalog: Catalog, mayMeanRefused = (_matches: (name: string) => boolean) => false): { triggers: Map<string, Trigger>; problems: WorkerFileError[] } {
   const triggers = new Map<string, Trigger>();
   let raw: unknown;
   try {
@@ -68,7 +68,7 @@ export function parseTriggers(file: string, text: string, catalog: Catalog, name
     }
     const worker = catalog.get(parsed.data.worker);
     if (!worker) {
-      if (!namesIncomplete) problems.push(new WorkerFileError(file, `${name}.worker`, `unknown worker "${parsed.data.worker}"; known: ${[...catalog.workers.keys()].sort().join(", ")}`));
+      if (!mayMeanRefused((n) => n === parsed.data.worker)) problems.push(new WorkerFileError(file, `${name}.worker`, `unknown worker "${parsed.data.worker}"; known: ${[...catalog.workers.keys()].sort().join(", ")}`));
       continue;
     }
     const props = worker.input.properties as Record<string, unknown> | undefined;

@@ -141,6 +141,18 @@ describe("triggers.yaml is checked with the catalog", () => {
     expect(refused("t: [")[0]).toMatch(/^workers\/triggers\.yaml: \(file\): malformed YAML/);
   });
 
+  it("a trigger naming a worker whose file was refused for its name is not reported again", async () => {
+    const { loadApp } = await import("../../src/catalog");
+    let found: string[] = [];
+    try {
+      loadApp({ "workers/echo.worker": workerFile("name: echo\ntoolsets: { files: ["), "workers/triggers.yaml": "t:\n  worker: echo\n  verify: { scheme: token, secret_env: S }\n  input: {}" });
+    } catch (e) {
+      found = (e as CatalogError).problems.map((p) => p.message);
+    }
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^workers\/echo\.worker: \(frontmatter\): malformed YAML/);
+  });
+
   it("reports the problems of two worker files and triggers.yaml together", async () => {
     const { loadApp } = await import("../../src/catalog");
     let found: string[] = [];
