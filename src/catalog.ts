@@ -1,4 +1,4 @@
-import { CatalogError, loadCatalog, type Catalog } from "./engine";
+import { CatalogError, checkCatalog, type Catalog } from "./engine";
 import { workerFiles } from "./generated/worker-files";
 import { kinds } from "./toolsets";
 import { parseTriggers, type EmailTrigger, type ScheduledTrigger, type Trigger, type Triggers } from "./triggers/triggers-file";
@@ -15,21 +15,17 @@ let loaded: App | undefined;
  */
 export function loadApp(files: Record<string, string> = workerFiles): App {
   const models = parseModelsFiles(files);
-  let catalog: Catalog;
-  try {
-    catalog = loadCatalog(files, kinds, providerNames(models.config));
-  } catch (err) {
-    throw err instanceof CatalogError && models.problems.length ? new CatalogError([...models.problems, ...err.problems]) : err;
-  }
+  const checked = checkCatalog(files, kinds, providerNames(models.config));
+  const { catalog, mayMeanRefused } = checked;
+  const problems: WorkerFileError[] = [...models.problems, ...checked.problems];
   const triggers = new Map<string, Trigger>();
   const schedules = new Map<string, ScheduledTrigger>();
   const emails = new Map<string, EmailTrigger>();
-  const problems: WorkerFileError[] = [...models.problems];
   const defined = (name: string) => triggers.has(name) || schedules.has(name) || emails.has(name);
   const byAddress = new Map<string, string>();
   for (const [file, text] of Object.entries(files)) {
     if (!/(^|\/)triggers\.yaml$/.test(file)) continue;
-    const parsed = parseTriggers(file, text, catalog);
+    const parsed = parseTriggers(file, text, catalog, mayMeanRefused);
     problems.push(...parsed.problems);
     const add = <T>(map: Map<string, T>, name: string, t: T) => {
       if (defined(name)) problems.push(new WorkerFileError(file, name, `trigger "${name}" is defined twice`));

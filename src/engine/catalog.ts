@@ -1,11 +1,11 @@
 import { CatalogError, WorkerFileError } from "./errors";
-import { globToRegExp, isGlob } from "./glob";
+import { globMatcher, isGlob } from "./glob";
 import { validatorFor, type JSONSchema } from "./json-schema";
 import { checkModelProviders } from "./model/provider-check";
 import { BUILT_IN_PROVIDERS } from "./model/providers";
 import type { ToolsetRegistry } from "./toolsets/define";
 import type { ToolDef } from "./toolsets/toolset";
-import { issuesToErrors, parseWorkerFile, TOOL_NAME, type WorkerSpec } from "./worker-file";
+import { issuesToErrors, readWorkerFile, TOOL_NAME, type WorkerFileReading, type WorkerSpec } from "./worker-file";
 
 /** A worker as the catalog accepted it: `workers:` globs resolved to names. */
 export interface CatalogWorker extends WorkerSpec {
@@ -36,34 +36,60 @@ export function workerToolDef(w: WorkerSpec): ToolDef {
  * `providers`: the model providers a worker may name (built in, plus `models.yaml`'s).
  */
 export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistry, providers: readonly string[] = BUILT_IN_PROVIDERS): Catalog {
+  const { catalog, problems } = checkCatalog(files, kinds, providers);
+  if (problems.length) throw new CatalogError(problems);
+  return catalog;
+}
+
+/** A catalog's problems, all at once, and the workers that could be read despite them. */
+export interface CatalogCheck {
+  catalog: Catalog;
+  problems: WorkerFileError[];
+  /**
+   * Could a reference that resolves to no worker (given as a test of names) mean a
+   * worker whose file was refused for its name? Such a reference is not reported again.
+   */
+  mayMeanRefused(matches: (name: string) => boolean): boolean;
+}
+
+/**
+ * Every check on every file, each stage run on what the earlier ones could read,
+ * so one mistake hides no other. A stage skips what an earlier problem already
+ * explains (no config check for an unknown kind, no approval check when the
+ * worker's tools are not all known, no "unknown worker" for what may be a worker
+ * whose own name was refused).
+ */
+export function checkCatalog(files: Record<string, string>, kinds: ToolsetRegistry, providers: readonly string[] = BUILT_IN_PROVIDERS): CatalogCheck {
   const problems: WorkerFileError[] = [];
-  const specs: WorkerSpec[] = [];
+  const readings: WorkerFileReading[] = [];
   for (const [file, text] of Object.entries(files)) {
     if (!file.endsWith(".worker")) continue;
-    try {
-      specs.push(parseWorkerFile(file, text));
-    } catch (errs) {
-      problems.push(...(errs as WorkerFileError[]));
-    }
+    const reading = readWorkerFile(file, text);
+    problems.push(...reading.problems);
+    readings.push(reading);
   }
+  const refusedNames = readings.filter((r) => !r.named).map((r) => r.spec?.name ?? "");
+  const mayMeanRefused = (matches: (name: string) => boolean) => refusedNames.some((n) => !n || matches(n));
 
   const byName = new Map<string, WorkerSpec>();
-  for (const s of specs) {
+  for (const { spec: s, named } of readings) {
+    if (!s || !named) continue;
     const first = byName.get(s.name);
     if (first) problems.push(new WorkerFileError(s.file, "name", `"${s.name}" is also the name of ${first.file}; worker names are unique`));
     else byName.set(s.name, s);
   }
 
   const workers = new Map<string, CatalogWorker>();
-  for (const s of byName.values()) {
-    const before = problems.length;
+  for (const { spec: s, toolsetsComplete } of readings) {
+    if (!s) continue;
     problems.push(...checkWorker(s, kinds, providers));
-    const workerTools = resolveWorkerPatterns(s, byName, problems);
-    if (problems.length === before) problems.push(...checkExposedTools(s, workerTools.map((n) => byName.get(n)!), kinds));
-    workers.set(s.name, { ...s, workerTools });
+    const resolved = resolveWorkerPatterns(s, byName, mayMeanRefused);
+    problems.push(...resolved.problems);
+    const toolsKnown = toolsetsComplete && resolved.complete && Object.values(s.toolsets).every((i) => kinds.has(i.use));
+    problems.push(...checkExposedTools(s, resolved.names.map((n) => byName.get(n)!), kinds, toolsKnown));
+    if (byName.get(s.name) === s) workers.set(s.name, { ...s, workerTools: resolved.names });
   }
-  if (problems.length) throw new CatalogError(problems);
-  return { kinds, workers, get: (name) => workers.get(name) };
+  return { catalog: { kinds, workers, get: (name) => workers.get(name) }, problems, mayMeanRefused };
 }
 
 /** Checks of one worker that need no other worker: schemas, model, toolset kinds and configs. */
@@ -97,19 +123,30 @@ export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry, providers: re
   return problems;
 }
 
-function resolveWorkerPatterns(s: WorkerSpec, byName: Map<string, WorkerSpec>, problems: WorkerFileError[]): string[] {
+/** `workers:` names and globs → worker names; `complete` when every one resolved. */
+function resolveWorkerPatterns(s: WorkerSpec, byName: Map<string, WorkerSpec>, mayMeanRefused: CatalogCheck["mayMeanRefused"]) {
   const names = new Set<string>();
+  const problems: WorkerFileError[] = [];
+  let complete = true;
   for (const pattern of s.workers) {
-    const matches = isGlob(pattern)
-      ? [...byName.keys()].filter((n) => globToRegExp(pattern).test(n))
-      : byName.has(pattern) ? [pattern] : [];
+    let matchesName: (name: string) => boolean;
+    try {
+      matchesName = isGlob(pattern) ? globMatcher(pattern) : (n: string) => n === pattern;
+    } catch (err) {
+      problems.push(new WorkerFileError(s.file, "toolsets.workers", (err as Error).message));
+      complete = false;
+      continue;
+    }
+    const matches = [...byName.keys()].filter(matchesName);
     if (!matches.length) {
+      complete = false;
+      if (mayMeanRefused(matchesName)) continue;
       const reason = isGlob(pattern) ? `glob "${pattern}" matches no worker` : `unknown worker "${pattern}"`;
-      problems.push(new WorkerFileError(s.file, "toolsets.workers", `${reason}; known: ${[...byName.keys()].sort().join(", ")}`));
+      problems.push(new WorkerFileError(s.file, "toolsets.workers", `${reason}; known: ${[...byName.keys()].sort().join(", ") || "(none)"}`));
     }
     matches.forEach((n) => names.add(n));
   }
-  return [...names].sort();
+  return { names: [...names].sort(), problems, complete };
 }
 
 /** Every tool name a worker exposes, from its instances and its worker tools; clashes are errors. */
@@ -123,7 +160,8 @@ export function exposedToolNames(s: WorkerSpec, workerTools: WorkerSpec[], kinds
     else source.set(tool, from);
   };
   for (const [name, inst] of Object.entries(s.toolsets)) {
-    const kind = kinds.get(inst.use)!;
+    const kind = kinds.get(inst.use);
+    if (!kind) continue; // reported by checkWorker
     for (const def of kind.definitions) {
       if (inst.readonly && !def.readOnly) continue;
       add(name === kind.kind ? def.name : `${name}_${def.name}`, `instance "${name}" (${kind.kind})`);
@@ -134,13 +172,15 @@ export function exposedToolNames(s: WorkerSpec, workerTools: WorkerSpec[], kinds
   return source;
 }
 
-function checkExposedTools(s: WorkerSpec, workerTools: WorkerSpec[], kinds: ToolsetRegistry): WorkerFileError[] {
+/** Tool-name clashes, and (when all of the worker's tools are known) approval entries naming no tool. */
+function checkExposedTools(s: WorkerSpec, workerTools: WorkerSpec[], kinds: ToolsetRegistry, toolsKnown: boolean): WorkerFileError[] {
   let exposed: Map<string, string>;
   try {
     exposed = exposedToolNames(s, workerTools, kinds);
   } catch (errs) {
     return errs as WorkerFileError[];
   }
+  if (!toolsKnown) return [];
   // A dynamic kind's tools are known at run time only: accept names under its instance's prefix.
   const dynamic = Object.entries(s.toolsets).filter(([, inst]) => kinds.get(inst.use)!.dynamic).map(([name, inst]) => (name === inst.use ? "" : `${name}_`));
   return Object.keys(s.approval)

@@ -1,5 +1,5 @@
 /** The engine's public surface: no Cloudflare imports below this folder. */
-export { loadCatalog, type Catalog, type CatalogWorker } from "./catalog";
+export { checkCatalog, loadCatalog, type Catalog, type CatalogWorker } from "./catalog";
 export type { ToolContext, AgentOptions } from "./context";
 export * from "./errors";
 export { MemoryJournalStore } from "./journal/memory-store";

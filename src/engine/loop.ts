@@ -1,7 +1,7 @@
 import type { CatalogWorker } from "./catalog";
 import { toolContext } from "./context";
 import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "./errors";
-import { globToRegExp } from "./glob";
+import { globMatcher } from "./glob";
 import { MAX_STEP_BYTES, stepBytes } from "./journal/bounds";
 import { describeIssues, validatorFor } from "./json-schema";
 import type { Message, ModelRequest, ModelResponse, ModelToolCall } from "./model/model";
@@ -194,7 +194,7 @@ function checkBudget(run: RunServices): void {
 function chooseModel(run: RunServices, worker: CatalogWorker, inherited: string | undefined): string {
   const model = worker.model ?? inherited ?? run.defaultModel;
   const allowed = worker.compatibleModels;
-  if (allowed && !allowed.some((g) => globToRegExp(g, { ignoreCase: true }).test(model))) {
+  if (allowed && !allowed.some((g) => globMatcher(g, { ignoreCase: true })(model))) {
     throw new RunError("model_not_allowed", `${worker.file}: model "${model}" is not in compatible_models (${allowed.join(", ")})`);
   }
   return model;
@@ -208,10 +208,21 @@ function userMessage(worker: CatalogWorker, input: unknown): string {
 function outputProblem(worker: CatalogWorker, text: string | null): { value?: unknown; error?: string } {
   let value: unknown;
   try {
-    value = JSON.parse((text ?? "").replace(/^\s*```(?:json)?\s*|\s*```\s*$/g, ""));
+    value = JSON.parse(unfenced(text ?? ""));
   } catch {
     return { error: "the answer is not JSON" };
   }
   const r = validatorFor(worker.output!).safeParse(value);
   return r.success ? { value: r.data } : { error: describeIssues(r.error) };
+}
+
+/**
+ * The answer without a surrounding ``` or ```json fence. No regex: the answer is
+ * the model's, and a fence regex backtracked for seconds on long runs of spaces.
+ */
+function unfenced(text: string): string {
+  let t = text.trim();
+  if (t.startsWith("```")) t = t.slice(t.startsWith("```json") ? 7 : 3);
+  if (t.endsWith("```")) t = t.slice(0, -3);
+  return t;
 }

@@ -1,6 +1,7 @@
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import * as z from "zod";
 import { WorkerFileError } from "./errors";
+import { MAX_GLOB_LENGTH } from "./glob";
 import type { JSONSchema } from "./json-schema";
 import { MODEL_NAME } from "./model/model";
 import type { Policy, Scope } from "./toolsets/toolset";
@@ -22,11 +23,11 @@ export const frontmatterSchema = z.strictObject({
   name: z.string().regex(TOOL_NAME, "must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)").describe("unique; the tool name when other workers call this one"),
   description: z.string().min(1).optional().describe("the tool description other workers' models see"),
   model: z.string().regex(MODEL_NAME, 'must be "provider:model", e.g. openai:gpt-4.1-mini').optional().describe("else the caller's model, else DEFAULT_MODEL"),
-  compatible_models: z.array(z.string().min(1)).min(1).optional().describe("instead of model: inherit, but only these (case-insensitive globs)"),
+  compatible_models: z.array(z.string().min(1).max(MAX_GLOB_LENGTH)).min(1).optional().describe("instead of model: inherit, but only these (case-insensitive globs)"),
   input: jsonSchema.optional().describe("JSON Schema of the arguments (type: object); default {input: string}"),
   output: jsonSchema.optional().describe("JSON Schema the final answer must match"),
   max_turns: z.number().int().min(1).max(200).optional().describe("default 20"),
-  // Entries are checked one by one in parseWorkerFile: a union here would report
+  // Entries are checked one by one in readWorkerFile: a union here would report
   // "Invalid input" instead of the field that is wrong.
   toolsets: z.record(z.string().regex(TOOL_NAME, "instance names follow the tool-name rule"), z.unknown()).optional(),
   approval: z.looseObject({ notify: z.email().optional() }).optional(),
@@ -88,63 +89,135 @@ export function issuesToErrors(file: string, error: z.ZodError, prefix = ""): Wo
   });
 }
 
-/** Parses one `.worker` file; throws a list of `WorkerFileError`s. */
-export function parseWorkerFile(file: string, text: string): WorkerSpec {
+/** What could be read of one `.worker` file, and every problem found in it. */
+export interface WorkerFileReading {
+  /** The fields that parsed, defaults for the rest; absent when no frontmatter could be read at all. */
+  spec?: WorkerSpec;
+  problems: WorkerFileError[];
+  /** The name parsed: only then can other files refer to this worker (else `spec.name` is the name as written, or ""). */
+  named: boolean;
+  /** Every `toolsets` entry parsed, so the tools this worker exposes are all known. */
+  toolsetsComplete: boolean;
+}
+
+const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Reads one `.worker` file field by field, so that one bad field hides no other
+ * problem: later checks (kinds, configs, workers:, approval) run on what parsed.
+ */
+export function readWorkerFile(file: string, text: string): WorkerFileReading {
+  const unread = (reason: string): WorkerFileReading => ({ problems: [new WorkerFileError(file, "(frontmatter)", reason)], named: false, toolsetsComplete: false });
   const m = /^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n([\s\S]*))?$/.exec(text);
-  if (!m) throw [new WorkerFileError(file, "(frontmatter)", "a worker file starts with YAML frontmatter between two '---' lines")];
+  if (!m) return unread("a worker file starts with YAML frontmatter between two '---' lines");
   let raw: unknown;
   try {
-    raw = parseYaml(m[1]!);
+    raw = parseYaml(m[1]!) ?? {};
   } catch (err) {
     const where = err instanceof YAMLParseError && err.linePos ? ` at line ${err.linePos[0].line + 1}` : "";
-    throw [new WorkerFileError(file, "(frontmatter)", `malformed YAML${where}: ${(err as Error).message.split("\n")[0]}`)];
+    return unread(`malformed YAML${where}: ${(err as Error).message.split("\n")[0]}`);
   }
-  const parsed = frontmatterSchema.safeParse(raw ?? {});
-  if (!parsed.success) throw issuesToErrors(file, parsed.error);
-  const fm = parsed.data;
+  if (!isMapping(raw)) return unread("must be a YAML mapping of fields (name: ..., toolsets: ...)");
+
   const errors: WorkerFileError[] = [];
+  const fields = frontmatterSchema.shape;
+  const unknown = Object.keys(raw).filter((k) => !(k in fields));
+  if (unknown.length) errors.push(new WorkerFileError(file, unknown.join(","), `unknown key${unknown.length > 1 ? "s" : ""}`));
+  const field = <K extends Exclude<keyof typeof fields, "toolsets" | "approval">>(key: K): z.output<(typeof fields)[K]> | undefined => {
+    const r = fields[key].safeParse(raw[key]);
+    if (r.success) return r.data as z.output<(typeof fields)[K]>;
+    errors.push(...issuesToErrors(file, r.error, key));
+    return undefined;
+  };
+  const name = field("name");
+  const description = field("description");
+  const model = field("model");
+  const compatibleModels = field("compatible_models");
+  const input = field("input");
+  const output = field("output");
+  const maxTurns = field("max_turns");
   const instructions = (m[2] ?? "").trim();
   if (!instructions) errors.push(new WorkerFileError(file, "instructions", "empty: write the worker's instructions below the frontmatter"));
-  if (fm.model && fm.compatible_models) {
+  if (model && compatibleModels) {
     errors.push(new WorkerFileError(file, "compatible_models", "cannot be used together with model: pin one model, or list compatible ones and inherit"));
   }
 
+  const { toolsets, workers, complete: toolsetsComplete } = readToolsets(file, raw.toolsets ?? {}, errors);
+  const { approval, notify } = readApproval(file, raw.approval ?? {}, errors);
+
+  return {
+    spec: {
+      file,
+      name: name ?? (typeof raw.name === "string" ? raw.name : ""),
+      description,
+      model,
+      compatibleModels,
+      input: input ?? DEFAULT_INPUT,
+      output,
+      maxTurns: maxTurns ?? DEFAULT_MAX_TURNS,
+      toolsets,
+      workers,
+      approval,
+      notify,
+      instructions,
+    },
+    problems: errors,
+    named: name !== undefined,
+    toolsetsComplete,
+  };
+}
+
+/** `toolsets:` entry by entry; `complete` when every entry could be read. */
+function readToolsets(file: string, raw: unknown, errors: WorkerFileError[]) {
   const toolsets: Record<string, InstanceSpec> = {};
   let workers: string[] = [];
-  for (const [name, raw] of Object.entries(fm.toolsets ?? {})) {
+  let complete = true;
+  const problem = (...found: WorkerFileError[]) => (errors.push(...found), (complete = false));
+  if (!isMapping(raw)) {
+    problem(new WorkerFileError(file, "toolsets", "must map instance names to {use: <kind>, ...config}"));
+    return { toolsets, workers, complete };
+  }
+  for (const [name, entry] of Object.entries(raw)) {
     if (name === "workers") {
-      const list = workerList.safeParse(raw);
+      const list = workerList.safeParse(entry);
       if (list.success) workers = list.data;
-      else errors.push(new WorkerFileError(file, "toolsets.workers", "must be a list of worker names or globs"));
+      else problem(new WorkerFileError(file, "toolsets.workers", "must be a list of worker names or globs"));
+    } else if (!TOOL_NAME.test(name)) {
+      problem(new WorkerFileError(file, `toolsets.${name}`, "instance names follow the tool-name rule (1-64 of a-z A-Z 0-9 _ -)"));
     } else {
-      const spec = parseInstanceSpec(file, `toolsets.${name}`, raw);
-      if (Array.isArray(spec)) errors.push(...spec);
+      const spec = parseInstanceSpec(file, `toolsets.${name}`, entry);
+      if (Array.isArray(spec)) problem(...spec);
       else toolsets[name] = spec;
     }
   }
+  return { toolsets, workers, complete };
+}
 
+/** `approval:` key by key: `notify`, and a policy per tool name. */
+function readApproval(file: string, raw: unknown, errors: WorkerFileError[]) {
   const approval: Record<string, Policy> = {};
-  const { notify, ...policies } = fm.approval ?? {};
-  for (const [tool, value] of Object.entries(policies)) {
+  let notify: string | undefined;
+  if (!isMapping(raw)) {
+    errors.push(new WorkerFileError(file, "approval", "must map tool names to allow, ask or deny (and notify to an address)"));
+    return { approval, notify };
+  }
+  for (const [tool, value] of Object.entries(raw)) {
+    if (tool === "notify") {
+      const address = z.email().safeParse(value);
+      if (address.success) notify = address.data;
+      else errors.push(...issuesToErrors(file, address.error, "approval.notify"));
+      continue;
+    }
     const p = policy.safeParse(value);
     if (p.success) approval[tool] = p.data;
     else errors.push(new WorkerFileError(file, `approval.${tool}`, `must be allow, ask or deny (got ${JSON.stringify(value)})`));
   }
-  if (errors.length) throw errors;
+  return { approval, notify };
+}
 
-  return {
-    file,
-    name: fm.name,
-    description: fm.description,
-    model: fm.model,
-    compatibleModels: fm.compatible_models,
-    input: fm.input ?? DEFAULT_INPUT,
-    output: fm.output,
-    maxTurns: fm.max_turns ?? DEFAULT_MAX_TURNS,
-    toolsets,
-    workers,
-    approval,
-    notify,
-    instructions,
-  };
+/** Parses one `.worker` file; throws the list of its `WorkerFileError`s if it has any. */
+export function parseWorkerFile(file: string, text: string): WorkerSpec {
+  const { spec, problems } = readWorkerFile(file, text);
+  if (problems.length) throw problems;
+  return spec!;
 }

@@ -87,9 +87,10 @@ function kindOf(value: unknown): (typeof KINDS)[keyof typeof KINDS] | string {
 
 /**
  * Parses `triggers.yaml` (trigger name → trigger) against the catalog: every
- * problem is a `WorkerFileError` naming the file and field.
+ * problem is a `WorkerFileError` naming the file and field. An unknown worker that
+ * `mayMeanRefused` (a worker file refused for its name) is not reported again.
  */
-export function parseTriggers(file: string, text: string, catalog: Catalog): ParsedTriggers {
+export function parseTriggers(file: string, text: string, catalog: Catalog, mayMeanRefused = (_matches: (name: string) => boolean) => false): ParsedTriggers {
   const triggers = new Map<string, Trigger>();
   const schedules = new Map<string, ScheduledTrigger>();
   const emails = new Map<string, EmailTrigger>();
@@ -101,6 +102,7 @@ export function parseTriggers(file: string, text: string, catalog: Catalog): Par
   }
   if (typeof raw !== "object" || Array.isArray(raw)) return { triggers, schedules, emails, problems: [new WorkerFileError(file, "(file)", "must map trigger names to triggers")] };
   const problems: WorkerFileError[] = [];
+  const findWorker = workerLookup(file, catalog, mayMeanRefused);
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
     if (!TOOL_NAME.test(name)) {
       problems.push(new WorkerFileError(file, name, "trigger names are 1-64 characters of a-z A-Z 0-9 _ - (they are part of /hooks/<name>)"));
@@ -109,11 +111,11 @@ export function parseTriggers(file: string, text: string, catalog: Catalog): Par
     const kind = kindOf(value);
     const keep = <T>(map: Map<string, T>, result: T | WorkerFileError[]) => (Array.isArray(result) ? problems.push(...result) : map.set(name, result));
     if (kind === "schedule") {
-      keep(schedules, parseScheduleTrigger(file, name, value, catalog));
+      keep(schedules, parseScheduleTrigger(file, name, value, findWorker));
       continue;
     }
     if (kind === "email") {
-      keep(emails, parseEmailTrigger(file, name, value, catalog));
+      keep(emails, parseEmailTrigger(file, name, value, findWorker));
       continue;
     }
     if (kind !== "webhook") {
@@ -125,9 +127,9 @@ export function parseTriggers(file: string, text: string, catalog: Catalog): Par
       problems.push(...issuesToErrors(file, parsed.error, name));
       continue;
     }
-    const worker = catalog.get(parsed.data.worker);
-    if (!worker) {
-      problems.push(new WorkerFileError(file, `${name}.worker`, `unknown worker "${parsed.data.worker}"; known: ${[...catalog.workers.keys()].sort().join(", ")}`));
+    const worker = findWorker(name, parsed.data.worker);
+    if (Array.isArray(worker)) {
+      problems.push(...worker);
       continue;
     }
     const props = worker.input.properties as Record<string, unknown> | undefined;
@@ -147,9 +149,14 @@ export interface ParsedTriggers {
   problems: WorkerFileError[];
 }
 
-/** The trigger's worker, or a problem at `<name>.worker` naming the known ones. */
-function workerOf(file: string, name: string, worker: string, catalog: Catalog) {
-  return catalog.get(worker) ?? new WorkerFileError(file, `${name}.worker`, `unknown worker "${worker}"; known: ${[...catalog.workers.keys()].sort().join(", ")}`);
+/** Trigger name and worker name → the worker, or the problem at `<name>.worker` naming the known ones. */
+type WorkerLookup = (name: string, worker: string) => CatalogWorker | WorkerFileError[];
+
+/** No problem for a name that may be a worker whose file was refused for its own name (reported there). */
+function workerLookup(file: string, catalog: Catalog, mayMeanRefused: (matches: (name: string) => boolean) => boolean): WorkerLookup {
+  return (name, worker) =>
+    catalog.get(worker) ??
+    (mayMeanRefused((n) => n === worker) ? [] : [new WorkerFileError(file, `${name}.worker`, `unknown worker "${worker}"; known: ${[...catalog.workers.keys()].sort().join(", ")}`)]);
 }
 
 /** Does `input` fit the worker's input schema? Else a problem at `field`. */
@@ -159,21 +166,21 @@ function inputProblem(file: string, field: string, worker: CatalogWorker, input:
   return parsed.success ? null : new WorkerFileError(file, field, `${what} does not match the input schema of worker "${worker.name}" (${worker.file}): ${describeIssues(parsed.error)}`);
 }
 
-function parseScheduleTrigger(file: string, name: string, value: unknown, catalog: Catalog): ScheduledTrigger | WorkerFileError[] {
+function parseScheduleTrigger(file: string, name: string, value: unknown, findWorker: WorkerLookup): ScheduledTrigger | WorkerFileError[] {
   const parsed = scheduleTriggerSchema.safeParse(value);
   if (!parsed.success) return issuesToErrors(file, parsed.error, name);
-  const worker = workerOf(file, name, parsed.data.worker, catalog);
-  if (worker instanceof WorkerFileError) return [worker];
+  const worker = findWorker(name, parsed.data.worker);
+  if (Array.isArray(worker)) return worker;
   // Checked now with a sample time, so a schedule never fires into a refused start.
   const problem = inputProblem(file, `${name}.input`, worker, withScheduledTime(parsed.data.input, new Date(0).toISOString()), "the input");
   return problem ? [problem] : { ...parsed.data, name };
 }
 
-function parseEmailTrigger(file: string, name: string, value: unknown, catalog: Catalog): EmailTrigger | WorkerFileError[] {
+function parseEmailTrigger(file: string, name: string, value: unknown, findWorker: WorkerLookup): EmailTrigger | WorkerFileError[] {
   const parsed = emailTriggerSchema.safeParse(value);
   if (!parsed.success) return issuesToErrors(file, parsed.error, name);
-  const worker = workerOf(file, name, parsed.data.worker, catalog);
-  if (worker instanceof WorkerFileError) return [worker];
+  const worker = findWorker(name, parsed.data.worker);
+  if (Array.isArray(worker)) return worker;
   const problem = inputProblem(file, `${name}.worker`, worker, SAMPLE_EMAIL_INPUT, `a message's input ({${Object.keys(SAMPLE_EMAIL_INPUT).join(", ")}})`);
   return problem ? [problem] : { ...parsed.data, name };
 }

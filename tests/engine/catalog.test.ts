@@ -41,6 +41,8 @@ describe("catalog refuses bad worker files with file: field: reason", () => {
     ["toolsets.workers not a list", { "a.worker": workerFile("name: a\ntoolsets:\n  workers: { use: files }") }, /^a\.worker: toolsets\.workers: must be a list/],
     ["files root escaping", { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files, root: ../etc }") }, /^a\.worker: toolsets\.files\.root: must be an absolute path/],
     ["bad scope", { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files, scope: forever }") }, /^a\.worker: toolsets\.files\.scope: Invalid option/],
+    ["over-long glob in workers:", { "a.worker": workerFile(`name: a\ntoolsets:\n  workers: ["${"*".repeat(300)}"]`) }, /^a\.worker: toolsets\.workers: glob is 300 characters long; at most 256 are allowed$/],
+    ["over-long compatible_models glob", { "a.worker": workerFile(`name: a\ncompatible_models: ["${"x".repeat(300)}"]`) }, /^a\.worker: compatible_models\.0: Too big/],
     ["prefixed tool name over 64 chars", { "a.worker": workerFile(`name: a\ntoolsets:\n  ${"p".repeat(55)}: { use: files }`) }, /^a\.worker: toolsets: tool name "p{55}_read_file" from instance .* breaks the tool-name rule/],
   ];
 
@@ -58,6 +60,40 @@ describe("catalog refuses bad worker files with file: field: reason", () => {
     expect(found).toHaveLength(2);
     expect(found[0]).toMatch(/^a\.worker/);
     expect(found[1]).toMatch(/^b\.worker/);
+  });
+
+  it("reports all five problems of one file: name, unknown key, unknown kind, glob matching nothing, approval value", () => {
+    const found = problems({
+      "a.worker": workerFile(`
+name: has space
+colour: blue
+toolsets:
+  db: { use: postgres, host: db.internal }
+  workers: ["label-*"]
+approval:
+  db_query: ask
+  db_drop: maybe`),
+      "b.worker": ok("b"),
+    });
+    // Nothing cascades: no config check of the unknown kind's instance, no "no tool db_query" while its tools are unknown.
+    expect(found.sort()).toEqual([
+      'a.worker: approval.db_drop: must be allow, ask or deny (got "maybe")',
+      "a.worker: colour: unknown key",
+      "a.worker: name: must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)",
+      'a.worker: toolsets.db.use: unknown toolset kind "postgres"; known: files, http',
+      'a.worker: toolsets.workers: glob "label-*" matches no worker; known: b',
+    ]);
+  });
+
+  it("a reference to a worker whose file was refused for its name is not reported again", () => {
+    const found = problems({
+      "a.worker": workerFile('name: a\ntoolsets:\n  workers: [b, "c*"]'),
+      "b.worker": workerFile("name: b\ntoolsets: { files: ["),
+      "c.worker": workerFile("name: c d"),
+    });
+    expect(found).toHaveLength(2);
+    expect(found[0]).toMatch(/^b\.worker: \(frontmatter\): malformed YAML/);
+    expect(found[1]).toMatch(/^c\.worker: name: /);
   });
 
   it("accepts a good catalog and resolves globs to sorted worker names", () => {
@@ -103,5 +139,56 @@ describe("triggers.yaml is checked with the catalog", () => {
       'workers/triggers.yaml: t.input.knd: worker "echo" has no input field "knd"; its fields: kind',
     ]);
     expect(refused("t: [")[0]).toMatch(/^workers\/triggers\.yaml: \(file\): malformed YAML/);
+  });
+
+  it("a trigger naming a worker whose file was refused for its name is not reported again", async () => {
+    const { loadApp } = await import("../../src/catalog");
+    let found: string[] = [];
+    try {
+      loadApp({ "workers/echo.worker": workerFile("name: echo\ntoolsets: { files: ["), "workers/triggers.yaml": "t:\n  worker: echo\n  verify: { scheme: token, secret_env: S }\n  input: {}" });
+    } catch (e) {
+      found = (e as CatalogError).problems.map((p) => p.message);
+    }
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^workers\/echo\.worker: \(frontmatter\): malformed YAML/);
+  });
+
+  it("reports the problems of two worker files and triggers.yaml together", async () => {
+    const { loadApp } = await import("../../src/catalog");
+    let found: string[] = [];
+    try {
+      loadApp({
+        "workers/a.worker": workerFile(`
+name: a
+model: anthropic:claude
+max_turns: 0
+toolsets:
+  src: { use: files, root: ../etc }
+  files: { use: files }
+approval:
+  notify: not-an-email
+  wirte_file: allow`),
+        "workers/b.worker": `---\nname: a\ntoolsets:\n  web: [http]\n  http: { use: http, allow: [] }\napproval:\n  fetch: maybe\n---\n`,
+        "workers/triggers.yaml": "t:\n  worker: a\n  verify: { scheme: token, secret_env: S }\n  input: { nope: /x }\nu:\n  worker: ghost\n  verify: { scheme: token, secret_env: S }\n  input: {}",
+      });
+    } catch (e) {
+      found = (e as CatalogError).problems.map((p) => p.message);
+    }
+    const expected = [
+      /^workers\/a\.worker: max_turns: Too small/,
+      /^workers\/a\.worker: approval\.notify: Invalid email/,
+      /^workers\/a\.worker: model: unknown provider "anthropic"/,
+      /^workers\/a\.worker: toolsets\.src\.root: must be an absolute path/,
+      /^workers\/a\.worker: approval\.wirte_file: no tool "wirte_file" in this worker; its tools: src_read_file, /,
+      /^workers\/b\.worker: instructions: empty/,
+      /^workers\/b\.worker: toolsets\.web: must be \{use: <kind>, \.\.\.config\}/,
+      /^workers\/b\.worker: approval\.fetch: must be allow, ask or deny/,
+      /^workers\/b\.worker: name: "a" is also the name of workers\/a\.worker/,
+      /^workers\/b\.worker: toolsets\.http\.allow: Too small/,
+      /^workers\/triggers\.yaml: t\.input\.nope: worker "a" has no input field "nope"/,
+      /^workers\/triggers\.yaml: u\.worker: unknown worker "ghost"; known: a$/,
+    ];
+    for (const re of expected) expect(found.some((p) => re.test(p)), `${re} not in:\n${found.join("\n")}`).toBe(true);
+    expect(found, found.join("\n")).toHaveLength(expected.length);
   });
 });

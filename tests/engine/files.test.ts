@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { CatalogError, defineToolset, MemoryJournalStore, scriptedModel, tool, type ScriptedReply } from "../../src/engine";
+import { MAX_GLOB_LENGTH } from "../../src/engine/glob";
 import { confine } from "../../src/engine/toolsets/kinds/files";
 import { harness, workerFile } from "./helpers";
 
@@ -72,6 +73,29 @@ approval:
     await h.run({ worker: "w", input: { input: "x" } }, store);
     const read = store.entries.get("w/turn:2/tool:call_2_1/result");
     expect(read).toMatchObject({ ok: true, value: { content: "cde", offset: 2, total_chars: 10, truncated: true } });
+  });
+
+  it("list_files with a model's pathological glob returns, and an over-long glob is a tool error naming the limit", async () => {
+    const deep = "a/".repeat(500) + "x.md"; // 1004 characters, no "b"
+    const model = turns(
+      [{ name: "write_file", args: { path: deep, content: "deep" } }, { name: "write_file", args: { path: "notes/b", content: "b" } }],
+      [{ name: "list_files", args: { glob: "**".repeat(14) + "b" } }, { name: "list_files", args: { glob: "**/".repeat(14) + "b" } }],
+      [{ name: "list_files", args: { glob: "*".repeat(MAX_GLOB_LENGTH + 1) } }, { name: "list_files", args: { glob: "**/*.md" } }],
+    );
+    const h = harness({ "w.worker": workerFile(`
+name: w
+model: test:m
+toolsets:
+  files: { use: files }
+approval:
+  write_file: allow`) }, { models: { "test:m": model } });
+    const store = new MemoryJournalStore();
+    expect((await h.run({ worker: "w", input: { input: "x" } }, store)).status).toBe("succeeded");
+    const result = (turn: number, n: number) => store.entries.get(`w/turn:${turn}/tool:call_${turn}_${n}/result`);
+    expect(result(2, 1)).toMatchObject({ ok: true, value: [{ path: "notes/b", size: 1 }] });
+    expect(result(2, 2)).toMatchObject({ ok: true, value: [{ path: "notes/b", size: 1 }] });
+    expect(result(3, 1)).toMatchObject({ ok: false, error: `invalid arguments for list_files: glob: at most ${MAX_GLOB_LENGTH} characters` });
+    expect(result(3, 2)).toMatchObject({ ok: true, value: [{ path: deep, size: 4 }] });
   });
 
   it("readonly instances expose only reading tools", async () => {

@@ -78,6 +78,14 @@ describe("agent loop", () => {
     expect(retryPrompt).toMatch(/does not match the output schema: label: Invalid option/);
   });
 
+  it("reads a fenced answer padded with a long run of spaces (the old fence regex was quadratic in it)", async () => {
+    // 400 000 spaces: the old /\s*```\s*$/g scan took minutes here, far past the test timeout.
+    const padding = " ".repeat(400_000);
+    const model = scriptedModel(() => ({ text: `${padding}\`\`\`json\n{"label": "docs"}\n${padding}\`\`\`${padding}` }));
+    const h = harness({ "l.worker": structured("test:m") }, { models: { "test:m": model } });
+    expect(await h.run({ worker: "labeler", input: { input: "x" } })).toMatchObject({ status: "succeeded", output: { label: "docs" } });
+  });
+
   it("fails clearly when the output is still invalid after the retry", async () => {
     const model = scriptedModel([{ text: "not json" }, { text: '{"label": 1}' }, { text: '{"label":"bug"}' }]);
     const h = harness({ "l.worker": structured("test:m") }, { models: { "test:m": model } });

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { ToolError } from "../../errors";
-import { globToRegExp } from "../../glob";
+import { globMatcher, MAX_GLOB_LENGTH } from "../../glob";
 import { defineToolset, tool } from "../define";
 import type { StateKV } from "../toolset";
 
@@ -60,13 +60,13 @@ export const files = defineToolset({
     list_files: tool({
       description: "List files under the root, optionally matching a glob such as **/*.md",
       readOnly: true,
-      input: z.strictObject({ glob: z.string().optional() }),
+      input: z.strictObject({ glob: z.string().max(MAX_GLOB_LENGTH, `at most ${MAX_GLOB_LENGTH} characters`).optional() }),
       async run({ glob }, _ctx, self: FilesInstance) {
         const head = key(self.root === "/" ? "/" : self.root + "/");
-        const re = glob ? globToRegExp(glob, { slashes: true }) : null;
+        const matches = glob ? globMatcher(glob, { slashes: true }) : () => true;
         return (await self.disk.list(head))
           .map(([k, v]) => ({ path: k.slice(head.length), size: (v as string).length }))
-          .filter((f) => !re || re.test(f.path));
+          .filter((f) => matches(f.path));
       },
     }),
     write_file: tool({

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { RunError, ToolError } from "../../errors";
-import { globToRegExp } from "../../glob";
+import { globMatcher } from "../../glob";
 import { toolValue } from "../../mcp/result";
 import { McpSession, type FetchLike } from "../../mcp/session";
 import { MCP_TOOL_LIMITS, offeredTools } from "../../mcp/tool-list";
@@ -58,8 +58,8 @@ export const mcp: ToolsetKind = {
   async instantiate(id, raw, init) {
     const c = raw as z.output<typeof config>;
     const label = `MCP server "${init.name}" (${new URL(c.url).host})`;
-    const patterns = c.tools?.map((p) => globToRegExp(p));
-    const keep = (name: string) => !patterns || patterns.some((p) => p.test(name));
+    const patterns = c.tools?.map((p) => globMatcher(p));
+    const keep = (name: string) => !patterns || patterns.some((matches) => matches(name));
     // Exposed names carry the instance prefix and must still fit the 64-character rule.
     const maxNameLength = 64 - (init.name === "mcp" ? 0 : init.name.length + 1);
     const session = new McpSession({ url: c.url, headers: c.headers, timeoutMs: c.timeout_ms, fetch: mcpFetch(c.url, c.headers), label });
