@@ -3,6 +3,7 @@ import * as z from "zod";
 import { WorkerFileError } from "./errors";
 import type { JSONSchema } from "./json-schema";
 import { MODEL_NAME } from "./model/model";
+import type { Budget } from "./run";
 import type { Policy, Scope } from "./toolsets/toolset";
 
 /** OpenAI's rule for tool names, which worker names and tool names must follow. */
@@ -10,6 +11,22 @@ export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 const jsonSchema = z.record(z.string(), z.unknown()) as z.ZodType<JSONSchema>;
 const policy = z.enum(["allow", "ask", "deny"]);
+
+/** `30m`, `4h`, `2d`: a whole number and one unit, nothing else (no `1h30m`, no bare numbers). */
+const DURATION = /^([1-9][0-9]{0,5})(m|h|d)$/;
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+export function parseDuration(text: string): number | null {
+  const m = DURATION.exec(text);
+  return m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : null;
+}
+const duration = z.string().regex(DURATION, "must be a duration like 30m, 4h or 2d").describe("a duration like 30m, 4h or 2d");
+
+/** A run's spending limit; `on_exceed: ask` pauses for an approval to continue past it. */
+export const budgetSchema = z.strictObject({
+  max_tokens: z.number().int().positive().optional(),
+  max_cost_usd: z.number().positive().optional(),
+  on_exceed: z.enum(["fail", "ask"]).optional().describe("fail (default): the run fails with budget_exceeded; ask: the run's approver may extend it"),
+});
 
 /** One toolset instance: `{use: <kind>, scope?, readonly?, ...kind config}`. */
 const instanceSpec = z.looseObject({
@@ -29,7 +46,15 @@ export const frontmatterSchema = z.strictObject({
   // Entries are checked one by one in parseWorkerFile: a union here would report
   // "Invalid input" instead of the field that is wrong.
   toolsets: z.record(z.string().regex(TOOL_NAME, "instance names follow the tool-name rule"), z.unknown()).optional(),
-  approval: z.looseObject({ notify: z.email().optional() }).optional(),
+  approval: z
+    .looseObject({
+      notify: z.email().optional(),
+      remind_after: duration.optional(),
+      escalate_after: duration.optional(),
+      escalate_to: z.array(z.email()).min(1).max(10).optional(),
+    })
+    .optional(),
+  budget: budgetSchema.optional().describe("default run budget; a run request's fields win"),
 });
 
 const workerList = z.array(z.string().min(1));
@@ -66,7 +91,16 @@ export interface WorkerSpec {
   workers: string[];
   approval: Record<string, Policy>;
   notify?: string;
+  /** Follow-ups of an approval nobody decided (ms after it was asked). */
+  followUp?: FollowUp;
+  budget?: Budget;
   instructions: string;
+}
+
+export interface FollowUp {
+  remindAfterMs?: number;
+  escalateAfterMs?: number;
+  escalateTo?: string[];
 }
 
 export const DEFAULT_INPUT: JSONSchema = {
@@ -124,7 +158,9 @@ export function parseWorkerFile(file: string, text: string): WorkerSpec {
   }
 
   const approval: Record<string, Policy> = {};
-  const { notify, ...policies } = fm.approval ?? {};
+  const { notify, remind_after, escalate_after, escalate_to, ...policies } = fm.approval ?? {};
+  if (escalate_after && !escalate_to) errors.push(new WorkerFileError(file, "approval.escalate_after", "needs approval.escalate_to: whom to escalate to"));
+  if (escalate_to && !escalate_after) errors.push(new WorkerFileError(file, "approval.escalate_to", "needs approval.escalate_after: when to escalate"));
   for (const [tool, value] of Object.entries(policies)) {
     const p = policy.safeParse(value);
     if (p.success) approval[tool] = p.data;
@@ -145,6 +181,10 @@ export function parseWorkerFile(file: string, text: string): WorkerSpec {
     workers,
     approval,
     notify,
+    ...(remind_after || escalate_after
+      ? { followUp: { remindAfterMs: remind_after ? parseDuration(remind_after)! : undefined, escalateAfterMs: escalate_after ? parseDuration(escalate_after)! : undefined, escalateTo: escalate_to } }
+      : {}),
+    ...(fm.budget ? { budget: { maxTokens: fm.budget.max_tokens, maxCostUsd: fm.budget.max_cost_usd, onExceed: fm.budget.on_exceed } } : {}),
     instructions,
   };
 }
