@@ -37,6 +37,8 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
           APPROVAL_FROM: "edgework@example.com",
           APPROVAL_SECRET: "test-approval-secret",
           PUBLIC_URL: "https://edgework.test",
+          // Approval emails carry a Reply-To on this domain; replies go to the email() handler.
+          APPROVAL_REPLY_DOMAIN: "reply.edgework.test",
           EDGEWORK_TEST_HOOKS: "1",
           // Webhook secrets of workers/triggers.yaml and the fixture triggers.
           GITHUB_WEBHOOK_SECRET: "It's a Secret to Everybody",

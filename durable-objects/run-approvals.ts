@@ -1,4 +1,5 @@
 import type { ApprovalDecision, PendingApproval } from "../src/engine";
+import type { FollowUp } from "../src/engine/worker-file";
 import { TERMINAL, type Answer, type ApprovalView, type RunStatusName } from "./run-types";
 import { json, parse, type Sql } from "./sql";
 import type { SqliteJournalStore } from "./sqlite-journal";
@@ -8,6 +9,18 @@ export interface DecisionRequest {
   note?: string;
   by: string;
   remember?: boolean;
+  /** Set for an emailed reply: its sender, which must be an address the approval was emailed to. */
+  replyFrom?: string;
+}
+
+export type MailKind = "request" | "reminder" | "escalation";
+/** A follow-up email that is due, with the approval it is about. */
+export interface DueMail {
+  kind: MailKind;
+  recipient: string;
+  /** Whom the approval was first emailed to (for the escalation's note). */
+  originallyTo: string | null;
+  approval: ApprovalView;
 }
 
 /** What an expired approval records, whoever notices first: the run's alarm, or a late decider. */
@@ -16,6 +29,8 @@ const EXPIRED_ANSWER = { ok: false, status: 410, error: "the approval expired; i
 
 /** Why nothing about an ended run can be decided (or resumed) any more. */
 export const runEnded = (status: RunStatusName) => `the run ${status === "cancelled" ? "was cancelled" : `already ${status}`}`;
+
+const lower = (address: string) => address.trim().toLowerCase();
 
 type ApprovalRow = { id: string; key: string; status: string; expires_at: number; tool: string; args: string; worker_chain: string };
 
@@ -48,6 +63,10 @@ export class RunApprovals {
    */
   decide(approvalId: string, d: DecisionRequest, run: RunStatusName, now: number): { answer: Answer<{ approved: boolean }>; recorded: boolean } {
     const refused = (answer: Answer<{ approved: boolean }>) => ({ answer, recorded: false });
+    // Before anything else: a stranger's reply must not even record an expiry.
+    if (d.replyFrom !== undefined && !this.recipients(approvalId).includes(lower(d.replyFrom))) {
+      return refused({ ok: false, status: 403, error: "the reply does not come from an address this approval was emailed to" });
+    }
     const ap = this.sql.one<ApprovalRow>`SELECT id, key, status, expires_at, tool, args, worker_chain FROM approvals WHERE id = ${approvalId}`;
     if (!ap) return refused({ ok: false, status: 404, error: `unknown approval "${approvalId}" for this run` });
     if (ap.status === "expired") return refused(EXPIRED_ANSWER);
@@ -74,6 +93,54 @@ export class RunApprovals {
   /** A run that ended voids what is still pending: nobody can decide it any more. */
   voidPending(now: number): void {
     this.sql.run`UPDATE approvals SET status = 'voided', decided_at = ${now} WHERE status = 'pending'`;
+  }
+
+  /**
+   * Records the request email as sent to `to` and plans its follow-ups (reminder to
+   * the same address, escalation to others), timed from when the approval was asked.
+   * Idempotent: a retried notification plans nothing twice.
+   */
+  planMail(approvalId: string, to: string, now: number, plan: FollowUp | undefined): void {
+    const asked = this.sql.one`SELECT created_at FROM approvals WHERE id = ${approvalId}`!.created_at as number;
+    const add = (kind: MailKind, recipient: string, due: number, sent: number | null) =>
+      this.sql.run`INSERT INTO approval_mail (approval_id, kind, recipient, due_at, sent_at) VALUES (${approvalId}, ${kind}, ${lower(recipient)}, ${due}, ${sent}) ON CONFLICT DO NOTHING`;
+    add("request", to, now, now);
+    if (plan?.remindAfterMs) add("reminder", to, asked + plan.remindAfterMs, null);
+    if (plan?.escalateAfterMs) for (const r of plan.escalateTo ?? []) add("escalation", r, asked + plan.escalateAfterMs, null);
+  }
+
+  /**
+   * The follow-ups due now of approvals still pending, claimed (marked sent) before
+   * they go out: a crash between claim and send loses that email, never repeats it.
+   */
+  claimDueMail(now: number): DueMail[] {
+    const due = this.sql.all`SELECT m.approval_id, m.kind, m.recipient FROM approval_mail m JOIN approvals a ON a.id = m.approval_id
+      WHERE m.sent_at IS NULL AND m.due_at <= ${now} AND a.status = 'pending' AND a.expires_at > m.due_at ORDER BY m.due_at, m.recipient`;
+    const views = new Map(this.list().map((a) => [a.id, a]));
+    return due.map((m) => {
+      this.sql.run`UPDATE approval_mail SET sent_at = ${now} WHERE approval_id = ${m.approval_id} AND kind = ${m.kind} AND recipient = ${m.recipient}`;
+      const first = this.sql.one`SELECT recipient FROM approval_mail WHERE approval_id = ${m.approval_id} AND kind = 'request'`;
+      return { kind: m.kind as MailKind, recipient: m.recipient as string, originallyTo: (first?.recipient as string | undefined) ?? null, approval: views.get(m.approval_id as string)! };
+    });
+  }
+
+  /** A send that failed for sure (the binding threw) is tried again at the next alarm. */
+  unclaim(m: DueMail, retryAt: number): void {
+    this.sql.run`UPDATE approval_mail SET sent_at = NULL, due_at = ${retryAt} WHERE approval_id = ${m.approval.id} AND kind = ${m.kind} AND recipient = ${m.recipient}`;
+  }
+
+  /** Every address this approval was emailed to (lowercase): who may decide it by reply. */
+  recipients(approvalId: string): string[] {
+    return this.sql.all`SELECT recipient FROM approval_mail WHERE approval_id = ${approvalId} AND sent_at IS NOT NULL`.map((r) => r.recipient as string);
+  }
+
+  /** What a paused run waits for next: the earliest pending expiry or follow-up email; null when nothing. */
+  nextWakeUp(): number | null {
+    const mail = this.sql.one`SELECT min(m.due_at) AS at FROM approval_mail m JOIN approvals a ON a.id = m.approval_id
+      WHERE m.sent_at IS NULL AND a.status = 'pending' AND a.expires_at > m.due_at`?.at as number | null;
+    const expiry = this.earliestExpiry();
+    if (mail == null) return expiry;
+    return expiry === null ? mail : Math.min(mail, expiry);
   }
 
   /** When the earliest pending approval expires, or null when none is pending. */

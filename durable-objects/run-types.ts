@@ -54,4 +54,4 @@ export interface RunEvent {
 }
 
 /** RPC answers that can fail carry an HTTP-like status instead of throwing across RPC. */
-export type Answer<T = Record<string, never>> = ({ ok: true } & T) | { ok: false; status: 404 | 409 | 410; error: string };
+export type Answer<T = Record<string, never>> = ({ ok: true } & T) | { ok: false; status: 403 | 404 | 409 | 410; error: string };

@@ -1,10 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
+import { catalog } from "../src/catalog";
 import { sendApprovalEmail, type EmailOutcome } from "../src/email/approval-notifier";
 import { clearRunState, executeRun, messageOf, RunInterrupted, StorageError, type PendingApproval, type RunOutcome } from "../src/engine";
 import { callTree } from "../src/engine/journal/call-tree";
 import { stepEvents } from "../src/engine/journal/events";
 import type { Journal } from "../src/engine/journal/journal";
 import { emptyUsage } from "../src/engine/usage";
+import { sameSecret } from "../src/security/constant-time";
+import { replyMac } from "../src/tokens/reply-reference";
 import { engineConfig, numberVar } from "./engine-config";
 import { rpcGlobals } from "./global-toolsets-bridge";
 import { RunApprovals, runEnded, type DecisionRequest } from "./run-approvals";
@@ -80,6 +83,11 @@ export class RunDO extends DurableObject<Env> {
     // recorded the pause after a decision arrived).
     if (!run || !["queued", "running", "awaiting_approval"].includes(run.status as string)) return;
     if (run.status === "awaiting_approval") this.ctx.storage.transactionSync(() => this.approvals.expireDue(Date.now()));
+    // Still paused (nothing decided or expired): this alarm is for reminders and escalations.
+    if (this.row()!.status === "awaiting_approval" && this.approvals.earliestExpiry() !== null) {
+      await this.sendFollowUps({ id: run.id as string, trigger: parse(run.trigger) });
+      return this.armPause([]);
+    }
     if (this.row()!.status !== "running") this.setStatus("running"); // an expiry recorded just now set it
     this.cancelled = false;
     this.faulted = false;
@@ -123,13 +131,40 @@ export class RunDO extends DurableObject<Env> {
   }
 
   /**
-   * One alarm per pause: at the earliest pending expiry, so an approval nobody
-   * decides resolves as a rejection then; at once if a decision landed meanwhile.
+   * One alarm per pause: at the earliest pending expiry (so an approval nobody
+   * decides resolves as a rejection then) or follow-up email; at once if a decision
+   * landed meanwhile (the run is then marked running: the alarm must replay).
    */
   private async armPause(pending: PendingApproval[]): Promise<void> {
-    if (this.approvals.anyResolved(pending.map((p) => p.id))) return this.wakeSoon();
-    const at = this.approvals.earliestExpiry();
+    if (this.approvals.anyResolved(pending.map((p) => p.id))) {
+      this.setStatus("running");
+      return this.wakeSoon();
+    }
+    const at = this.approvals.nextWakeUp();
     if (at !== null) await this.setAlarm(at);
+  }
+
+  /**
+   * Sends the reminders and escalations that are due. Each is claimed (and the claim
+   * made durable) before it is sent: never twice; a crash in between loses that one.
+   * A send that fails is put back for a retry in five minutes.
+   */
+  private async sendFollowUps(run: { id: string; trigger: unknown }): Promise<void> {
+    const now = Date.now();
+    const due = this.ctx.storage.transactionSync(() => this.approvals.claimDueMail(now));
+    if (!due.length) return;
+    await this.ctx.storage.sync();
+    for (const m of due) {
+      const a = m.approval;
+      const subject = { id: a.id, workerChain: a.worker_chain, tool: a.tool, args: a.args, notify: a.notify ?? undefined };
+      try {
+        const outcome = await sendApprovalEmail(this.env, subject, { ...run, objectId: this.ctx.id.toString() }, a.expires_at, { kind: m.kind as "reminder" | "escalation", to: m.recipient, originallyTo: m.originallyTo });
+        if (outcome.emailed) this.event(`approval_${m.kind}_emailed`, { approval_id: a.id, to: m.recipient });
+      } catch (err) {
+        this.approvals.unclaim(m, now + 5 * 60_000);
+        this.event("approval_email_failed", { approval_id: a.id, kind: m.kind, to: m.recipient, error: messageOf(err) });
+      }
+    }
   }
 
   /** Checkpoint before the next step once the activation's wall-time budget is spent (after some progress). */
@@ -167,11 +202,15 @@ export class RunDO extends DurableObject<Env> {
     const expiresAt = this.ctx.storage.transactionSync(() => this.approvals.request(p, Date.now(), ttl));
     let outcome: EmailOutcome;
     try {
-      outcome = await sendApprovalEmail(this.env, p, run, expiresAt);
+      outcome = await sendApprovalEmail(this.env, p, { ...run, objectId: this.ctx.id.toString() }, expiresAt);
     } catch (err) {
       throw new RunInterrupted("retry", `sending the approval email for ${p.tool} failed: ${messageOf(err)}`);
     }
-    if (outcome.emailed) this.event("approval_emailed", { approval_id: p.id, to: outcome.to });
+    if (outcome.emailed) {
+      const plan = catalog().get(p.workerChain.at(-1)!)?.followUp;
+      this.ctx.storage.transactionSync(() => this.approvals.planMail(p.id, outcome.to, Date.now(), plan));
+      this.event("approval_emailed", { approval_id: p.id, to: outcome.to });
+    }
     else warnOnce(`approval emails are off (missing ${outcome.missing.join(", ")}); approvals stay reachable by API and on the run page`);
     return { ...outcome, expires_at: expiresAt };
   }
@@ -204,6 +243,20 @@ export class RunDO extends DurableObject<Env> {
     const { answer, recorded } = this.ctx.storage.transactionSync(() => this.approvals.decide(approvalId, d, run.status as RunStatusName, Date.now()));
     if (recorded) await this.wakeSoon();
     return answer;
+  }
+
+  /**
+   * A decision by emailed reply: the reference's MAC names one approval of this run
+   * (checked here, where the approval ids are), then the same rules as any decision,
+   * plus: the sender must be an address the approval was emailed to.
+   */
+  async decideByReply(mac: string, d: DecisionRequest & { replyFrom: string }): Promise<Answer<{ approved: boolean }>> {
+    const secret = this.env.APPROVAL_SECRET;
+    const objectId = this.ctx.id.toString();
+    for (const a of secret ? this.approvals.list() : []) {
+      if (await sameSecret(await replyMac(objectId, a.id, secret!), mac)) return this.decide(a.id, d);
+    }
+    return { ok: false, status: 404, error: "the reply address names no approval of this run" };
   }
 
   async cancel(): Promise<Answer<{ status: "cancelled" }>> {
@@ -276,8 +329,8 @@ export class RunDO extends DurableObject<Env> {
     if (TERMINAL.includes(status)) return { ok: false, status: 409, error: `${runEnded(status)}; there is nothing to resume` };
     const next = this.approvals.earliestExpiry();
     if (status === "awaiting_approval" && next !== null && next > Date.now()) {
-      // Its expiry alarm is what it needs: make sure that one is armed.
-      if ((await this.ctx.storage.getAlarm()) === null) await this.setAlarm(next);
+      // Its expiry (or follow-up) alarm is what it needs: make sure that one is armed.
+      if ((await this.ctx.storage.getAlarm()) === null) await this.setAlarm(this.approvals.nextWakeUp()!);
       return { ok: false, status: 409, error: `the run waits for a human to decide; its earliest pending approval expires at ${new Date(next).toISOString()}` };
     }
     await this.wakeSoon();

@@ -27,10 +27,16 @@ const RUN_SCHEMA = [
   )`,
   // after_step: the journal seq this event follows, so SSE merges both logs in true order.
   `CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, after_step INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)`,
+  // Each approval email, planned or sent: request, reminder, escalation (one row per recipient).
+  // sent_at is claimed before sending, so a crash never sends one twice (at most once).
+  `CREATE TABLE IF NOT EXISTS approval_mail (
+    approval_id TEXT NOT NULL, kind TEXT NOT NULL, recipient TEXT NOT NULL, due_at INTEGER NOT NULL, sent_at INTEGER,
+    PRIMARY KEY (approval_id, kind, recipient)
+  ) WITHOUT ROWID`,
   STATE,
 ];
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 
 function migrate(sql: Sql, statements: string[]): void {
   sql.script(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);

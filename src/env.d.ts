@@ -17,6 +17,8 @@ declare namespace Cloudflare {
     APPROVER_EMAIL?: string;
     /** HMAC key of approval links (secret). */
     APPROVAL_SECRET?: string;
+    /** Domain whose Email Routing sends every address to this Worker: approval emails then carry a Reply-To there, and a reply decides. */
+    APPROVAL_REPLY_DOMAIN?: string;
     /** Base URL of the app, for links in emails, e.g. https://edgework.example.com */
     PUBLIC_URL?: string;
     /** How long a call to /mcp waits for its run before answering with the run's id and status; default 60. */

@@ -1,3 +1,4 @@
+import { handleApprovalReply, isApprovalReply } from "./email/reply-approval";
 import { app } from "./http/app";
 import { receiveEmail } from "./triggers/inbound-email";
 import { startScheduled } from "./triggers/scheduled";
@@ -12,7 +13,9 @@ export default {
   async scheduled(controller, env) {
     await startScheduled(env, controller);
   },
-  async email(message, env) {
+  // Replies to approval emails (APPROVAL_REPLY_DOMAIN) decide approvals; other mail may start an email trigger.
+  async email(message, env, ctx) {
+    if (isApprovalReply(message, env)) return handleApprovalReply(message, env, ctx);
     await receiveEmail(env, message);
   },
 } satisfies ExportedHandler<Env>;

@@ -1,10 +1,28 @@
 import type { PendingApproval } from "../engine";
 import { signApprovalToken } from "../tokens/approval-token";
-import { approvalHtml, approvalSubject, approvalText } from "../views/approval-email";
+import { replyReference } from "../tokens/reply-reference";
+import { approvalHtml, approvalSubject, approvalText, type ApprovalEmailInput } from "../views/approval-email";
 import { mailer } from "./mailer";
 import { buildMime } from "./mime";
 
 export type EmailOutcome = { emailed: true; to: string } | { emailed: false; missing: string[] };
+
+/** What an approval email is about; a pending approval, or the stored row of one. */
+export type ApprovalSubject = Pick<PendingApproval, "id" | "workerChain" | "tool" | "args" | "notify">;
+
+/** The run an approval belongs to; `objectId`: its Durable Object's id, for the reply address. */
+export interface ApprovalRun {
+  id: string;
+  trigger: unknown;
+  objectId?: string;
+}
+
+/** A reminder (same approver) or an escalation (someone else): sent by the run's alarm. */
+export interface FollowUpMail {
+  kind: "reminder" | "escalation";
+  to: string;
+  originallyTo: string | null;
+}
 
 /** What approval emails need that is not configured, by variable name. */
 export function missingEmailConfig(env: Env, notify: string | undefined): string[] {
@@ -17,19 +35,40 @@ export function missingEmailConfig(env: Env, notify: string | undefined): string
   return missing;
 }
 
-/** The link an approver follows: signed, bound to this approval, expiring with it. */
-export async function approvalLink(env: Env, runId: string, approvalId: string, expiresAt: number): Promise<string> {
-  const token = await signApprovalToken({ run: runId, approval: approvalId, exp: expiresAt }, env.APPROVAL_SECRET!);
+/** The link an approver follows: signed, bound to this approval and recipient, expiring with it. */
+export async function approvalLink(env: Env, runId: string, approvalId: string, expiresAt: number, to?: string): Promise<string> {
+  const token = await signApprovalToken({ run: runId, approval: approvalId, exp: expiresAt, to }, env.APPROVAL_SECRET!);
   return `${env.PUBLIC_URL!.replace(/\/+$/, "")}/approvals/${token}`;
 }
 
-/** Sends one approval email; throws if the send fails (the caller retries later). */
-export async function sendApprovalEmail(env: Env, p: PendingApproval, run: { id: string; trigger: unknown }, expiresAt: number): Promise<EmailOutcome> {
-  const missing = missingEmailConfig(env, p.notify);
+/** `<ref>@APPROVAL_REPLY_DOMAIN`, or undefined when replies are off (or the run has no object id). */
+async function replyAddress(env: Env, run: ApprovalRun, approvalId: string): Promise<string | undefined> {
+  if (!env.APPROVAL_REPLY_DOMAIN || !run.objectId) return undefined;
+  const ref = await replyReference(run.objectId, approvalId, env.APPROVAL_SECRET!);
+  return ref ? `${ref}@${env.APPROVAL_REPLY_DOMAIN}` : undefined;
+}
+
+/**
+ * Sends one approval email: the request (to the worker's approver), or a follow-up.
+ * Throws if the send fails (the caller retries later).
+ */
+export async function sendApprovalEmail(env: Env, p: ApprovalSubject, run: ApprovalRun, expiresAt: number, followUp?: FollowUpMail): Promise<EmailOutcome> {
+  const missing = missingEmailConfig(env, followUp?.to ?? p.notify);
   if (missing.length) return { emailed: false, missing };
-  const to = p.notify ?? env.APPROVER_EMAIL!;
-  const content = { runId: run.id, workerChain: p.workerChain, tool: p.tool, args: p.args, trigger: run.trigger, expiresAt, link: await approvalLink(env, run.id, p.id, expiresAt) };
-  const raw = buildMime({ from: env.APPROVAL_FROM!, to, subject: approvalSubject(content), text: approvalText(content), html: await approvalHtml(content) });
+  const to = followUp?.to ?? p.notify ?? env.APPROVER_EMAIL!;
+  const replyTo = await replyAddress(env, run, p.id);
+  const content: ApprovalEmailInput = {
+    runId: run.id,
+    workerChain: p.workerChain,
+    tool: p.tool,
+    args: p.args,
+    trigger: run.trigger,
+    expiresAt,
+    link: await approvalLink(env, run.id, p.id, expiresAt, to),
+    replyTo,
+    followUp: followUp && { kind: followUp.kind, originallyTo: followUp.originallyTo },
+  };
+  const raw = buildMime({ from: env.APPROVAL_FROM!, to, replyTo, subject: approvalSubject(content), text: approvalText(content), html: await approvalHtml(content) });
   await mailer.send(env.APPROVAL_EMAIL, { from: env.APPROVAL_FROM!, to, raw });
   return { emailed: true, to };
 }

@@ -1,4 +1,4 @@
-import { createMimeMessage } from "mimetext/browser";
+import { createMimeMessage, Mailbox } from "mimetext/browser";
 
 /** Base64 in 76-character lines: keeps any UTF-8 text (arrows, names) valid in a 7-bit transport. */
 function base64Lines(text: string): string {
@@ -9,10 +9,11 @@ function base64Lines(text: string): string {
 }
 
 /** A multipart/alternative message (text and HTML), as raw MIME. */
-export function buildMime(m: { from: string; to: string; subject: string; text: string; html: string }): string {
+export function buildMime(m: { from: string; to: string; replyTo?: string; subject: string; text: string; html: string }): string {
   const msg = createMimeMessage();
   msg.setSender({ name: "edgework", addr: m.from });
   msg.setRecipient(m.to);
+  if (m.replyTo) msg.setHeader("Reply-To", new Mailbox(m.replyTo));
   msg.setSubject(m.subject);
   msg.addMessage({ contentType: "text/plain", data: base64Lines(m.text), encoding: "base64" });
   msg.addMessage({ contentType: "text/html", data: base64Lines(m.html), encoding: "base64" });

@@ -1,5 +1,6 @@
 import type { CatalogWorker } from "./catalog";
 import { toolContext } from "./context";
+import { checkBudget } from "./budget";
 import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "./errors";
 import { globMatcher } from "./glob";
 import { MAX_STEP_BYTES, stepBytes } from "./journal/bounds";
@@ -145,7 +146,7 @@ export function toolCallKeys(path: string, turn: number, calls: ModelToolCall[])
 /** One model request as a journal step: budget checked first, usage added (also on replay). */
 export async function modelStep(run: RunServices, frame: CallFrame, key: string, usage: UsageMeter, model: string, req: ModelRequest): Promise<RecordedResponse> {
   const res = await run.journal.step<RecordedResponse>(key, async () => {
-    checkBudget(run);
+    await checkBudget(run, frame, key);
     let r: ModelResponse;
     try {
       r = await run.models(model).request(req);
@@ -177,17 +178,6 @@ export async function askModel(run: RunServices, frame: CallFrame, key: string, 
   const messages: Message[] = [...(opts.system ? [{ role: "system" as const, content: opts.system }] : []), { role: "user", content: prompt }];
   const res = await modelStep(run, frame, key, usage, opts.model ?? frame.model, { messages, tools: [] });
   return res.text ?? "";
-}
-
-function checkBudget(run: RunServices): void {
-  const used = run.usage.total;
-  const { maxTokens, maxCostUsd } = run.budget;
-  if (maxTokens !== undefined && used.inputTokens + used.outputTokens >= maxTokens) {
-    throw new RunError("budget_exceeded", `run budget exceeded: ${used.inputTokens + used.outputTokens} tokens used, max_tokens is ${maxTokens}`, true);
-  }
-  if (maxCostUsd !== undefined && used.costUsd >= maxCostUsd) {
-    throw new RunError("budget_exceeded", `run budget exceeded: $${used.costUsd.toFixed(6)} spent, max_cost_usd is ${maxCostUsd}`, true);
-  }
 }
 
 /** The worker's model > the caller's > DEFAULT_MODEL, checked against compatible_models. */

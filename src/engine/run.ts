@@ -15,6 +15,8 @@ import { defaultPrices, UsageMeter, type PriceTable, type Usage } from "./usage"
 export interface Budget {
   maxTokens?: number;
   maxCostUsd?: number;
+  /** `ask`: pause for the run's approver to extend the budget by the same amount (src/engine/budget.ts). */
+  onExceed?: "fail" | "ask";
 }
 
 /** What the platform gives the engine: all of it ports, none of it Cloudflare. */

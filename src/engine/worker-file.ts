@@ -4,6 +4,7 @@ import { WorkerFileError } from "./errors";
 import { MAX_GLOB_LENGTH } from "./glob";
 import type { JSONSchema } from "./json-schema";
 import { MODEL_NAME } from "./model/model";
+import type { Budget } from "./run";
 import type { Policy, Scope } from "./toolsets/toolset";
 
 /** OpenAI's rule for tool names, which worker names and tool names must follow. */
@@ -12,11 +13,35 @@ export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const jsonSchema = z.record(z.string(), z.unknown()) as z.ZodType<JSONSchema>;
 const policy = z.enum(["allow", "ask", "deny"]);
 
+/** `30m`, `4h`, `2d`: a whole number and one unit, nothing else (no `1h30m`, no bare numbers). */
+const DURATION = /^([1-9][0-9]{0,5})(m|h|d)$/;
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+export function parseDuration(text: string): number | null {
+  const m = DURATION.exec(text);
+  return m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : null;
+}
+const duration = z.string().regex(DURATION, "must be a duration like 30m, 4h or 2d").describe("a duration like 30m, 4h or 2d");
+
+/** A run's spending limit; `on_exceed: ask` pauses for an approval to continue past it. */
+export const budgetSchema = z.strictObject({
+  max_tokens: z.number().int().positive().optional(),
+  max_cost_usd: z.number().positive().optional(),
+  on_exceed: z.enum(["fail", "ask"]).optional().describe("fail (default): the run fails with budget_exceeded; ask: the run's approver may extend it"),
+});
+
 /** One toolset instance: `{use: <kind>, scope?, readonly?, ...kind config}`. */
 const instanceSpec = z.looseObject({
   use: z.string().min(1),
   scope: z.enum(["call", "run", "global"]).optional(),
   readonly: z.boolean().optional(),
+});
+
+/** The reserved keys of `approval:`; every other key is a tool name → policy. */
+const approvalSettings = z.looseObject({
+  notify: z.email().optional(),
+  remind_after: duration.optional(),
+  escalate_after: duration.optional(),
+  escalate_to: z.array(z.email()).min(1).max(10).optional(),
 });
 
 export const frontmatterSchema = z.strictObject({
@@ -30,7 +55,8 @@ export const frontmatterSchema = z.strictObject({
   // Entries are checked one by one in readWorkerFile: a union here would report
   // "Invalid input" instead of the field that is wrong.
   toolsets: z.record(z.string().regex(TOOL_NAME, "instance names follow the tool-name rule"), z.unknown()).optional(),
-  approval: z.looseObject({ notify: z.email().optional() }).optional(),
+  approval: approvalSettings.optional(),
+  budget: budgetSchema.optional().describe("default run budget; a run request's fields win"),
 });
 
 const workerList = z.array(z.string().min(1));
@@ -67,7 +93,16 @@ export interface WorkerSpec {
   workers: string[];
   approval: Record<string, Policy>;
   notify?: string;
+  /** Follow-ups of an approval nobody decided (ms after it was asked). */
+  followUp?: FollowUp;
+  budget?: Budget;
   instructions: string;
+}
+
+export interface FollowUp {
+  remindAfterMs?: number;
+  escalateAfterMs?: number;
+  escalateTo?: string[];
 }
 
 export const DEFAULT_INPUT: JSONSchema = {
@@ -143,7 +178,8 @@ export function readWorkerFile(file: string, text: string): WorkerFileReading {
   }
 
   const { toolsets, workers, complete: toolsetsComplete } = readToolsets(file, raw.toolsets ?? {}, errors);
-  const { approval, notify } = readApproval(file, raw.approval ?? {}, errors);
+  const { approval, notify, followUp } = readApproval(file, raw.approval ?? {}, errors);
+  const budget = field("budget");
 
   return {
     spec: {
@@ -159,6 +195,8 @@ export function readWorkerFile(file: string, text: string): WorkerFileReading {
       workers,
       approval,
       notify,
+      ...(followUp ? { followUp } : {}),
+      ...(budget ? { budget: { maxTokens: budget.max_tokens, maxCostUsd: budget.max_cost_usd, onExceed: budget.on_exceed } } : {}),
       instructions,
     },
     problems: errors,
@@ -196,23 +234,26 @@ function readToolsets(file: string, raw: unknown, errors: WorkerFileError[]) {
 /** `approval:` key by key: `notify`, and a policy per tool name. */
 function readApproval(file: string, raw: unknown, errors: WorkerFileError[]) {
   const approval: Record<string, Policy> = {};
-  let notify: string | undefined;
   if (!isMapping(raw)) {
     errors.push(new WorkerFileError(file, "approval", "must map tool names to allow, ask or deny (and notify to an address)"));
-    return { approval, notify };
+    return { approval };
   }
+  const read = approvalSettings.safeParse(raw);
+  if (!read.success) errors.push(...issuesToErrors(file, read.error, "approval"));
+  const { notify, remind_after, escalate_after, escalate_to } = read.success ? read.data : {};
+  if (escalate_after && !escalate_to) errors.push(new WorkerFileError(file, "approval.escalate_after", "needs approval.escalate_to: whom to escalate to"));
+  if (escalate_to && !escalate_after) errors.push(new WorkerFileError(file, "approval.escalate_to", "needs approval.escalate_after: when to escalate"));
   for (const [tool, value] of Object.entries(raw)) {
-    if (tool === "notify") {
-      const address = z.email().safeParse(value);
-      if (address.success) notify = address.data;
-      else errors.push(...issuesToErrors(file, address.error, "approval.notify"));
-      continue;
-    }
+    if (tool in approvalSettings.shape) continue;
     const p = policy.safeParse(value);
     if (p.success) approval[tool] = p.data;
     else errors.push(new WorkerFileError(file, `approval.${tool}`, `must be allow, ask or deny (got ${JSON.stringify(value)})`));
   }
-  return { approval, notify };
+  const followUp =
+    remind_after || escalate_after
+      ? { remindAfterMs: remind_after ? parseDuration(remind_after)! : undefined, escalateAfterMs: escalate_after ? parseDuration(escalate_after)! : undefined, escalateTo: escalate_to }
+      : undefined;
+  return { approval, notify, followUp };
 }
 
 /** Parses one `.worker` file; throws the list of its `WorkerFileError`s if it has any. */

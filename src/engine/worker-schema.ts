@@ -18,7 +18,12 @@ export function workerFileJsonSchema(kinds: ToolsetRegistry): JSONSchema {
     .catchall(instances.length === 1 ? instances[0]! : z.union(instances as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]]))
     .describe("instance name → toolset; an instance named like its kind exposes bare tool names, others are prefixed");
   const approval = z
-    .object({ notify: z.email().optional().describe("who gets the approval emails") })
+    .object({
+      notify: z.email().optional().describe("who gets the approval emails"),
+      remind_after: z.string().optional().describe("one reminder to the same approver after this long, e.g. 4h"),
+      escalate_after: z.string().optional().describe("then the approval goes to escalate_to, e.g. 24h"),
+      escalate_to: z.array(z.email()).optional().describe("who gets the escalated approval"),
+    })
     .catchall(z.enum(["allow", "ask", "deny"]))
     .describe("exposed tool name → allow | ask | deny");
   const schema = frontmatterSchema.extend({ toolsets: toolsets.optional(), approval: approval.optional() });

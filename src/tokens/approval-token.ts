@@ -6,6 +6,8 @@ export interface ApprovalTokenPayload {
   approval: string;
   /** Expiry, ms since the epoch (the approval's own expiry). */
   exp: number;
+  /** Whom this link was emailed to (an escalation goes to others): who decided, on the record. */
+  to?: string;
 }
 
 export type TokenCheck =
@@ -23,7 +25,7 @@ const hmacKey = (secret: string, usage: "sign" | "verify") =>
  * Signed with APPROVAL_SECRET; the MAC covers the encoded payload exactly as sent.
  */
 export async function signApprovalToken(payload: ApprovalTokenPayload, secret: string): Promise<string> {
-  const body = toBase64Url(encoder.encode(JSON.stringify({ run: payload.run, approval: payload.approval, exp: payload.exp })));
+  const body = toBase64Url(encoder.encode(JSON.stringify({ run: payload.run, approval: payload.approval, exp: payload.exp, ...(payload.to ? { to: payload.to } : {}) })));
   const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret, "sign"), encoder.encode(body));
   return `${body}.${toBase64Url(new Uint8Array(mac))}`;
 }
@@ -51,6 +53,7 @@ export async function verifyApprovalToken(token: string, secret: string, now = D
     return invalid;
   }
   if (typeof payload?.run !== "string" || typeof payload.approval !== "string" || typeof payload.exp !== "number") return invalid;
+  if (payload.to !== undefined && typeof payload.to !== "string") return invalid;
   if (now > payload.exp) return { ok: false, status: 410, reason: "expired", payload };
   return { ok: true, payload };
 }

@@ -9,12 +9,29 @@ export interface ApprovalEmailInput {
   expiresAt: number;
   /** The approval page; `?intent=` preselects the button there. */
   link: string;
+  /** Where a reply decides (Reply-To), when replies are on. */
+  replyTo?: string;
+  followUp?: { kind: "reminder" | "escalation"; originallyTo: string | null };
 }
 
-export const approvalSubject = (m: ApprovalEmailInput) => `Approval needed: ${m.workerChain.join(" → ")} wants to call ${m.tool}`;
+const SUBJECT_PREFIX = { reminder: "Reminder: approval", escalation: "Escalated: approval" } as const;
+
+export const approvalSubject = (m: ApprovalEmailInput) =>
+  `${m.followUp ? SUBJECT_PREFIX[m.followUp.kind] : "Approval"} needed: ${m.workerChain.join(" → ")} wants to call ${m.tool}`;
+
+/** The line above everything in a follow-up: why this email came again, or to someone else. */
+function followUpNote(m: ApprovalEmailInput): string | null {
+  if (!m.followUp) return null;
+  if (m.followUp.kind === "reminder") return "Reminder: this approval is still waiting for your decision.";
+  return `This approval was escalated to you: ${m.followUp.originallyTo ?? "its approver"} has not decided it. Whoever decides first wins.`;
+}
+
+const REPLY_HOW = 'Or reply to this email with "yes" or "no" on the first line; the rest of that line is your note.';
 
 export function approvalText(m: ApprovalEmailInput): string {
+  const note = followUpNote(m);
   return [
+    ...(note ? [note, ""] : []),
     `${m.workerChain.join(" → ")} wants to call ${m.tool}.`,
     "",
     `Run: ${m.runId}, started by ${describeTrigger(m.trigger)}`,
@@ -26,6 +43,7 @@ export function approvalText(m: ApprovalEmailInput): string {
     `Reject:  ${m.link}?intent=reject`,
     "",
     "The link opens a page that shows the call; nothing happens until you press a button there.",
+    ...(m.replyTo ? [REPLY_HOW] : []),
     `The link expires ${isoTime(m.expiresAt)}.`,
   ].join("\n");
 }
@@ -33,9 +51,11 @@ export function approvalText(m: ApprovalEmailInput): string {
 /** The HTML part. JSX escapes every interpolated string: arguments are shown as text. */
 export async function approvalHtml(m: ApprovalEmailInput): Promise<string> {
   const button = "display:inline-block;padding:10px 18px;margin-right:8px;border-radius:6px;color:#fff;text-decoration:none;font-weight:600";
+  const note = followUpNote(m);
   const el = (
     <html>
       <body style="font-family:system-ui,sans-serif;color:#1a1a1a;max-width:640px">
+        {note && <p style="padding:8px 12px;background:#fef3c7;border-radius:6px">{note}</p>}
         <h2 style="font-size:18px">
           {m.workerChain.join(" → ")} wants to call <code>{m.tool}</code>
         </h2>
@@ -52,7 +72,7 @@ export async function approvalHtml(m: ApprovalEmailInput): Promise<string> {
           </a>
         </p>
         <p style="color:#555;font-size:13px">
-          Each link opens a page that shows the call; nothing happens until you press a button there. The link expires {isoTime(m.expiresAt)}.
+          Each link opens a page that shows the call; nothing happens until you press a button there. {m.replyTo ? `${REPLY_HOW} ` : ""}The link expires {isoTime(m.expiresAt)}.
         </p>
       </body>
     </html>

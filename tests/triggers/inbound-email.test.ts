@@ -1,4 +1,4 @@
-import { listDurableObjectIds } from "cloudflare:test";
+import { createExecutionContext, listDurableObjectIds } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { createMimeMessage } from "mimetext/browser";
 import { beforeEach, describe, expect, it, vi } from "vitest";
@@ -53,7 +53,7 @@ function inbound(from: string, to: string, raw: string, rawSize?: number) {
 }
 
 const deliver = async (m: ReturnType<typeof inbound>) => {
-  await worker.email!(m.message, env);
+  await worker.email!(m.message, env, createExecutionContext());
   return m;
 };
 const runObjects = async () => (await listDurableObjectIds(env.RUNS)).length;

@@ -35,7 +35,8 @@ approvals.post("/:token", async (c) => {
   const answer = await runStub(c.env, link.run.id).decide(link.approval.id, {
     decision,
     note,
-    by: `approval link${link.approval.notify ? ` (${link.approval.notify})` : ""}`,
+    // The link names whom it was emailed to (escalations go to others); older links do not.
+    by: `approval link${(link.payload.to ?? link.approval.notify) ? ` (${link.payload.to ?? link.approval.notify})` : ""}`,
     remember: form.remember === "on",
   });
   if (!answer.ok) {

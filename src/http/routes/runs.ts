@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import * as z from "zod";
+import { budgetSchema } from "../../engine/worker-file";
 import { checkStart, RUN_ID, runStub, startRun } from "../../runs";
 import { httpError } from "../http-error";
 import { jsonBody } from "../validate";
@@ -9,9 +10,7 @@ const startBody = z.strictObject({
   worker: z.string().min(1),
   input: z.unknown(),
   approval_mode: z.enum(["ask", "approve_all", "reject_all"]).default("ask"),
-  budget: z
-    .strictObject({ max_tokens: z.number().int().positive().optional(), max_cost_usd: z.number().positive().optional() })
-    .default({}),
+  budget: budgetSchema.default({}),
 });
 
 const decisionBody = z.strictObject({ decision: z.enum(["approve", "reject"]), note: z.string().max(2000).optional() });
@@ -32,7 +31,7 @@ runs.post("/", async (c) => {
     worker: checked.worker.name,
     input: checked.input,
     approvalMode: body.approval_mode,
-    budget: { maxTokens: body.budget.max_tokens, maxCostUsd: body.budget.max_cost_usd },
+    budget: { maxTokens: body.budget.max_tokens, maxCostUsd: body.budget.max_cost_usd, onExceed: body.budget.on_exceed },
     trigger: { kind: "api" },
   });
   return c.json({ id, status_url: new URL(`/runs/${id}`, c.req.url).href }, 202);

@@ -1,0 +1,68 @@
+import { ApprovalRequired, RunError, type PendingApproval } from "./errors";
+import { approvalId } from "./ids";
+import type { CallFrame } from "./loop";
+import type { Budget, RunServices } from "./run";
+import type { ApprovalDecision } from "./toolsets/wrappers/approval";
+
+/** The pseudo-tool a budget approval is about: the approval page, email, link and API show it like any call. */
+export const BUDGET_TOOL = "continue_past_budget";
+const BUDGET_KEY = /\/budget\/approval$/;
+
+/** The run request's limits over the root worker's (`budget:` in its file). */
+export function runBudget(run: RunServices, frame: CallFrame): Budget {
+  const fromFile = run.catalog.get(frame.chain[0]!)?.budget ?? {};
+  const defined = Object.fromEntries(Object.entries(run.budget).filter(([, v]) => v !== undefined));
+  return { ...fromFile, ...defined };
+}
+
+/** Extensions approved so far: each adds the original limit again. Replay sees the same journal, so agrees. */
+function extensions(run: RunServices): number {
+  let n = 0;
+  for (const [key, value] of run.journal.entries()) if (BUDGET_KEY.test(key) && (value as ApprovalDecision).approved) n++;
+  return n;
+}
+
+const usd = (n: number) => `$${n.toFixed(2)}`;
+
+/**
+ * Checked before each model request that is about to execute (never on replay).
+ * Over budget: `budget_exceeded`, or with `on_exceed: ask` a pause for the run's
+ * approver to continue past it, under a key derived from the request's own key.
+ */
+export async function checkBudget(run: RunServices, frame: CallFrame, stepKey: string): Promise<void> {
+  const budget = runBudget(run, frame);
+  const used = run.usage.total;
+  const times = budget.onExceed === "ask" ? 1 + extensions(run) : 1;
+  if (budget.maxTokens !== undefined && used.inputTokens + used.outputTokens >= budget.maxTokens * times) {
+    throw new RunError("budget_exceeded", `run budget exceeded: ${used.inputTokens + used.outputTokens} tokens used, max_tokens is ${budget.maxTokens}`, true);
+  }
+  if (budget.maxCostUsd === undefined || used.costUsd < budget.maxCostUsd * times) return;
+  const exceeded = `run budget exceeded: $${used.costUsd.toFixed(6)} spent, max_cost_usd is ${budget.maxCostUsd}`;
+  if (budget.onExceed !== "ask") throw new RunError("budget_exceeded", exceeded, true);
+
+  const key = `${stepKey}/budget/approval`;
+  let decision = run.journal.get<ApprovalDecision>(key);
+  if (!decision && run.approvalMode !== "ask") {
+    decision = { approved: run.approvalMode === "approve_all", by: `approval_mode ${run.approvalMode}` };
+    await run.journal.record(key, decision);
+  }
+  if (!decision) {
+    const callPath = `${stepKey}/budget`;
+    const limit = budget.maxCostUsd * times;
+    const pending: PendingApproval = {
+      key,
+      id: await approvalId(key),
+      callPath,
+      workerChain: [...frame.chain],
+      tool: BUDGET_TOOL,
+      args: { max_cost_usd: limit, spent_usd: Number(used.costUsd.toFixed(6)), extend_by_usd: budget.maxCostUsd },
+      description: `continue past the budget of ${usd(limit)}? spent ${usd(used.costUsd)}`,
+      notify: run.catalog.get(frame.chain[0]!)?.notify,
+    };
+    const notifier = run.notifier;
+    if (notifier) await run.journal.step(`${callPath}/notify`, () => notifier(pending));
+    throw new ApprovalRequired([pending]);
+  }
+  // Approved: this key now counts as an extension, so the check above passes. Rejected: the run ends.
+  if (!decision.approved) throw new RunError("budget_exceeded", `${exceeded}; continuing past it was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`, true);
+}

@@ -1,0 +1,49 @@
+import { toBase32, fromBase32 } from "./base32";
+
+/**
+ * The local part of an approval email's Reply-To: `base32(run object id ‖ MAC)`.
+ *
+ * - The run's Durable Object id (32 bytes) routes the reply without an index
+ *   (run ids may be up to 128 characters; the object id is fixed-size).
+ * - MAC = HMAC-SHA256(APPROVAL_SECRET, "reply\0" ‖ object id ‖ "\0" ‖ approval id),
+ *   truncated to 56 bits; the run finds which of its approvals it names.
+ *
+ * 39 bytes → 63 lowercase base32 characters: inside the 64-octet local-part limit,
+ * and indifferent to mail systems that change case. 56 bits suffice because the
+ * MAC is checked online only, one guess per email, each of which must also come
+ * from the address the approval was sent to, while the approval is pending
+ * (single-use, expiring within days): about 2^55 emails per expected forgery.
+ */
+export const OBJECT_ID_BYTES = 32;
+export const MAC_BYTES = 7;
+const REF_LENGTH = Math.ceil(((OBJECT_ID_BYTES + MAC_BYTES) * 8) / 5);
+
+const encoder = new TextEncoder();
+const hex = (b: Uint8Array) => [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+
+async function macBytes(objectId: string, approvalId: string, secret: string): Promise<Uint8Array> {
+  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(`reply\0${objectId.toLowerCase()}\0${approvalId}`));
+  return new Uint8Array(mac).slice(0, MAC_BYTES);
+}
+
+/** The truncated MAC (hex) binding a reply reference to one approval of one run object; compare with `sameSecret`. */
+export const replyMac = async (objectId: string, approvalId: string, secret: string) => hex(await macBytes(objectId, approvalId, secret));
+
+/** The Reply-To local part for one approval; null if the object id is not a 64-hex Durable Object id. */
+export async function replyReference(objectId: string, approvalId: string, secret: string): Promise<string | null> {
+  if (!/^[0-9a-f]{64}$/i.test(objectId)) return null;
+  const id = Uint8Array.from(objectId.match(/../g)!, (h) => parseInt(h, 16));
+  const ref = new Uint8Array(OBJECT_ID_BYTES + MAC_BYTES);
+  ref.set(id);
+  ref.set(await macBytes(objectId, approvalId, secret), OBJECT_ID_BYTES);
+  return toBase32(ref);
+}
+
+/** Splits a local part into object id (hex) and MAC (hex); null for anything else. Checks nothing cryptographic. */
+export function parseReplyReference(localPart: string): { objectId: string; mac: string } | null {
+  if (localPart.length !== REF_LENGTH) return null;
+  const bytes = fromBase32(localPart, OBJECT_ID_BYTES + MAC_BYTES);
+  if (!bytes) return null;
+  return { objectId: hex(bytes.slice(0, OBJECT_ID_BYTES)), mac: hex(bytes.slice(OBJECT_ID_BYTES)) };
+}
