@@ -15,7 +15,7 @@ let loaded: App | undefined;
  */
 export function loadApp(files: Record<string, string> = workerFiles): App {
   const models = parseModelsFiles(files);
-  const checked = checkCatalog(files, kinds, providerNames(models.config));
+  const checked = checkCatalog(files, kinds, models.problems.length ? null : providerNames(models.config));
   const { catalog, mayMeanRefused } = checked;
   const problems: WorkerFileError[] = [...models.problems, ...checked.problems];
   const triggers = new Map<string, Trigger>();

@@ -33,9 +33,10 @@ export function workerToolDef(w: WorkerSpec): ToolDef {
 /**
  * Loads every `.worker` file of a bundle (relative path → text). A catalog with any
  * problem is refused as a whole: `CatalogError` lists each as `file: field: reason`.
- * `providers`: the model providers a worker may name (built in, plus `models.yaml`'s).
+ * `providers`: the model providers a worker may name (built in, plus `models.yaml`'s);
+ * null when `models.yaml` was refused, so its problems are not echoed as unknown providers.
  */
-export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistry, providers: readonly string[] = BUILT_IN_PROVIDERS): Catalog {
+export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistry, providers: readonly string[] | null = BUILT_IN_PROVIDERS): Catalog {
   const { catalog, problems } = checkCatalog(files, kinds, providers);
   if (problems.length) throw new CatalogError(problems);
   return catalog;
@@ -59,7 +60,7 @@ export interface CatalogCheck {
  * worker's tools are not all known, no "unknown worker" for what may be a worker
  * whose own name was refused).
  */
-export function checkCatalog(files: Record<string, string>, kinds: ToolsetRegistry, providers: readonly string[] = BUILT_IN_PROVIDERS): CatalogCheck {
+export function checkCatalog(files: Record<string, string>, kinds: ToolsetRegistry, providers: readonly string[] | null = BUILT_IN_PROVIDERS): CatalogCheck {
   const problems: WorkerFileError[] = [];
   const readings: WorkerFileReading[] = [];
   for (const [file, text] of Object.entries(files)) {
@@ -93,7 +94,7 @@ export function checkCatalog(files: Record<string, string>, kinds: ToolsetRegist
 }
 
 /** Checks of one worker that need no other worker: schemas, model, toolset kinds and configs. */
-export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry, providers: readonly string[] = BUILT_IN_PROVIDERS): WorkerFileError[] {
+export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry, providers: readonly string[] | null = BUILT_IN_PROVIDERS): WorkerFileError[] {
   const problems: WorkerFileError[] = [];
   const schemaProblem = (field: string, schema: JSONSchema | undefined) => {
     if (!schema) return;
@@ -106,7 +107,7 @@ export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry, providers: re
   schemaProblem("input", s.input);
   if (s.input.type !== "object") problems.push(new WorkerFileError(s.file, "input", 'must be a JSON Schema with type: object (tool arguments are objects)'));
   schemaProblem("output", s.output);
-  problems.push(...checkModelProviders(s, providers));
+  if (providers) problems.push(...checkModelProviders(s, providers));
   for (const [name, inst] of Object.entries(s.toolsets)) {
     const kind = kinds.get(inst.use);
     if (!kind) {
