@@ -4,6 +4,7 @@ import { CatalogError } from "../engine";
 import { apiToken } from "./middleware/api-token";
 import { approvals } from "./routes/approvals";
 import { hooks } from "./routes/hooks";
+import { lists } from "./routes/lists";
 import { runPage } from "./routes/run-page";
 import { runs } from "./routes/runs";
 import { workers } from "./routes/workers";
@@ -14,6 +15,8 @@ app.get("/", (c) => c.json({ name: "edgework", docs: "see README.md", api: ["/ru
 
 // Webhooks prove themselves by signature; pages for people by their signed link (or the API token).
 app.route("/hooks", hooks);
+// Listings first: `GET /approvals` (API token) beside the approval links `/approvals/:token`.
+app.route("/", lists);
 app.route("/approvals", approvals);
 app.route("/runs", runPage);
 
