@@ -17,26 +17,32 @@ export const deletionDue = (env: Env, finishedAt: number) => finishedAt + retent
  * The alarm of a finished run. Early (it was pulled in to re-send an index
  * report), it re-arms for the deletion. Due, it tells the index first (which
  * keeps a tombstone, so GET /runs/:id can say why the run is gone), then deletes
- * every row and the alarm: nothing of the run stays in its object.
+ * every row and the alarm: nothing of the run stays in its object. Returns
+ * whether it deleted the run.
  */
 export async function finishedRunAlarm(
   ctx: DurableObjectState,
   env: Env,
   sql: Sql,
   setAlarm: (at: number) => Promise<void>,
-): Promise<void> {
+): Promise<boolean> {
   const run = sql.one<{ id: string; worker: string; updated_at: number }>`SELECT id, worker, updated_at FROM run`!;
   const due = deletionDue(env, run.updated_at);
   const now = Date.now();
-  if (now < due) return setAlarm(due);
+  if (now < due) {
+    await setAlarm(due);
+    return false;
+  }
   const days = retentionDays(env);
   try {
     await runIndex(env).retire({ id: run.id, worker: run.worker, retention_days: days, finished_at: run.updated_at, deleted_at: now });
   } catch {
     // The run stays whole until the index knows it is gone (it never lists a run that cannot be read).
-    return setAlarm(now + RETIRE_RETRY_MS);
+    await setAlarm(now + RETIRE_RETRY_MS);
+    return false;
   }
   logRunEvent(sql, "run_deleted", { retention_days: days });
   await ctx.storage.deleteAlarm();
   await ctx.storage.deleteAll();
+  return true;
 }

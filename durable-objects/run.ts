@@ -53,6 +53,7 @@ export class RunDO extends DurableObject<Env> {
   private fault: TestHooks["fault"];
   private activationBudgetMs: number | undefined;
   private faulted = false;
+  private deleted = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -79,9 +80,10 @@ export class RunDO extends DurableObject<Env> {
   }
 
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
-    await this.index.flush();
     const run = this.row();
-    if (run && TERMINAL.includes(run.status as RunStatusName)) return finishedRunAlarm(this.ctx, this.env, this.sql, (at) => this.setAlarm(at));
+    if (run) await this.index.flush();
+    // Retention: a deleted run's tables are gone; this instance answers as for an unknown run.
+    if (run && TERMINAL.includes(run.status as RunStatusName)) return void (this.deleted = await finishedRunAlarm(this.ctx, this.env, this.sql, (at) => this.setAlarm(at)));
     // A paused run's alarm comes at its earliest approval expiry, or from a decision or a
     // resume: record the expired rejections, then replay (also when an activation
     // recorded the pause after a decision arrived).
@@ -312,7 +314,7 @@ export class RunDO extends DurableObject<Env> {
   }
 
   private row() {
-    return this.sql.one`SELECT * FROM run`;
+    return this.deleted ? undefined : this.sql.one`SELECT * FROM run`;
   }
 
   private setStatus(status: RunStatusName): void {
