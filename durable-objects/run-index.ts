@@ -36,6 +36,7 @@ export const MAX_PENDING_LISTED = 1000;
 export class RunIndexDO extends DurableObject<Env> {
   private readonly sql: Sql;
   private failUpserts = 0;
+  private reports = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -45,6 +46,7 @@ export class RunIndexDO extends DurableObject<Env> {
 
   /** Applies a run's summary if it is newer than what the index holds; its pending approvals replace the old ones. */
   async upsert(s: RunSummary): Promise<{ applied: boolean }> {
+    this.reports++;
     if (this.failUpserts > 0) {
       this.failUpserts--;
       throw new Error("index write failed (injected by a test)");
@@ -125,9 +127,9 @@ export class RunIndexDO extends DurableObject<Env> {
     return (this.sql.one`SELECT * FROM tombstones WHERE id = ${id}` as Tombstone | undefined) ?? null;
   }
 
-  /** Rows read and written since construction (cost reports). */
-  async storageStats(): Promise<{ rowsRead: number; rowsWritten: number; databaseSize: number }> {
-    return { rowsRead: this.sql.rowsRead, rowsWritten: this.sql.rowsWritten, databaseSize: this.ctx.storage.sql.databaseSize };
+  /** Reports received, rows read and written since construction, and the database's bytes (cost reports). */
+  async storageStats(): Promise<{ reports: number; rowsRead: number; rowsWritten: number; databaseSize: number }> {
+    return { reports: this.reports, rowsRead: this.sql.rowsRead, rowsWritten: this.sql.rowsWritten, databaseSize: this.ctx.storage.sql.databaseSize };
   }
 
   /** Test pool only: the next `n` upserts throw, as a failed index write would. */
