@@ -127,7 +127,7 @@ export class RunDO extends DurableObject<Env> {
     if (this.row()?.status !== "running") return; // cancelled while this activation ran
     this.record(outcome);
     if (outcome.status === "awaiting_approval") await this.armPause(outcome.pending);
-    else await this.setAlarm(deletionDue(this.env, Date.now())); // retention: the ended run's one alarm
+    else await this.setAlarm(deletionDue(this.env, this.row()!.updated_at as number)); // retention: the ended run's one alarm
   }
 
   /**
