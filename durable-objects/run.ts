@@ -3,14 +3,17 @@ import { catalog } from "../src/catalog";
 import { sendApprovalEmail, type EmailOutcome } from "../src/email/approval-notifier";
 import { clearRunState, executeRun, messageOf, RunInterrupted, StorageError, type PendingApproval, type RunOutcome } from "../src/engine";
 import { callTree } from "../src/engine/journal/call-tree";
-import { stepEvents } from "../src/engine/journal/events";
 import type { Journal } from "../src/engine/journal/journal";
 import { emptyUsage } from "../src/engine/usage";
 import { sameSecret } from "../src/security/constant-time";
 import { replyMac } from "../src/tokens/reply-reference";
 import { engineConfig, numberVar } from "./engine-config";
 import { rpcGlobals } from "./global-toolsets-bridge";
+import { mergeEvents } from "./run-events";
 import { RunApprovals, runEnded, type DecisionRequest } from "./run-approvals";
+import { RunIndexSync } from "./run-index-sync";
+import { LoggedJournalStore, logRunEvent } from "./run-log";
+import { deletionDue, finishedRunAlarm } from "./run-retention";
 import { TERMINAL, type Answer, type RunEvent, type RunStatusName, type RunView, type StartRun } from "./run-types";
 import { migrateRun } from "./schema";
 import { json, parse, Sql } from "./sql";
@@ -47,18 +50,21 @@ export class RunDO extends DurableObject<Env> {
   private readonly states: SqliteStateBackend;
   private readonly journal: SqliteJournalStore;
   private readonly approvals: RunApprovals;
+  private readonly index: RunIndexSync;
   private alarmsSet = 0;
   private cancelled = false;
   private fault: TestHooks["fault"];
   private activationBudgetMs: number | undefined;
   private faulted = false;
+  private deleted = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = new Sql(ctx.storage.sql);
     migrateRun(this.sql);
     this.states = new SqliteStateBackend(this.sql);
-    this.journal = new SqliteJournalStore(this.sql);
+    this.journal = new LoggedJournalStore(this.sql);
+    this.index = new RunIndexSync(ctx, env, this.sql);
     this.approvals = new RunApprovals(this.sql, this.journal, (type, data) => this.event(type, data));
   }
 
@@ -78,6 +84,9 @@ export class RunDO extends DurableObject<Env> {
 
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
     const run = this.row();
+    if (run) await this.index.flush();
+    // Retention: a deleted run's tables are gone; this instance answers as for an unknown run.
+    if (run && TERMINAL.includes(run.status as RunStatusName)) return void (this.deleted = await finishedRunAlarm(this.ctx, this.env, this.sql, (at) => this.setAlarm(at)));
     // A paused run's alarm comes at its earliest approval expiry, or from a decision or a
     // resume: record the expired rejections, then replay (also when an activation
     // recorded the pause after a decision arrived).
@@ -128,6 +137,7 @@ export class RunDO extends DurableObject<Env> {
     if (this.row()?.status !== "running") return; // cancelled while this activation ran
     this.record(outcome);
     if (outcome.status === "awaiting_approval") await this.armPause(outcome.pending);
+    else await this.setAlarm(deletionDue(this.env, this.row()!.updated_at as number)); // retention: the ended run's one alarm
   }
 
   /**
@@ -271,7 +281,7 @@ export class RunDO extends DurableObject<Env> {
       this.event("run_cancelled", {});
     });
     await clearRunState(this.states, run.id as string);
-    await this.ctx.storage.deleteAlarm();
+    await this.setAlarm(deletionDue(this.env, now)); // retention: replaces any activation or expiry alarm
     return { ok: true, status: "cancelled" };
   }
 
@@ -299,20 +309,10 @@ export class RunDO extends DurableObject<Env> {
   async eventsSince(cursor = "0-0", limit = 200): Promise<{ events: RunEvent[]; done: boolean } | null> {
     const run = this.row();
     if (!run) return null;
-    let [j, e] = cursor.split("-").map((n) => Number(n) || 0) as [number, number];
+    const [j, e] = cursor.split("-").map((n) => Number(n) || 0) as [number, number];
     const steps = this.sql.all`SELECT seq, key, value FROM journal WHERE seq > ${j} ORDER BY seq LIMIT ${limit}`;
     const runEvents = this.sql.all`SELECT seq, after_step, type, data FROM events WHERE seq > ${e} ORDER BY seq LIMIT ${limit}`;
-    // Journal step s sorts at (s, 0); an event written after step s at (s, 1, its seq).
-    const merged = [
-      ...steps.map((r) => ({ order: [r.seq as number, 0, 0], j: r.seq as number, e: undefined, items: stepEvents(r.key as string, parse(r.value)) })),
-      ...runEvents.map((r) => ({ order: [r.after_step as number, 1, r.seq as number], j: undefined, e: r.seq as number, items: [{ type: r.type as string, data: parse<Record<string, unknown>>(r.data) }] })),
-    ].sort((a, b) => a.order[0]! - b.order[0]! || a.order[1]! - b.order[1]! || a.order[2]! - b.order[2]!);
-    const events: RunEvent[] = [];
-    for (const m of merged) {
-      if (m.j !== undefined) j = m.j;
-      if (m.e !== undefined) e = m.e;
-      for (const item of m.items) events.push({ id: `${j}-${e}`, ...item });
-    }
+    const events = mergeEvents(steps, runEvents, j, e);
     const full = steps.length === limit || runEvents.length === limit;
     return { events, done: !full && TERMINAL.includes(run.status as RunStatusName) };
   }
@@ -354,7 +354,7 @@ export class RunDO extends DurableObject<Env> {
   /** Every alarm goes through here: each one set is a storage write, counted for cost reports. */
   private async setAlarm(at: number): Promise<void> {
     this.alarmsSet++;
-    await this.ctx.storage.setAlarm(at);
+    await this.ctx.storage.setAlarm(this.index.clamp(at));
   }
 
   /** Rows read and written, and alarms set, by this object since it was constructed (cost accounting). */
@@ -369,7 +369,7 @@ export class RunDO extends DurableObject<Env> {
   }
 
   private row() {
-    return this.sql.one`SELECT * FROM run`;
+    return this.deleted ? undefined : this.sql.one`SELECT * FROM run`;
   }
 
   private setStatus(status: RunStatusName): void {
@@ -381,5 +381,7 @@ export class RunDO extends DurableObject<Env> {
 
   private event(type: string, data: Record<string, unknown>): void {
     this.sql.run`INSERT INTO events (after_step, type, data, at) VALUES ((SELECT coalesce(max(seq), 0) FROM journal), ${type}, ${json(data)}, ${Date.now()})`;
+    logRunEvent(this.sql, type, data);
+    this.index.noted(type);
   }
 }

@@ -36,7 +36,7 @@ const results = Object.fromEntries(
     return [r.section, r.data];
   }),
 );
-if (pool.status !== 0 || !results.storage || !results.resume || !results.faults) {
+if (pool.status !== 0 || !results.storage || !results.resume || !results.faults || !results.retention) {
   console.error(pool.stdout.slice(-4000), pool.stderr.slice(-4000));
   throw new Error("the Durable Object benchmarks failed");
 }
@@ -82,6 +82,8 @@ const rows = [
   ["10-turn run + 1 approval: requests, alarms, rows written, rows read", `${ten.requests}, ${ten.alarmsSet}, ${ten.rowsWritten}, ${ten.rowsRead}`],
   ["paused run holds an alarm", String(ten.pausedHoldsAlarm)],
   ["approval with expiry: rows written decided / expired; alarms set per pause, per approval decided / expired", `${results.storage.rowsWrittenPerApproval} / ${results.storage.rowsWrittenPerExpiredApproval}; ${results.storage.alarmsSetPerPause}, ${results.storage.alarmsPerApproval} / ${results.storage.alarmsPerExpiredApproval}`],
+  ["retention: a finished 10-turn run + 1 approval, bytes / rows before → after its retention alarm", `${results.retention.before.bytes} / ${results.retention.before.rows} → ${results.retention.after.bytes} / ${results.retention.after.rows}`],
+  ["run index per run: reports (requests to RunIndexDO), rows written there", `${results.retention.index.reportsPerRun}, ${results.retention.index.rowsWrittenPerRun}`],
   ["price of that run (1 s per model request)", `$${usd.toFixed(8)} (≈ $${(usd * 1e6).toFixed(0)} per million runs)`],
   ["resume: steps → rows read, ms", results.resume.map((r) => `${r.steps} → ${r.rowsRead}, ${r.ms}`).join(" · ")],
   ["bundle raw / gzip (goal ≤ 250 KiB gzip)", `${fmt(bundle.rawKiB, 0)} KiB / ${fmt(bundle.gzipKiB, 0)} KiB`],

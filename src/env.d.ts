@@ -9,6 +9,8 @@ declare namespace Cloudflare {
     MODEL_PRICES?: string;
     /** Default 7 days. */
     APPROVAL_TTL_SECONDS?: string;
+    /** Days a finished run keeps its storage before it deletes itself; default 30. */
+    RUN_RETENTION_DAYS?: string;
     /** Wall time one alarm activation may run before it checkpoints; default 5 minutes. */
     ACTIVATION_BUDGET_MS?: string;
     /** Sender of approval emails (an address on a domain set up for Email Routing). */

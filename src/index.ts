@@ -6,6 +6,7 @@ import { startScheduled } from "./triggers/scheduled";
 export { RunDO } from "../durable-objects/run";
 export { GlobalToolsetsDO } from "../durable-objects/global-toolsets";
 export { DeliveryLedgerDO } from "../durable-objects/delivery-ledger";
+export { RunIndexDO } from "../durable-objects/run-index";
 
 export default {
   fetch: app.fetch,

@@ -1,4 +1,5 @@
 import type { RunDO } from "../durable-objects/run";
+import { runIndex } from "../durable-objects/run-index";
 import type { StartRun } from "../durable-objects/run-types";
 import { catalog } from "./catalog";
 import type { CatalogWorker } from "./engine";
@@ -15,6 +16,21 @@ export const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** A run as GET /runs/:id shows it, or null for an id that is not (or cannot be) a run. */
 export const runView = async (env: Env, id: string) => (RUN_ID.test(id) ? runStub(env, id).status() : null);
+
+/**
+ * Why GET /runs/:id finds nothing: a run that retention deleted says so (its
+ * tombstone is in the run index), anything else is unknown.
+ */
+export async function missingRun(env: Env, id: string): Promise<{ error: string } & Record<string, unknown>> {
+  const gone = RUN_ID.test(id) ? await runIndex(env).tombstone(id) : null;
+  if (!gone) return { error: `unknown run "${id}"` };
+  const on = (ms: number) => new Date(ms).toISOString();
+  return {
+    error: `run "${id}" was deleted on ${on(gone.deleted_at)}: finished runs are retained for ${gone.retention_days} days (RUN_RETENTION_DAYS) and it finished on ${on(gone.finished_at)}`,
+    deleted_at: gone.deleted_at,
+    retention_days: gone.retention_days,
+  };
+}
 
 export type StartProblem = { status: 404; error: string; known: string[] } | { status: 400 | 413; error: string };
 

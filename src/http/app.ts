@@ -7,6 +7,7 @@ import { pageHeaders } from "./middleware/page-headers";
 import { approvals } from "./routes/approvals";
 import { hooks } from "./routes/hooks";
 import { mcp } from "./routes/mcp";
+import { lists } from "./routes/lists";
 import { runPage } from "./routes/run-page";
 import { runs } from "./routes/runs";
 import { workers } from "./routes/workers";
@@ -25,6 +26,8 @@ app.use("/approvals/*", bodyLimit());
 
 // Webhooks prove themselves by signature; pages for people by their signed link (or the API token).
 app.route("/hooks", hooks);
+// Listings first: `GET /approvals` (API token) beside the approval links `/approvals/:token`.
+app.route("/", lists);
 app.route("/approvals", approvals);
 app.route("/runs", runPage);
 

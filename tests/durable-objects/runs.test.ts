@@ -28,7 +28,8 @@ describe("suspension and decisions", () => {
     const done = await settle("p-approve");
     expect(done).toMatchObject({ status: "succeeded", output: "posted", approvals: [{ status: "approved", decided_by: "test" }] });
     expect(await effectCount("p-approve")).toBe(1);
-    expect(await alarmOf("p-approve")).toBeNull();
+    // Its one alarm now is retention's: deletion 30 days (RUN_RETENTION_DAYS) after it finished.
+    expect(await alarmOf("p-approve")).toBe(done.updated_at + 30 * 86_400_000);
   });
 
   it("a rejection reaches the model as the tool's result and the run ends with the outcome it chose", async () => {
@@ -65,7 +66,7 @@ describe("suspension and decisions", () => {
     expect(await stub("p-cancel").cancel()).toEqual({ ok: true, status: "cancelled" });
     const after = (await stub("p-cancel").status())!;
     expect(after).toMatchObject({ status: "cancelled", approvals: [{ status: "voided" }] });
-    expect(await alarmOf("p-cancel")).toBeNull();
+    expect(await alarmOf("p-cancel")).toBe(after.updated_at + 30 * 86_400_000); // retention's, not an activation
     expect(await stub("p-cancel").decide(view.approvals[0]!.id, { decision: "approve", by: "x" })).toMatchObject({ ok: false, status: 409 });
     expect(await stub("p-cancel").cancel()).toMatchObject({ ok: false, status: 409 });
   });

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import * as z from "zod";
 import { budgetSchema } from "../../engine/worker-file";
-import { checkStart, RUN_ID, runStub, startRun } from "../../runs";
+import { checkStart, missingRun, RUN_ID, runStub, startRun } from "../../runs";
 import { httpError } from "../http-error";
 import { jsonBody } from "../validate";
 
@@ -45,7 +45,7 @@ function stubFor(env: Env, id: string) {
 
 runs.get("/:id", async (c) => {
   const view = await stubFor(c.env, c.req.param("id")).status();
-  if (!view) throw httpError(404, { error: `unknown run "${c.req.param("id")}"` });
+  if (!view) throw httpError(404, await missingRun(c.env, c.req.param("id")));
   return c.json(view);
 });
 

@@ -1,0 +1,24 @@
+import { stepEvents } from "../src/engine/journal/events";
+import type { RunEvent } from "./run-types";
+import { parse } from "./sql";
+
+type Row = Record<string, SqlStorageValue>;
+
+/**
+ * The run's two logs as one stream, in true order: journal step s sorts at
+ * (s, 0); an event written after step s at (s, 1, its seq). Each event's id is
+ * the cursor after it (`<journal seq>-<event seq>`), starting from (j, e).
+ */
+export function mergeEvents(steps: Row[], runEvents: Row[], j: number, e: number): RunEvent[] {
+  const merged = [
+    ...steps.map((r) => ({ order: [r.seq as number, 0, 0], j: r.seq as number, e: undefined, items: stepEvents(r.key as string, parse(r.value)) })),
+    ...runEvents.map((r) => ({ order: [r.after_step as number, 1, r.seq as number], j: undefined, e: r.seq as number, items: [{ type: r.type as string, data: parse<Record<string, unknown>>(r.data) }] })),
+  ].sort((a, b) => a.order[0]! - b.order[0]! || a.order[1]! - b.order[1]! || a.order[2]! - b.order[2]!);
+  const events: RunEvent[] = [];
+  for (const m of merged) {
+    if (m.j !== undefined) j = m.j;
+    if (m.e !== undefined) e = m.e;
+    for (const item of m.items) events.push({ id: `${j}-${e}`, ...item });
+  }
+  return events;
+}

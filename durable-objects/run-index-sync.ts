@@ -1,0 +1,104 @@
+import { runIndex } from "./run-index";
+import { triggerRef, type RunSummary } from "./run-index-types";
+import { logRunEvent } from "./run-log";
+import type { RunStatusName } from "./run-types";
+import { parse, type Sql } from "./sql";
+
+/** Run events that change what the index shows (status, pending approvals, usage). */
+const INDEXED = new Set(["run_queued", "run_running", "run_awaiting_approval", "run_succeeded", "run_failed", "run_cancelled", "approval_recorded"]);
+
+/**
+ * Keeps the run index up to date from one RunDO without ever blocking or failing
+ * the run. A lifecycle event schedules one report (the whole summary), sent after
+ * the event's transaction commits and never awaited by the run. The durable
+ * "dirty" marker is the gap between the run's last event seq and the last version
+ * the index acknowledged (a meta row): a report that failed, or was lost with an
+ * evicted object, is re-sent at the run's next alarm, which a failure pulls near.
+ */
+export class RunIndexSync {
+  private chain: Promise<void> = Promise.resolve();
+  private scheduled = false;
+  /** Set while a report has failed: every alarm the run arms is pulled to this time. */
+  private retryAt: number | undefined;
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly env: Env,
+    private readonly sql: Sql,
+  ) {}
+
+  /** Called for every run event, inside its transaction: lifecycle events schedule a report. */
+  noted(type: string): void {
+    if (!INDEXED.has(type) || this.scheduled) return;
+    this.scheduled = true;
+    this.ctx.waitUntil(this.enqueue());
+  }
+
+  /** Waits for reports in flight, then re-sends if the index is behind (at every alarm, before anything else). */
+  async flush(): Promise<void> {
+    await this.chain;
+    if (this.behind()) await this.enqueue();
+  }
+
+  /** An alarm time, brought forward to the retry of a failed report. */
+  clamp(at: number): number {
+    return this.retryAt === undefined ? at : Math.min(at, this.retryAt);
+  }
+
+  /** Reports run one after another, so the index never sees them out of order from one activation. */
+  private enqueue(): Promise<void> {
+    this.chain = this.chain.then(() => {
+      this.scheduled = false;
+      return this.report();
+    });
+    return this.chain;
+  }
+
+  private async report(): Promise<void> {
+    const summary = this.summary();
+    if (!summary) return;
+    try {
+      await runIndex(this.env).upsert(summary);
+      this.sql.run`INSERT INTO meta (key, value) VALUES ('indexed_version', ${String(summary.version)})
+        ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+      if (!this.behind()) this.retryAt = undefined;
+    } catch {
+      logRunEvent(this.sql, "index_report_failed", { version: summary.version });
+      this.retryAt = Date.now() + (this.env.EDGEWORK_TEST_HOOKS === "1" ? 600_000 : 30_000);
+      const armed = await this.ctx.storage.getAlarm();
+      if (armed === null || armed > this.retryAt) await this.ctx.storage.setAlarm(this.retryAt);
+    }
+  }
+
+  private behind(): boolean {
+    const acked = Number(this.sql.one`SELECT value FROM meta WHERE key = 'indexed_version'`?.value ?? 0);
+    return acked < this.version();
+  }
+
+  private version(): number {
+    return this.sql.one`SELECT coalesce(max(seq), 0) AS v FROM events`!.v as number;
+  }
+
+  private summary(): RunSummary | null {
+    const r = this.sql.one`SELECT id, worker, status, trigger, usage, created_at, updated_at FROM run`;
+    if (!r) return null;
+    const pending = this.sql.all`SELECT id, tool, worker_chain, created_at, expires_at FROM approvals WHERE status = 'pending' ORDER BY created_at, id`;
+    return {
+      id: r.id as string,
+      worker: r.worker as string,
+      status: r.status as RunStatusName,
+      trigger: triggerRef(parse(r.trigger)),
+      created_at: r.created_at as number,
+      updated_at: r.updated_at as number,
+      usage: parse(r.usage),
+      version: this.version(),
+      pending: pending.map((p) => ({
+        id: p.id as string,
+        tool: p.tool as string,
+        worker_chain: parse<string[]>(p.worker_chain),
+        created_at: p.created_at as number,
+        expires_at: p.expires_at as number,
+      })),
+    };
+  }
+}

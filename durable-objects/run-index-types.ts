@@ -1,0 +1,66 @@
+import type { Usage } from "../src/engine";
+import type { RunStatusName } from "./run-types";
+
+/** What started a run, as the index keeps it: never the payload or the delivery. */
+export interface TriggerRef {
+  kind: string;
+  name?: string;
+}
+
+/**
+ * One run as its RunDO reports it to the index: the whole summary every time, so
+ * the latest one that lands is the truth and a lost one is repaired by the next.
+ * `version` is the run's last event seq: the index never applies an older summary.
+ */
+export interface RunSummary {
+  id: string;
+  worker: string;
+  status: RunStatusName;
+  trigger: TriggerRef;
+  created_at: number;
+  updated_at: number;
+  usage: Usage | null;
+  version: number;
+  pending: PendingRef[];
+}
+
+export interface PendingRef {
+  id: string;
+  tool: string;
+  worker_chain: string[];
+  created_at: number;
+  expires_at: number;
+}
+
+export type RunListItem = Omit<RunSummary, "version" | "pending">;
+
+export interface RunQuery {
+  status?: RunStatusName;
+  worker?: string;
+  /** A trigger kind (`api`, `webhook`) or a trigger's name (`github-issues`). */
+  trigger?: string;
+  since?: number;
+  limit: number;
+  /** Keyset: runs strictly older than (created_at, id). */
+  after?: { created_at: number; id: string };
+}
+
+export interface PendingApprovalItem extends PendingRef {
+  run_id: string;
+  run_worker: string;
+}
+
+/** What is left of a run that retention deleted. */
+export interface Tombstone {
+  id: string;
+  worker: string;
+  retention_days: number;
+  finished_at: number;
+  deleted_at: number;
+}
+
+/** The kind and name of a run's recorded trigger (`{kind: "webhook", name, delivery}`), and nothing else of it. */
+export function triggerRef(trigger: unknown): TriggerRef {
+  const t = (trigger ?? {}) as Record<string, unknown>;
+  return { kind: typeof t.kind === "string" ? t.kind : "unknown", ...(typeof t.name === "string" ? { name: t.name } : {}) };
+}

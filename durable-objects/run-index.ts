@@ -1,0 +1,145 @@
+import { DurableObject } from "cloudflare:workers";
+import type { RunStatusName } from "./run-types";
+import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, Tombstone } from "./run-index-types";
+import { json, parse, Sql } from "./sql";
+
+/**
+ * One secondary index row per run (created_at, id): the only order listings use.
+ * Filters (status, worker, trigger) are checked on the rows that order walks.
+ */
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, worker TEXT NOT NULL, status TEXT NOT NULL, trigger_kind TEXT NOT NULL, trigger_name TEXT,
+    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, usage TEXT, version INTEGER NOT NULL
+  )`,
+  `CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at, id)`,
+  `CREATE TABLE IF NOT EXISTS approvals (
+    run_id TEXT NOT NULL, id TEXT NOT NULL, tool TEXT NOT NULL, worker_chain TEXT NOT NULL,
+    created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (run_id, id)
+  ) WITHOUT ROWID`,
+  `CREATE TABLE IF NOT EXISTS tombstones (
+    id TEXT PRIMARY KEY, worker TEXT NOT NULL, retention_days REAL NOT NULL, finished_at INTEGER NOT NULL, deleted_at INTEGER NOT NULL
+  )`,
+];
+
+/** Past every real cursor: the first page starts here. */
+const TOP = { created_at: Number.MAX_SAFE_INTEGER, id: "\uffff" };
+/** An inbox lists at most this many pending approvals (oldest first). */
+export const MAX_PENDING_LISTED = 1000;
+
+/**
+ * The run index: one SQLite object (named "index") that every RunDO reports its
+ * lifecycle to. It is a cache of the RunDOs, never the truth: each report is a
+ * whole summary with a version, applied only when newer, so reports may arrive
+ * late, twice or out of order and the index still converges on the last one.
+ */
+export class RunIndexDO extends DurableObject<Env> {
+  private readonly sql: Sql;
+  private failUpserts = 0;
+  private reports = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = new Sql(ctx.storage.sql);
+    for (const s of SCHEMA) this.sql.script(s);
+  }
+
+  /** Applies a run's summary if it is newer than what the index holds; its pending approvals replace the old ones. */
+  async upsert(s: RunSummary): Promise<{ applied: boolean }> {
+    this.reports++;
+    if (this.failUpserts > 0) {
+      this.failUpserts--;
+      throw new Error("index write failed (injected by a test)");
+    }
+    return this.ctx.storage.transactionSync(() => {
+      const dead = this.sql.one`SELECT deleted_at FROM tombstones WHERE id = ${s.id}`;
+      if (dead && (dead.deleted_at as number) >= s.created_at) return { applied: false }; // a late report of a deleted run
+      if (dead) this.sql.run`DELETE FROM tombstones WHERE id = ${s.id}`; // the id was started again
+      const held = this.sql.one`SELECT version FROM runs WHERE id = ${s.id}`;
+      if (held && (held.version as number) >= s.version) return { applied: false };
+      this.sql.run`INSERT INTO runs (id, worker, status, trigger_kind, trigger_name, created_at, updated_at, usage, version)
+        VALUES (${s.id}, ${s.worker}, ${s.status}, ${s.trigger.kind}, ${s.trigger.name ?? null}, ${s.created_at}, ${s.updated_at}, ${json(s.usage)}, ${s.version})
+        ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, usage = excluded.usage, version = excluded.version`;
+      const keep = new Set(s.pending.map((p) => p.id));
+      for (const r of this.sql.all`SELECT id FROM approvals WHERE run_id = ${s.id}`) {
+        if (!keep.has(r.id as string)) this.sql.run`DELETE FROM approvals WHERE run_id = ${s.id} AND id = ${r.id}`;
+      }
+      for (const p of s.pending) {
+        this.sql.run`INSERT INTO approvals (run_id, id, tool, worker_chain, created_at, expires_at)
+          VALUES (${s.id}, ${p.id}, ${p.tool}, ${json(p.worker_chain)}, ${p.created_at}, ${p.expires_at}) ON CONFLICT DO NOTHING`;
+      }
+      return { applied: true };
+    });
+  }
+
+  /** Newest first, keyset-paged on (created_at, id): runs that arrive meanwhile sort before the cursor, so none is missed or repeated. */
+  async listRuns(q: RunQuery): Promise<{ runs: RunListItem[]; next: { created_at: number; id: string } | null }> {
+    const after = q.after ?? TOP;
+    const status = q.status ?? null;
+    const worker = q.worker ?? null;
+    const trigger = q.trigger ?? null;
+    const rows = this.sql.all`SELECT * FROM runs
+      WHERE (created_at, id) < (${after.created_at}, ${after.id}) AND created_at >= ${q.since ?? 0}
+        AND (${status} IS NULL OR status = ${status}) AND (${worker} IS NULL OR worker = ${worker})
+        AND (${trigger} IS NULL OR trigger_kind = ${trigger} OR trigger_name = ${trigger})
+      ORDER BY created_at DESC, id DESC LIMIT ${q.limit + 1}`;
+    const runs = rows.slice(0, q.limit).map((r) => ({
+      id: r.id as string,
+      worker: r.worker as string,
+      status: r.status as RunStatusName,
+      trigger: { kind: r.trigger_kind as string, ...(r.trigger_name !== null ? { name: r.trigger_name as string } : {}) },
+      created_at: r.created_at as number,
+      updated_at: r.updated_at as number,
+      usage: parse<RunListItem["usage"]>(r.usage),
+    }));
+    const last = runs.at(-1);
+    return { runs, next: rows.length > q.limit && last ? { created_at: last.created_at, id: last.id } : null };
+  }
+
+  /** Every pending approval across runs, oldest first. */
+  async pendingApprovals(): Promise<{ approvals: PendingApprovalItem[]; truncated: boolean }> {
+    const rows = this.sql.all`SELECT a.*, r.worker FROM approvals a JOIN runs r ON r.id = a.run_id
+      ORDER BY a.created_at, a.run_id, a.id LIMIT ${MAX_PENDING_LISTED + 1}`;
+    const approvals = rows.slice(0, MAX_PENDING_LISTED).map((r) => ({
+      run_id: r.run_id as string,
+      run_worker: r.worker as string,
+      id: r.id as string,
+      tool: r.tool as string,
+      worker_chain: parse<string[]>(r.worker_chain),
+      created_at: r.created_at as number,
+      expires_at: r.expires_at as number,
+    }));
+    return { approvals, truncated: rows.length > MAX_PENDING_LISTED };
+  }
+
+  /** Retention deleted the run: it leaves the index, a tombstone says why it is gone. */
+  async retire(t: Tombstone): Promise<void> {
+    this.ctx.storage.transactionSync(() => {
+      this.sql.run`DELETE FROM approvals WHERE run_id = ${t.id}`;
+      this.sql.run`DELETE FROM runs WHERE id = ${t.id}`;
+      this.sql.run`INSERT INTO tombstones (id, worker, retention_days, finished_at, deleted_at)
+        VALUES (${t.id}, ${t.worker}, ${t.retention_days}, ${t.finished_at}, ${t.deleted_at})
+        ON CONFLICT (id) DO UPDATE SET retention_days = excluded.retention_days, finished_at = excluded.finished_at, deleted_at = excluded.deleted_at`;
+    });
+  }
+
+  async tombstone(id: string): Promise<Tombstone | null> {
+    return (this.sql.one`SELECT * FROM tombstones WHERE id = ${id}` as Tombstone | undefined) ?? null;
+  }
+
+  /** Reports received, rows read and written since construction, and the database's bytes (cost reports). */
+  async storageStats(): Promise<{ reports: number; rowsRead: number; rowsWritten: number; databaseSize: number }> {
+    return { reports: this.reports, rowsRead: this.sql.rowsRead, rowsWritten: this.sql.rowsWritten, databaseSize: this.ctx.storage.sql.databaseSize };
+  }
+
+  /** Test pool only: the next `n` upserts throw, as a failed index write would. */
+  async failNextUpserts(n: number): Promise<void> {
+    if (this.env.EDGEWORK_TEST_HOOKS !== "1") throw new Error("test hooks are only available in the test pool");
+    this.failUpserts = n;
+  }
+}
+
+export type RunIndexRpc = Pick<RunIndexDO, "upsert" | "listRuns" | "pendingApprovals" | "retire" | "tombstone" | "storageStats" | "failNextUpserts">;
+
+/** The run index: a single object (see README, "Operate", for why one and how far it goes). */
+export const runIndex = (env: Env) => env.RUN_INDEX.getByName("index") as unknown as RunIndexRpc;

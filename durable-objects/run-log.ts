@@ -1,0 +1,62 @@
+import type { RecordedCall } from "../src/engine/toolsets/wrappers/journaled";
+import { triggerRef } from "./run-index-types";
+import { parse, type Sql } from "./sql";
+import { SqliteJournalStore } from "./sqlite-journal";
+
+/**
+ * Which run events become a log line, and which of their fields travel with it.
+ * Only ids, names, counts and codes: never an input, output, tool argument, error
+ * message or note (any of which may quote something secret or personal).
+ */
+const LOGGED: Record<string, readonly string[]> = {
+  run_queued: [],
+  run_running: [],
+  run_awaiting_approval: [],
+  run_succeeded: [],
+  run_failed: [],
+  run_cancelled: [],
+  run_deleted: ["retention_days"],
+  run_checkpoint: [],
+  run_retry: ["attempt"],
+  approval_requested: ["approval_id", "tool"],
+  approval_recorded: ["approval_id", "status"],
+  step_failed: ["step"],
+  index_report_failed: ["version"],
+};
+
+/**
+ * One JSON line per run lifecycle event and per failed step, for Workers Logs and
+ * Logpush to filter and alert on: `{"edgework":"run_failed","run_id":…}`.
+ * Reads the run row as it stands (inside the event's transaction, so already updated).
+ */
+export function logRunEvent(sql: Sql, event: string, data: Record<string, unknown> = {}): void {
+  const fields = LOGGED[event];
+  if (!fields) return;
+  const run = sql.one`SELECT id, worker, status, trigger, usage, error, created_at FROM run`;
+  if (!run) return;
+  const now = Date.now();
+  const line: Record<string, unknown> = {
+    edgework: event,
+    run_id: run.id,
+    worker: run.worker,
+    trigger: triggerRef(parse(run.trigger)),
+    status: run.status,
+    run_ms: now - (run.created_at as number),
+    usage: parse(run.usage),
+  };
+  if (event === "run_failed") line.error_code = parse<{ code?: unknown } | null>(run.error)?.code ?? null;
+  for (const f of fields) if (f in data) line[f] = data[f];
+  console.log(JSON.stringify(line));
+}
+
+/** The run's journal, logging each tool call that failed (its step key only: the message may quote arguments). */
+export class LoggedJournalStore extends SqliteJournalStore {
+  constructor(private readonly runSql: Sql) {
+    super(runSql);
+  }
+
+  override put(key: string, value: unknown): void {
+    super.put(key, value);
+    if (key.endsWith("/result") && (value as RecordedCall | null)?.ok === false) logRunEvent(this.runSql, "step_failed", { step: key.slice(0, -"/result".length) });
+  }
+}

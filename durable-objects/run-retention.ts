@@ -1,0 +1,48 @@
+import { numberVar } from "./engine-config";
+import { runIndex } from "./run-index";
+import { logRunEvent } from "./run-log";
+import type { Sql } from "./sql";
+
+const DAY_MS = 86_400_000;
+/** A retention deletion that could not reach the index is tried again this much later. */
+const RETIRE_RETRY_MS = 3_600_000;
+
+/** `RUN_RETENTION_DAYS` (default 30): how long a finished run keeps its storage. */
+export const retentionDays = (env: Env) => numberVar(env, "RUN_RETENTION_DAYS", 30);
+
+/** When a run that finished at `finishedAt` deletes itself: its one alarm once it has ended. */
+export const deletionDue = (env: Env, finishedAt: number) => finishedAt + retentionDays(env) * DAY_MS;
+
+/**
+ * The alarm of a finished run. Early (it was pulled in to re-send an index
+ * report), it re-arms for the deletion. Due, it tells the index first (which
+ * keeps a tombstone, so GET /runs/:id can say why the run is gone), then deletes
+ * every row and the alarm: nothing of the run stays in its object. Returns
+ * whether it deleted the run.
+ */
+export async function finishedRunAlarm(
+  ctx: DurableObjectState,
+  env: Env,
+  sql: Sql,
+  setAlarm: (at: number) => Promise<void>,
+): Promise<boolean> {
+  const run = sql.one<{ id: string; worker: string; updated_at: number }>`SELECT id, worker, updated_at FROM run`!;
+  const due = deletionDue(env, run.updated_at);
+  const now = Date.now();
+  if (now < due) {
+    await setAlarm(due);
+    return false;
+  }
+  const days = retentionDays(env);
+  try {
+    await runIndex(env).retire({ id: run.id, worker: run.worker, retention_days: days, finished_at: run.updated_at, deleted_at: now });
+  } catch {
+    // The run stays whole until the index knows it is gone (it never lists a run that cannot be read).
+    await setAlarm(now + RETIRE_RETRY_MS);
+    return false;
+  }
+  logRunEvent(sql, "run_deleted", { retention_days: days });
+  await ctx.storage.deleteAlarm();
+  await ctx.storage.deleteAll();
+  return true;
+}

@@ -1,0 +1,67 @@
+import { Hono } from "hono";
+import * as z from "zod";
+import { runIndex } from "../../../durable-objects/run-index";
+import { httpError, issueList } from "../http-error";
+import { apiToken } from "../middleware/api-token";
+
+const STATUSES = ["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"] as const;
+export const MAX_LIMIT = 200;
+
+/** `<created_at>.<id>` of the last run on the page: the keyset the next page starts after. */
+const cursor = z
+  .string()
+  .regex(/^\d{1,16}\.[A-Za-z0-9_-]{1,128}$/, "not a cursor from a previous page's next_cursor")
+  .transform((s) => ({ created_at: Number(s.slice(0, s.indexOf("."))), id: s.slice(s.indexOf(".") + 1) }));
+
+/** Epoch milliseconds or an ISO 8601 date(-time). */
+const since = z.string().transform((s, ctx) => {
+  const at = /^\d{1,16}$/.test(s) ? Number(s) : Date.parse(s);
+  if (Number.isNaN(at)) ctx.addIssue({ code: "custom", message: "expected epoch milliseconds or an ISO 8601 date, e.g. 2026-11-01T00:00:00Z" });
+  return at;
+});
+
+const runsQuery = z.strictObject({
+  status: z.enum(STATUSES).optional(),
+  worker: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "not a worker name").optional(),
+  trigger: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "not a trigger kind or name").optional(),
+  since: since.optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(50),
+  cursor: cursor.optional(),
+});
+
+const approvalsQuery = z.strictObject({ status: z.literal("pending", "only status=pending is listed").default("pending") });
+
+function query<S extends z.ZodType>(schema: S, raw: Record<string, string>): z.output<S> {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw httpError(400, { error: "invalid query parameters", issues: issueList(parsed.error) });
+  return parsed.data;
+}
+
+/** `GET /runs` and `GET /approvals`: listings from the run index, with the API token. */
+export const lists = new Hono<{ Bindings: Env }>();
+
+lists.get("/runs", apiToken(), async (c) => {
+  const q = query(runsQuery, c.req.query());
+  const { runs, next } = await runIndex(c.env).listRuns({ ...q, after: q.cursor });
+  return c.json({ runs, next_cursor: next ? `${next.created_at}.${next.id}` : null });
+});
+
+lists.get("/approvals", apiToken(), async (c) => {
+  query(approvalsQuery, c.req.query());
+  const { approvals, truncated } = await runIndex(c.env).pendingApprovals();
+  const now = Date.now();
+  return c.json({
+    approvals: approvals.map((a) => ({
+      run_id: a.run_id,
+      worker: a.run_worker,
+      approval_id: a.id,
+      tool: a.tool,
+      worker_chain: a.worker_chain,
+      created_at: a.created_at,
+      expires_at: a.expires_at,
+      age_seconds: Math.max(0, Math.floor((now - a.created_at) / 1000)),
+      expires_in_seconds: Math.max(0, Math.floor((a.expires_at - now) / 1000)),
+    })),
+    truncated,
+  });
+});
