@@ -29,6 +29,9 @@ export const budgetSchema = z.strictObject({
   on_exceed: z.enum(["fail", "ask"]).optional().describe("fail (default): the run fails with budget_exceeded; ask: the run's approver may extend it"),
 });
 
+/** `budget:` as written (a worker file, a run request, a trigger) → the engine's `Budget`. */
+export const budgetOf = (b: z.output<typeof budgetSchema> = {}): Budget => ({ maxTokens: b.max_tokens, maxCostUsd: b.max_cost_usd, onExceed: b.on_exceed });
+
 /** One toolset instance: `{use: <kind>, scope?, readonly?, ...kind config}`. */
 const instanceSpec = z.looseObject({
   use: z.string().min(1),
@@ -196,7 +199,7 @@ export function readWorkerFile(file: string, text: string): WorkerFileReading {
       approval,
       notify,
       ...(followUp ? { followUp } : {}),
-      ...(budget ? { budget: { maxTokens: budget.max_tokens, maxCostUsd: budget.max_cost_usd, onExceed: budget.on_exceed } } : {}),
+      ...(budget ? { budget: budgetOf(budget) } : {}),
       instructions,
     },
     problems: errors,

@@ -1,3 +1,4 @@
+import { budgetOf } from "../engine/worker-file";
 import PostalMime from "postal-mime";
 import { emailTriggers } from "../catalog";
 import { readBounded } from "../http/read-body";
@@ -60,7 +61,7 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
     worker: checked.worker.name,
     input: checked.input,
     approvalMode: t.approval_mode,
-    budget: {},
+    budget: budgetOf(t.budget),
     trigger: { kind: "email", name: t.name, from, message_id: input.message_id },
   });
   return { trigger: t.name, run_id: id, created: started.created };

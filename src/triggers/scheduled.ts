@@ -1,3 +1,4 @@
+import { budgetOf } from "../engine/worker-file";
 import { scheduleTriggers } from "../catalog";
 import { checkStart, startRun } from "../runs";
 import { runIdFor } from "./delivery";
@@ -40,7 +41,7 @@ async function startOne(env: Env, t: ScheduledTrigger, cron: string, time: strin
     worker: checked.worker.name,
     input: checked.input,
     approvalMode: t.approval_mode,
-    budget: {},
+    budget: budgetOf(t.budget),
     trigger: { kind: "schedule", name: t.name, cron, scheduled_time: time },
   });
   return { trigger: t.name, run_id: id, created: started.created };

@@ -3,7 +3,7 @@ import * as z from "zod";
 import type { Catalog, CatalogWorker } from "../engine";
 import { WorkerFileError } from "../engine/errors";
 import { describeIssues, validatorFor } from "../engine/json-schema";
-import { DEFAULT_INPUT, issuesToErrors, TOOL_NAME } from "../engine/worker-file";
+import { budgetSchema, DEFAULT_INPUT, issuesToErrors, TOOL_NAME } from "../engine/worker-file";
 import { cronProblem } from "./cron";
 import { ADDRESS, ALLOW_FROM } from "./email-address";
 import { SAMPLE_EMAIL_INPUT } from "./email-input";
@@ -41,6 +41,8 @@ export const triggerSchema = z.strictObject({
   /** JSON pointer (or top-level field name) → the value, or values, it must have; else the delivery is ignored. */
   filter: z.record(z.string(), z.union([scalar, z.array(scalar).min(1)])).default({}),
   approval_mode: z.enum(["ask", "approve_all", "reject_all"]).default("ask"),
+  /** The runs' budget (over the worker file's, field by field). */
+  budget: budgetSchema.optional(),
 });
 
 export type Trigger = z.output<typeof triggerSchema> & { name: string };
@@ -58,6 +60,7 @@ export const scheduleTriggerSchema = z.strictObject({
   /** The worker's input as is; `{{scheduled_time}}` in a string becomes the event's time (ISO 8601, UTC). */
   input: z.json().default({}),
   approval_mode: approvalMode,
+  budget: budgetSchema.optional(),
 });
 
 /** `email: {to, allow_from}`: a message to that address from an allowed sender starts the worker. */
@@ -70,6 +73,7 @@ export const emailTriggerSchema = z.strictObject({
     max_bytes: z.number().int().positive().max(25 * 1024 * 1024).default(1024 * 1024),
   }),
   approval_mode: approvalMode,
+  budget: budgetSchema.optional(),
 });
 
 export type ScheduledTrigger = z.output<typeof scheduleTriggerSchema> & { name: string };

@@ -94,4 +94,13 @@ describe("/mcp: the workers as an MCP server", () => {
     const closed = await app.fetch(new Request(MCP_URL, { ...init, headers: { ...init.headers, authorization: `Bearer ${env.API_TOKEN}` } }), { ...env, API_TOKEN: undefined });
     expect(closed.status).toBe(503);
   });
+
+  it("a request body over 1 MiB is refused with 413 before the MCP transport reads it", async () => {
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x", arguments: { input: "a".repeat(2 * 1024 * 1024) } } });
+    const res = await exports.default.fetch(
+      new Request(MCP_URL, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${env.API_TOKEN}` }, body: big }),
+    );
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ error: expect.stringContaining("1048576") });
+  });
 });

@@ -1,4 +1,4 @@
-import { createScheduledController, listDurableObjectIds } from "cloudflare:test";
+import { createScheduledController, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import worker from "../../src/index";
@@ -43,6 +43,14 @@ describe("scheduled triggers", () => {
     await fire("0 6 * * *", day + DAY);
     expect(await runCount()).toBe(4);
     expect(await runOf("nightly-digest", day + DAY)).toMatchObject({ input: { at: "2026-12-01T06:00:00.000Z" } });
+  });
+
+  it("a trigger's budget is the run's budget", async () => {
+    const time = SIX_AM + 21 * DAY;
+    await fire("0 * * * *", time);
+    const id = await runIdFor("hourly-digest", `schedule:${new Date(time).toISOString()}`);
+    const stored = await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.sql.exec("SELECT budget FROM run").one().budget as string);
+    expect(JSON.parse(stored)).toEqual({ maxCostUsd: 0.5, onExceed: "ask" });
   });
 
   it("another expression starts only its own trigger; an expression no trigger uses starts nothing", async () => {

@@ -1,3 +1,4 @@
+import { budgetOf } from "../../engine/worker-file";
 import { Hono } from "hono";
 import { triggers } from "../../catalog";
 import { checkStart, startRun } from "../../runs";
@@ -57,7 +58,7 @@ hooks.post("/:name", async (c) => {
     worker: checked.worker.name,
     input: checked.input,
     approvalMode: t.approval_mode,
-    budget: {},
+    budget: budgetOf(t.budget),
     trigger: { kind: "webhook", name, delivery: delivery?.id ?? key, body_sha256: bodySha256 },
   });
   return c.json({ run_id: id, status_url: new URL(`/runs/${id}`, c.req.url).href, duplicate: !started.created }, 202);

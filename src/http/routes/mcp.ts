@@ -1,6 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono } from "hono";
 import { apiToken } from "../middleware/api-token";
+import { bodyLimit } from "../middleware/body-limit";
 import { workersServer } from "../../mcp/workers-server";
 
 /**
@@ -10,6 +11,8 @@ import { workersServer } from "../../mcp/workers-server";
 export const mcp = new Hono<{ Bindings: Env }>();
 
 mcp.use(apiToken());
+// Bounded like the API's bodies, after the token check.
+mcp.use(bodyLimit());
 mcp.all("/", async (c) => {
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   await workersServer(c.env, new URL(c.req.url).origin).connect(transport);

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import * as z from "zod";
-import { budgetSchema } from "../../engine/worker-file";
+import { budgetOf, budgetSchema } from "../../engine/worker-file";
 import { checkStart, missingRun, RUN_ID, runStub, startRun } from "../../runs";
 import { httpError } from "../http-error";
 import { jsonBody } from "../validate";
@@ -31,7 +31,7 @@ runs.post("/", async (c) => {
     worker: checked.worker.name,
     input: checked.input,
     approvalMode: body.approval_mode,
-    budget: { maxTokens: body.budget.max_tokens, maxCostUsd: body.budget.max_cost_usd, onExceed: body.budget.on_exceed },
+    budget: budgetOf(body.budget),
     trigger: { kind: "api" },
   });
   return c.json({ id, status_url: new URL(`/runs/${id}`, c.req.url).href }, 202);
