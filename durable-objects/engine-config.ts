@@ -1,7 +1,7 @@
 import { modelResolver, type EngineConfig } from "../src/engine";
 import { DEFAULT_MAX_DEPTH } from "../src/engine/run";
 import { defaultPrices, type PriceTable } from "../src/engine/usage";
-import { catalog, models } from "../src/catalog";
+import { definitions as current, type Definitions } from "../src/catalog";
 
 /** Reads a positive number from a var, or the default; a bad value is a config error, not a silent default. */
 export function numberVar(env: Env, name: keyof Env, fallback: number): number {
@@ -13,8 +13,8 @@ export function numberVar(env: Env, name: keyof Env, fallback: number): number {
 }
 
 /** The built-in prices, then models.yaml's, then the MODEL_PRICES var over both. */
-function prices(env: Env): PriceTable {
-  const table = { ...defaultPrices, ...models().prices };
+function prices(env: Env, models: Definitions["models"]): PriceTable {
+  const table = { ...defaultPrices, ...models.prices };
   if (!env.MODEL_PRICES) return table;
   try {
     return { ...table, ...(JSON.parse(env.MODEL_PRICES) as PriceTable) };
@@ -23,21 +23,24 @@ function prices(env: Env): PriceTable {
   }
 }
 
-/** The engine's configuration from the app's vars and secrets; ports come from the Durable Object. */
-export function engineConfig(env: Env, ports: Pick<EngineConfig, "states" | "globals" | "beforeStep" | "notifier">): EngineConfig {
+/**
+ * The engine's configuration from the app's vars and secrets; ports come from the
+ * Durable Object. `definitions`: the workers and models.yaml a run pinned (default: the current deploy's).
+ */
+export function engineConfig(env: Env, ports: Pick<EngineConfig, "states" | "globals" | "beforeStep" | "notifier">, { catalog, models }: Definitions = current()): EngineConfig {
   const vars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"));
   return {
     ...ports,
-    catalog: catalog(),
+    catalog,
     models: modelResolver({
       openai: { apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL },
-      providers: models().providers,
+      providers: models.providers,
       vars,
       // Workers AI providers name their binding (`binding: AI`); a missing one fails naming it.
       binding: (name) => (env as unknown as Record<string, unknown>)[name],
     }),
     maxDepth: numberVar(env, "MAX_DEPTH", DEFAULT_MAX_DEPTH),
-    prices: prices(env),
+    prices: prices(env, models),
     defaultModel: env.DEFAULT_MODEL || "test:tools",
     vars,
   };

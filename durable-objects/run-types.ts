@@ -42,6 +42,8 @@ export interface RunView {
   trigger: unknown;
   created_at: number;
   updated_at: number;
+  /** The catalog version the run started on and runs on (null: started before runs were pinned). */
+  catalog_version: string | null;
   approvals: ApprovalView[];
   call_tree: CallNode | null;
 }

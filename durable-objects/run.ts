@@ -1,7 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import { catalog } from "../src/catalog";
 import { sendApprovalEmail, type EmailOutcome } from "../src/email/approval-notifier";
-import { clearRunState, executeRun, messageOf, RunInterrupted, StorageError, type PendingApproval, type RunOutcome } from "../src/engine";
+import { clearRunState, executeRun, messageOf, RunError, RunInterrupted, StorageError, type Catalog, type PendingApproval, type RunOutcome } from "../src/engine";
 import { callTree } from "../src/engine/journal/call-tree";
 import type { Journal } from "../src/engine/journal/journal";
 import { emptyUsage } from "../src/engine/usage";
@@ -14,6 +13,8 @@ import { RunApprovals, runEnded, type DecisionRequest } from "./run-approvals";
 import { RunIndexSync } from "./run-index-sync";
 import { LoggedJournalStore, logRunEvent } from "./run-log";
 import { deletionDue, finishedRunAlarm } from "./run-retention";
+import { RunCatalog } from "./run-catalog";
+import { snapshotFor } from "../src/pinned-catalog";
 import { TERMINAL, type Answer, type RunEvent, type RunStatusName, type RunView, type StartRun } from "./run-types";
 import { migrateRun } from "./schema";
 import { json, parse, Sql } from "./sql";
@@ -51,6 +52,9 @@ export class RunDO extends DurableObject<Env> {
   private readonly journal: SqliteJournalStore;
   private readonly approvals: RunApprovals;
   private readonly index: RunIndexSync;
+  private readonly pinned: RunCatalog;
+  /** The catalog of the activation in progress (the run's pinned one). */
+  private activeCatalog: Catalog | undefined;
   private alarmsSet = 0;
   private cancelled = false;
   private fault: TestHooks["fault"];
@@ -66,16 +70,19 @@ export class RunDO extends DurableObject<Env> {
     this.journal = new LoggedJournalStore(this.sql);
     this.index = new RunIndexSync(ctx, env, this.sql);
     this.approvals = new RunApprovals(this.sql, this.journal, (type, data) => this.event(type, data));
+    this.pinned = new RunCatalog(this.sql);
   }
 
   /** Stores the run and arms the alarm. Idempotent: a second start returns the first. */
   async start(req: StartRun): Promise<{ id: string; status: RunStatusName; created: boolean }> {
+    const snapshot = await snapshotFor(req.worker); // before the check: no await between it and the insert
     const existing = this.row();
     if (existing) return { id: existing.id as string, status: existing.status as RunStatusName, created: false };
     const now = Date.now();
     this.ctx.storage.transactionSync(() => {
       this.sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at)
         VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now})`;
+      this.pinned.record(snapshot);
       this.event("run_queued", { worker: req.worker });
     });
     await this.wakeSoon();
@@ -100,6 +107,13 @@ export class RunDO extends DurableObject<Env> {
     if (this.row()!.status !== "running") this.setStatus("running"); // an expiry recorded just now set it
     this.cancelled = false;
     this.faulted = false;
+    // The definitions the run started on; a deploy that cannot run them fails the run (no retry would help).
+    const definitions = this.pinned.definitions(run.worker as string);
+    if (definitions instanceof RunError) {
+      this.record({ status: "failed", error: { code: definitions.code, message: definitions.message }, usage: parse(run.usage) ?? emptyUsage() });
+      return clearRunState(this.states, run.id as string);
+    }
+    this.activeCatalog = definitions.catalog;
     const deadline = Date.now() + (this.activationBudgetMs ?? numberVar(this.env, "ACTIVATION_BUDGET_MS", 5 * 60_000));
     let outcome: RunOutcome;
     try {
@@ -108,7 +122,7 @@ export class RunDO extends DurableObject<Env> {
         globals: rpcGlobals(() => this.env.GLOBAL_TOOLSETS.getByName("global") as never),
         beforeStep: (_key, journal) => this.beforeStep(journal, deadline),
         notifier: (pending) => this.requestApproval(pending, { id: run.id as string, trigger: parse(run.trigger) }),
-      });
+      }, definitions);
       outcome = await executeRun(config, this.journal, {
         runId: run.id as string,
         worker: run.worker as string,
@@ -217,7 +231,7 @@ export class RunDO extends DurableObject<Env> {
       throw new RunInterrupted("retry", `sending the approval email for ${p.tool} failed: ${messageOf(err)}`);
     }
     if (outcome.emailed) {
-      const plan = catalog().get(p.workerChain.at(-1)!)?.followUp;
+      const plan = this.activeCatalog?.get(p.workerChain.at(-1)!)?.followUp;
       this.ctx.storage.transactionSync(() => this.approvals.planMail(p.id, outcome.to, Date.now(), plan));
       this.event("approval_emailed", { approval_id: p.id, to: outcome.to });
     }
@@ -300,6 +314,7 @@ export class RunDO extends DurableObject<Env> {
       trigger: parse(run.trigger),
       created_at: run.created_at as number,
       updated_at: run.updated_at as number,
+      catalog_version: this.pinned.version(),
       approvals: this.approvals.list(),
       call_tree: callTree(this.journal.load()),
     };

@@ -1,23 +1,64 @@
-import { CatalogError, checkCatalog, type Catalog } from "./engine";
+import { CatalogError, checkCatalog, type Catalog, type ToolsetRegistry } from "./engine";
+import type { CatalogCheck } from "./engine/catalog";
 import { workerFiles } from "./generated/worker-files";
 import { kinds } from "./toolsets";
 import { parseTriggers, type EmailTrigger, type ScheduledTrigger, type Trigger, type Triggers } from "./triggers/triggers-file";
 import { WorkerFileError } from "./engine/errors";
-import { parseModelsFiles, providerNames, type ModelsConfig } from "./engine/model/providers";
+import { isModelsFile, parseModelsFiles, providerNames, type ModelsConfig } from "./engine/model/providers";
 
 type App = { catalog: Catalog; triggers: Triggers; schedules: ReadonlyMap<string, ScheduledTrigger>; emails: ReadonlyMap<string, EmailTrigger>; models: ModelsConfig };
+
+/** What one deploy of the app brings: its bundled files (relative path → text) and the toolset kinds compiled in. */
+export interface Deploy {
+  files: Record<string, string>;
+  kinds: ToolsetRegistry;
+}
+
+/** The definitions a run uses: workers and model providers/prices. */
+export interface Definitions {
+  catalog: Catalog;
+  models: ModelsConfig;
+}
+
+let deploy: Deploy = { files: workerFiles, kinds };
 let loaded: App | undefined;
+let version: Promise<string> | undefined;
+
+/**
+ * Test seam: replaces what this isolate treats as deployed, as a new version of the
+ * app would (the pinning tests swap the catalog under a paused run). Never called by the app.
+ */
+export function deployForTests(next: Deploy): void {
+  deploy = next;
+  loaded = undefined;
+  version = undefined;
+}
+
+export const deployedKinds = (): ToolsetRegistry => deploy.kinds;
+
+/**
+ * A run pins its reachable definitions in one SQLite row (under the 2 MB row limit,
+ * with room to spare): a worker whose reachable set is bigger is a catalog problem.
+ */
+export const MAX_PINNED_BYTES = 1024 * 1024;
+
+/** The workers (by the workers' files) and `models.yaml`s, parsed and checked against `kinds`; no triggers. */
+export function checkDefinitions(files: Record<string, string>, registry: ToolsetRegistry = deploy.kinds): CatalogCheck & { models: ModelsConfig } {
+  const models = parseModelsFiles(files);
+  const checked = checkCatalog(files, registry, models.problems.length ? null : providerNames(models.config));
+  return { ...checked, models: models.config, problems: [...models.problems, ...checked.problems] };
+}
 
 /**
  * Loads the bundled files once per isolate: `models.yaml` (providers, prices), the
  * workers (whose models must name a known provider), then every `triggers.yaml`.
  * Any problem in any file refuses the whole catalog (`CatalogError`).
  */
-export function loadApp(files: Record<string, string> = workerFiles): App {
-  const models = parseModelsFiles(files);
-  const checked = checkCatalog(files, kinds, models.problems.length ? null : providerNames(models.config));
+export function loadApp(files: Record<string, string> = deploy.files): App {
+  const checked = checkDefinitions(files);
   const { catalog, mayMeanRefused } = checked;
-  const problems: WorkerFileError[] = [...models.problems, ...checked.problems];
+  const problems: WorkerFileError[] = [...checked.problems];
+  if (!problems.length) problems.push(...oversizedReach(catalog, files));
   const triggers = new Map<string, Trigger>();
   const schedules = new Map<string, ScheduledTrigger>();
   const emails = new Map<string, EmailTrigger>();
@@ -41,11 +82,54 @@ export function loadApp(files: Record<string, string> = workerFiles): App {
     }
   }
   if (problems.length) throw new CatalogError(problems);
-  return { catalog, triggers, schedules, emails, models: models.config };
+  return { catalog, triggers, schedules, emails, models: checked.models };
 }
 
-export const catalog = (): Catalog => (loaded ??= loadApp()).catalog;
-export const triggers = (): Triggers => (loaded ??= loadApp()).triggers;
-export const models = (): ModelsConfig => (loaded ??= loadApp()).models;
-export const scheduleTriggers = () => (loaded ??= loadApp()).schedules;
-export const emailTriggers = () => (loaded ??= loadApp()).emails;
+const app = () => (loaded ??= loadApp());
+export const catalog = (): Catalog => app().catalog;
+export const triggers = (): Triggers => app().triggers;
+export const models = (): ModelsConfig => app().models;
+export const scheduleTriggers = () => app().schedules;
+export const emailTriggers = () => app().emails;
+export const definitions = (): Definitions => ({ catalog: catalog(), models: models() });
+
+/**
+ * The deploy's catalog version: SHA-256 of every bundled file (path and text, in
+ * path order), 16 hex digits. Computed once per isolate; a run records the one it started on.
+ */
+export function catalogVersion(): Promise<string> {
+  return (version ??= sha256Hex(JSON.stringify(Object.entries(deploy.files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))).then((h) => h.slice(0, 16)));
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The files a run of `root` may reach: its worker file, those of the workers it
+ * lists (`workers:`, resolved, transitively) and every `models.yaml`. Empty of
+ * workers for an unknown root (the run then fails as it would have).
+ */
+export function reachableFiles(root: string, cat: Catalog = catalog(), files: Record<string, string> = deploy.files): Record<string, string> {
+  const reached: Record<string, string> = {};
+  const seen = new Set<string>();
+  const todo = [root];
+  for (let name = todo.pop(); name !== undefined; name = todo.pop()) {
+    const w = cat.get(name);
+    if (!w || seen.has(name)) continue;
+    seen.add(name);
+    reached[w.file] = files[w.file]!;
+    todo.push(...w.workerTools);
+  }
+  for (const [file, text] of Object.entries(files)) if (isModelsFile(file)) reached[file] = text;
+  return reached;
+}
+
+/** Every worker whose reachable set would not fit the run's snapshot row, as a catalog problem. */
+function oversizedReach(cat: Catalog, files: Record<string, string>): WorkerFileError[] {
+  return [...cat.workers.values()].flatMap((w) => {
+    const bytes = new TextEncoder().encode(JSON.stringify(reachableFiles(w.name, cat, files))).length;
+    return bytes <= MAX_PINNED_BYTES ? [] : [new WorkerFileError(w.file, "toolsets.workers", `this worker, the workers it reaches and models.yaml are ${bytes} bytes as JSON; a run pins them in one row of at most ${MAX_PINNED_BYTES} bytes`)];
+  });
+}

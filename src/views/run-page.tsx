@@ -43,6 +43,7 @@ export function RunPage(props: { run: RunView }) {
         <tr><th>Run</th><td><code>{run.id}</code></td></tr>
         <tr><th>Started by</th><td>{describeTrigger(run.trigger)}, {isoTime(run.created_at)}</td></tr>
         <tr><th>Updated</th><td>{isoTime(run.updated_at)}</td></tr>
+        <tr><th>Catalog</th><td>{run.catalog_version ? <code>{run.catalog_version}</code> : "the current one (started before runs were pinned)"}</td></tr>
         <tr>
           <th>Usage</th>
           <td>

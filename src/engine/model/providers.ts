@@ -50,7 +50,7 @@ export interface ModelsConfig {
 
 export const providerNames = (config: ModelsConfig): string[] => [...BUILT_IN_PROVIDERS, ...Object.keys(config.providers)];
 
-const isModelsFile = (file: string) => /(^|\/)models\.yaml$/.test(file);
+export const isModelsFile = (file: string) => /(^|\/)models\.yaml$/.test(file);
 
 /**
  * Reads every `models.yaml` of a bundle (relative path → text) into one config.
