@@ -27,5 +27,5 @@ export async function saveResponse(res: GuardedResponse, to: FileLocation, maxDo
   // Text stays text, so read_file shows it; anything else is kept as bytes with its type.
   if (isTextType(type)) await writeText(to.disk, to.path, new TextDecoder().decode(body.bytes));
   else await writeBytes(to.disk, to.path, body.bytes, type);
-  return { ...base, saved: { path: `${to.instance}:${to.path}`, type, size: body.bytes.length, sha256: await sha256Hex(body.bytes) } };
+  return { ...base, saved: { path: to.ref, type, size: body.bytes.length, sha256: await sha256Hex(body.bytes) } };
 }

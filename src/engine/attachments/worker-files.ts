@@ -8,6 +8,8 @@ import type { StateKV } from "../toolsets/toolset";
 /** One file of one of a worker's `files` instances, confined under that instance's root. */
 export interface FileLocation {
   instance: string;
+  /** The canonical reference, `<instance>:/<path under its root>`. */
+  ref: string;
   /** Absolute path under the instance's root. */
   path: string;
   disk: StateKV;
@@ -15,7 +17,11 @@ export interface FileLocation {
   readonly: boolean;
 }
 
-/** A worker's own `files` instances, reachable by reference: `docs:/report.pdf`, or a bare path when it has one. */
+/**
+ * A worker's own `files` instances, reachable by reference: `docs:/report.pdf` (the
+ * path under that instance's root, as its tools see it: `/report.pdf` is `<root>/report.pdf`),
+ * or a bare path as its `read_file` takes it, when it has exactly one files instance.
+ */
 export interface WorkerFiles {
   locate(ref: string): FileLocation;
 }
@@ -34,7 +40,8 @@ export function workerFiles(run: RunServices, frame: CallFrame): WorkerFiles {
     locate(ref) {
       const m = INSTANCE_REF.exec(ref);
       let entry = m ? instances.find(([n]) => n === m[1]) : undefined;
-      let path = m && entry ? m[2]! : ref;
+      // After an instance name the path is under that instance's root, whatever its leading slashes.
+      let path = m && entry ? m[2]!.replace(/^\/+/, "") : ref;
       if (m && !entry) throw new ToolError(`"${ref}": ${frame.worker.name} has no files instance "${m[1]}"; its files instances: ${names()}`);
       if (!entry) {
         if (instances.length !== 1) throw new ToolError(`"${ref}": name the files instance, as in <instance>:${ref}; ${frame.worker.name}'s files instances: ${names()}`);
@@ -46,9 +53,11 @@ export function workerFiles(run: RunServices, frame: CallFrame): WorkerFiles {
       const scope = spec.scope ?? files.scope;
       if (scope === "global") throw new ToolError(`"${ref}": files instance "${instance}" is global-scoped; attachments and downloads reach call- and run-scoped instances only`);
       const scopeId = scope === "call" ? callScopeId(run.runId, frame.path) : run.runId;
+      const abs = confine(config.root, path);
       return {
         instance,
-        path: confine(config.root, path),
+        ref: `${instance}:${config.root === "/" ? abs : abs.slice(config.root.length)}`,
+        path: abs,
         disk: run.states.open(scope, scopeId, `~${files.kind}`),
         maxFileBytes: config.max_file_bytes,
         readonly: spec.readonly === true,
