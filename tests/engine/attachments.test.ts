@@ -4,6 +4,10 @@ import { MemoryJournalStore, scriptedModel, type Model, type ModelRequest, type 
 import { MAX_STEP_BYTES, stepBytes } from "../../src/engine/journal/bounds";
 import { resolveParts, toBase64, type ResolvedPart } from "../../src/engine/model/content-parts";
 import { writeBytes } from "../../src/engine/toolsets/kinds/files-disk";
+import { callTree } from "../../src/engine/journal/call-tree";
+import { ApprovalPage } from "../../src/views/approval-page";
+import { RunPage } from "../../src/views/run-page";
+import type { ApprovalView, RunView } from "../../durable-objects/run-types";
 import { fakeOpenAI, harness, workerFile } from "./helpers";
 
 const ACCEPTS = `attachments: { max_files: 4, max_bytes: 5000000, types: ["image/*", "application/pdf", "text/*"] }`;
@@ -41,7 +45,7 @@ async function callOnce(args: Record<string, unknown>, opts: { tool?: string; re
   const caller = scriptedModel(opts.calls ?? [{ toolCalls: [{ id: "c1", name: opts.tool ?? "reader", args }] }, { text: "done" }]);
   const h = harness({ "desk.worker": desk, "reader.worker": reader(opts.readerModel ?? "test:reader"), "plain.worker": plain, ...opts.extra }, { models: { "test:caller": caller, "test:reader": callee } });
   const runId = `att-${crypto.randomUUID()}`;
-  const disk = h.config.states.open("run", runId, "~files");
+  const disk = h.config.states!.open("run", runId, "~files");
   for (const [path, [bytes, type]] of Object.entries(opts.files ?? {})) await writeBytes(disk, path, bytes, type);
   const store = new MemoryJournalStore();
   const out = await h.run({ worker: "desk", input: { input: "go" }, runId }, store);
@@ -69,7 +73,7 @@ describe("attachments", () => {
     const caller = scriptedModel([{ toolCalls: [{ id: "c1", name: "reader", args: { input: "what are these?", attachments: ["docs:/shot.png", "/docs/report.pdf", "docs:/notes.txt"] } }] }, { text: "done" }]);
     const h = harness({ "desk.worker": desk, "reader.worker": reader("openai:gpt-4.1-mini"), "plain.worker": plain }, { models: { "test:caller": caller }, openai: { baseURL: fake.baseURL, apiKey: "sk-test" } });
     const runId = `att-${crypto.randomUUID()}`;
-    const disk = h.config.states.open("run", runId, "~files");
+    const disk = h.config.states!.open("run", runId, "~files");
     await writeBytes(disk, "/docs/shot.png", PNG, "image/png");
     await writeBytes(disk, "/docs/report.pdf", PDF, "application/pdf");
     await disk.put("file:/docs/notes.txt", "line one");
@@ -180,12 +184,13 @@ describe("attachments", () => {
       const caller = scriptedModel((_req, n) => (n === 0 ? { toolCalls: [{ id: "c1", name: "reader", args: { input: "x", attachments: ["docs:/a.png"] } }] } : { text: "done" }));
       const h = harness({ "desk.worker": desk, "reader.worker": asking, "plain.worker": plain }, { models: { "test:caller": caller, "test:asker": asker } });
       const runId = `att-${crypto.randomUUID()}`;
-      const disk = h.config.states.open("run", runId, "~files");
+      const disk = h.config.states!.open("run", runId, "~files");
       for (const [path, [bytes, type]] of Object.entries(files)) await writeBytes(disk, path, bytes, type);
       const store = new MemoryJournalStore();
       const first = await h.run({ worker: "desk", input: { input: "go" }, runId }, store);
       expect(first.status).toBe("awaiting_approval");
       expect(reads).toHaveLength(1);
+      if (!change) await expectPagesShowAttachments(store, (first as { pending: Array<{ key: string }> }).pending[0]!.key);
       if (change) await writeBytes(disk, "/docs/a.png", new Uint8Array([1, 2, 3]), "image/png");
       const pending = (first as { pending: Array<{ key: string }> }).pending[0]!;
       await store.put(pending.key, { approved: true, by: "test" });
@@ -199,3 +204,15 @@ describe("attachments", () => {
     }
   });
 });
+
+/** The run page and the approval page of a call inside `reader` name the attachment, its type and size — never its bytes. */
+async function expectPagesShowAttachments(store: MemoryJournalStore, approvalKey: string) {
+  const tree = callTree(store.entries);
+  expect(tree!.tools[0]!.attachments).toEqual([{ ref: "docs:/a.png", name: "a.png", type: "image/png", size: PNG.length, sha256: expect.any(String) }]);
+  const run = { id: "r", worker: "desk", status: "awaiting_approval", input: {}, output: null, error: null, usage: null, approvals: [], call_tree: tree, trigger: { kind: "api" }, created_at: 1, updated_at: 1 } as unknown as RunView;
+  const approval = { id: "a", status: "pending", tool: "write_file", args: {}, description: "", worker_chain: ["desk", "reader"], call_path: approvalKey.slice(0, -"/approval".length), notify: null, note: null, decided_by: null, created_at: 1, decided_at: null, expires_at: 2 } as ApprovalView;
+  for (const page of [String(await RunPage({ run })), String(await ApprovalPage({ run, approval, action: "/x", runLink: "/r" }))]) {
+    expect(page).toContain("<code>a.png</code> (image/png, 21 B)");
+    expect(page).not.toContain(toBase64(PNG));
+  }
+}
