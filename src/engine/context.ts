@@ -1,3 +1,4 @@
+import { workerFiles, type WorkerFiles } from "./attachments/worker-files";
 import { checkWorker, type CatalogWorker } from "./catalog";
 import { ToolError } from "./errors";
 import { idempotencyKey } from "./idempotency-key";
@@ -36,6 +37,8 @@ export interface ToolContext {
   readonly usage: UsageMeter;
   /** Durable KV of this toolset instance's scope. */
   readonly state: StateKV;
+  /** The calling worker's own `files` instances by reference (`docs:/a.png`): where http's `save_to` writes. Absent for global instances. */
+  readonly files?: WorkerFiles;
   llmAsk(prompt: string, opts?: { model?: string; system?: string }): Promise<string>;
   llmAgent(opts: AgentOptions): Promise<unknown>;
   /** Any tool or worker tool the calling worker can see, by its exposed name. */
@@ -59,6 +62,7 @@ export function toolContext(run: RunServices, frame: CallFrame, toolset: Toolset
     workerChain: frame.chain,
     usage,
     state,
+    files: workerFiles(run, frame),
     llmAsk: (prompt, opts = {}) => askModel(run, frame, next("ask"), usage, prompt, opts),
     async llmAgent(opts) {
       const base = next("agent");

@@ -5,7 +5,7 @@ import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval
 import { globMatcher } from "./glob";
 import { MAX_STEP_BYTES, stepBytes } from "./journal/bounds";
 import { describeIssues, validatorFor } from "./json-schema";
-import type { Message, ModelRequest, ModelResponse, ModelToolCall } from "./model/model";
+import type { AttachmentPart, ContentPart, Message, ModelRequest, ModelResponse, ModelToolCall } from "./model/model";
 import type { RunServices } from "./run";
 import { callScopeId, buildCallToolset } from "./toolsets/instances";
 import type { Toolset } from "./toolsets/toolset";
@@ -21,6 +21,8 @@ export interface CallFrame {
   chain: string[];
   model: string;
   usage: UsageMeter;
+  /** Files the caller attached; they go with the first user message. */
+  attachments?: AttachmentPart[];
 }
 
 /** A model response as the journal keeps it: with what it cost when it was made. */
@@ -37,7 +39,7 @@ export async function runWorker(
   run: RunServices,
   worker: CatalogWorker,
   input: unknown,
-  at: { path: string; parent?: CallFrame; usage: UsageMeter; model?: string },
+  at: { path: string; parent?: CallFrame; usage: UsageMeter; model?: string; attachments?: AttachmentPart[] },
 ): Promise<unknown> {
   const chain = [...(at.parent?.chain ?? []), worker.name];
   const depth = (at.parent?.depth ?? 0) + 1;
@@ -47,7 +49,7 @@ export async function runWorker(
   const checked = validatorFor(worker.input).safeParse(input);
   if (!checked.success) throw new RunError("invalid_input", `${worker.file}: input does not match the worker's input schema: ${describeIssues(checked.error)}`);
 
-  const frame: CallFrame = { worker, path: at.path, depth, chain, model: chooseModel(run, worker, at.model ?? at.parent?.model), usage: at.usage };
+  const frame: CallFrame = { worker, path: at.path, depth, chain, model: chooseModel(run, worker, at.model ?? at.parent?.model), usage: at.usage, attachments: at.attachments };
   const { toolset, close } = await buildCallToolset(run, frame);
   let suspended = false;
   try {
@@ -68,7 +70,7 @@ async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, input:
   const toolNames = new Set(tools.map((t) => t.name));
   const messages: Message[] = [
     { role: "system", content: worker.instructions },
-    { role: "user", content: userMessage(worker, input) },
+    { role: "user", content: userMessage(worker, input, frame.attachments) },
   ];
   const state = run.states.open("call", callScopeId(run.runId, frame.path), "~context");
   let outputRetried = false;
@@ -190,9 +192,10 @@ function chooseModel(run: RunServices, worker: CatalogWorker, inherited: string 
   return model;
 }
 
-function userMessage(worker: CatalogWorker, input: unknown): string {
-  if (worker.input === DEFAULT_INPUT) return String((input as { input: string }).input);
-  return typeof input === "string" ? input : JSON.stringify(input, null, 2);
+/** The input as text; with attachments, that text followed by one part per file. */
+function userMessage(worker: CatalogWorker, input: unknown, attachments: AttachmentPart[] = []): string | ContentPart[] {
+  const text = worker.input === DEFAULT_INPUT ? String((input as { input: string }).input) : typeof input === "string" ? input : JSON.stringify(input, null, 2);
+  return attachments.length ? [{ type: "text", text }, ...attachments] : text;
 }
 
 function outputProblem(worker: CatalogWorker, text: string | null): { value?: unknown; error?: string } {

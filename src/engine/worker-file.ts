@@ -47,6 +47,17 @@ const approvalSettings = z.looseObject({
   escalate_to: z.array(z.email()).min(1).max(10).optional(),
 });
 
+/** Mime types (`image/png`) or globs of them (`image/*`); matched without a regex. */
+const mimeGlob = z.string().regex(/^[a-z0-9*.+-]+\/[a-z0-9*.+-]+$/i, 'must be a mime type or glob such as image/* or application/pdf').max(100);
+
+/** What files a worker accepts from its callers, with each call. */
+export const attachmentsSchema = z.strictObject({
+  max_files: z.number().int().min(1).max(20).describe("at most this many attachments per call"),
+  max_bytes: z.number().int().min(1).max(20_000_000).describe("at most this many bytes of attachments per call, all together"),
+  types: z.array(mimeGlob).min(1).max(50).describe("accepted types, e.g. image/*, application/pdf, text/*"),
+});
+export type AttachmentPolicy = z.output<typeof attachmentsSchema>;
+
 export const frontmatterSchema = z.strictObject({
   name: z.string().regex(TOOL_NAME, "must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)").describe("unique; the tool name when other workers call this one"),
   description: z.string().min(1).optional().describe("the tool description other workers' models see"),
@@ -60,6 +71,7 @@ export const frontmatterSchema = z.strictObject({
   toolsets: z.record(z.string().regex(TOOL_NAME, "instance names follow the tool-name rule"), z.unknown()).optional(),
   approval: approvalSettings.optional(),
   budget: budgetSchema.optional().describe("default run budget; a run request's fields win"),
+  attachments: attachmentsSchema.optional().describe("accept files with each call; callers get an attachments parameter"),
 });
 
 const workerList = z.array(z.string().min(1));
@@ -99,6 +111,7 @@ export interface WorkerSpec {
   /** Follow-ups of an approval nobody decided (ms after it was asked). */
   followUp?: FollowUp;
   budget?: Budget;
+  attachments?: AttachmentPolicy;
   instructions: string;
 }
 
@@ -183,6 +196,10 @@ export function readWorkerFile(file: string, text: string): WorkerFileReading {
   const { toolsets, workers, complete: toolsetsComplete } = readToolsets(file, raw.toolsets ?? {}, errors);
   const { approval, notify, followUp } = readApproval(file, raw.approval ?? {}, errors);
   const budget = field("budget");
+  const attachments = field("attachments");
+  if (attachments && input && typeof input.properties === "object" && input.properties !== null && "attachments" in input.properties) {
+    errors.push(new WorkerFileError(file, "input.properties.attachments", "a worker with attachments: gets an attachments parameter from the engine; rename this input property"));
+  }
 
   return {
     spec: {
@@ -200,6 +217,7 @@ export function readWorkerFile(file: string, text: string): WorkerFileReading {
       notify,
       ...(followUp ? { followUp } : {}),
       ...(budget ? { budget: budgetOf(budget) } : {}),
+      ...(attachments ? { attachments } : {}),
       instructions,
     },
     problems: errors,

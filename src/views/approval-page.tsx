@@ -1,10 +1,12 @@
 import { TERMINAL, type ApprovalView, type RunView } from "../../durable-objects/run-types";
+import { AttachmentList, attachmentsOnPath } from "./attachments";
 import { describeTrigger, isoTime, prettyArgs } from "./format";
 import { Badge, Page } from "./layout";
 
 /** What will happen, on whose behalf — and two forms that POST. Showing it changes nothing. */
 export function ApprovalPage(props: { run: RunView; approval: ApprovalView; action: string; runLink: string; intent?: string }) {
   const { run, approval: a } = props;
+  const attachments = attachmentsOnPath(run.call_tree, a.call_path);
   return (
     <Page title={`Approve ${a.tool}?`}>
       <h1>
@@ -15,6 +17,12 @@ export function ApprovalPage(props: { run: RunView; approval: ApprovalView; acti
       </p>
       <h2>Arguments</h2>
       <pre>{prettyArgs(a.args)}</pre>
+      {attachments.length ? (
+        <>
+          <h2>Attachments the asking worker was given</h2>
+          <AttachmentList attachments={attachments} />
+        </>
+      ) : null}
       <p>
         Call path <code>{a.call_path}</code>. This link expires {isoTime(a.expires_at)}.
       </p>

@@ -1,5 +1,6 @@
 import type { RunView } from "../../durable-objects/run-types";
 import type { CallNode } from "../engine/journal/call-tree";
+import { AttachmentList } from "./attachments";
 import { describeTrigger, isoTime, prettyArgs, usd } from "./format";
 import { Badge, Page } from "./layout";
 
@@ -14,6 +15,7 @@ function CallTree(props: { call: CallNode }) {
             <li>
               <code>{t.name}</code> <Badge status={t.status} />
               <pre>{prettyArgs(t.args, 600)}</pre>
+              {t.attachments?.length ? <AttachmentList attachments={t.attachments} /> : null}
               {t.error ? <pre>{t.error}</pre> : t.result ? <pre>{t.result}</pre> : null}
               {t.calls.length ? (
                 <ul class="tree">

@@ -1,3 +1,4 @@
+import { ATTACHMENTS_STEP, type AttachmentRecord } from "../attachments/resolve";
 import { toolCallKeys, type RecordedResponse } from "../loop";
 import { preview } from "./events";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
@@ -15,6 +16,8 @@ export interface ToolNode {
   error?: string;
   /** Set when the outcome was cut to fit the journal: its full size in bytes. */
   truncatedFrom?: number;
+  /** Files given to the worker this tool called: names, types, sizes (never bytes). */
+  attachments?: AttachmentRecord[];
   calls: CallNode[];
 }
 
@@ -27,6 +30,7 @@ export interface CallNode {
   tools: ToolNode[];
 }
 
+const ATTACHMENTS_SUFFIX = `/step:${ATTACHMENTS_STEP}`;
 const MODEL_KEY = /^(.*)\/turn:(\d+)\/model$/;
 
 /**
@@ -37,6 +41,7 @@ export function callTree(entries: Iterable<[string, unknown]>): CallNode | null 
   const calls = new Map<string, CallNode>();
   const tools = new Map<string, ToolNode>();
   const results = new Map<string, RecordedCall>();
+  const attachments = new Map<string, AttachmentRecord[]>();
   for (const [key, value] of entries) {
     const m = MODEL_KEY.exec(key);
     if (m) {
@@ -56,6 +61,8 @@ export function callTree(entries: Iterable<[string, unknown]>): CallNode | null 
         tools.set(toolPath, node);
         call!.tools.push(node);
       });
+    } else if (key.endsWith(ATTACHMENTS_SUFFIX)) {
+      attachments.set(key.slice(0, -ATTACHMENTS_SUFFIX.length), value as AttachmentRecord[]);
     } else if (key.endsWith("/result")) {
       results.set(key.slice(0, -"/result".length), value as RecordedCall);
     }
@@ -67,6 +74,10 @@ export function callTree(entries: Iterable<[string, unknown]>): CallNode | null 
     if (r.ok) tool.result = preview(r.value);
     else tool.error = r.error;
     if (r.truncatedFrom !== undefined) tool.truncatedFrom = r.truncatedFrom;
+  }
+  for (const [path, list] of attachments) {
+    const tool = tools.get(path);
+    if (tool) tool.attachments = list;
   }
   let root: CallNode | null = null;
   for (const call of calls.values()) {

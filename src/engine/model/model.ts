@@ -7,8 +7,25 @@ export interface ModelToolCall {
   arguments: string;
 }
 
+/**
+ * A file given to a model with the first user message (see src/engine/attachments).
+ * The bytes are read only when a request is actually sent: a replay that finds the
+ * model's answer recorded never reads them, and they are never journaled.
+ */
+export interface AttachmentPart {
+  type: "attachment";
+  /** File name as the model sees it (`report.pdf`). */
+  name: string;
+  mime: string;
+  size: number;
+  bytes(): Promise<Uint8Array>;
+}
+
+export type ContentPart = { type: "text"; text: string } | AttachmentPart;
+
 export type Message =
-  | { role: "system" | "user"; content: string }
+  | { role: "system"; content: string }
+  | { role: "user"; content: string | ContentPart[] }
   | { role: "assistant"; content: string | null; toolCalls?: ModelToolCall[] }
   | { role: "tool"; toolCallId: string; content: string };
 
@@ -32,5 +49,9 @@ export interface Model {
 
 /** Resolves a `provider:model` string to a model; throws for an unknown provider. */
 export type ModelResolver = (name: string) => Model;
+
+/** A message's text, attachments described by name (for models and logs that take text only). */
+export const textOf = (content: string | ContentPart[]): string =>
+  typeof content === "string" ? content : content.map((p) => (p.type === "text" ? p.text : `[attachment ${p.name} (${p.mime}, ${p.size} bytes)]`)).join("\n");
 
 export const MODEL_NAME = /^([a-z0-9_-]+):(.+)$/;

@@ -1,5 +1,6 @@
 import OpenAI from "openai";
-import type { Model, ModelRequest, ModelResponse } from "./model";
+import { dataUrl, resolveParts } from "./content-parts";
+import type { ContentPart, Model, ModelRequest, ModelResponse } from "./model";
 
 export interface OpenAIOptions {
   /** Without one no Authorization header is sent (a local server, or a key in `headers`). */
@@ -37,7 +38,7 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
     async request(req: ModelRequest): Promise<ModelResponse> {
       const completion = await client.chat.completions.create({
         model,
-        messages: req.messages.map(toOpenAI),
+        messages: await Promise.all(req.messages.map(toOpenAI)),
         ...(req.tools.length
           ? { tools: req.tools.map((t) => ({ type: "function" as const, function: t })), parallel_tool_calls: true }
           : {}),
@@ -55,7 +56,7 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
   };
 }
 
-function toOpenAI(m: ModelRequest["messages"][number]): OpenAI.Chat.ChatCompletionMessageParam {
+async function toOpenAI(m: ModelRequest["messages"][number]): Promise<OpenAI.Chat.ChatCompletionMessageParam> {
   switch (m.role) {
     case "assistant":
       return {
@@ -67,7 +68,23 @@ function toOpenAI(m: ModelRequest["messages"][number]): OpenAI.Chat.ChatCompleti
       };
     case "tool":
       return { role: "tool", tool_call_id: m.toolCallId, content: m.content };
+    case "user":
+      return { role: "user", content: typeof m.content === "string" ? m.content : await userParts(m.content) };
     default:
       return { role: m.role, content: m.content };
   }
+}
+
+/** The documented chat-completions content parts: `image_url` with a data URL, `file` with `file_data`, `text`. */
+async function userParts(parts: ContentPart[]): Promise<OpenAI.Chat.ChatCompletionContentPart[]> {
+  return (await resolveParts(parts)).map((p): OpenAI.Chat.ChatCompletionContentPart => {
+    switch (p.type) {
+      case "text":
+        return { type: "text", text: p.text };
+      case "image":
+        return { type: "image_url", image_url: { url: dataUrl(p.mime, p.base64) } };
+      case "file":
+        return { type: "file", file: { filename: p.filename, file_data: dataUrl(p.mime, p.base64) } };
+    }
+  });
 }

@@ -1,5 +1,5 @@
 import { exampleValue } from "./example-value";
-import type { Model, ModelRequest, ModelResponse } from "./model";
+import { textOf, type Model, type ModelRequest, type ModelResponse } from "./model";
 
 const estimateTokens = (req: ModelRequest) => Math.ceil(JSON.stringify(req.messages).length / 4);
 
@@ -27,7 +27,11 @@ export const testToolsModel: Model = {
   },
 };
 
-const lastUser = (req: ModelRequest) => [...req.messages].reverse().find((m) => m.role === "user")?.content ?? "";
+/** The last user message's text; attachments as `[attachment name (type, size)]`, never their bytes. */
+const lastUser = (req: ModelRequest) => {
+  const m = [...req.messages].reverse().find((m) => m.role === "user");
+  return m ? textOf(m.content) : "";
+};
 
 /** One scripted reply: text, tool calls (arguments as objects), optional usage. */
 export interface ScriptedReply {

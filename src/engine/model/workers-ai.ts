@@ -1,5 +1,6 @@
 import * as z from "zod";
-import type { Message, Model, ModelRequest, ModelResponse, ModelToolCall } from "./model";
+import { isTextType, resolveParts } from "./content-parts";
+import type { ContentPart, Message, Model, ModelRequest, ModelResponse, ModelToolCall } from "./model";
 
 /**
  * The shape of a Workers AI binding (`[ai] binding = "AI"`) this adapter needs;
@@ -24,7 +25,7 @@ export function workersAiModel(model: string, binding: AiBinding, opts: WorkersA
   return {
     async request(req: ModelRequest): Promise<ModelResponse> {
       const inputs = {
-        messages: toWorkersAiMessages(req.messages),
+        messages: await toWorkersAiMessages(req.messages),
         ...(req.tools.length ? { tools: req.tools.map((t) => ({ type: "function", function: t })) } : {}),
         ...(req.output ? { response_format: { type: "json_schema", json_schema: req.output } } : {}),
       };
@@ -34,9 +35,9 @@ export function workersAiModel(model: string, binding: AiBinding, opts: WorkersA
   };
 }
 
-function toWorkersAiMessages(messages: Message[]): Array<Record<string, unknown>> {
+async function toWorkersAiMessages(messages: Message[]): Promise<Array<Record<string, unknown>>> {
   const toolNames = new Map<string, string>();
-  return messages.map((m) => {
+  return Promise.all(messages.map(async (m) => {
     switch (m.role) {
       case "assistant":
         m.toolCalls?.forEach((c) => toolNames.set(c.id, c.name));
@@ -48,10 +49,25 @@ function toWorkersAiMessages(messages: Message[]): Array<Record<string, unknown>
       case "tool":
         // `name` too: models with the older tool format match results by name, not id.
         return { role: "tool", tool_call_id: m.toolCallId, name: toolNames.get(m.toolCallId), content: m.content };
+      case "user":
+        return { role: "user", content: typeof m.content === "string" ? m.content : await inlineText(m.content) };
       default:
         return { role: m.role, content: m.content };
     }
-  });
+  }));
+}
+
+/**
+ * Text attachments go inline. Images and files are refused rather than dropped: a
+ * model that never saw the screenshot would answer as if it had. (The binding's
+ * vision models take one image in a shape of their own, not chat content parts.)
+ */
+async function inlineText(parts: ContentPart[]): Promise<string> {
+  const binary = parts.find((p) => p.type === "attachment" && !isTextType(p.mime));
+  if (binary?.type === "attachment") {
+    throw new Error(`Workers AI models take text only: attachment ${binary.name} (${binary.mime}) cannot be sent; use an openai:* model for images and PDFs`);
+  }
+  return (await resolveParts(parts)).map((p) => (p.type === "text" ? p.text : "")).join("\n\n");
 }
 
 /** Arguments as an object (the documented format) or as JSON text (the OpenAI one). */

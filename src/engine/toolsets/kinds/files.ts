@@ -3,9 +3,11 @@ import { ToolError } from "../../errors";
 import { globMatcher, MAX_GLOB_LENGTH } from "../../glob";
 import { defineToolset, tool } from "../define";
 import type { StateKV } from "../toolset";
+import { fileKey, isBinary, removeFile, writeText, type StoredFile } from "./files-disk";
 
 interface FilesInstance {
   root: string;
+  max_file_bytes: number;
   /** The scope's disk, shared by every `files` instance in that scope. */
   disk: StateKV;
 }
@@ -26,7 +28,10 @@ export function confine(root: string, p: string): string {
   return (root === "/" ? "" : root) + "/" + parts.join("/");
 }
 
-const key = (abs: string) => `file:${abs}`;
+const key = fileKey;
+
+/** A text file's size in characters (as read_file counts); a binary file's in bytes, with its type. */
+const listed = (path: string, f: StoredFile) => (isBinary(f) ? { path, size: f.binary.size, type: f.binary.type } : { path, size: f.length });
 
 /** A virtual filesystem in the owning scope's durable state, confined under `root`. */
 export const files = defineToolset({
@@ -38,11 +43,13 @@ export const files = defineToolset({
       .default("/")
       .refine((r) => r.startsWith("/") && !r.split("/").includes("..") && !r.includes("\0"), "must be an absolute path without '..'")
       .transform((r) => (r.length > 1 ? r.replace(/\/+$/, "") : r)),
+    /** Bounds each file written here, by a tool or by an http download (`save_to`). */
+    max_file_bytes: z.number().int().min(1).max(20_000_000).default(10_000_000),
   }),
-  create: (config, init): FilesInstance => ({ root: config.root, disk: init.shared("files") }),
+  create: (config, init): FilesInstance => ({ ...config, disk: init.shared("files") }),
   tools: {
     read_file: tool({
-      description: "Read a text file. Long files come in pieces: pass offset to continue.",
+      description: "Read a text file. Long files come in pieces: pass offset to continue. A binary file (image, PDF) gives its type and size only.",
       readOnly: true,
       input: z.strictObject({
         path,
@@ -51,8 +58,10 @@ export const files = defineToolset({
       }),
       async run({ path: p, offset = 0, max_chars = 20_000 }, _ctx, self: FilesInstance) {
         const abs = confine(self.root, p);
-        const content = await self.disk.get<string>(key(abs));
+        const content = await self.disk.get<StoredFile>(key(abs));
         if (content === undefined) throw new ToolError(`no file at ${abs}`);
+        // The bytes would be noise to the model and could flood the journal: describe them.
+        if (isBinary(content)) return { path: abs, binary: true, type: content.binary.type, size: content.binary.size, sha256: content.binary.sha256 };
         const piece = content.slice(offset, offset + max_chars);
         return { path: abs, content: piece, offset, total_chars: content.length, truncated: offset + piece.length < content.length };
       },
@@ -65,7 +74,7 @@ export const files = defineToolset({
         const head = key(self.root === "/" ? "/" : self.root + "/");
         const matches = glob ? globMatcher(glob, { slashes: true }) : () => true;
         return (await self.disk.list(head))
-          .map(([k, v]) => ({ path: k.slice(head.length), size: (v as string).length }))
+          .map(([k, v]) => listed(k.slice(head.length), v as StoredFile))
           .filter((f) => matches(f.path));
       },
     }),
@@ -74,7 +83,9 @@ export const files = defineToolset({
       input: z.strictObject({ path, content: z.string() }),
       async run({ path: p, content }, _ctx, self: FilesInstance) {
         const abs = confine(self.root, p);
-        await self.disk.put(key(abs), content);
+        const bytes = new TextEncoder().encode(content).byteLength;
+        if (bytes > self.max_file_bytes) throw new ToolError(`${abs}: ${bytes} bytes is over this toolset's max_file_bytes (${self.max_file_bytes})`);
+        await writeText(self.disk, abs, content);
         return { path: abs, written_chars: content.length };
       },
     }),
@@ -83,7 +94,7 @@ export const files = defineToolset({
       input: z.strictObject({ path }),
       async run({ path: p }, _ctx, self: FilesInstance) {
         const abs = confine(self.root, p);
-        if (!(await self.disk.delete(key(abs)))) throw new ToolError(`no file at ${abs}`);
+        if (!(await removeFile(self.disk, abs))) throw new ToolError(`no file at ${abs}`);
         return { path: abs, deleted: true };
       },
     }),

@@ -3,6 +3,7 @@ import { ToolError } from "../../errors";
 import { allowEntryProblem, allowList } from "../../net/allow-list";
 import { guardedFetch, type GuardedFetch, type GuardedResponse } from "../../net/guarded-fetch";
 import { cappedText, readBodyCapped } from "../../net/read-body";
+import { saveResponse } from "../../attachments/save-response";
 import { defineToolset, tool } from "../define";
 
 const allowEntry = z.string().min(1).superRefine((entry, ctx) => {
@@ -22,6 +23,8 @@ const config = z.strictObject({
   timeout_ms: z.number().int().min(1).max(120_000).default(10_000),
   /** Bounds the response body in characters and in UTF-8 bytes; the rest is never read. */
   max_response_chars: z.number().int().min(1).max(1_000_000).default(20_000),
+  /** Bounds a response saved to a files instance (`save_to`), in bytes; the files instance's max_file_bytes bounds it too. */
+  max_download_bytes: z.number().int().min(1).max(20_000_000).default(5_000_000),
   /** Send the call's `Idempotency-Key` on requests other than GET/HEAD. */
   idempotency_key: z.boolean().default(true),
 });
@@ -66,12 +69,13 @@ export const http = defineToolset({
   create: (c): Self => ({ ...c, fetch: guardedFetch({ allow: allowList(c.allow), headers: c.headers }) }),
   tools: {
     fetch: tool({
-      description: "Make an HTTP request and get the status and response text",
+      description: "Make an HTTP request and get the status and response text; with save_to, store the response body (an image, a PDF) in a files toolset instead",
       input: z.strictObject({
         url: z.url(),
         method: z.enum(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]).default("GET"),
         headers: z.record(z.string(), z.string()).optional(),
         body: z.string().optional(),
+        save_to: z.string().min(1).max(1024).optional().describe('save the response body as this file of your files toolset, e.g. "docs:/img.png" (or a bare path with one files toolset); answers with its type and size'),
       }),
       // Reads are allowed by default; anything that can change something asks.
       approval: (args) => (SAFE_METHODS.has(effectiveMethod(args)) ? "allow" : "ask"),
@@ -83,9 +87,13 @@ export const http = defineToolset({
         const hasOwnKey = headers.has("idempotency-key") || Object.keys(self.headers).some((h) => h.toLowerCase() === "idempotency-key");
         if (self.idempotency_key && !hasOwnKey && !SAFE_METHODS.has(effectiveMethod(args))) headers.set("idempotency-key", ctx.idempotencyKey);
         const signal = AbortSignal.timeout(self.timeout_ms);
+        // A bad target is refused before anything is fetched.
+        if (args.save_to !== undefined && !ctx.files) throw new ToolError("save_to: a global-scoped http instance cannot reach a worker's files");
+        const target = args.save_to === undefined ? undefined : ctx.files!.locate(args.save_to);
         let res: GuardedResponse;
         try {
           res = await self.fetch(url, { method: args.method, headers, body: SAFE_METHODS.has(args.method) ? undefined : args.body, signal });
+          if (target) return await saveResponse(res, target, self.max_download_bytes);
           // A cap in bytes is a cap in characters too: no character is shorter than a byte.
           const body = await readBodyCapped(res, self.max_response_chars);
           return {
