@@ -1,0 +1,1 @@
+export { trimInstanceProperty as default } from "./babel-runtime";
