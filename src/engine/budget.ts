@@ -42,8 +42,9 @@ export async function checkBudget(run: RunServices, frame: CallFrame, stepKey: s
 
   const key = `${stepKey}/budget/approval`;
   let decision = run.journal.get<ApprovalDecision>(key);
+  // Only a person extends a budget: approve_all (e.g. a public webhook's trigger) would make it no budget.
   if (!decision && run.approvalMode !== "ask") {
-    decision = { approved: run.approvalMode === "approve_all", by: `approval_mode ${run.approvalMode}` };
+    decision = { approved: false, by: `approval_mode ${run.approvalMode} (a budget is extended only by a person)` };
     await run.journal.record(key, decision);
   }
   if (!decision) {

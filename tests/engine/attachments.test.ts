@@ -40,7 +40,7 @@ function readingModel() {
 }
 
 /** The caller calls `tool` with `args` once, then answers; the journal and the outcome come back. */
-async function callOnce(args: Record<string, unknown>, opts: { tool?: string; readerModel?: string; files?: Record<string, [Uint8Array, string]>; extra?: Record<string, string>; calls?: ScriptedReply[] } = {}) {
+async function callOnce(args: Record<string, unknown>, opts: { tool?: string; readerModel?: string; files?: Record<string, [Uint8Array, string]>; extra?: Record<string, string>; calls?: ScriptedReply[]; approvalMode?: "ask" | "approve_all" } = {}) {
   const { model: callee, seen } = readingModel();
   const caller = scriptedModel(opts.calls ?? [{ toolCalls: [{ id: "c1", name: opts.tool ?? "reader", args }] }, { text: "done" }]);
   const h = harness({ "desk.worker": desk, "reader.worker": reader(opts.readerModel ?? "test:reader"), "plain.worker": plain, ...opts.extra }, { models: { "test:caller": caller, "test:reader": callee } });
@@ -48,7 +48,7 @@ async function callOnce(args: Record<string, unknown>, opts: { tool?: string; re
   const disk = h.config.states!.open("run", runId, "~files");
   for (const [path, [bytes, type]] of Object.entries(opts.files ?? {})) await writeBytes(disk, path, bytes, type);
   const store = new MemoryJournalStore();
-  const out = await h.run({ worker: "desk", input: { input: "go" }, runId }, store);
+  const out = await h.run({ worker: "desk", input: { input: "go" }, runId, approvalMode: opts.approvalMode }, store);
   return { out, store, seen, h, runId, result: (id = "c1") => store.entries.get(`desk/turn:1/tool:${id}/result`) as { ok: boolean; error?: string; value?: unknown } };
 }
 
@@ -143,9 +143,17 @@ describe("attachments", () => {
     expect(redirected.result().error).toMatch(/redirect 1 to https:\/\/evil\.example\.net\/steal refused/);
   });
 
+  it("a GET that saves into files asks like a write (nothing is fetched or written before a decision)", async () => {
+    const fetched = vi.spyOn(globalThis, "fetch");
+    const { out } = await callOnce({}, { calls: [{ toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/cat.png", save_to: "docs:/in/cat.png" } }] }, { text: "done" }] });
+    expect(out).toMatchObject({ status: "awaiting_approval", pending: [{ tool: "web_fetch", args: { save_to: "docs:/in/cat.png" } }] });
+    expect(fetched).not.toHaveBeenCalled();
+  });
+
   it("an image fetched by http and saved to files round-trips as an attachment; the journal holds no bytes", async () => {
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(PNG, { headers: { "content-type": "image/png" } }));
     const { out, result, seen, store } = await callOnce({}, {
+      approvalMode: "approve_all",
       calls: [
         { toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/cat.png", save_to: "docs:/in/cat.png" } }] },
         { toolCalls: [{ id: "c2", name: "reader", args: { input: "look", attachments: ["docs:/in/cat.png"] } }] },

@@ -41,4 +41,11 @@ describe("budgets that ask", () => {
     const fail = setup("budget: { max_cost_usd: 0.5 }");
     expect(await fail.h.run({ worker: "w", input: { input: "x" } })).toMatchObject({ status: "failed", error: { code: "budget_exceeded" } });
   });
+
+  it("approval_mode approve_all never extends a budget: only a person does", async () => {
+    const { h, model } = setup("budget: { max_cost_usd: 0.5, on_exceed: ask }");
+    const out = await h.run({ worker: "w", input: { input: "x" }, approvalMode: "approve_all" });
+    expect(out).toMatchObject({ status: "failed", error: { code: "budget_exceeded", message: expect.stringContaining("a budget is extended only by a person") } });
+    expect(model.requests).toBe(2);
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineToolset, executeRun, MemoryJournalStore, scriptedModel, tool, type ModelRequest } from "../../src/engine";
+import { defineToolset, executeRun, MemoryJournalStore, scriptedModel, tool, type ModelRequest, type ToolsetKind } from "../../src/engine";
 import { redactor } from "../../src/engine/toolsets/wrappers/redacted";
 import { harness, warnings, workerFile } from "./helpers";
 
@@ -116,4 +116,40 @@ describe("redaction of resolved ${NAME} values", () => {
       error: { code: "config", message: 'w.worker: toolsets.up: after filling in variables: api_key: must be printable ASCII, got "[redacted:TOKEN]"' },
     });
   });
+
+  /** A dynamic kind (like an MCP server): the listing itself is upstream text, quoting the credential. */
+  const listingKind = (fails: boolean): ToolsetKind => ({
+    kind: "listing",
+    description: "lists tools from an upstream",
+    scope: "call",
+    config: z.strictObject({ header: z.string() }),
+    definitions: [],
+    dynamic: true,
+    async instantiate(id, raw) {
+      const { header } = raw as { header: string };
+      return {
+        id,
+        async listTools() {
+          if (fails) throw new Error(`Error POSTing to endpoint: bad auth: ${header}`);
+          return [{ name: "t", description: `call with ${header}`, parameters: { type: "object", properties: {}, description: header }, readOnly: true, approval: () => "allow" as const }];
+        },
+        callTool: async () => "ok",
+      };
+    },
+  });
+
+  for (const fails of [false, true]) {
+    it(`a dynamic kind's tool list ${fails ? "error" : "(descriptions, schemas)"} is redacted too`, async () => {
+      const requests: ModelRequest[] = [];
+      const model = scriptedModel((req) => (requests.push(req), { text: "done" }));
+      const file = workerFile(`name: w\nmodel: test:m\ntoolsets:\n  up: { use: listing, header: "Bearer \${TOKEN}" }`);
+      const h = harness({ "w.worker": file }, { kinds: [listingKind(fails)], models: { "test:m": model } });
+      const store = new MemoryJournalStore();
+      const out = await executeRun({ ...h.config, vars: { TOKEN } }, store, { runId: `redact-list-${fails}`, worker: "w", input: { input: "x" } });
+      const everything = JSON.stringify([out, [...store.entries], requests]);
+      for (const f of forms(TOKEN)) expect(everything).not.toContain(f);
+      if (fails) expect(JSON.stringify(out)).toContain("bad auth: Bearer [redacted:TOKEN]");
+      else expect(requests[0]!.tools[0]).toMatchObject({ description: "call with Bearer [redacted:TOKEN]", parameters: { description: "Bearer [redacted:TOKEN]" } });
+    });
+  }
 });

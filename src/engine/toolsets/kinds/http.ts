@@ -78,7 +78,8 @@ export const http = defineToolset({
         save_to: z.string().min(1).max(1024).optional().describe('save the response body as this file of your files toolset, e.g. "docs:/img.png" (or a bare path with one files toolset); answers with its type and size'),
       }),
       // Reads are allowed by default; anything that can change something asks.
-      approval: (args) => (SAFE_METHODS.has(effectiveMethod(args)) ? "allow" : "ask"),
+      // A read that saves into the worker's files writes there: it asks like a write.
+      approval: (args) => (SAFE_METHODS.has(effectiveMethod(args)) && args.save_to === undefined ? "allow" : "ask"),
       async run(args, ctx, self: Self) {
         const url = new URL(args.url);
         const headers = new Headers(args.headers);

@@ -45,15 +45,22 @@ export function redactError(err: unknown, redact: (text: string) => string): unk
 
 /**
  * The `${NAME}` values an instance's config was filled with never come back out of
- * it: results (every string, deep), errors, the values it memoizes with `ctx.step`
- * and errors of `close()` are redacted before the journal, the model or a log sees them.
+ * it: its tool list (descriptions, schemas, a listing error), results (every string,
+ * deep), errors, the values it memoizes with `ctx.step` and errors of `close()` are redacted before the journal, the model or a log sees them.
  */
 export function redacted(inner: Toolset, secrets: readonly Substitution[]): Toolset {
   if (!secrets.some((s) => s.value.length >= MIN_REDACTED_LENGTH)) return inner;
   const redact = redactor(secrets);
   return {
     id: inner.id,
-    listTools: () => inner.listTools(),
+    // A dynamic kind's list (an MCP server's descriptions, or its error) is upstream text too.
+    async listTools() {
+      try {
+        return (await inner.listTools()).map((d) => ({ ...d, description: redact(d.description), parameters: redactDeep(d.parameters, redact) as typeof d.parameters }));
+      } catch (err) {
+        throw redactError(err, redact);
+      }
+    },
     async callTool(name, args, ctx) {
       // Redacted before it is recorded, so the first run and every replay see the same value.
       const step: ToolContext["step"] = (key, fn) => ctx.step(key, async () => redactDeep(await fn(), redact) as Awaited<ReturnType<typeof fn>>);
