@@ -11,6 +11,7 @@ import { replyMac } from "../src/tokens/reply-reference";
 import { engineConfig, numberVar } from "./engine-config";
 import { rpcGlobals } from "./global-toolsets-bridge";
 import { RunApprovals, runEnded, type DecisionRequest } from "./run-approvals";
+import { DeltaBuffer, type ModelDelta } from "./run-deltas";
 import { TERMINAL, type Answer, type RunEvent, type RunStatusName, type RunView, type StartRun } from "./run-types";
 import { migrateRun } from "./schema";
 import { json, parse, Sql } from "./sql";
@@ -52,6 +53,8 @@ export class RunDO extends DurableObject<Env> {
   private fault: TestHooks["fault"];
   private activationBudgetMs: number | undefined;
   private faulted = false;
+  /** Model text as it streams, for watchers of the run page (memory only). */
+  private readonly deltas = new DeltaBuffer();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -100,7 +103,7 @@ export class RunDO extends DurableObject<Env> {
         beforeStep: (_key, journal) => this.beforeStep(journal, deadline),
         notifier: (pending) => this.requestApproval(pending, { id: run.id as string, trigger: parse(run.trigger) }),
       });
-      outcome = await executeRun(config, this.journal, {
+      outcome = await executeRun({ ...config, models: this.deltas.streaming(config.models) }, this.journal, {
         runId: run.id as string,
         worker: run.worker as string,
         input: parse(run.input),
@@ -315,6 +318,11 @@ export class RunDO extends DurableObject<Env> {
     }
     const full = steps.length === limit || runEvents.length === limit;
     return { events, done: !full && TERMINAL.includes(run.status as RunStatusName) };
+  }
+
+  /** Model text streamed after cursor `seq` (not persisted; see DeltaBuffer). */
+  async deltasSince(seq = 0): Promise<{ deltas: ModelDelta[]; next: number }> {
+    return this.deltas.since(seq);
   }
 
   /**

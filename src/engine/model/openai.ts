@@ -35,14 +35,16 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
   });
   return {
     async request(req: ModelRequest): Promise<ModelResponse> {
-      const completion = await client.chat.completions.create({
+      const params = {
         model,
         messages: req.messages.map(toOpenAI),
         ...(req.tools.length
           ? { tools: req.tools.map((t) => ({ type: "function" as const, function: t })), parallel_tool_calls: true }
           : {}),
         ...(req.output ? { response_format: { type: "json_schema" as const, json_schema: { name: "output", schema: req.output } } } : {}),
-      });
+      };
+      if (req.onDelta) return streamed(client, params, req.onDelta);
+      const completion = await client.chat.completions.create(params);
       const msg = completion.choices[0]?.message;
       return {
         text: msg?.content ?? null,
@@ -53,6 +55,32 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
       };
     },
   };
+}
+
+const MAX_TOOL_CALLS = 128;
+
+/** The same request streamed: text pieces go to `onDelta` as they arrive; tool calls and usage are put together from the chunks. */
+async function streamed(client: OpenAI, params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, onDelta: (text: string) => void): Promise<ModelResponse> {
+  const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
+  let text: string | null = null;
+  const calls: Array<{ id: string; name: string; arguments: string }> = [];
+  let usage = { inputTokens: 0, outputTokens: 0 };
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
+    const delta = chunk.choices[0]?.delta;
+    if (delta?.content) {
+      text = (text ?? "") + delta.content;
+      onDelta(delta.content);
+    }
+    for (const c of delta?.tool_calls ?? []) {
+      if (c.index > MAX_TOOL_CALLS) continue; // an index from the wire must not size our array
+      const call = (calls[c.index] ??= { id: "", name: "", arguments: "" });
+      if (c.id) call.id = c.id;
+      if (c.function?.name) call.name += c.function.name;
+      if (c.function?.arguments) call.arguments += c.function.arguments;
+    }
+  }
+  return { text, toolCalls: calls.filter((c) => c !== undefined), usage };
 }
 
 function toOpenAI(m: ModelRequest["messages"][number]): OpenAI.Chat.ChatCompletionMessageParam {
