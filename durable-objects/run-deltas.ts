@@ -13,9 +13,9 @@ const MAX_CHARS = 64 * 1024;
 const MAX_PIECES = 4096;
 
 /**
- * Model text as it streams, in memory only: never a row per token. What a watcher
- * missed is in the journal once the step is recorded; what an evicted object had
- * here is gone, and the recorded turn replaces it.
+ * Model text as it streams, in memory only: never a row per token. Only answers
+ * still arriving are kept; a finished one is in the journal (its `turn` event), and
+ * what an evicted object had here is gone the same way.
  */
 export class DeltaBuffer {
   private pieces: ModelDelta[] = [];
@@ -30,7 +30,8 @@ export class DeltaBuffer {
       return {
         request: (req) => {
           const stream = ++this.streams;
-          return model.request({ ...req, onDelta: (text) => this.push(stream, text) });
+          // Once the answer is back it is about to be recorded (a `turn` event): its pieces go.
+          return model.request({ ...req, onDelta: (text) => this.push(stream, text) }).finally(() => this.drop(stream));
         },
       } satisfies Model;
     };
@@ -41,6 +42,11 @@ export class DeltaBuffer {
     this.pieces.push(piece);
     this.chars += piece.text.length;
     while (this.chars > MAX_CHARS || this.pieces.length > MAX_PIECES) this.chars -= this.pieces.shift()!.text.length;
+  }
+
+  private drop(stream: number): void {
+    this.pieces = this.pieces.filter((p) => p.stream !== stream);
+    this.chars = this.pieces.reduce((n, p) => n + p.text.length, 0);
   }
 
   /** Pieces after `seq`, oldest first, and the cursor to ask with next. */
