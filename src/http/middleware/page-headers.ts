@@ -22,7 +22,8 @@ export function pageHeaders(opts: { script?: string } = {}): MiddlewareHandler {
   return async function pageHeaders(c, next) {
     await next();
     const csp = ["default-src 'none'", `style-src ${await hashSource(PAGE_STYLE)}`, "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"];
-    if (opts.script) csp.push(`script-src ${await hashSource(opts.script)}`, "connect-src 'self'");
+    // Problem pages (any other status) carry no script: none is admitted there.
+    if (opts.script && c.res.status === 200) csp.push(`script-src ${await hashSource(opts.script)}`, "connect-src 'self'");
     c.res.headers.set("Content-Security-Policy", csp.join("; "));
     c.res.headers.set("Referrer-Policy", "no-referrer");
     c.res.headers.set("X-Content-Type-Options", "nosniff");
