@@ -4,6 +4,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { app } from "../../src/http/app";
 import { signSession } from "../../src/tokens/session-token";
 import { toBase64Url } from "../../src/tokens/base64url";
+import { signApprovalToken } from "../../src/tokens/approval-token";
+import { http } from "../../src/engine/toolsets/kinds/http";
+import { InboxPage } from "../../src/views/inbox-page";
 import { RUN_LIVE_SCRIPT } from "../../src/views/run-live-script";
 import { script, settle, stub } from "../durable-objects/helpers";
 
@@ -213,5 +216,37 @@ describe("model text as it streams", () => {
     expect((await stub(id).deltasSince(0)).deltas).toEqual([]);
     const after = (await stub(id).eventsSince("0-0"))!.events;
     expect(after.find((e) => e.type === "turn")?.data.text).toBe("Hello, world.");
+  });
+});
+
+describe("calls as people read them", () => {
+  it("the approval page shows the http call described (method, host, path, body unfolded) with the raw arguments in <details>, escaped", async () => {
+    const id = await startLive([
+      { tool_calls: [{ name: "fx_fetch", arguments: { url: `${env.FAKE_OPENAI_URL}/effects/describe?x=1`, method: "POST", body: JSON.stringify({ note: "<script>alert(1)</script>", inner: JSON.stringify({ n: 1 }) }) } }] },
+      { text: "done" },
+    ]);
+    const approval = (await settle(id)).approvals[0]!;
+    const token = await signApprovalToken({ run: id, approval: approval.id, exp: approval.expires_at }, env.APPROVAL_SECRET!);
+    const page = await (await call(`/approvals/${token}`)).text();
+    expect(page).toContain(`POST ${env.FAKE_OPENAI_HOST}/effects/describe?x=1`);
+    expect(page).toContain("&quot;inner&quot;: {\n    &quot;n&quot;: 1\n  }"); // JSON inside the string, unfolded
+    expect(page).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
+    expect(page).not.toContain("<script>alert(1)");
+    expect(page).toMatch(/<details><summary>Raw arguments<\/summary><pre>/);
+  });
+
+  it("the inbox lists a pending approval with its described call, its chain, expiry and a link to decide", () => {
+    const now = Date.now();
+    const args = { url: "https://api.github.com/repos/o/r/issues/42/comments", method: "POST", body: '{"body":"<b>hi</b>"}' };
+    const page = String(
+      InboxPage({
+        who: "ann@example.com", csrf: "c", truncated: false, now, filter: {}, runs: [],
+        approvals: [{ run_id: "r1", run_worker: "triage", id: "a1", tool: "gh_fetch", worker_chain: ["triage", "commenter"], created_at: now - 60_000, expires_at: now + 60_000, args, call: http.definitions[0]!.describe!(args), decideLink: "/approvals/t" }],
+      }),
+    );
+    expect(page).toContain("POST api.github.com/repos/o/r/issues/42/comments");
+    expect(page).toContain("&lt;b&gt;hi&lt;/b&gt;");
+    expect(page).toContain("triage → commenter");
+    expect(page).toContain('href="/approvals/t"');
   });
 });
