@@ -70,21 +70,21 @@ describe.skipIf(!runBrowser)("pages for people in a real browser", () => {
     const errors: string[] = [];
     page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
     await page.goto(`${app.url}/runs/${id}/view`);
-    await page.evaluate(() => ((window as unknown as { loadedOnce: boolean }).loadedOnce = true));
+    await page.evaluate("window.loadedOnce = true");
 
     // The model holds its answer after the first piece: it is on the page, the step is not recorded.
-    await page.waitForFunction(() => document.getElementById("streaming")?.textContent === "Drafting the answer, ", null, { timeout: 30_000 });
+    await page.waitForFunction(`document.getElementById("streaming").textContent === "Drafting the answer, "`, null, { timeout: 30_000 });
     expect(await page.textContent("#activity")).not.toContain("Drafting");
     expect(await page.textContent("#run-status")).toBe("running");
     await page.screenshot({ path: `${SHOTS}/edgework-run-streaming.png`, fullPage: true });
 
     await fetch(`${base}/gates/e2e-live`, { method: "POST" });
-    await page.waitForFunction(() => document.getElementById("run-status")?.textContent === "succeeded", null, { timeout: 30_000 });
+    await page.waitForFunction(`document.getElementById("run-status").textContent === "succeeded"`, null, { timeout: 30_000 });
     const activity = await page.textContent("#activity");
     expect(activity).toContain("Drafting the answer, then <b>finishing</b> it."); // as text, never markup
     expect(activity).toContain("calls fx_fetch");
     expect(await page.textContent("#streaming")).toBe("");
-    expect(await page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true); // never reloaded
+    expect(await page.evaluate("window.loadedOnce")).toBe(true); // never reloaded
     await page.screenshot({ path: `${SHOTS}/edgework-run-done.png`, fullPage: true });
     expect(errors).toEqual([]); // no CSP violation, no script error
   });
