@@ -44,16 +44,17 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
         ...(req.output ? { response_format: { type: "json_schema" as const, json_schema: { name: "output", schema: req.output } } } : {}),
       };
       if (req.onDelta) return streamed(client, params, req.onDelta);
-      const completion = await client.chat.completions.create(params);
-      const msg = completion.choices[0]?.message;
-      return {
-        text: msg?.content ?? null,
-        toolCalls: (msg?.tool_calls ?? []).flatMap((c) =>
-          c.type === "function" ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : [],
-        ),
-        usage: { inputTokens: completion.usage?.prompt_tokens ?? 0, outputTokens: completion.usage?.completion_tokens ?? 0 },
-      };
+      return fromCompletion(await client.chat.completions.create(params));
     },
+  };
+}
+
+function fromCompletion(completion: OpenAI.Chat.ChatCompletion): ModelResponse {
+  const msg = completion.choices?.[0]?.message;
+  return {
+    text: msg?.content ?? null,
+    toolCalls: (msg?.tool_calls ?? []).flatMap((c) => (c.type === "function" ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : [])),
+    usage: { inputTokens: completion.usage?.prompt_tokens ?? 0, outputTokens: completion.usage?.completion_tokens ?? 0 },
   };
 }
 
@@ -61,7 +62,9 @@ const MAX_TOOL_CALLS = 128;
 
 /** The same request streamed: text pieces go to `onDelta` as they arrive; tool calls and usage are put together from the chunks. */
 async function streamed(client: OpenAI, params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, onDelta: (text: string) => void): Promise<ModelResponse> {
-  const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
+  const { data: stream, response } = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }).withResponse();
+  // A compatible server that does not stream answers with the whole completion as JSON.
+  if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) return fromCompletion((await response.json()) as OpenAI.Chat.ChatCompletion);
   let text: string | null = null;
   const calls: Array<{ id: string; name: string; arguments: string }> = [];
   let usage = { inputTokens: 0, outputTokens: 0 };
