@@ -1,8 +1,13 @@
 import { existsSync } from "node:fs";
-import { chromium, type Browser, type BrowserContext } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI } from "../support/fake-openai";
 import { startLocalApp } from "../../scripts/demo/local-app.mjs";
+
+type Dom = { document: { getElementById(id: string): { textContent: string } | null } };
+/** Waits until element `id` reads `want`. A function predicate (a string one would need eval, which the page's CSP refuses). */
+const waitText = (page: Page, id: string, want: string) =>
+  page.waitForFunction(([i, w]) => (globalThis as unknown as Dom).document.getElementById(i!)?.textContent === w, [id, want], { timeout: 30_000 });
 
 type LocalApp = Awaited<ReturnType<typeof startLocalApp>>;
 
@@ -70,21 +75,21 @@ describe.skipIf(!runBrowser)("pages for people in a real browser", () => {
     const errors: string[] = [];
     page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
     await page.goto(`${app.url}/runs/${id}/view`);
-    await page.evaluate("window.loadedOnce = true");
+    await page.evaluate(() => ((globalThis as unknown as { loadedOnce: boolean }).loadedOnce = true));
 
     // The model holds its answer after the first piece: it is on the page, the step is not recorded.
-    await page.waitForFunction(`document.getElementById("streaming").textContent === "Drafting the answer, "`, null, { timeout: 30_000 });
+    await waitText(page, "streaming", "Drafting the answer, ");
     expect(await page.textContent("#activity")).not.toContain("Drafting");
     expect(await page.textContent("#run-status")).toBe("running");
     await page.screenshot({ path: `${SHOTS}/edgework-run-streaming.png`, fullPage: true });
 
     await fetch(`${base}/gates/e2e-live`, { method: "POST" });
-    await page.waitForFunction(`document.getElementById("run-status").textContent === "succeeded"`, null, { timeout: 30_000 });
+    await waitText(page, "run-status", "succeeded");
     const activity = await page.textContent("#activity");
     expect(activity).toContain("Drafting the answer, then <b>finishing</b> it."); // as text, never markup
     expect(activity).toContain("calls fx_fetch");
     expect(await page.textContent("#streaming")).toBe("");
-    expect(await page.evaluate("window.loadedOnce")).toBe(true); // never reloaded
+    expect(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true); // never reloaded
     await page.screenshot({ path: `${SHOTS}/edgework-run-done.png`, fullPage: true });
     expect(errors).toEqual([]); // no CSP violation, no script error
   });
