@@ -15,6 +15,7 @@ import { LoggedJournalStore, logRunEvent } from "./run-log";
 import { deletionDue, finishedRunAlarm } from "./run-retention";
 import { RunCatalog } from "./run-catalog";
 import { snapshotFor } from "../src/pinned-catalog";
+import { DeltaBuffer, type ModelDelta } from "./run-deltas";
 import { TERMINAL, type Answer, type RunEvent, type RunStatusName, type RunView, type StartRun } from "./run-types";
 import { migrateRun } from "./schema";
 import { json, parse, Sql } from "./sql";
@@ -61,6 +62,8 @@ export class RunDO extends DurableObject<Env> {
   private activationBudgetMs: number | undefined;
   private faulted = false;
   private deleted = false;
+  /** Model text as it streams, for watchers of the run page (memory only). */
+  private readonly deltas = new DeltaBuffer();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -123,7 +126,7 @@ export class RunDO extends DurableObject<Env> {
         beforeStep: (_key, journal) => this.beforeStep(journal, deadline),
         notifier: (pending) => this.requestApproval(pending, { id: run.id as string, trigger: parse(run.trigger) }),
       }, definitions);
-      outcome = await executeRun(config, this.journal, {
+      outcome = await executeRun({ ...config, models: this.deltas.streaming(config.models) }, this.journal, {
         runId: run.id as string,
         worker: run.worker as string,
         input: parse(run.input),
@@ -330,6 +333,11 @@ export class RunDO extends DurableObject<Env> {
     const events = mergeEvents(steps, runEvents, j, e);
     const full = steps.length === limit || runEvents.length === limit;
     return { events, done: !full && TERMINAL.includes(run.status as RunStatusName) };
+  }
+
+  /** Model text streamed after cursor `seq` (not persisted; see DeltaBuffer). */
+  async deltasSince(seq = 0): Promise<{ deltas: ModelDelta[]; next: number }> {
+    return this.deltas.since(seq);
   }
 
   /**

@@ -27,6 +27,14 @@ declare namespace Cloudflare {
     MCP_WAIT_SECONDS?: string;
     /** How long one SSE response of GET /runs/:id/events stays open, in ms; default 60 000. */
     SSE_MAX_MS?: string;
+    /** HMAC key of page sessions and CSRF tokens (secret); APPROVAL_SECRET when unset. */
+    SESSION_SECRET?: string;
+    /** How long a page session lasts, in seconds; default 12 hours. */
+    SESSION_TTL_SECONDS?: string;
+    /** Cloudflare Access: the team domain (`myteam` or `myteam.cloudflareaccess.com`); with ACCESS_AUD, Access JWTs open the pages. */
+    ACCESS_TEAM_DOMAIN?: string;
+    /** Cloudflare Access: the application's Audience (AUD) tag. */
+    ACCESS_AUD?: string;
     /** "1" only in the test pool: enables RunDO.setTestHooks and sets alarms a minute ahead. */
     EDGEWORK_TEST_HOOKS?: string;
   }

@@ -6,11 +6,14 @@ import { bodyLimit } from "./middleware/body-limit";
 import { pageHeaders } from "./middleware/page-headers";
 import { approvals } from "./routes/approvals";
 import { hooks } from "./routes/hooks";
+import { inbox } from "./routes/inbox";
+import { login } from "./routes/login";
 import { mcp } from "./routes/mcp";
 import { lists } from "./routes/lists";
 import { runPage } from "./routes/run-page";
 import { runs } from "./routes/runs";
 import { workers } from "./routes/workers";
+import { RUN_LIVE_SCRIPT } from "../views/run-live-script";
 
 export const app = new Hono<{ Bindings: Env }>();
 
@@ -18,7 +21,10 @@ app.get("/", (c) => c.json({ name: "edgework", docs: "see README.md", api: ["/ru
 
 // Pages for people carry capability tokens in their URLs.
 app.use("/approvals/*", pageHeaders());
-app.use("/runs/:id/view", pageHeaders());
+app.use("/runs/:id/view", pageHeaders({ script: RUN_LIVE_SCRIPT }));
+app.use("/runs/:id/view/events", pageHeaders());
+// Pages for people signed in (API token, session cookie, Cloudflare Access).
+for (const path of ["/login", "/logout", "/inbox"]) app.use(path, pageHeaders(), bodyLimit());
 
 // Every body is bounded before a handler parses it (webhooks bound theirs as they read the raw
 // bytes; the API's after the token check, so no stranger makes us read a megabyte).
@@ -30,6 +36,8 @@ app.route("/hooks", hooks);
 app.route("/", lists);
 app.route("/approvals", approvals);
 app.route("/runs", runPage);
+app.route("/", login);
+app.route("/inbox", inbox);
 
 app.use("/runs/*", apiToken());
 app.use("/runs", apiToken());

@@ -1,10 +1,12 @@
 import { TERMINAL, type ApprovalView, type RunView } from "../../durable-objects/run-types";
+import type { CallDescription } from "../engine/toolsets/toolset";
 import { AttachmentList, attachmentsOnPath } from "./attachments";
-import { describeTrigger, isoTime, prettyArgs } from "./format";
+import { CallView } from "./call-view";
+import { describeTrigger, isoTime } from "./format";
 import { Badge, Page } from "./layout";
 
 /** What will happen, on whose behalf — and two forms that POST. Showing it changes nothing. */
-export function ApprovalPage(props: { run: RunView; approval: ApprovalView; action: string; runLink: string; intent?: string }) {
+export function ApprovalPage(props: { run: RunView; approval: ApprovalView; call?: CallDescription; action: string; runLink: string; intent?: string }) {
   const { run, approval: a } = props;
   const attachments = attachmentsOnPath(run.call_tree, a.call_path);
   return (
@@ -15,8 +17,8 @@ export function ApprovalPage(props: { run: RunView; approval: ApprovalView; acti
       <p>
         Run <a href={props.runLink}>{run.id}</a> of worker <code>{run.worker}</code>, started by {describeTrigger(run.trigger)}. <Badge status={run.status} />
       </p>
-      <h2>Arguments</h2>
-      <pre>{prettyArgs(a.args)}</pre>
+      <h2>{props.call ? "What it will do" : "Arguments"}</h2>
+      <CallView call={props.call} args={a.args} />
       {attachments.length ? (
         <>
           <h2>Attachments the asking worker was given</h2>

@@ -14,6 +14,8 @@ button{font-size:1rem;padding:.55rem 1.1rem;border-radius:6px;border:0;color:#ff
 textarea{width:100%;min-height:4rem;font:inherit}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #e4e4e7;vertical-align:top}
 ul.tree{list-style:none;padding-left:1.1rem;border-left:2px solid #e4e4e7}
+nav{display:flex;gap:1rem;align-items:center;margin-bottom:1rem}form.inline{display:inline;margin-left:auto}
+#streaming:empty{display:none}details summary{cursor:pointer;color:#52525b}
 `;
 
 /** The frame of every page: no script, nothing loaded from elsewhere (the CSP enforces it). */
@@ -24,7 +26,12 @@ export function Page(props: { title: string; refresh?: boolean; children?: Child
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="no-referrer" />
-        {props.refresh ? <meta http-equiv="refresh" content="3" /> : null}
+        {/* Without JS a live page refreshes itself; with it, its script follows the run. */}
+        {props.refresh ? (
+          <noscript>
+            <meta http-equiv="refresh" content="3" />
+          </noscript>
+        ) : null}
         <title>{props.title}</title>
         <style>{PAGE_STYLE}</style>
       </head>

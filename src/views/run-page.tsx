@@ -3,6 +3,7 @@ import type { CallNode } from "../engine/journal/call-tree";
 import { AttachmentList } from "./attachments";
 import { describeTrigger, isoTime, prettyArgs, usd } from "./format";
 import { Badge, Page } from "./layout";
+import { RUN_LIVE_SCRIPT } from "./run-live-script";
 
 function CallTree(props: { call: CallNode }) {
   const { call } = props;
@@ -32,15 +33,25 @@ function CallTree(props: { call: CallNode }) {
   );
 }
 
-/** The run for people: status, call tree, approvals, usage and cost. Refreshes itself while it runs. */
-export function RunPage(props: { run: RunView }) {
+/** The run for people: status, call tree, approvals, usage and cost; followed live by its script (refreshing itself without JS). */
+export function RunPage(props: { run: RunView; events: string }) {
   const { run } = props;
   const live = run.status === "queued" || run.status === "running";
   return (
     <Page title={`Run ${run.id}`} refresh={live}>
       <h1>
-        Run of <code>{run.worker}</code> <Badge status={run.status} />
+        Run of <code>{run.worker}</code>{" "}
+        <span id="run-status" class={`badge ${run.status}`}>
+          {run.status.replace(/_/g, " ")}
+        </span>
       </h1>
+      {/* Shown by the script, which fills it from the event stream. */}
+      <section id="live" data-events={props.events} hidden>
+        <h2>Live</h2>
+        <pre id="streaming"></pre>
+        <ul id="activity" class="tree"></ul>
+      </section>
+      <script dangerouslySetInnerHTML={{ __html: RUN_LIVE_SCRIPT }} />
       <table>
         <tr><th>Run</th><td><code>{run.id}</code></td></tr>
         <tr><th>Started by</th><td>{describeTrigger(run.trigger)}, {isoTime(run.created_at)}</td></tr>

@@ -219,7 +219,7 @@ async function expectPagesShowAttachments(store: MemoryJournalStore, approvalKey
   expect(tree!.tools[0]!.attachments).toEqual([{ ref: "docs:/a.png", name: "a.png", type: "image/png", size: PNG.length, sha256: expect.any(String) }]);
   const run = { id: "r", worker: "desk", status: "awaiting_approval", input: {}, output: null, error: null, usage: null, approvals: [], call_tree: tree, trigger: { kind: "api" }, created_at: 1, updated_at: 1 } as unknown as RunView;
   const approval = { id: "a", status: "pending", tool: "write_file", args: {}, description: "", worker_chain: ["desk", "reader"], call_path: approvalKey.slice(0, -"/approval".length), notify: null, note: null, decided_by: null, created_at: 1, decided_at: null, expires_at: 2 } as ApprovalView;
-  for (const page of [String(await RunPage({ run })), String(await ApprovalPage({ run, approval, action: "/x", runLink: "/r" }))]) {
+  for (const page of [String(await RunPage({ run, events: "/runs/r/view/events" })), String(await ApprovalPage({ run, approval, action: "/x", runLink: "/r" }))]) {
     expect(page).toContain("<code>a.png</code> (image/png, 21 B)");
     expect(page).not.toContain(toBase64(PNG));
   }

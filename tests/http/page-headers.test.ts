@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { signApprovalToken } from "../../src/tokens/approval-token";
+import { RUN_LIVE_SCRIPT } from "../../src/views/run-live-script";
 import { effectUrl, script, settle } from "../durable-objects/helpers";
 
 const auth = { Authorization: "Bearer test-token" };
@@ -19,7 +20,7 @@ async function pausedRun(): Promise<{ id: string; token: string }> {
 const sha256Base64 = async (text: string) => btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)))));
 
 /** The headers every page carrying a capability token must send, and a CSP that admits exactly the page's own style. */
-async function expectProtected(res: Response, what: string) {
+async function expectProtected(res: Response, what: string, script?: string) {
   expect(res.headers.get("Referrer-Policy"), what).toBe("no-referrer");
   expect(res.headers.get("X-Content-Type-Options"), what).toBe("nosniff");
   expect(res.headers.get("Cache-Control"), what).toBe("no-store");
@@ -29,8 +30,10 @@ async function expectProtected(res: Response, what: string) {
   expect(directives.get("form-action"), what).toEqual(["'self'"]);
   expect(directives.get("frame-ancestors"), what).toEqual(["'none'"]);
   expect(directives.get("base-uri"), what).toEqual(["'none'"]);
-  expect(directives.has("script-src"), what).toBe(false); // no script at all: default-src 'none' applies
+  // No script at all (default-src 'none' applies) — but the live run page's one script, by hash.
+  expect(directives.get("script-src"), what).toEqual(script ? [`'sha256-${await sha256Base64(script)}'`] : undefined);
   const html = await res.text();
+  if (script) expect([...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]), what).toEqual([script]);
   const styles = [...html.matchAll(/<style>([^<]*)<\/style>/g)].map((m) => m[1]!);
   expect(styles, what).toHaveLength(1);
   for (const style of styles) expect(directives.get("style-src"), what).toContain(`'sha256-${await sha256Base64(style)}'`);
@@ -44,8 +47,8 @@ describe("pages that carry capability tokens", () => {
     await expectProtected(await postForm(`/approvals/${token}`, { decision: "maybe" }), "no decision (400)");
     await expectProtected(await postForm(`/approvals/${token}`, { decision: "approve" }), "decision page");
     await expectProtected(await postForm(`/approvals/${token}`, { decision: "approve" }), "already decided (409)");
-    await expectProtected(await call(`/runs/${id}/view?token=${encodeURIComponent(token)}`), "run page by link");
-    await expectProtected(await call(`/runs/${id}/view`, { headers: auth }), "run page by API token");
+    await expectProtected(await call(`/runs/${id}/view?token=${encodeURIComponent(token)}`), "run page by link", RUN_LIVE_SCRIPT);
+    await expectProtected(await call(`/runs/${id}/view`, { headers: auth }), "run page by API token", RUN_LIVE_SCRIPT);
     await expectProtected(await call(`/runs/${id}/view`), "run page refused (403)");
   });
 });

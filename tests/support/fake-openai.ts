@@ -10,9 +10,18 @@ import type { AddressInfo } from "node:net";
  * `POST /effects/<id>` counts side effects outside any run; `GET` reads the count.
  * A reply is `{text?, tool_calls?: [{id?, name, arguments}], usage?}` or
  * `{status, body?, headers?}` for an error response.
+ * A request with `stream: true` gets the reply as server-sent chunks: the text in
+ * `chunks` (else in one piece); with `gate`, only the first chunk is sent until
+ * `POST /gates/<gate>` opens it, so a test sees a partial answer deterministically.
  */
 export type FakeReply =
-  | { text?: string; tool_calls?: Array<{ id?: string; name: string; arguments: unknown }>; usage?: { prompt_tokens: number; completion_tokens: number } }
+  | {
+      text?: string;
+      tool_calls?: Array<{ id?: string; name: string; arguments: unknown }>;
+      usage?: { prompt_tokens: number; completion_tokens: number };
+      chunks?: string[];
+      gate?: string;
+    }
   | { status: number; body?: unknown; headers?: Record<string, string> };
 
 interface Script {
@@ -30,6 +39,16 @@ const readBody = async (req: IncomingMessage) => {
 export async function startFakeOpenAI(port = 0): Promise<{ port: number; close(): Promise<void> }> {
   const scripts = new Map<string, Script>();
   const effects = new Map<string, number>();
+  const gates = new Map<string, { open: Promise<void>; release(): void }>();
+  const gate = (name: string) => {
+    let g = gates.get(name);
+    if (!g) {
+      let release!: () => void;
+      const open = new Promise<void>((r) => (release = r));
+      gates.set(name, (g = { open, release }));
+    }
+    return g;
+  };
   const server = createServer(async (req, res) => {
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, { "content-type": "application/json", ...headers });
@@ -41,6 +60,11 @@ export async function startFakeOpenAI(port = 0): Promise<{ port: number; close()
       const n = (effects.get(effect[1]!) ?? 0) + (req.method === "POST" ? 1 : 0);
       effects.set(effect[1]!, n);
       return send(200, { id: effect[1], count: n });
+    }
+    const opened = /^\/gates\/([^/?]+)$/.exec(req.url ?? "");
+    if (opened && req.method === "POST") {
+      gate(opened[1]!).release();
+      return send(200, { opened: opened[1] });
     }
     const byModel = req.url === "/v1/chat/completions" && req.method === "POST" ? (JSON.parse(body).model as string) : undefined;
     const m = byModel ? [req.url, byModel, "/v1/chat/completions"] : /^\/scripts\/([^/]+)(\/v1\/chat\/completions)?$/.exec(req.url ?? "");
@@ -60,6 +84,26 @@ export async function startFakeOpenAI(port = 0): Promise<{ port: number; close()
     if (!reply) return send(500, { error: { message: `script ${id} has no reply left for request ${script.requests.length}` } });
     if ("status" in reply) return send(reply.status, reply.body ?? { error: { message: `scripted ${reply.status}` } }, reply.headers);
     const n = script.requests.length;
+    const toolCalls = (reply.tool_calls ?? []).map((c, i) => ({
+      id: c.id ?? `call_${n}_${i + 1}`,
+      type: "function",
+      function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments) },
+    }));
+    const usage = reply.usage ?? { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+    if (JSON.parse(body).stream === true) {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      const chunk = (delta: unknown, extra: Record<string, unknown> = {}) =>
+        res.write(`data: ${JSON.stringify({ id: `chatcmpl-${id}-${n}`, object: "chat.completion.chunk", created: 0, model: "fake", choices: delta ? [{ index: 0, delta, finish_reason: null }] : [], ...extra })}\n\n`);
+      const pieces = reply.chunks ?? (reply.text !== undefined ? [reply.text] : []);
+      for (const [i, piece] of pieces.entries()) {
+        chunk(i === 0 ? { role: "assistant", content: piece } : { content: piece });
+        if (i === 0 && reply.gate) await gate(reply.gate).open;
+      }
+      toolCalls.forEach((c, index) => chunk({ tool_calls: [{ index, ...c }] }));
+      chunk(null, { usage });
+      res.end("data: [DONE]\n\n");
+      return;
+    }
     send(200, {
       id: `chatcmpl-${id}-${n}`,
       object: "chat.completion",
@@ -72,19 +116,11 @@ export async function startFakeOpenAI(port = 0): Promise<{ port: number; close()
           message: {
             role: "assistant",
             content: reply.text ?? null,
-            ...(reply.tool_calls?.length
-              ? {
-                  tool_calls: reply.tool_calls.map((c, i) => ({
-                    id: c.id ?? `call_${n}_${i + 1}`,
-                    type: "function",
-                    function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments) },
-                  })),
-                }
-              : {}),
+            ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
           },
         },
       ],
-      usage: reply.usage ?? { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      usage,
     });
   });
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));

@@ -34,6 +34,11 @@ export interface ModelRequest {
   tools: Array<{ name: string; description: string; parameters: JSONSchema }>;
   /** When set, the final answer must be JSON matching this schema. */
   output?: JSONSchema;
+  /**
+   * When set, a model that can stream passes its answer's text here piece by piece
+   * as it arrives (for people watching); the response is still returned whole.
+   */
+  onDelta?: (text: string) => void;
 }
 
 export interface ModelResponse {

@@ -36,24 +36,55 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
   });
   return {
     async request(req: ModelRequest): Promise<ModelResponse> {
-      const completion = await client.chat.completions.create({
+      const params = {
         model,
         messages: await Promise.all(req.messages.map(toOpenAI)),
         ...(req.tools.length
           ? { tools: req.tools.map((t) => ({ type: "function" as const, function: t })), parallel_tool_calls: true }
           : {}),
         ...(req.output ? { response_format: { type: "json_schema" as const, json_schema: { name: "output", schema: req.output } } } : {}),
-      });
-      const msg = completion.choices[0]?.message;
-      return {
-        text: msg?.content ?? null,
-        toolCalls: (msg?.tool_calls ?? []).flatMap((c) =>
-          c.type === "function" ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : [],
-        ),
-        usage: { inputTokens: completion.usage?.prompt_tokens ?? 0, outputTokens: completion.usage?.completion_tokens ?? 0 },
       };
+      if (req.onDelta) return streamed(client, params, req.onDelta);
+      return fromCompletion(await client.chat.completions.create(params));
     },
   };
+}
+
+function fromCompletion(completion: OpenAI.Chat.ChatCompletion): ModelResponse {
+  const msg = completion.choices?.[0]?.message;
+  return {
+    text: msg?.content ?? null,
+    toolCalls: (msg?.tool_calls ?? []).flatMap((c) => (c.type === "function" ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : [])),
+    usage: { inputTokens: completion.usage?.prompt_tokens ?? 0, outputTokens: completion.usage?.completion_tokens ?? 0 },
+  };
+}
+
+const MAX_TOOL_CALLS = 128;
+
+/** The same request streamed: text pieces go to `onDelta` as they arrive; tool calls and usage are put together from the chunks. */
+async function streamed(client: OpenAI, params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, onDelta: (text: string) => void): Promise<ModelResponse> {
+  const { data: stream, response } = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }).withResponse();
+  // A compatible server that does not stream answers with the whole completion as JSON.
+  if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) return fromCompletion((await response.json()) as OpenAI.Chat.ChatCompletion);
+  let text: string | null = null;
+  const calls: Array<{ id: string; name: string; arguments: string }> = [];
+  let usage = { inputTokens: 0, outputTokens: 0 };
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
+    const delta = chunk.choices[0]?.delta;
+    if (delta?.content) {
+      text = (text ?? "") + delta.content;
+      onDelta(delta.content);
+    }
+    for (const c of delta?.tool_calls ?? []) {
+      if (c.index > MAX_TOOL_CALLS) continue; // an index from the wire must not size our array
+      const call = (calls[c.index] ??= { id: "", name: "", arguments: "" });
+      if (c.id) call.id = c.id;
+      if (c.function?.name) call.name += c.function.name;
+      if (c.function?.arguments) call.arguments += c.function.arguments;
+    }
+  }
+  return { text, toolCalls: calls.filter((c) => c !== undefined), usage };
 }
 
 async function toOpenAI(m: ModelRequest["messages"][number]): Promise<OpenAI.Chat.ChatCompletionMessageParam> {

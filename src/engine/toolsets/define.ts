@@ -2,7 +2,7 @@ import * as z from "zod";
 import type { ToolContext } from "../context";
 import { ToolError } from "../errors";
 import { describeIssues, toolParameters } from "../json-schema";
-import type { Policy, Scope, StateKV, ToolDef, Toolset } from "./toolset";
+import type { CallDescription, Policy, Scope, StateKV, ToolDef, Toolset } from "./toolset";
 
 export interface ToolSpec<I extends z.ZodType = z.ZodType, S = any> {
   description: string;
@@ -10,6 +10,8 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, S = any> {
   /** Changes nothing outside itself. Default approval: read-only tools allow, others ask. */
   readOnly?: boolean;
   approval?: Policy | ((args: z.output<I>) => Policy);
+  /** How a person reads a call (approval pages, the inbox); the raw arguments stay shown beside it. */
+  describe?(args: z.output<I>): CallDescription;
   run(args: z.output<I>, ctx: ToolContext, self: S): unknown;
 }
 
@@ -58,6 +60,7 @@ export function defineToolset<C extends z.ZodType, S>(def: ToolsetKindDef<C, S>)
       parameters: toolParameters(spec.input),
       readOnly: spec.readOnly ?? false,
       approval: typeof approval === "function" ? (args) => approval(args) : () => approval,
+      ...(spec.describe ? { describe: describeValid(spec) } : {}),
     };
   });
   return {
@@ -81,6 +84,14 @@ export function defineToolset<C extends z.ZodType, S>(def: ToolsetKindDef<C, S>)
         close: def.close ? async () => def.close!(self) : undefined,
       };
     },
+  };
+}
+
+/** A kind's `describe`, given only arguments its input schema accepts (the page shows raw ones otherwise). */
+function describeValid(spec: ToolSpec): (args: unknown) => CallDescription | undefined {
+  return (args) => {
+    const parsed = spec.input.safeParse(args);
+    return parsed.success ? spec.describe!(parsed.data) : undefined;
   };
 }
 

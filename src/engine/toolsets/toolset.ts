@@ -13,6 +13,14 @@ export interface ToolDef {
   readOnly: boolean;
   /** The kind's default policy for these arguments; a worker's `approval:` overrides it. */
   approval(args: unknown): Policy;
+  /** The call as a person reads it (approval pages, the inbox); undefined when the arguments are not valid. */
+  describe?(args: unknown): CallDescription | undefined;
+}
+
+/** `POST api.github.com/repos/o/r/issues/42/comments`, and the body pretty-printed. */
+export interface CallDescription {
+  summary: string;
+  details?: string;
 }
 
 /**

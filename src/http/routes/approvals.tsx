@@ -3,6 +3,7 @@ import { runStub, runView } from "../../runs";
 import { ApprovalPage, closedApproval, DecisionPage } from "../../views/approval-page";
 import { Problem } from "../../views/layout";
 import { checkApprovalLink, runPageLink } from "../approval-link";
+import { describeApproval } from "../describe-approval";
 
 /**
  * The approval link from the email. GET shows what will happen and changes
@@ -18,7 +19,7 @@ approvals.get("/:token", async (c) => {
   const closed = closedApproval(link.run, link.approval);
   if (closed) return c.html(<Problem title={closed.title} message={closed.message} runLink={runLink} />, closed.status);
   const intent = c.req.query("intent");
-  return c.html(<ApprovalPage run={link.run} approval={link.approval} action={`/approvals/${token}`} runLink={runLink} intent={intent} />);
+  return c.html(<ApprovalPage run={link.run} approval={link.approval} call={describeApproval(link.approval)} action={`/approvals/${token}`} runLink={runLink} intent={intent} />);
 });
 
 approvals.post("/:token", async (c) => {

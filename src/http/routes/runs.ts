@@ -1,9 +1,9 @@
 import { Hono } from "hono";
-import { streamSSE } from "hono/streaming";
 import * as z from "zod";
 import { budgetOf, budgetSchema } from "../../engine/worker-file";
 import { checkStart, missingRun, RUN_ID, runStub, startRun } from "../../runs";
 import { httpError } from "../http-error";
+import { runEventStream } from "../run-event-stream";
 import { jsonBody } from "../validate";
 
 const startBody = z.strictObject({
@@ -14,10 +14,6 @@ const startBody = z.strictObject({
 });
 
 const decisionBody = z.strictObject({ decision: z.enum(["approve", "reject"]), note: z.string().max(2000).optional() });
-
-/** How long one SSE response stays open before the client reconnects with Last-Event-ID (`SSE_MAX_MS`, default 60 s). */
-const sseMaxMs = (env: Env) => (Number(env.SSE_MAX_MS) > 0 ? Number(env.SSE_MAX_MS) : 60_000);
-const SSE_POLL_MS = 250;
 
 export const runs = new Hono<{ Bindings: Env }>();
 
@@ -49,38 +45,8 @@ runs.get("/:id", async (c) => {
   return c.json(view);
 });
 
-runs.get("/:id/events", async (c) => {
-  const stub = stubFor(c.env, c.req.param("id"));
-  let cursor = c.req.header("Last-Event-ID") ?? c.req.query("after") ?? "0-0";
-  const first = await stub.eventsSince(cursor);
-  if (!first) throw httpError(404, { error: `unknown run "${c.req.param("id")}"` });
-  const maxMs = sseMaxMs(c.env);
-  return streamSSE(c, async (stream) => {
-    // A client that stops reading makes a write wait forever: every write and
-    // wait races the deadline and the client going away, so the response ends.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const over = new Promise<"over">((resolve) => {
-      timer = setTimeout(() => resolve("over"), maxMs);
-      stream.onAbort(() => resolve("over"));
-    });
-    try {
-      let batch: typeof first | null = first;
-      while (batch) {
-        for (const ev of batch.events) {
-          const written = await Promise.race([stream.writeSSE({ id: ev.id, event: ev.type, data: JSON.stringify(ev.data) }), over]);
-          // A write still pending can only be undone by aborting: closing would wait for it.
-          if (written === "over") return stream.abort();
-          cursor = ev.id;
-        }
-        if (batch.done) return;
-        if (!batch.events.length && (await Promise.race([stream.sleep(SSE_POLL_MS), over])) === "over") return;
-        batch = await stub.eventsSince(cursor);
-      }
-    } finally {
-      clearTimeout(timer);
-    }
-  });
-});
+/** The run's events (SSE); `?deltas=1` adds the model's text as it streams (`model_delta`, not persisted). */
+runs.get("/:id/events", (c) => runEventStream(c, stubFor(c.env, c.req.param("id")), c.req.param("id"), { deltas: c.req.query("deltas") === "1" }));
 
 runs.post("/:id/approvals/:approvalId", async (c) => {
   const body = await jsonBody(c, decisionBody);

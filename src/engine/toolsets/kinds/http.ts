@@ -5,6 +5,8 @@ import { guardedFetch, type GuardedFetch, type GuardedResponse } from "../../net
 import { cappedText, readBodyCapped } from "../../net/read-body";
 import { saveResponse } from "../../attachments/save-response";
 import { defineToolset, tool } from "../define";
+import type { CallDescription } from "../toolset";
+import { prettyBody } from "../unfold-json";
 
 const allowEntry = z.string().min(1).superRefine((entry, ctx) => {
   // `${VAR}` entries are checked again once the variables are filled in.
@@ -59,6 +61,17 @@ function isJson(text: string): boolean {
   }
 }
 
+/** `POST api.github.com/repos/o/r/issues/42/comments`, then the call's headers and its body, pretty-printed. */
+function describeRequest(args: { url: string; method: string; headers?: Record<string, string>; body?: string; save_to?: string }): CallDescription {
+  const url = new URL(args.url);
+  const effective = effectiveMethod(args);
+  const method = effective === args.method ? effective : `${effective} (sent as ${args.method} with a method-override header)`;
+  const headers = Object.entries(args.headers ?? {}).map(([k, v]) => `${k}: ${v}`);
+  const parts = [...(headers.length ? [headers.join("\n")] : []), ...(args.body !== undefined ? [prettyBody(args.body)] : [])];
+  const saved = args.save_to !== undefined ? `, saved to ${args.save_to}` : "";
+  return { summary: `${method} ${url.host}${url.pathname}${url.search}${saved}`, ...(parts.length ? { details: parts.join("\n\n") } : {}) };
+}
+
 type Self = z.output<typeof config> & { fetch: GuardedFetch };
 
 /** `fetch` confined to an allow-list of hosts and ports on every hop; responses read up to a cap, with a flag saying so. */
@@ -80,6 +93,7 @@ export const http = defineToolset({
       // Reads are allowed by default; anything that can change something asks.
       // A read that saves into the worker's files writes there: it asks like a write.
       approval: (args) => (SAFE_METHODS.has(effectiveMethod(args)) && args.save_to === undefined ? "allow" : "ask"),
+      describe: describeRequest,
       async run(args, ctx, self: Self) {
         const url = new URL(args.url);
         const headers = new Headers(args.headers);

@@ -1,0 +1,78 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { getCookie } from "hono/cookie";
+import { verifyAccessJwt } from "../../tokens/access-jwt";
+import { csrfToken, verifySession } from "../../tokens/session-token";
+import { Problem } from "../../views/layout";
+import { sameSecret } from "../../security/constant-time";
+import { hasApiToken } from "./api-token";
+
+/** Who looks at a page, and how they proved it. `csrf` is the token their forms must carry (null: no form can be forged for them). */
+export interface Person {
+  via: "api token" | "session" | "access";
+  who: string;
+  csrf: string | null;
+}
+
+export type PeopleEnv = { Bindings: Env; Variables: { person: Person } };
+
+/** The key that signs sessions and CSRF tokens: SESSION_SECRET, else APPROVAL_SECRET. */
+export const sessionSecret = (env: Env): string | undefined => env.SESSION_SECRET || env.APPROVAL_SECRET || undefined;
+
+/**
+ * Secure cookies everywhere but plain-http loopback (local `wrangler dev`), where a
+ * browser would drop them. The secure one has the `__Host-` prefix: no Domain, Path=/.
+ */
+export function sessionCookie(url: string): { name: string; secure: boolean } {
+  const u = new URL(url);
+  const loopback = u.protocol === "http:" && ["localhost", "127.0.0.1", "[::1]"].includes(u.hostname);
+  return loopback ? { name: "edgework_session", secure: false } : { name: "__Host-edgework_session", secure: true };
+}
+
+/**
+ * Does a form's `csrf` field match the person's token? A bearer of the API token
+ * needs none (no other site can make a browser send that header).
+ */
+export async function csrfOk(person: Person, given: unknown): Promise<boolean> {
+  if (person.via === "api token") return true;
+  return typeof given === "string" && !!person.csrf && (await sameSecret(given, person.csrf));
+}
+
+/** The person a request proves: the API token, a signed session cookie, or (when configured) a Cloudflare Access JWT. */
+export async function personOf(c: Context<PeopleEnv>): Promise<Person | null> {
+  const env = c.env;
+  if (await hasApiToken(env, c.req.header("Authorization"))) return { via: "api token", who: "API token", csrf: null };
+  const secret = sessionSecret(env);
+  const cookie = getCookie(c, sessionCookie(c.req.url).name);
+  if (cookie && secret && env.API_TOKEN) {
+    const session = await verifySession(cookie, secret, env.API_TOKEN);
+    if (session) return { via: "session", who: "API token (signed in)", csrf: await csrfToken(`session:${session.sid}`, secret, env.API_TOKEN) };
+  }
+  const assertion = c.req.header("Cf-Access-Jwt-Assertion");
+  if (assertion && env.ACCESS_TEAM_DOMAIN && env.ACCESS_AUD) {
+    const check = await verifyAccessJwt(assertion, { teamDomain: env.ACCESS_TEAM_DOMAIN, aud: env.ACCESS_AUD });
+    if (check.ok) {
+      const csrf = secret ? await csrfToken(`access:${check.sub}`, secret, env.API_TOKEN ?? "") : null;
+      return { via: "access", who: check.email ?? check.sub, csrf };
+    }
+  }
+  return null;
+}
+
+/**
+ * Pages for people: the API token, a session or Access, else a browser is sent to
+ * the login form (303) and anything else gets 401. Sets `person`.
+ */
+export function peopleAuth(): MiddlewareHandler<PeopleEnv> {
+  return async function peopleAuth(c, next) {
+    const person = await personOf(c);
+    if (!person) {
+      const url = new URL(c.req.url);
+      if (c.req.method === "GET" && (c.req.header("Accept") ?? "").includes("text/html")) {
+        return c.redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
+      }
+      return c.html(Problem({ title: "Sign in first", message: "Sign in at /login with the API token, send Authorization: Bearer <API_TOKEN>, or come through Cloudflare Access." }), 401);
+    }
+    c.set("person", person);
+    await next();
+  };
+}

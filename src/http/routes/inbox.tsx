@@ -1,0 +1,59 @@
+import { Hono } from "hono";
+import * as z from "zod";
+import { runIndex } from "../../../durable-objects/run-index";
+import type { PendingApprovalItem } from "../../../durable-objects/run-index-types";
+import { runView } from "../../runs";
+import { signApprovalToken } from "../../tokens/approval-token";
+import { InboxPage, type InboxApproval } from "../../views/inbox-page";
+import { Problem } from "../../views/layout";
+import { describeApproval } from "../describe-approval";
+import { issueList } from "../http-error";
+import { peopleAuth, type PeopleEnv, type Person } from "../middleware/people-auth";
+
+/** Runs whose pending approvals the inbox opens to show their calls; the rest are listed by tool only. */
+const MAX_RUNS_DESCRIBED = 25;
+const RECENT_RUNS = 50;
+
+const filterQuery = z.object({
+  status: z.enum(["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"]).optional().catch(undefined),
+  worker: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "not a worker name").optional(),
+  trigger: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "not a trigger kind or name").optional(),
+});
+
+/** An empty form field means "any". */
+const given = (q: Record<string, string>) => Object.fromEntries(Object.entries(q).filter(([, v]) => v !== ""));
+
+/** `GET /inbox`: pending approvals first (each call described), then recent runs, filtered. */
+export const inbox = new Hono<PeopleEnv>();
+
+inbox.get("/", peopleAuth(), async (c) => {
+  const parsed = filterQuery.safeParse(given(c.req.query()));
+  if (!parsed.success) {
+    return c.html(<Problem title="Bad filter" message={issueList(parsed.error).map((i) => `${i.path}: ${i.message}`).join("; ")} />, 400);
+  }
+  const filter = parsed.data;
+  const person = c.get("person");
+  const index = runIndex(c.env);
+  const [pending, recent] = await Promise.all([index.pendingApprovals(), index.listRuns({ ...filter, limit: RECENT_RUNS })]);
+  const approvals = await withCalls(c.env, person, pending.approvals);
+  return c.html(<InboxPage who={person.who} csrf={person.via === "session" ? person.csrf : null} approvals={approvals} truncated={pending.truncated} runs={recent.runs} filter={filter} now={Date.now()} />);
+});
+
+/**
+ * Each pending approval with its arguments and description (read from its run,
+ * for the first runs only) and a link to decide it: an approval link signed for
+ * this person (its POST is protected by that signature), else the run page.
+ */
+async function withCalls(env: Env, person: Person, pending: PendingApprovalItem[]): Promise<InboxApproval[]> {
+  const runIds = [...new Set(pending.map((a) => a.run_id))].slice(0, MAX_RUNS_DESCRIBED);
+  const views = new Map(await Promise.all(runIds.map(async (id) => [id, await runView(env, id)] as const)));
+  return Promise.all(
+    pending.map(async (a) => {
+      const view = views.get(a.run_id)?.approvals.find((v) => v.id === a.id);
+      const decideLink = env.APPROVAL_SECRET
+        ? `/approvals/${await signApprovalToken({ run: a.run_id, approval: a.id, exp: a.expires_at, to: `inbox, ${person.who}` }, env.APPROVAL_SECRET)}`
+        : `/runs/${encodeURIComponent(a.run_id)}/view`;
+      return { ...a, decideLink, ...(view ? { args: view.args, call: describeApproval(view) } : {}) };
+    }),
+  );
+}

@@ -1,0 +1,65 @@
+import { Hono, type Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { numberVar } from "../../../durable-objects/engine-config";
+import { sameSecret } from "../../security/constant-time";
+import { csrfToken, randomId, signSession } from "../../tokens/session-token";
+import { Problem } from "../../views/layout";
+import { LoginPage } from "../../views/login-page";
+import { csrfOk, personOf, sessionCookie, sessionSecret, type PeopleEnv } from "../middleware/people-auth";
+
+/** `GET/POST /login`, `POST /logout`: a session cookie for whoever knows the API token. */
+export const login = new Hono<PeopleEnv>();
+
+const LOGIN_TTL_S = 15 * 60;
+
+/** Only a path on this site: `/inbox`, never `//evil.example` or `https://…`. */
+const safeNext = (next: unknown) => (typeof next === "string" && /^\/(?![/\\])/.test(next) && next.length <= 2048 ? next : "/inbox");
+
+const cookieOptions = (url: string, maxAge: number) => ({ path: "/", httpOnly: true, secure: sessionCookie(url).secure, sameSite: "Strict" as const, maxAge });
+/** Before login the form's CSRF token binds to a random nonce in its own cookie (login CSRF). */
+const loginCookie = (url: string) => (sessionCookie(url).secure ? "__Host-edgework_login" : "edgework_login");
+
+function configured(c: Context<PeopleEnv>): { secret: string; apiToken: string } | null {
+  const secret = sessionSecret(c.env);
+  return secret && c.env.API_TOKEN ? { secret, apiToken: c.env.API_TOKEN } : null;
+}
+
+const off = (c: Context<PeopleEnv>) =>
+  c.html(<Problem title="Sign-in is off" message="Set API_TOKEN and SESSION_SECRET (or APPROVAL_SECRET) with `wrangler secret put` to sign in here." />, 503);
+
+async function loginForm(c: Context<PeopleEnv>, keys: { secret: string; apiToken: string }, next: string, error?: string, status: 200 | 401 | 403 = 200) {
+  const nonce = randomId();
+  setCookie(c, loginCookie(c.req.url), nonce, cookieOptions(c.req.url, LOGIN_TTL_S));
+  return c.html(<LoginPage csrf={await csrfToken(`login:${nonce}`, keys.secret, keys.apiToken)} next={next} error={error} />, status);
+}
+
+login.get("/login", async (c) => {
+  const keys = configured(c);
+  return keys ? loginForm(c, keys, safeNext(c.req.query("next"))) : off(c);
+});
+
+login.post("/login", async (c) => {
+  const keys = configured(c);
+  if (!keys) return off(c);
+  const form = await c.req.parseBody();
+  const next = safeNext(form.next);
+  const nonce = getCookie(c, loginCookie(c.req.url));
+  const expected = nonce ? await csrfToken(`login:${nonce}`, keys.secret, keys.apiToken) : null;
+  if (!expected || typeof form.csrf !== "string" || !(await sameSecret(form.csrf, expected))) {
+    return loginForm(c, keys, next, "The form expired or did not come from this site; sign in again.", 403);
+  }
+  if (typeof form.token !== "string" || !(await sameSecret(form.token, keys.apiToken))) return loginForm(c, keys, next, "That is not the API token.", 401);
+  const ttl = numberVar(c.env, "SESSION_TTL_SECONDS", 12 * 3600);
+  const session = await signSession({ sid: randomId(), exp: Date.now() + ttl * 1000 }, keys.secret, keys.apiToken);
+  deleteCookie(c, loginCookie(c.req.url), cookieOptions(c.req.url, 0));
+  setCookie(c, sessionCookie(c.req.url).name, session, cookieOptions(c.req.url, ttl));
+  return c.redirect(next, 303);
+});
+
+login.post("/logout", async (c) => {
+  const person = await personOf(c);
+  const form = await c.req.parseBody();
+  if (!person || !(await csrfOk(person, form.csrf))) return c.html(<Problem title="Not signed out" message="The form did not come from this site." />, 403);
+  deleteCookie(c, sessionCookie(c.req.url).name, cookieOptions(c.req.url, 0));
+  return c.redirect("/login", 303);
+});

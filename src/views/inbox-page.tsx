@@ -1,0 +1,88 @@
+import type { CallDescription } from "../engine/toolsets/toolset";
+import type { PendingApprovalItem, RunListItem, RunQuery } from "../../durable-objects/run-index-types";
+import { CallView } from "./call-view";
+import { isoTime, usd } from "./format";
+import { Badge, Page } from "./layout";
+import { LogoutForm } from "./login-page";
+
+export interface InboxApproval extends PendingApprovalItem {
+  args?: unknown;
+  call?: CallDescription;
+  /** Where a person decides it: its approval page (a link signed for them), else the run page. */
+  decideLink: string;
+}
+
+const ago = (ms: number, now: number) => {
+  const s = Math.max(0, Math.round((now - ms) / 1000));
+  return s < 120 ? `${s} s` : s < 7200 ? `${Math.round(s / 60)} min` : s < 172_800 ? `${Math.round(s / 3600)} h` : `${Math.round(s / 86_400)} days`;
+};
+
+const STATUSES = ["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"] as const;
+
+/** What waits for a person, then recent runs with filters (a GET form: filtering changes nothing). */
+export function InboxPage(props: { who: string; csrf: string | null; approvals: InboxApproval[]; truncated: boolean; runs: RunListItem[]; filter: Pick<RunQuery, "status" | "worker" | "trigger">; now: number }) {
+  const { now, filter } = props;
+  return (
+    <Page title="edgework inbox">
+      <nav>
+        <strong>edgework</strong>
+        <a href="/inbox">Inbox</a>
+        <span>Signed in: {props.who}</span>
+        {props.csrf ? <LogoutForm csrf={props.csrf} /> : null}
+      </nav>
+      <h1>Waiting for a decision ({props.approvals.length}{props.truncated ? "+" : ""})</h1>
+      {props.approvals.length ? (
+        <table id="pending">
+          <tr><th>Call</th><th>Asked by</th><th>Age</th><th>Expires</th><th></th></tr>
+          {props.approvals.map((a) => (
+            <tr>
+              <td>
+                <code>{a.tool}</code> in run <a href={`/runs/${encodeURIComponent(a.run_id)}/view`}>{a.run_id.slice(0, 8)}</a>
+                {a.args !== undefined ? <CallView call={a.call} args={a.args} max={1200} /> : null}
+              </td>
+              <td>{a.worker_chain.join(" → ")}</td>
+              <td>{ago(a.created_at, now)}</td>
+              <td>{isoTime(a.expires_at)}</td>
+              <td>
+                <a href={a.decideLink}>Decide</a>
+              </td>
+            </tr>
+          ))}
+        </table>
+      ) : (
+        <p>Nothing waits for a decision.</p>
+      )}
+      <h2>Recent runs</h2>
+      <form method="get" action="/inbox">
+        <select name="status">
+          <option value="">any status</option>
+          {STATUSES.map((s) => (
+            <option value={s} selected={filter.status === s}>
+              {s.replace(/_/g, " ")}
+            </option>
+          ))}
+        </select>{" "}
+        <input name="worker" placeholder="worker" value={filter.worker ?? ""} />{" "}
+        <input name="trigger" placeholder="trigger (api, webhook, a name)" value={filter.trigger ?? ""} />{" "}
+        <button type="submit" class="approve">Filter</button>
+      </form>
+      {props.runs.length ? (
+        <table id="runs">
+          <tr><th>Run</th><th>Worker</th><th>Status</th><th>Trigger</th><th>Started</th><th>Cost</th></tr>
+          {props.runs.map((r) => (
+            <tr>
+              <td><a href={`/runs/${encodeURIComponent(r.id)}/view`}><code>{r.id.slice(0, 8)}</code></a></td>
+              <td>{r.worker}</td>
+              <td><Badge status={r.status} /></td>
+              <td>{r.trigger.name ? `${r.trigger.kind} ${r.trigger.name}` : r.trigger.kind}</td>
+              <td>{isoTime(r.created_at)}</td>
+              <td>{r.usage ? usd(r.usage.costUsd) : "—"}</td>
+            </tr>
+          ))}
+        </table>
+      ) : (
+        <p>No runs{filter.status || filter.worker || filter.trigger ? " match these filters" : ""}.</p>
+      )}
+    </Page>
+  );
+}
