@@ -66,7 +66,11 @@ export async function runWorker(
 
 async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, input: unknown): Promise<unknown> {
   const { worker } = frame;
-  const tools = (await toolset.listTools()).map(({ name, description, parameters }) => ({ name, description, parameters }));
+  // No tool call to answer yet: a toolset that cannot list its tools ends this worker call.
+  const listed = await toolset.listTools().catch((err: unknown) => {
+    throw propagates(err) || err instanceof RunError ? err : new RunError("config", `${worker.file}: its tools could not be listed: ${messageOf(err)}`);
+  });
+  const tools = listed.map(({ name, description, parameters }) => ({ name, description, parameters }));
   const toolNames = new Set(tools.map((t) => t.name));
   const messages: Message[] = [
     { role: "system", content: worker.instructions },
