@@ -1,11 +1,22 @@
 import { numberVar } from "./engine-config";
 import { runIndex } from "./run-index";
 import { logRunEvent } from "./run-log";
+import type { RunStatusName } from "./run-types";
 import type { Sql } from "./sql";
 
 const DAY_MS = 86_400_000;
 /** A retention deletion that could not reach the index is tried again this much later. */
 const RETIRE_RETRY_MS = 3_600_000;
+
+/** What a deleted run leaves in its object: one KV row, so a replayed start of its id starts nothing. */
+const TOMBSTONE = "deleted-run";
+export interface RunTombstone {
+  status: RunStatusName;
+  deleted_at: number;
+}
+
+/** The tombstone a retention deletion left in this object, if any. */
+export const tombstoneOf = (ctx: DurableObjectState) => ctx.storage.kv.get<RunTombstone>(TOMBSTONE);
 
 /** `RUN_RETENTION_DAYS` (default 30): how long a finished run keeps its storage. */
 export const retentionDays = (env: Env) => numberVar(env, "RUN_RETENTION_DAYS", 30);
@@ -17,8 +28,9 @@ export const deletionDue = (env: Env, finishedAt: number) => finishedAt + retent
  * The alarm of a finished run. Early (it was pulled in to re-send an index
  * report), it re-arms for the deletion. Due, it tells the index first (which
  * keeps a tombstone, so GET /runs/:id can say why the run is gone), then deletes
- * every row and the alarm: nothing of the run stays in its object. Returns
- * whether it deleted the run.
+ * every row and the alarm. Only a one-row tombstone stays in its object: a signed
+ * delivery replayed after the retention (webhook signatures carry no time) or a
+ * redelivered email must not start the run again. Returns whether it deleted the run.
  */
 export async function finishedRunAlarm(
   ctx: DurableObjectState,
@@ -26,7 +38,7 @@ export async function finishedRunAlarm(
   sql: Sql,
   setAlarm: (at: number) => Promise<void>,
 ): Promise<boolean> {
-  const run = sql.one<{ id: string; worker: string; updated_at: number }>`SELECT id, worker, updated_at FROM run`!;
+  const run = sql.one<{ id: string; worker: string; status: RunStatusName; updated_at: number }>`SELECT id, worker, status, updated_at FROM run`!;
   const due = deletionDue(env, run.updated_at);
   const now = Date.now();
   if (now < due) {
@@ -44,5 +56,6 @@ export async function finishedRunAlarm(
   logRunEvent(sql, "run_deleted", { retention_days: days });
   await ctx.storage.deleteAlarm();
   await ctx.storage.deleteAll();
+  ctx.storage.kv.put<RunTombstone>(TOMBSTONE, { status: run.status, deleted_at: now });
   return true;
 }

@@ -12,7 +12,7 @@ import { mergeEvents } from "./run-events";
 import { RunApprovals, runEnded, type DecisionRequest } from "./run-approvals";
 import { RunIndexSync } from "./run-index-sync";
 import { LoggedJournalStore, logRunEvent } from "./run-log";
-import { deletionDue, finishedRunAlarm } from "./run-retention";
+import { deletionDue, finishedRunAlarm, tombstoneOf } from "./run-retention";
 import { RunCatalog } from "./run-catalog";
 import { snapshotFor } from "../src/pinned-catalog";
 import { DeltaBuffer, type ModelDelta } from "./run-deltas";
@@ -79,6 +79,8 @@ export class RunDO extends DurableObject<Env> {
   /** Stores the run and arms the alarm. Idempotent: a second start returns the first. */
   async start(req: StartRun): Promise<{ id: string; status: RunStatusName; created: boolean }> {
     const snapshot = await snapshotFor(req.worker); // before the check: no await between it and the insert
+    const deleted = tombstoneOf(this.ctx);
+    if (deleted) return { id: req.id, status: deleted.status, created: false };
     const existing = this.row();
     if (existing) return { id: existing.id as string, status: existing.status as RunStatusName, created: false };
     const now = Date.now();

@@ -51,6 +51,13 @@ describe("retention (RUN_RETENTION_DAYS, default 30)", () => {
     expect(gone.status).toBe(404);
     expect(gone.body.error).toMatch(/^run "ret-finished" was deleted on .*: finished runs are retained for 30 days \(RUN_RETENTION_DAYS\)/);
     expect(await getRun("ret-never-existed")).toEqual({ status: 404, body: { error: 'unknown run "ret-never-existed"' } });
+
+    // A replayed delivery of the same id (signatures carry no time) starts nothing, also in a fresh instance.
+    expect(await stub(id).start({ id, worker: "index-a", input: { input: "x" }, approvalMode: "ask", budget: {} })).toEqual({ id, status: "succeeded", created: false });
+    await runInDurableObject(object(id), (_o, state) => state.abort("evicted")).catch((err: { durableObjectReset?: boolean }) => expect(err.durableObjectReset).toBe(true));
+    expect(await stub(id).start({ id, worker: "index-a", input: { input: "x" }, approvalMode: "ask", budget: {} })).toMatchObject({ created: false });
+    expect(await stub(id).status()).toBeNull();
+    expect(await alarmOf(id)).toBeNull();
   });
 
   it("a paused run is never deleted, however old; a cancelled one is, after its retention", async () => {
