@@ -55,6 +55,18 @@ describe("guardedFetch", () => {
     await expect(f(`${env.FAKE_UPSTREAM_A}/x`)).rejects.toBeInstanceOf(ToolError);
     await expect(f("file:///etc/passwd")).rejects.toThrow("only http(s) URLs are allowed, not file:");
   });
+
+  it("httpsOnly refuses a redirect from https down to plain http on the same host, sending nothing there", async () => {
+    const sent: string[] = [];
+    const fake = async (input: string | URL | Request) => {
+      const url = String(input instanceof Request ? input.url : input);
+      sent.push(url);
+      return url.startsWith("https:") ? new Response(null, { status: 307, headers: { location: "http://mcp.example.com/mcp" } }) : new Response("{}");
+    };
+    const f = guardedFetch({ allow: allowList(["mcp.example.com"]), httpsOnly: true, fetch: fake as typeof fetch });
+    await expect(f("https://mcp.example.com/mcp", { method: "POST", body: "{}" })).rejects.toThrow("redirect 1 to http://mcp.example.com/mcp refused: only https is allowed here");
+    expect(sent).toEqual(["https://mcp.example.com/mcp"]);
+  });
 });
 
 describe("readBodyCapped", () => {

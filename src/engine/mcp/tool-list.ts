@@ -2,8 +2,11 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { ToolError } from "../errors";
 import type { ToolData } from "../toolsets/wrappers/journaled-tools";
 
-/** What one server may hand a worker's model (and the journal). */
-export const MCP_TOOL_LIMITS = { listed: 1_000, tools: 100, descriptionChars: 1_000, schemaChars: 20_000 } as const;
+/**
+ * What one server may hand a worker's model (and the journal). `totalBytes` bounds the
+ * whole offered list as it is journaled (UTF-8 JSON), well under one journal step's bound.
+ */
+export const MCP_TOOL_LIMITS = { listed: 1_000, tools: 100, descriptionChars: 1_000, schemaChars: 20_000, totalBytes: 1_000_000 } as const;
 
 const NAME = /^[a-zA-Z0-9_-]+$/;
 
@@ -18,7 +21,7 @@ export function offeredTools(tools: Tool[], opts: { keep: (name: string) => bool
   if (offered.length > MCP_TOOL_LIMITS.tools) {
     throw new ToolError(`${opts.label} offers more than ${MCP_TOOL_LIMITS.tools} tools; list the ones this worker needs under "tools:"`);
   }
-  return offered.map((t) => {
+  const list = offered.map((t) => {
     const schema = JSON.stringify(t.inputSchema);
     if (schema.length > MCP_TOOL_LIMITS.schemaChars) {
       throw new ToolError(`${opts.label}: the input schema of tool "${t.name}" is ${schema.length} characters (at most ${MCP_TOOL_LIMITS.schemaChars}); leave it out with "tools:"`);
@@ -31,4 +34,9 @@ export function offeredTools(tools: Tool[], opts: { keep: (name: string) => bool
       readOnly: t.annotations?.readOnlyHint === true,
     };
   });
+  const bytes = new TextEncoder().encode(JSON.stringify(list)).length;
+  if (bytes > MCP_TOOL_LIMITS.totalBytes) {
+    throw new ToolError(`${opts.label}: the offered tools take ${bytes} bytes (at most ${MCP_TOOL_LIMITS.totalBytes}); list the ones this worker needs under "tools:"`);
+  }
+  return list;
 }

@@ -8,6 +8,8 @@ export interface OutboundPolicy {
    * sent under the request's own headers to the first request's origin only.
    */
   headers?: Readonly<Record<string, string>>;
+  /** Refuse every hop that is not https (an https server redirecting to plain http would resend the body in clear). */
+  httpsOnly?: boolean;
   /** Redirects followed before giving up; default 5. */
   maxRedirects?: number;
   /** The underlying fetch; default `globalThis.fetch` (looked up per call, so spies see it). */
@@ -28,9 +30,11 @@ const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie"];
 /** A URL for messages: long enough to recognise, never long enough to flood a result. */
 const shown = (url: URL) => (url.href.length > 200 ? `${url.href.slice(0, 200)}…` : url.href);
 
-function check(allow: AllowList, url: URL, hop: number): void {
+function check(policy: OutboundPolicy, url: URL, hop: number): void {
+  const { allow } = policy;
   const what = hop === 0 ? "" : `redirect ${hop} to ${shown(url)} refused: `;
   if (url.protocol !== "https:" && url.protocol !== "http:") throw new ToolError(`${what}only http(s) URLs are allowed, not ${url.protocol}`);
+  if (policy.httpsOnly && url.protocol !== "https:") throw new ToolError(`${what}only https is allowed here`);
   if (!allow.allows(url)) throw new ToolError(`${what}host ${url.host} is not allowed; this toolset may reach: ${allow.entries.join(", ")}`);
 }
 
@@ -59,7 +63,7 @@ export function guardedFetch(policy: OutboundPolicy): GuardedFetch {
     const doFetch = policy.fetch ?? globalThis.fetch;
 
     for (let hop = 0; ; hop++) {
-      check(policy.allow, url, hop);
+      check(policy, url, hop);
       const res = await doFetch(url, { ...init, method, headers, body, signal, redirect: "manual" });
       const location = REDIRECTS.has(res.status) ? res.headers.get("location") : null;
       if (location === null) return Object.defineProperty(res, "finalUrl", { value: url.href, enumerable: true }) as GuardedResponse;

@@ -34,7 +34,9 @@ const config = z.strictObject({
  * hop and the configured headers (secrets) never leave that origin.
  */
 export function mcpFetch(serverUrl: string, headers: Record<string, string>): FetchLike {
-  const guarded = guardedFetch({ allow: allowList([new URL(serverUrl).host]), headers });
+  const server = new URL(serverUrl);
+  // An https server stays https on every hop (a plain-http loopback server is for development).
+  const guarded = guardedFetch({ allow: allowList([server.host]), headers, httpsOnly: server.protocol === "https:" });
   return async (url, init) => {
     const target = new URL(url);
     if (!reachable(target)) throw new Error(`refused to reach ${target.protocol}//${target.host}: only https, or http to a loopback address`);
