@@ -1,5 +1,4 @@
 import { DurableObject } from "cloudflare:workers";
-import { sendApprovalEmail, type EmailOutcome } from "../src/email/approval-notifier";
 import { clearRunState, executeRun, messageOf, RunError, RunInterrupted, StorageError, type Catalog, type PendingApproval, type RunOutcome } from "../src/engine";
 import { callTree } from "../src/engine/journal/call-tree";
 import type { Journal } from "../src/engine/journal/journal";
@@ -16,30 +15,16 @@ import { deletionDue, finishedRunAlarm, tombstoneOf } from "./run-retention";
 import { RunCatalog } from "./run-catalog";
 import { snapshotFor } from "../src/pinned-catalog";
 import { DeltaBuffer, type ModelDelta } from "./run-deltas";
+import { FaultInjector, type TestHooks } from "./run-faults";
+import { RunMail } from "./run-mail";
 import { TERMINAL, type Answer, type RunEvent, type RunStatusName, type RunView, type StartRun } from "./run-types";
 import { migrateRun } from "./schema";
 import { json, parse, Sql } from "./sql";
 import { SqliteJournalStore } from "./sqlite-journal";
 import { SqliteStateBackend } from "./sqlite-state";
 
-const DAY = 86_400;
-
-let warned = false;
-/** Once per isolate: a missing email setup is a configuration fact, not news on every approval. */
-function warnOnce(message: string): void {
-  if (warned) return;
-  warned = true;
-  console.warn(`edgework: ${message}`);
-}
 /** An alarm that keeps throwing is retried by the runtime; after this many the run fails. */
 const MAX_ALARM_RETRIES = 5;
-
-/** Test-pool hooks: fault injection, and a smaller activation budget to force checkpoints. */
-export interface TestHooks {
-  /** Interrupt before the first step that starts once the journal has this many steps. */
-  fault?: { atJournalSize: number; mode: "throw" | "abort" };
-  activationBudgetMs?: number;
-}
 
 /**
  * One run: its SQLite journal, approvals, events and run-scoped toolset state.
@@ -58,9 +43,8 @@ export class RunDO extends DurableObject<Env> {
   private activeCatalog: Catalog | undefined;
   private alarmsSet = 0;
   private cancelled = false;
-  private fault: TestHooks["fault"];
-  private activationBudgetMs: number | undefined;
-  private faulted = false;
+  private readonly faults: FaultInjector;
+  private readonly mail: RunMail;
   private deleted = false;
   /** Model text as it streams, for watchers of the run page (memory only). */
   private readonly deltas = new DeltaBuffer();
@@ -74,6 +58,8 @@ export class RunDO extends DurableObject<Env> {
     this.index = new RunIndexSync(ctx, env, this.sql);
     this.approvals = new RunApprovals(this.sql, this.journal, (type, data) => this.event(type, data));
     this.pinned = new RunCatalog(this.sql);
+    this.faults = new FaultInjector(ctx);
+    this.mail = new RunMail(ctx, env, this.approvals, (type, data) => this.event(type, data), () => this.activeCatalog);
   }
 
   /** Stores the run and arms the alarm. Idempotent: a second start returns the first. */
@@ -106,12 +92,12 @@ export class RunDO extends DurableObject<Env> {
     if (run.status === "awaiting_approval") this.ctx.storage.transactionSync(() => this.approvals.expireDue(Date.now()));
     // Still paused (nothing decided or expired): this alarm is for reminders and escalations.
     if (this.row()!.status === "awaiting_approval" && this.approvals.earliestExpiry() !== null) {
-      await this.sendFollowUps({ id: run.id as string, trigger: parse(run.trigger) });
+      await this.mail.sendFollowUps({ id: run.id as string, trigger: parse(run.trigger) });
       return this.armPause([]);
     }
     if (this.row()!.status !== "running") this.setStatus("running"); // an expiry recorded just now set it
     this.cancelled = false;
-    this.faulted = false;
+    this.faults.reset();
     // The definitions the run started on; a deploy that cannot run them fails the run (no retry would help).
     const definitions = this.pinned.definitions(run.worker as string);
     if (definitions instanceof RunError) {
@@ -119,14 +105,14 @@ export class RunDO extends DurableObject<Env> {
       return clearRunState(this.states, run.id as string);
     }
     this.activeCatalog = definitions.catalog;
-    const deadline = Date.now() + (this.activationBudgetMs ?? numberVar(this.env, "ACTIVATION_BUDGET_MS", 5 * 60_000));
+    const deadline = Date.now() + (this.faults.activationBudgetMs ?? numberVar(this.env, "ACTIVATION_BUDGET_MS", 5 * 60_000));
     let outcome: RunOutcome;
     try {
       const config = engineConfig(this.env, {
         states: this.states,
         globals: rpcGlobals(() => this.env.GLOBAL_TOOLSETS.getByName("global") as never),
         beforeStep: (_key, journal) => this.beforeStep(journal, deadline),
-        notifier: (pending) => this.requestApproval(pending, { id: run.id as string, trigger: parse(run.trigger) }),
+        notifier: (pending) => this.mail.requestApproval(pending, { id: run.id as string, trigger: parse(run.trigger) }),
       }, definitions);
       outcome = await executeRun({ ...config, models: this.deltas.streaming(config.models) }, this.journal, {
         runId: run.id as string,
@@ -136,7 +122,7 @@ export class RunDO extends DurableObject<Env> {
         budget: parse(run.budget),
       });
       // A fault between the last step and saving the outcome (e.g. right after an approval email).
-      if (this.fault) await this.injectFault(this.sql.one`SELECT count(*) AS n FROM journal`!.n as number);
+      if (this.faults.armed) await this.faults.check(this.sql.one`SELECT count(*) AS n FROM journal`!.n as number);
     } catch (err) {
       if (err instanceof RunInterrupted) {
         if (err.reason === "checkpoint") {
@@ -173,75 +159,11 @@ export class RunDO extends DurableObject<Env> {
     if (at !== null) await this.setAlarm(at);
   }
 
-  /**
-   * Sends the reminders and escalations that are due. Each is claimed (and the claim
-   * made durable) before it is sent: never twice; a crash in between loses that one.
-   * A send that fails is put back for a retry in five minutes.
-   */
-  private async sendFollowUps(run: { id: string; trigger: unknown }): Promise<void> {
-    const now = Date.now();
-    const due = this.ctx.storage.transactionSync(() => this.approvals.claimDueMail(now));
-    if (!due.length) return;
-    await this.ctx.storage.sync();
-    for (const m of due) {
-      const a = m.approval;
-      const subject = { id: a.id, workerChain: a.worker_chain, tool: a.tool, args: a.args, notify: a.notify ?? undefined };
-      try {
-        const outcome = await sendApprovalEmail(this.env, subject, { ...run, objectId: this.ctx.id.toString() }, a.expires_at, { kind: m.kind as "reminder" | "escalation", to: m.recipient, originallyTo: m.originallyTo });
-        if (outcome.emailed) this.event(`approval_${m.kind}_emailed`, { approval_id: a.id, to: m.recipient });
-      } catch (err) {
-        this.approvals.unclaim(m, now + 5 * 60_000);
-        this.event("approval_email_failed", { approval_id: a.id, kind: m.kind, to: m.recipient, error: messageOf(err) });
-      }
-    }
-  }
-
   /** Checkpoint before the next step once the activation's wall-time budget is spent (after some progress). */
   private async beforeStep(journal: Journal, deadline: number): Promise<void> {
     if (this.cancelled) throw new RunInterrupted("cancelled");
-    await this.injectFault(journal.size);
+    await this.faults.check(journal.size);
     if (journal.executed > 0 && Date.now() > deadline) throw new RunInterrupted("checkpoint");
-  }
-
-  /** Test pool only: interrupts the activation once the journal holds `atJournalSize` steps. */
-  private async injectFault(journalSize: number): Promise<void> {
-    if (this.faulted) throw new RunInterrupted("fault");
-    if (!this.fault || journalSize < this.fault.atJournalSize) return;
-    const { mode } = this.fault;
-    this.fault = undefined;
-    // Every step that would start after this point is stopped, concurrent ones too.
-    this.faulted = true;
-    if (mode === "abort") {
-      // "Evicted after step k": step k is durable first. (A crash before its write
-      // commits repeats that one step; the output gate keeps any later effect from
-      // leaving before the write is confirmed.)
-      await this.ctx.storage.sync();
-      this.ctx.abort("fault injected by test");
-    }
-    throw new RunInterrupted("fault");
-  }
-
-  /**
-   * The engine's approval notifier (a journal step: once per approval). Records the
-   * approval, then emails the approver. A failed send interrupts the activation so
-   * the alarm retries it later; the approval is decidable by API meanwhile.
-   */
-  private async requestApproval(p: PendingApproval, run: { id: string; trigger: unknown }): Promise<EmailOutcome & { expires_at: number }> {
-    const ttl = numberVar(this.env, "APPROVAL_TTL_SECONDS", 7 * DAY) * 1000;
-    const expiresAt = this.ctx.storage.transactionSync(() => this.approvals.request(p, Date.now(), ttl));
-    let outcome: EmailOutcome;
-    try {
-      outcome = await sendApprovalEmail(this.env, p, { ...run, objectId: this.ctx.id.toString() }, expiresAt);
-    } catch (err) {
-      throw new RunInterrupted("retry", `sending the approval email for ${p.tool} failed: ${messageOf(err)}`);
-    }
-    if (outcome.emailed) {
-      const plan = this.activeCatalog?.get(p.workerChain.at(-1)!)?.followUp;
-      this.ctx.storage.transactionSync(() => this.approvals.planMail(p.id, outcome.to, Date.now(), plan));
-      this.event("approval_emailed", { approval_id: p.id, to: outcome.to });
-    }
-    else warnOnce(`approval emails are off (missing ${outcome.missing.join(", ")}); approvals stay reachable by API and on the run page`);
-    return { ...outcome, expires_at: expiresAt };
   }
 
   /** Re-arms the alarm with backoff (30 s doubling, at most an hour) after a transient failure. */
@@ -389,8 +311,7 @@ export class RunDO extends DurableObject<Env> {
 
   async setTestHooks(hooks: TestHooks): Promise<void> {
     if (this.env.EDGEWORK_TEST_HOOKS !== "1") throw new Error("test hooks are only available in the test pool");
-    this.fault = hooks.fault;
-    this.activationBudgetMs = hooks.activationBudgetMs;
+    this.faults.arm(hooks);
   }
 
   private row() {
