@@ -1,4 +1,5 @@
-import { toolCallKeys, type RecordedResponse } from "../loop";
+import { toolCallKeys } from "../loop";
+import type { RecordedResponse } from "../model-step";
 import { preview } from "./events";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
 import { emptyUsage, type Usage } from "../usage";

@@ -1,5 +1,5 @@
 import { stableJson, shortHash } from "../ids";
-import type { CallFrame } from "../loop";
+import type { CallFrame } from "../call-frame";
 import type { StateBackend } from "../ports";
 import type { RunServices } from "../run";
 import type { InstanceInit, ToolsetKind } from "./define";

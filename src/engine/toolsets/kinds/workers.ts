@@ -1,25 +1,26 @@
-import { workerToolDef } from "../../catalog";
+import type { CallFrame } from "../../call-frame";
+import { callableTool } from "../../callables";
 import { ToolError } from "../../errors";
 import { describeIssues, validatorFor } from "../../json-schema";
-import { runWorker, type CallFrame } from "../../loop";
 import type { RunServices } from "../../run";
 import type { Toolset } from "../toolset";
 
 /**
- * The workers a worker lists under `toolsets.workers`, each a tool named after it.
- * Calling one runs that worker with fresh history, one level deeper.
+ * The workers and functions a worker lists under `toolsets.workers`, each a tool
+ * named after it, resolved through `run.callables`. Calling one runs it with fresh
+ * history, one level deeper.
  */
 export function workersToolset(run: RunServices, frame: CallFrame): Toolset {
-  const workers = frame.worker.workerTools.map((n) => run.catalog.get(n)!);
+  const callees = frame.worker.workerTools.map((n) => run.callables.get(n)!);
   return {
     id: "toolsets.workers",
-    listTools: async () => workers.map(workerToolDef),
+    listTools: async () => callees.map(callableTool),
     async callTool(name, args, ctx) {
-      const worker = workers.find((w) => w.name === name);
-      if (!worker) throw new ToolError(`unknown worker tool "${name}"`);
-      const parsed = validatorFor(worker.input).safeParse(args);
+      const callee = callees.find((c) => c.name === name);
+      if (!callee) throw new ToolError(`unknown worker tool "${name}"`);
+      const parsed = validatorFor(callee.input).safeParse(args);
       if (!parsed.success) throw new ToolError(`invalid arguments for ${name}: ${describeIssues(parsed.error)}`);
-      return runWorker(run, worker, parsed.data, { path: `${ctx.callPath}/${name}`, parent: frame, usage: ctx.usage });
+      return callee.call(parsed.data, { path: `${ctx.callPath}/${name}`, parent: frame, usage: ctx.usage });
     },
   };
 }
