@@ -1,4 +1,5 @@
-import { CatalogError, checkCatalog, type Catalog } from "./engine";
+import { CatalogError, checkCatalog, type Catalog, type CodeFunction } from "./engine";
+import { functions as appFunctions } from "./functions/index";
 import { workerFiles } from "./generated/worker-files";
 import { kinds } from "./toolsets";
 import { parseTriggers, type EmailTrigger, type ScheduledTrigger, type Trigger, type Triggers } from "./triggers/triggers-file";
@@ -10,12 +11,12 @@ let loaded: App | undefined;
 
 /**
  * Loads the bundled files once per isolate: `models.yaml` (providers, prices), the
- * workers (whose models must name a known provider), then every `triggers.yaml`.
- * Any problem in any file refuses the whole catalog (`CatalogError`).
+ * workers (whose models must name a known provider) and code functions, then every
+ * `triggers.yaml`. Any problem in any file refuses the whole catalog (`CatalogError`).
  */
-export function loadApp(files: Record<string, string> = workerFiles): App {
+export function loadApp(files: Record<string, string> = workerFiles, functions: readonly CodeFunction[] = appFunctions): App {
   const models = parseModelsFiles(files);
-  const checked = checkCatalog(files, kinds, providerNames(models.config));
+  const checked = checkCatalog(files, kinds, providerNames(models.config), functions);
   const { catalog, mayMeanRefused } = checked;
   const problems: WorkerFileError[] = [...models.problems, ...checked.problems];
   const triggers = new Map<string, Trigger>();
