@@ -2,7 +2,7 @@ import type { CallSite } from "./callables";
 import { inFrame, openFrame } from "./call-frame";
 import type { CatalogWorker } from "./catalog";
 import { toolContext } from "./context";
-import { messageOf, propagates, RunError } from "./errors";
+import { messageOf, propagates, RunError, ToolError } from "./errors";
 import type { CodeFunction } from "./functions";
 import { describeIssues } from "./json-schema";
 import type { RunServices } from "./run";
@@ -22,9 +22,10 @@ export async function runFunction(run: RunServices, entry: CatalogWorker, fn: Co
     try {
       result = await fn.run(parsed.data, toolContext(run, frame, toolset, frame.path, frame.usage, state));
     } catch (err) {
-      // Signals pass through; a failure of its own ends this call like a worker's (its caller's tool result).
+      // Signals pass through; a failure ends this call like a worker's (its caller's tool result).
       if (propagates(err) || err instanceof RunError) throw err;
-      throw new RunError("function_failed", `${entry.file} failed: ${messageOf(err)}`);
+      // A failed ctx call (a nested call, a rejected approval) already says what failed; the code's own error is named.
+      throw new RunError("function_failed", err instanceof ToolError ? err.message : `${entry.file} failed: ${messageOf(err)}`);
     }
     if (!fn.output) return result;
     const checked = fn.output.safeParse(result);
