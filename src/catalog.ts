@@ -13,8 +13,9 @@ let loaded: App | undefined;
  * Loads the bundled files once per isolate: `models.yaml` (providers, prices), the
  * workers (whose models must name a known provider) and code functions, then every
  * `triggers.yaml`. Any problem in any file refuses the whole catalog (`CatalogError`).
+ * The bundled functions go with the bundled files: other files get only the functions given.
  */
-export function loadApp(files: Record<string, string> = workerFiles, functions: readonly CodeFunction[] = appFunctions): App {
+export function loadApp(files: Record<string, string> = workerFiles, functions: readonly CodeFunction[] = files === workerFiles ? appFunctions : []): App {
   const models = parseModelsFiles(files);
   const checked = checkCatalog(files, kinds, providerNames(models.config), functions);
   const { catalog, mayMeanRefused } = checked;
