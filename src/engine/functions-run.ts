@@ -5,6 +5,7 @@ import { toolContext } from "./context";
 import { messageOf, propagates, RunError, ToolError } from "./errors";
 import type { CodeFunction } from "./functions";
 import { describeIssues } from "./json-schema";
+import { MAX_STEP_BYTES, stepBytes } from "./journal/bounds";
 import type { RunServices } from "./run";
 
 /**
@@ -27,9 +28,27 @@ export async function runFunction(run: RunServices, entry: CatalogWorker, fn: Co
       // A failed ctx call (a nested call, a rejected approval) already says what failed; the code's own error is named.
       throw new RunError("function_failed", err instanceof ToolError ? err.message : `${entry.file} failed: ${messageOf(err)}`);
     }
-    if (!fn.output) return result;
-    const checked = fn.output.safeParse(result);
-    if (!checked.success) throw new RunError("invalid_output", `${entry.file}: its result does not match its output schema: ${describeIssues(checked.error)}`);
-    return checked.data;
+    if (fn.output) {
+      const checked = fn.output.safeParse(result);
+      if (!checked.success) throw new RunError("invalid_output", `${entry.file}: its result does not match its output schema: ${describeIssues(checked.error)}`);
+      result = checked.data;
+    }
+    return storable(entry.file, frame.path, result);
   });
+}
+
+/**
+ * A result is kept as JSON (a run's output row, a caller's journal step): one that
+ * cannot be, or is larger than a step may be, fails the call instead of every later
+ * attempt to store it.
+ */
+function storable(file: string, path: string, result: unknown): unknown {
+  let bytes: number;
+  try {
+    bytes = stepBytes(path, result);
+  } catch (err) {
+    throw new RunError("invalid_output", `${file}: its result is not JSON: ${messageOf(err)}`);
+  }
+  if (bytes > MAX_STEP_BYTES) throw new RunError("too_large", `${file}: its result is ${bytes} bytes as JSON, over the journal's bound of ${MAX_STEP_BYTES} bytes; return less, or write it with a tool`);
+  return result;
 }

@@ -128,6 +128,16 @@ describe("calling a function", () => {
     expect(await h.run({ worker: "strict", input: { n: 1, fail: true } })).toMatchObject({ status: "failed", error: { code: "function_failed", message: 'function "strict" failed: no luck' } });
   });
 
+  it("a result too large for the journal, or not JSON, fails the call instead of every attempt to store it", async () => {
+    const big = defineFunction({ name: "big", description: "Returns a lot", input: z.strictObject({ bigint: z.boolean() }), run: ({ bigint }) => (bigint ? { n: 1n } : "x".repeat(2_000_000)) });
+    const h = harness({}, { functions: [big] });
+    expect(await h.run({ worker: "big", input: { bigint: false } })).toMatchObject({
+      status: "failed",
+      error: { code: "too_large", message: expect.stringMatching(/^function "big": its result is 2000\d{3} bytes as JSON, over the journal's bound of 1500000 bytes/) },
+    });
+    expect(await h.run({ worker: "big", input: { bigint: true } })).toMatchObject({ status: "failed", error: { code: "invalid_output", message: expect.stringMatching(/^function "big": its result is not JSON: .*BigInt/) } });
+  });
+
   it("a function that calls itself stops at MAX_DEPTH with the chain in the error", async () => {
     const again = defineFunction({
       name: "again",
