@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 const testCatalog = fileURLToPath(new URL("./src/generated/test-worker-files.ts", import.meta.url));
+const testFunctions = fileURLToPath(new URL("./tests/fixtures/functions/index.ts", import.meta.url));
 
 /** A project in the Workers pool (workerd): the tests here, the Durable Object benchmarks in vitest.bench.config.ts. */
 export const workersProject = (name: string, include: string[], testTimeout = 30_000) => ({
@@ -49,7 +50,8 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
     })),
   ],
   // The app's catalog plus the test fixtures (written by tests/support/global-setup.ts).
-  resolve: { alias: [{ find: /^.*\/generated\/worker-files$/, replacement: testCatalog }] },
+  // The app's code functions plus the test fixtures (tests/fixtures/functions).
+  resolve: { alias: [{ find: /^.*\/generated\/worker-files$/, replacement: testCatalog }, { find: /^\.\/functions\/index$/, replacement: testFunctions }] },
   test: {
     name,
     globalSetup: ["tests/support/global-setup.ts"],

@@ -1,5 +1,6 @@
-import { CatalogError, checkCatalog, type Catalog, type ToolsetRegistry } from "./engine";
+import { CatalogError, checkCatalog, type Catalog, type CodeFunction, type ToolsetRegistry } from "./engine";
 import type { CatalogCheck } from "./engine/catalog";
+import { functions as appFunctions } from "./functions/index";
 import { workerFiles } from "./generated/worker-files";
 import { kinds } from "./toolsets";
 import { parseTriggers, type EmailTrigger, type ScheduledTrigger, type Trigger, type Triggers } from "./triggers/triggers-file";
@@ -12,6 +13,8 @@ type App = { catalog: Catalog; triggers: Triggers; schedules: ReadonlyMap<string
 export interface Deploy {
   files: Record<string, string>;
   kinds: ToolsetRegistry;
+  /** Code functions compiled in (not pinned: code comes from the current deploy). */
+  functions?: readonly CodeFunction[];
 }
 
 /** The definitions a run uses: workers and model providers/prices. */
@@ -20,7 +23,7 @@ export interface Definitions {
   models: ModelsConfig;
 }
 
-let deploy: Deploy = { files: workerFiles, kinds };
+let deploy: Deploy = { files: workerFiles, kinds, functions: appFunctions };
 let loaded: App | undefined;
 let version: Promise<string> | undefined;
 
@@ -42,20 +45,21 @@ export const deployedKinds = (): ToolsetRegistry => deploy.kinds;
  */
 export const MAX_PINNED_BYTES = 1024 * 1024;
 
-/** The workers (by the workers' files) and `models.yaml`s, parsed and checked against `kinds`; no triggers. */
-export function checkDefinitions(files: Record<string, string>, registry: ToolsetRegistry = deploy.kinds): CatalogCheck & { models: ModelsConfig } {
+/** The workers (by the workers' files), the deploy's functions and `models.yaml`s, parsed and checked against `kinds`; no triggers. */
+export function checkDefinitions(files: Record<string, string>, registry: ToolsetRegistry = deploy.kinds, functions: readonly CodeFunction[] = deploy.functions ?? []): CatalogCheck & { models: ModelsConfig } {
   const models = parseModelsFiles(files);
-  const checked = checkCatalog(files, registry, models.problems.length ? null : providerNames(models.config));
+  const checked = checkCatalog(files, registry, models.problems.length ? null : providerNames(models.config), functions);
   return { ...checked, models: models.config, problems: [...models.problems, ...checked.problems] };
 }
 
 /**
  * Loads the bundled files once per isolate: `models.yaml` (providers, prices), the
- * workers (whose models must name a known provider), then every `triggers.yaml`.
- * Any problem in any file refuses the whole catalog (`CatalogError`).
+ * workers (whose models must name a known provider) and code functions, then every
+ * `triggers.yaml`. Any problem in any file refuses the whole catalog (`CatalogError`).
+ * The bundled functions go with the bundled files: other files get only the functions given.
  */
-export function loadApp(files: Record<string, string> = deploy.files): App {
-  const checked = checkDefinitions(files);
+export function loadApp(files: Record<string, string> = deploy.files, functions: readonly CodeFunction[] = files === deploy.files ? (deploy.functions ?? []) : []): App {
+  const checked = checkDefinitions(files, deploy.kinds, functions);
   const { catalog, mayMeanRefused } = checked;
   const problems: WorkerFileError[] = [...checked.problems];
   if (!problems.length) problems.push(...oversizedReach(catalog, files));

@@ -42,19 +42,24 @@ export type StartProblem = { status: 404; error: string; known: string[] } | { s
 export const MAX_INPUT_BYTES = 1024 * 1024;
 
 /**
- * Checks a start request against the catalog (worker exists, input matches its
- * schema, stored size bounded) before anything is written. A bare string is accepted as `{input}` for
- * workers with the default input schema.
+ * Checks a start request against the catalog (worker or function exists, input
+ * matches its schema — a function's own zod schema —, stored size bounded) before
+ * anything is written. A bare string is accepted as `{input}` for workers with the
+ * default input schema.
  */
 export function checkStart(worker: string, input: unknown): { worker: CatalogWorker; input: unknown } | StartProblem {
   const w = catalog().get(worker);
   if (!w) return { status: 404, error: `unknown worker "${worker}"`, known: [...catalog().workers.keys()].sort() };
   const value = w.input === DEFAULT_INPUT && typeof input === "string" ? { input } : input;
-  const parsed = validatorFor(w.input).safeParse(value);
-  if (!parsed.success) return { status: 400, error: `input does not match the input schema of worker "${worker}" (${w.file}): ${describeIssues(parsed.error)}` };
-  const stored = new TextEncoder().encode(JSON.stringify(parsed.data ?? null)).length;
+  const parsed = (w.code?.input ?? validatorFor(w.input)).safeParse(value);
+  if (!parsed.success) {
+    return { status: 400, error: `input does not match the input schema of ${w.code ? w.file : `worker "${worker}" (${w.file})`}: ${describeIssues(parsed.error)}` };
+  }
+  // A function gets its input as sent and parses it itself: a zod transform must run once.
+  const accepted = w.code ? value : parsed.data;
+  const stored = new TextEncoder().encode(JSON.stringify(accepted ?? null)).length;
   if (stored > MAX_INPUT_BYTES) return { status: 413, error: `the input is ${stored} bytes as stored JSON; at most ${MAX_INPUT_BYTES} bytes are accepted` };
-  return { worker: w, input: parsed.data };
+  return { worker: w, input: accepted };
 }
 
 /** Starts (or, for a known id, finds) a run; the work happens in the run's alarm. */

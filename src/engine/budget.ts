@@ -1,6 +1,6 @@
 import { ApprovalRequired, RunError, type PendingApproval } from "./errors";
 import { approvalId } from "./ids";
-import type { CallFrame } from "./loop";
+import type { CallFrame } from "./call-frame";
 import type { Budget, RunServices } from "./run";
 import type { ApprovalDecision } from "./toolsets/wrappers/approval";
 

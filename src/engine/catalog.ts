@@ -1,4 +1,6 @@
+import { callableTool } from "./callables";
 import { CatalogError, WorkerFileError } from "./errors";
+import { readFunction, type CodeFunction } from "./functions";
 import { globMatcher, isGlob } from "./glob";
 import { validatorFor, type JSONSchema } from "./json-schema";
 import { checkModelProviders } from "./model/provider-check";
@@ -7,27 +9,23 @@ import type { ToolsetRegistry } from "./toolsets/define";
 import type { ToolDef } from "./toolsets/toolset";
 import { issuesToErrors, readWorkerFile, TOOL_NAME, type WorkerFileReading, type WorkerSpec } from "./worker-file";
 
-/** A worker as the catalog accepted it: `workers:` globs resolved to names. */
+/** A worker or code function as the catalog accepted it: `workers:` globs resolved to names. */
 export interface CatalogWorker extends WorkerSpec {
   workerTools: string[];
+  /** Set for a code function: its body instead of instructions for a model. */
+  code?: CodeFunction;
 }
 
 export interface Catalog {
   readonly kinds: ToolsetRegistry;
+  /** Workers and code functions, one namespace. */
   readonly workers: ReadonlyMap<string, CatalogWorker>;
   get(name: string): CatalogWorker | undefined;
 }
 
 /** How a worker appears as a tool to the workers that list it. */
 export function workerToolDef(w: WorkerSpec): ToolDef {
-  return {
-    name: w.name,
-    description: w.description ?? w.instructions.slice(0, 200),
-    parameters: w.input,
-    readOnly: false,
-    // The child's own tools do the gating; `approval: {child: ask}` overrides this.
-    approval: () => "allow",
-  };
+  return callableTool({ name: w.name, description: w.description ?? w.instructions.slice(0, 200), input: w.input });
 }
 
 /**
@@ -35,9 +33,10 @@ export function workerToolDef(w: WorkerSpec): ToolDef {
  * problem is refused as a whole: `CatalogError` lists each as `file: field: reason`.
  * `providers`: the model providers a worker may name (built in, plus `models.yaml`'s);
  * null when `models.yaml` was refused, so its problems are not echoed as unknown providers.
+ * `functions`: code functions, checked like worker files, in the same namespace.
  */
-export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistry, providers: readonly string[] | null = BUILT_IN_PROVIDERS): Catalog {
-  const { catalog, problems } = checkCatalog(files, kinds, providers);
+export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistry, providers: readonly string[] | null = BUILT_IN_PROVIDERS, functions: readonly CodeFunction[] = []): Catalog {
+  const { catalog, problems } = checkCatalog(files, kinds, providers, functions);
   if (problems.length) throw new CatalogError(problems);
   return catalog;
 }
@@ -60,15 +59,26 @@ export interface CatalogCheck {
  * worker's tools are not all known, no "unknown worker" for what may be a worker
  * whose own name was refused).
  */
-export function checkCatalog(files: Record<string, string>, kinds: ToolsetRegistry, providers: readonly string[] | null = BUILT_IN_PROVIDERS): CatalogCheck {
+export function checkCatalog(
+  files: Record<string, string>,
+  kinds: ToolsetRegistry,
+  providers: readonly string[] | null = BUILT_IN_PROVIDERS,
+  functions: readonly CodeFunction[] = [],
+): CatalogCheck {
   const problems: WorkerFileError[] = [];
   const readings: WorkerFileReading[] = [];
+  const code = new Map<WorkerSpec, CodeFunction>();
   for (const [file, text] of Object.entries(files)) {
     if (!file.endsWith(".worker")) continue;
-    const reading = readWorkerFile(file, text);
-    problems.push(...reading.problems);
+    readings.push(readWorkerFile(file, text));
+  }
+  // After the files: a clash is reported at the function, naming the worker file.
+  for (const fn of functions) {
+    const reading = readFunction(fn);
+    if (reading.spec) code.set(reading.spec, fn);
     readings.push(reading);
   }
+  for (const reading of readings) problems.push(...reading.problems);
   const refusedNames = readings.filter((r) => !r.named).map((r) => r.spec?.name ?? "");
   const mayMeanRefused = (matches: (name: string) => boolean) => refusedNames.some((n) => !n || matches(n));
 
@@ -76,7 +86,7 @@ export function checkCatalog(files: Record<string, string>, kinds: ToolsetRegist
   for (const { spec: s, named } of readings) {
     if (!s || !named) continue;
     const first = byName.get(s.name);
-    if (first) problems.push(new WorkerFileError(s.file, "name", `"${s.name}" is also the name of ${first.file}; worker names are unique`));
+    if (first) problems.push(new WorkerFileError(s.file, "name", `"${s.name}" is also the name of ${first.file}; worker names are unique${code.has(s) ? " (functions share their namespace)" : ""}`));
     else byName.set(s.name, s);
   }
 
@@ -88,7 +98,8 @@ export function checkCatalog(files: Record<string, string>, kinds: ToolsetRegist
     problems.push(...resolved.problems);
     const toolsKnown = toolsetsComplete && resolved.complete && Object.values(s.toolsets).every((i) => kinds.has(i.use));
     problems.push(...checkExposedTools(s, resolved.names.map((n) => byName.get(n)!), kinds, toolsKnown));
-    if (byName.get(s.name) === s) workers.set(s.name, { ...s, workerTools: resolved.names });
+    const fn = code.get(s);
+    if (byName.get(s.name) === s) workers.set(s.name, { ...s, workerTools: resolved.names, ...(fn ? { code: fn } : {}) });
   }
   return { catalog: { kinds, workers, get: (name) => workers.get(name) }, problems, mayMeanRefused };
 }

@@ -1,9 +1,10 @@
 import { workerFiles, type WorkerFiles } from "./attachments/worker-files";
+import type { CallFrame } from "./call-frame";
 import { checkWorker, type CatalogWorker } from "./catalog";
 import { ToolError } from "./errors";
 import { idempotencyKey } from "./idempotency-key";
+import { askModel } from "./model-step";
 import { recordedCall } from "./toolsets/wrappers/journaled";
-import { askModel, runWorker, type CallFrame } from "./loop";
 import type { RunServices } from "./run";
 import type { JSONSchema } from "./json-schema";
 import type { StateKV, Toolset } from "./toolsets/toolset";
@@ -43,7 +44,7 @@ export interface ToolContext {
   llmAgent(opts: AgentOptions): Promise<unknown>;
   /** Any tool or worker tool the calling worker can see, by its exposed name. */
   callTool(name: string, args: unknown): Promise<unknown>;
-  /** Any worker of the catalog, one level deeper. */
+  /** Any worker or function of the catalog, by name, one level deeper. */
   callWorker(name: string, input: unknown): Promise<unknown>;
   /** Memoizes a side effect under `key` (unique within this tool call). */
   step<T>(key: string, fn: () => T | Promise<T>): Promise<T>;
@@ -66,10 +67,10 @@ export function toolContext(run: RunServices, frame: CallFrame, toolset: Toolset
     llmAsk: (prompt, opts = {}) => askModel(run, frame, next("ask"), usage, prompt, opts),
     async llmAgent(opts) {
       const base = next("agent");
-      const worker = adHocWorker(run, frame, opts);
+      const agent = run.callables.worker(adHocWorker(run, frame, opts));
       const meter = usage.child();
       return recordedCall(run.journal, `${base}/result`, meter, () =>
-        runWorker(run, worker, typeof opts.input === "string" ? { input: opts.input } : opts.input, { path: base, parent: frame, usage: meter, model: opts.model }),
+        agent.call(typeof opts.input === "string" ? { input: opts.input } : opts.input, { path: base, parent: frame, usage: meter, model: opts.model }),
       );
     },
     async callTool(name, args) {
@@ -78,10 +79,10 @@ export function toolContext(run: RunServices, frame: CallFrame, toolset: Toolset
     },
     async callWorker(name, input) {
       const base = next("worker");
-      const worker = run.catalog.get(name);
-      if (!worker) throw new ToolError(`unknown worker "${name}"; known: ${[...run.catalog.workers.keys()].join(", ")}`);
+      const callee = run.callables.get(name);
+      if (!callee) throw new ToolError(`unknown worker "${name}"; known: ${run.callables.names().join(", ")}`);
       const meter = usage.child();
-      return recordedCall(run.journal, `${base}/result`, meter, () => runWorker(run, worker, input, { path: `${base}/${name}`, parent: frame, usage: meter }));
+      return recordedCall(run.journal, `${base}/result`, meter, () => callee.call(input, { path: `${base}/${name}`, parent: frame, usage: meter }));
     },
     step: (key, fn) => run.journal.step(`${callPath}/step:${key}`, fn),
     now: () => run.journal.step(next("now"), () => run.clock.now()),

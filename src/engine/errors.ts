@@ -47,6 +47,7 @@ export type RunErrorCode =
   | "config"
   | "too_large"
   | "storage"
+  | "function_failed"
   | "internal";
 
 /**

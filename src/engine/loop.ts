@@ -1,70 +1,31 @@
+import type { CallSite } from "./callables";
+import { inFrame, openFrame, type CallFrame } from "./call-frame";
 import type { CatalogWorker } from "./catalog";
 import { toolContext } from "./context";
-import { checkBudget } from "./budget";
 import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "./errors";
-import { globMatcher } from "./glob";
-import { MAX_STEP_BYTES, stepBytes } from "./journal/bounds";
 import { describeIssues, validatorFor } from "./json-schema";
-import type { AttachmentPart, ContentPart, Message, ModelRequest, ModelResponse, ModelToolCall } from "./model/model";
+import type { AttachmentPart, ContentPart, Message, ModelToolCall } from "./model/model";
+import { modelStep } from "./model-step";
 import type { RunServices } from "./run";
-import { callScopeId, buildCallToolset } from "./toolsets/instances";
-import type { Toolset } from "./toolsets/toolset";
-import { costOf, type UsageMeter } from "./usage";
+import type { StateKV, Toolset } from "./toolsets/toolset";
 import { DEFAULT_INPUT } from "./worker-file";
-
-/** One worker call in progress. */
-export interface CallFrame {
-  worker: CatalogWorker;
-  path: string;
-  depth: number;
-  /** Worker names from the run's root to this call. */
-  chain: string[];
-  model: string;
-  usage: UsageMeter;
-  /** Files the caller attached; they go with the first user message. */
-  attachments?: AttachmentPart[];
-}
-
-/** A model response as the journal keeps it: with what it cost when it was made. */
-export type RecordedResponse = ModelResponse & { model: string; costUsd: number };
 
 type ToolOutcome = { ok: true; content: string } | { ok: false; content: string };
 
 /**
- * Runs one worker call: the model ↔ tools loop. Every model response and tool
+ * Runs one LLM worker call: the model ↔ tools loop. Every model response and tool
  * result is a journal step, so calling this again on the same journal replays
- * what is recorded and continues from the first step that is not.
+ * what is recorded and continues from the first step that is not. Other workers
+ * and functions are reached through `run.callables`, never from here.
  */
-export async function runWorker(
-  run: RunServices,
-  worker: CatalogWorker,
-  input: unknown,
-  at: { path: string; parent?: CallFrame; usage: UsageMeter; model?: string; attachments?: AttachmentPart[] },
-): Promise<unknown> {
-  const chain = [...(at.parent?.chain ?? []), worker.name];
-  const depth = (at.parent?.depth ?? 0) + 1;
-  if (depth > run.maxDepth) {
-    throw new RunError("max_depth", `call depth ${depth} exceeds MAX_DEPTH ${run.maxDepth}: ${chain.join(" → ")}`);
-  }
+export async function runWorker(run: RunServices, worker: CatalogWorker, input: unknown, at: CallSite): Promise<unknown> {
+  const frame = openFrame(run, worker, at);
   const checked = validatorFor(worker.input).safeParse(input);
   if (!checked.success) throw new RunError("invalid_input", `${worker.file}: input does not match the worker's input schema: ${describeIssues(checked.error)}`);
-
-  const frame: CallFrame = { worker, path: at.path, depth, chain, model: chooseModel(run, worker, at.model ?? at.parent?.model), usage: at.usage, attachments: at.attachments };
-  const { toolset, close } = await buildCallToolset(run, frame);
-  let suspended = false;
-  try {
-    return await loop(run, frame, toolset, checked.data);
-  } catch (err) {
-    suspended = propagates(err);
-    throw err;
-  } finally {
-    await close();
-    // Call-scoped state outlives a pause (the call is not over), never the call.
-    if (!suspended) await run.states.clear("call", callScopeId(run.runId, frame.path), { prefix: true });
-  }
+  return inFrame(run, frame, (toolset, state) => loop(run, frame, toolset, state, checked.data));
 }
 
-async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, input: unknown): Promise<unknown> {
+async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, state: StateKV, input: unknown): Promise<unknown> {
   const { worker } = frame;
   // No tool call to answer yet: a toolset that cannot list its tools ends this worker call.
   const listed = await toolset.listTools().catch((err: unknown) => {
@@ -76,7 +37,6 @@ async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, input:
     { role: "system", content: worker.instructions },
     { role: "user", content: userMessage(worker, input, frame.attachments) },
   ];
-  const state = run.states.open("call", callScopeId(run.runId, frame.path), "~context");
   let outputRetried = false;
 
   for (let turn = 1; turn <= worker.maxTurns; turn++) {
@@ -147,53 +107,6 @@ export function toolCallKeys(path: string, turn: number, calls: ModelToolCall[])
     seen.add(key);
     return key;
   });
-}
-
-/** One model request as a journal step: budget checked first, usage added (also on replay). */
-export async function modelStep(run: RunServices, frame: CallFrame, key: string, usage: UsageMeter, model: string, req: ModelRequest): Promise<RecordedResponse> {
-  const res = await run.journal.step<RecordedResponse>(key, async () => {
-    await checkBudget(run, frame, key);
-    let r: ModelResponse;
-    try {
-      r = await run.models(model).request(req);
-    } catch (err) {
-      throw new RunError("model_error", `${frame.worker.file}: model ${model} failed: ${messageOf(err)}`, true);
-    }
-    const recorded: RecordedResponse = { ...r, model, costUsd: costOf(model, r.usage.inputTokens, r.usage.outputTokens, run.prices) };
-    const bytes = stepBytes(key, recorded);
-    if (bytes > MAX_STEP_BYTES) {
-      // Unrecorded, the answer would be requested (and paid for) again on every retry: the run ends here.
-      addUsage(usage, recorded);
-      throw new RunError(
-        "too_large",
-        `${frame.worker.file}: model ${model} answered with ${bytes} bytes (text and tool calls, as JSON), over the journal's bound of ${MAX_STEP_BYTES} bytes per step; ask for a shorter answer or have it written in parts by tools`,
-        true,
-      );
-    }
-    return recorded;
-  });
-  addUsage(usage, res);
-  return res;
-}
-
-const addUsage = (usage: UsageMeter, res: RecordedResponse) =>
-  usage.add({ requests: 1, inputTokens: res.usage.inputTokens, outputTokens: res.usage.outputTokens, costUsd: res.costUsd });
-
-/** `ctx.llmAsk`: one model call with the caller's model, no tools. */
-export async function askModel(run: RunServices, frame: CallFrame, key: string, usage: UsageMeter, prompt: string, opts: { model?: string; system?: string }): Promise<string> {
-  const messages: Message[] = [...(opts.system ? [{ role: "system" as const, content: opts.system }] : []), { role: "user", content: prompt }];
-  const res = await modelStep(run, frame, key, usage, opts.model ?? frame.model, { messages, tools: [] });
-  return res.text ?? "";
-}
-
-/** The worker's model > the caller's > DEFAULT_MODEL, checked against compatible_models. */
-function chooseModel(run: RunServices, worker: CatalogWorker, inherited: string | undefined): string {
-  const model = worker.model ?? inherited ?? run.defaultModel;
-  const allowed = worker.compatibleModels;
-  if (allowed && !allowed.some((g) => globMatcher(g, { ignoreCase: true })(model))) {
-    throw new RunError("model_not_allowed", `${worker.file}: model "${model}" is not in compatible_models (${allowed.join(", ")})`);
-  }
-  return model;
 }
 
 /** The input as text; with attachments, that text followed by one part per file. */

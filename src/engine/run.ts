@@ -1,8 +1,9 @@
+import type { Callables } from "./callables";
+import { catalogCallables } from "./callables-catalog";
 import type { Catalog } from "./catalog";
 import { ApprovalRequired, RunError, type PendingApproval, type RunErrorCode } from "./errors";
 import { Journal, type BeforeStep } from "./journal/journal";
 import type { JournalStore } from "./journal/store";
-import { runWorker } from "./loop";
 import type { ModelResolver } from "./model/model";
 import { consoleLogger, type Clock, type GlobalToolsets, type Logger, type StateBackend } from "./ports";
 import { MemoryStateBackend } from "./state/memory-state";
@@ -56,6 +57,8 @@ export type RunOutcome =
 export interface RunServices {
   runId: string;
   catalog: Catalog;
+  /** Workers and functions by name: the one way the engine calls anything. */
+  callables: Callables;
   models: ModelResolver;
   journal: Journal;
   states: StateBackend;
@@ -91,6 +94,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
   const run: RunServices = {
     runId: req.runId,
     catalog: config.catalog,
+    callables: catalogCallables(config.catalog, () => run),
     models: config.models,
     journal,
     states,
@@ -111,9 +115,9 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
   const usage = () => run.usage.snapshot();
   let outcome: RunOutcome;
   try {
-    const worker = config.catalog.get(req.worker);
-    if (!worker) throw new RunError("unknown_worker", `unknown worker "${req.worker}"; known: ${[...config.catalog.workers.keys()].join(", ")}`);
-    const output = await runWorker(run, worker, req.input, { path: worker.name, usage: run.usage });
+    const root = run.callables.get(req.worker);
+    if (!root) throw new RunError("unknown_worker", `unknown worker "${req.worker}"; known: ${run.callables.names().join(", ")}`);
+    const output = await root.call(req.input, { path: root.name, usage: run.usage });
     outcome = { status: "succeeded", output, usage: usage() };
   } catch (err) {
     if (err instanceof ApprovalRequired) outcome = { status: "awaiting_approval", pending: err.pending, usage: usage() };

@@ -227,7 +227,7 @@ export function readWorkerFile(file: string, text: string): WorkerFileReading {
 }
 
 /** `toolsets:` entry by entry; `complete` when every entry could be read. */
-function readToolsets(file: string, raw: unknown, errors: WorkerFileError[]) {
+export function readToolsets(file: string, raw: unknown, errors: WorkerFileError[]) {
   const toolsets: Record<string, InstanceSpec> = {};
   let workers: string[] = [];
   let complete = true;
@@ -253,7 +253,7 @@ function readToolsets(file: string, raw: unknown, errors: WorkerFileError[]) {
 }
 
 /** `approval:` key by key: `notify`, and a policy per tool name. */
-function readApproval(file: string, raw: unknown, errors: WorkerFileError[]) {
+export function readApproval(file: string, raw: unknown, errors: WorkerFileError[]) {
   const approval: Record<string, Policy> = {};
   if (!isMapping(raw)) {
     errors.push(new WorkerFileError(file, "approval", "must map tool names to allow, ask or deny (and notify to an address)"));

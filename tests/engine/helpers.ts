@@ -11,6 +11,7 @@ import {
   modelResolver,
   tool,
   toolsetRegistry,
+  type CodeFunction,
   type EngineConfig,
   type Model,
   type RunRequest,
@@ -63,9 +64,9 @@ export interface Harness {
 /** An engine over a catalog made of the given files, with in-memory ports. */
 export function harness(
   filesByName: Record<string, string>,
-  opts: { kinds?: ToolsetKind[]; models?: Record<string, Model>; maxDepth?: number; defaultModel?: string; prices?: PriceTable; openai?: OpenAIOptions } = {},
+  opts: { kinds?: ToolsetKind[]; models?: Record<string, Model>; maxDepth?: number; defaultModel?: string; prices?: PriceTable; openai?: OpenAIOptions; functions?: CodeFunction[] } = {},
 ): Harness {
-  const catalog = loadCatalog(filesByName, toolsetRegistry(files, http, ...(opts.kinds ?? [])));
+  const catalog = loadCatalog(filesByName, toolsetRegistry(files, http, ...(opts.kinds ?? [])), undefined, opts.functions);
   const states = new MemoryStateBackend();
   const config: EngineConfig = {
     catalog,

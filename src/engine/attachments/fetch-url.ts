@@ -1,5 +1,5 @@
 import { ToolError } from "../errors";
-import type { CallFrame } from "../loop";
+import type { CallFrame } from "../call-frame";
 import { allowList } from "../net/allow-list";
 import { guardedFetch } from "../net/guarded-fetch";
 import { readBodyCapped } from "../net/read-body";

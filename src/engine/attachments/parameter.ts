@@ -2,13 +2,16 @@ import { ToolError } from "../errors";
 import type { ToolDef } from "../toolsets/toolset";
 import type { WorkerSpec } from "../worker-file";
 
+/** What attachments need of a callee: its name, file and `attachments:` policy. */
+export type AttachmentCallee = Pick<WorkerSpec, "name" | "file" | "attachments">;
+
 const MAX_REF_LENGTH = 2048;
 
 /**
  * A worker's tool definition with an `attachments` parameter when the worker accepts
  * them (its file has `attachments:`); others are offered no such parameter.
  */
-export function withAttachmentsParameter(def: ToolDef, worker: WorkerSpec): ToolDef {
+export function withAttachmentsParameter(def: ToolDef, worker: AttachmentCallee): ToolDef {
   const policy = worker.attachments;
   if (!policy) return def;
   const properties = (def.parameters.properties ?? {}) as Record<string, unknown>;
@@ -22,7 +25,7 @@ export function withAttachmentsParameter(def: ToolDef, worker: WorkerSpec): Tool
 }
 
 /** The call's arguments without `attachments`, and the references given (none for a worker that takes none). */
-export function takeAttachments(worker: WorkerSpec, args: unknown): { args: unknown; refs: string[] } {
+export function takeAttachments(worker: AttachmentCallee, args: unknown): { args: unknown; refs: string[] } {
   if (!worker.attachments || typeof args !== "object" || args === null || !("attachments" in args)) return { args, refs: [] };
   const { attachments, ...rest } = args as Record<string, unknown>;
   if (!Array.isArray(attachments) || !attachments.every((r) => typeof r === "string" && r.length > 0 && r.length <= MAX_REF_LENGTH)) {

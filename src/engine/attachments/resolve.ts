@@ -1,10 +1,10 @@
 import type { ToolContext } from "../context";
 import { ToolError } from "../errors";
-import type { CallFrame } from "../loop";
+import type { CallFrame } from "../call-frame";
 import type { AttachmentPart } from "../model/model";
 import type { RunServices } from "../run";
 import { readBytes, sha256Hex, fileKey, isBinary, type StoredFile } from "../toolsets/kinds/files-disk";
-import type { WorkerSpec } from "../worker-file";
+import type { AttachmentCallee } from "./parameter";
 import { fetchForAttachment } from "./fetch-url";
 import { typeAccepted, typeByName } from "./mime";
 import { workerFiles } from "./worker-files";
@@ -38,7 +38,7 @@ interface Read {
  * of its `http` instances. Returns parts whose bytes are read again only when a model
  * request that is not in the journal needs them.
  */
-export async function resolveAttachments(run: RunServices, caller: CallFrame, callee: WorkerSpec, refs: string[], ctx: ToolContext): Promise<AttachmentPart[]> {
+export async function resolveAttachments(run: RunServices, caller: CallFrame, callee: AttachmentCallee, refs: string[], ctx: ToolContext): Promise<AttachmentPart[]> {
   const policy = callee.attachments;
   if (!policy) throw new ToolError(`${callee.name} takes no attachments (its file ${callee.file} has no attachments: field)`);
   if (refs.length > policy.max_files) {
@@ -80,7 +80,7 @@ export async function resolveAttachments(run: RunServices, caller: CallFrame, ca
 }
 
 /** One reference, read with at most `maxBytes` (what is left of the callee's `max_bytes`). */
-async function readRef(run: RunServices, caller: CallFrame, callee: WorkerSpec, ref: string, maxBytes: number): Promise<Read> {
+async function readRef(run: RunServices, caller: CallFrame, callee: AttachmentCallee, ref: string, maxBytes: number): Promise<Read> {
   const tooBig = (size: number | string) =>
     new ToolError(`attachment "${ref}" is ${size} bytes; ${callee.name} takes at most ${callee.attachments!.max_bytes} bytes of attachments per call (attachments.max_bytes in ${callee.file})`);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(ref)) {

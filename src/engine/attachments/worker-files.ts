@@ -1,8 +1,8 @@
 import { ToolError } from "../errors";
-import type { CallFrame } from "../loop";
+import type { CallFrame } from "../call-frame";
 import type { RunServices } from "../run";
 import { confine, files } from "../toolsets/kinds/files";
-import { callScopeId } from "../toolsets/instances";
+import { callScopeId } from "../toolsets/scope-id";
 import type { StateKV } from "../toolsets/toolset";
 
 /** One file of one of a worker's `files` instances, confined under that instance's root. */

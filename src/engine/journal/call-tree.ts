@@ -1,5 +1,6 @@
 import { ATTACHMENTS_STEP, type AttachmentRecord } from "../attachments/resolve";
-import { toolCallKeys, type RecordedResponse } from "../loop";
+import { toolCallKeys } from "../loop";
+import type { RecordedResponse } from "../model-step";
 import { preview } from "./events";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
 import { emptyUsage, type Usage } from "../usage";

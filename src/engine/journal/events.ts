@@ -1,4 +1,4 @@
-import type { RecordedResponse } from "../loop";
+import type { RecordedResponse } from "../model-step";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
 import type { ApprovalDecision } from "../toolsets/wrappers/approval";
 

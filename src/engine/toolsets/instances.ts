@@ -1,9 +1,10 @@
 import { stableJson, shortHash } from "../ids";
-import type { CallFrame } from "../loop";
+import type { CallFrame } from "../call-frame";
 import type { StateBackend } from "../ports";
 import type { RunServices } from "../run";
 import type { InstanceInit, ToolsetKind } from "./define";
 import { combined } from "./combined";
+import { callScopeId } from "./scope-id";
 import type { Scope, Toolset } from "./toolset";
 import { workersToolset } from "./kinds/workers";
 import { approvalGated } from "./wrappers/approval";
@@ -43,9 +44,6 @@ function withVars(spec: InstanceSpec, schema: z.ZodType, vars: RunServices["vars
 
 /** Same name, kind and config → the same run- or global-scoped instance. */
 const instanceKey = (name: string, spec: InstanceSpec) => `${name}:${spec.use}:${shortHash(stableJson(spec.config))}`;
-
-/** The call-scope id: unique per run and call path, so nested and recursive calls never share. */
-export const callScopeId = (runId: string, path: string) => `${runId}:${path}`;
 
 /**
  * Builds the toolset one worker call sees: each instance from the cache its scope

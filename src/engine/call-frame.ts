@@ -1,0 +1,64 @@
+import type { CallSite } from "./callables";
+import type { CatalogWorker } from "./catalog";
+import { propagates, RunError } from "./errors";
+import { globMatcher } from "./glob";
+import type { AttachmentPart } from "./model/model";
+import type { RunServices } from "./run";
+import { buildCallToolset } from "./toolsets/instances";
+import { callScopeId } from "./toolsets/scope-id";
+import type { StateKV, Toolset } from "./toolsets/toolset";
+import type { UsageMeter } from "./usage";
+
+/** One call of a worker or function in progress. */
+export interface CallFrame {
+  /** Its catalog entry: a worker file, a code function (`code` set), or an ad-hoc agent. */
+  worker: CatalogWorker;
+  path: string;
+  depth: number;
+  /** Names from the run's root to this call. */
+  chain: string[];
+  model: string;
+  usage: UsageMeter;
+  /** Files the caller attached; they go with the first user message. */
+  attachments?: AttachmentPart[];
+}
+
+/** The frame of a call one level below `at.parent`; past `MAX_DEPTH` it fails with the chain of calls. */
+export function openFrame(run: RunServices, worker: CatalogWorker, at: CallSite): CallFrame {
+  const chain = [...(at.parent?.chain ?? []), worker.name];
+  const depth = (at.parent?.depth ?? 0) + 1;
+  if (depth > run.maxDepth) {
+    throw new RunError("max_depth", `call depth ${depth} exceeds MAX_DEPTH ${run.maxDepth}: ${chain.join(" → ")}`);
+  }
+  return { worker, path: at.path, depth, chain, model: chooseModel(run, worker, at.model ?? at.parent?.model), usage: at.usage, attachments: at.attachments };
+}
+
+/**
+ * Runs `body` with the frame's toolset and its call-scoped context state. The toolset
+ * is closed when the call ends, whatever the outcome; the call's state outlives a
+ * pause (the call is not over), never the call.
+ */
+export async function inFrame<T>(run: RunServices, frame: CallFrame, body: (toolset: Toolset, state: StateKV) => Promise<T>): Promise<T> {
+  const { toolset, close } = await buildCallToolset(run, frame);
+  const scopeId = callScopeId(run.runId, frame.path);
+  let suspended = false;
+  try {
+    return await body(toolset, run.states.open("call", scopeId, "~context"));
+  } catch (err) {
+    suspended = propagates(err);
+    throw err;
+  } finally {
+    await close();
+    if (!suspended) await run.states.clear("call", scopeId, { prefix: true });
+  }
+}
+
+/** The worker's model > the caller's > DEFAULT_MODEL, checked against compatible_models. */
+function chooseModel(run: RunServices, worker: CatalogWorker, inherited: string | undefined): string {
+  const model = worker.model ?? inherited ?? run.defaultModel;
+  const allowed = worker.compatibleModels;
+  if (allowed && !allowed.some((g) => globMatcher(g, { ignoreCase: true })(model))) {
+    throw new RunError("model_not_allowed", `${worker.file}: model "${model}" is not in compatible_models (${allowed.join(", ")})`);
+  }
+  return model;
+}

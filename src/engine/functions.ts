@@ -1,0 +1,72 @@
+import type * as z from "zod";
+import type { ToolContext } from "./context";
+import { WorkerFileError } from "./errors";
+import { toolParameters } from "./json-schema";
+import { DEFAULT_MAX_TURNS, readApproval, readToolsets, TOOL_NAME, type WorkerFileReading } from "./worker-file";
+
+/** One `toolsets` entry, as in a worker file: `{use: <kind>, scope?, readonly?, ...config}`. */
+type InstanceConfig = { use: string; scope?: "call" | "run" | "global"; readonly?: boolean; [config: string]: unknown };
+
+export interface FunctionSpec<I extends z.ZodType, O extends z.ZodType> {
+  /** Unique among workers and functions: the tool name callers see. */
+  name: string;
+  /** The tool description a calling model reads. */
+  description: string;
+  /** Checked when it is called; as JSON Schema, the tool's parameters. */
+  input: I;
+  /** Checked on return, when given. */
+  output?: O;
+  /** Same shape as a worker file's `toolsets` (instances, and `workers: [...]`): what `ctx.callTool` reaches. */
+  toolsets?: { [instance: string]: InstanceConfig | string[] };
+  /** Same shape as a worker file's `approval` (a policy per exposed tool, `notify`). */
+  approval?: Record<string, unknown>;
+  /**
+   * The body. Runs again on replay after a pause: every effect must go through
+   * `ctx` (callTool, callWorker, llmAsk, step, now, randomId), called in the same
+   * order, so the journal answers what already happened.
+   */
+  run(input: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;
+}
+
+/** A TypeScript function registered in the catalog beside the `.worker` files, called exactly like a worker. */
+export interface CodeFunction {
+  readonly name: string;
+  readonly description: string;
+  readonly input: z.ZodType;
+  readonly output?: z.ZodType;
+  readonly toolsets?: Record<string, unknown>;
+  readonly approval?: Record<string, unknown>;
+  run(input: unknown, ctx: ToolContext): unknown;
+}
+
+export const defineFunction = <I extends z.ZodType, O extends z.ZodType = z.ZodType<unknown>>(spec: FunctionSpec<I, O>): CodeFunction => spec as unknown as CodeFunction;
+
+/** How errors name a function (where a worker's name its file). */
+export const functionLabel = (name: string) => `function "${name}"`;
+
+/**
+ * A function's declared part read like a worker file's frontmatter, with the same
+ * errors, so the catalog checks it with the same stages (kinds, configs, workers:,
+ * tool names, approval) as every `.worker` file.
+ */
+export function readFunction(fn: CodeFunction): WorkerFileReading {
+  const file = functionLabel(String(fn.name));
+  const problems: WorkerFileError[] = [];
+  const named = typeof fn.name === "string" && TOOL_NAME.test(fn.name);
+  if (!named) problems.push(new WorkerFileError(file, "name", "must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)"));
+  if (typeof fn.description !== "string" || !fn.description.trim()) problems.push(new WorkerFileError(file, "description", "required: callers' models read it"));
+  let input: Record<string, unknown> = { type: "object" };
+  try {
+    input = toolParameters(fn.input);
+  } catch (err) {
+    problems.push(new WorkerFileError(file, "input", `a zod schema that converts to JSON Schema: ${(err as Error).message}`));
+  }
+  const { toolsets, workers, complete } = readToolsets(file, fn.toolsets ?? {}, problems);
+  const { approval, notify, followUp } = readApproval(file, fn.approval ?? {}, problems);
+  return {
+    spec: { file, name: String(fn.name), description: fn.description, input, maxTurns: DEFAULT_MAX_TURNS, toolsets, workers, approval, notify, ...(followUp ? { followUp } : {}), instructions: "" },
+    problems,
+    named,
+    toolsetsComplete: complete,
+  };
+}

@@ -1,0 +1,48 @@
+import { checkBudget } from "./budget";
+import type { CallFrame } from "./call-frame";
+import { messageOf, RunError } from "./errors";
+import { MAX_STEP_BYTES, stepBytes } from "./journal/bounds";
+import type { Message, ModelRequest, ModelResponse } from "./model/model";
+import type { RunServices } from "./run";
+import { costOf, type UsageMeter } from "./usage";
+
+/** A model response as the journal keeps it: with what it cost when it was made. */
+export type RecordedResponse = ModelResponse & { model: string; costUsd: number };
+
+/** One model request as a journal step: budget checked first, usage added (also on replay). */
+export async function modelStep(run: RunServices, frame: CallFrame, key: string, usage: UsageMeter, model: string, req: ModelRequest): Promise<RecordedResponse> {
+  const res = await run.journal.step<RecordedResponse>(key, async () => {
+    await checkBudget(run, frame, key);
+    let r: ModelResponse;
+    try {
+      r = await run.models(model).request(req);
+    } catch (err) {
+      throw new RunError("model_error", `${frame.worker.file}: model ${model} failed: ${messageOf(err)}`, true);
+    }
+    const recorded: RecordedResponse = { ...r, model, costUsd: costOf(model, r.usage.inputTokens, r.usage.outputTokens, run.prices) };
+    const bytes = stepBytes(key, recorded);
+    if (bytes > MAX_STEP_BYTES) {
+      // Unrecorded, the answer would be requested (and paid for) again on every retry: the run ends here.
+      addUsage(usage, recorded);
+      throw new RunError(
+        "too_large",
+        `${frame.worker.file}: model ${model} answered with ${bytes} bytes (text and tool calls, as JSON), over the journal's bound of ${MAX_STEP_BYTES} bytes per step; ask for a shorter answer or have it written in parts by tools`,
+        true,
+      );
+    }
+    return recorded;
+  });
+  addUsage(usage, res);
+  return res;
+}
+
+const addUsage = (usage: UsageMeter, res: RecordedResponse) =>
+  usage.add({ requests: 1, inputTokens: res.usage.inputTokens, outputTokens: res.usage.outputTokens, costUsd: res.costUsd });
+
+/** `ctx.llmAsk`: one model call with the caller's model, no tools. */
+export async function askModel(run: RunServices, frame: CallFrame, key: string, usage: UsageMeter, prompt: string, opts: { model?: string; system?: string }): Promise<string> {
+  const messages: Message[] = [...(opts.system ? [{ role: "system" as const, content: opts.system }] : []), { role: "user", content: prompt }];
+  const res = await modelStep(run, frame, key, usage, opts.model ?? frame.model, { messages, tools: [] });
+  return res.text ?? "";
+}
+
