@@ -13,7 +13,7 @@ type App = { catalog: Catalog; triggers: Triggers; schedules: ReadonlyMap<string
 export interface Deploy {
   files: Record<string, string>;
   kinds: ToolsetRegistry;
-  /** Code functions compiled in (not pinned: code comes from the current deploy). */
+  /** Code functions compiled in (not pinned: code comes from the current deploy); default the app's. */
   functions?: readonly CodeFunction[];
 }
 
@@ -32,7 +32,7 @@ let version: Promise<string> | undefined;
  * app would (the pinning tests swap the catalog under a paused run). Never called by the app.
  */
 export function deployForTests(next: Deploy): void {
-  deploy = next;
+  deploy = { functions: appFunctions, ...next };
   loaded = undefined;
   version = undefined;
 }
