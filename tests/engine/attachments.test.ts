@@ -166,6 +166,19 @@ describe("attachments", () => {
     expect(JSON.stringify([...store.entries])).not.toContain(toBase64(PNG));
   });
 
+  for (const policy of ["deny", "ask"] as const) {
+    it(`never fetches an attachment URL through an http instance whose fetch is ${policy} (approval.web_fetch)`, async () => {
+      const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(PNG, { headers: { "content-type": "image/png" } }));
+      const guarded = desk.replace("  workers: [reader, plain]", `  workers: [reader, plain]\napproval:\n  web_fetch: ${policy}`);
+      const { result, seen } = await callOnce({ input: "x", attachments: ["https://img.example.com/leak.png?data=SECRET"] }, { extra: { "desk.worker": guarded } });
+      const why = policy === "deny" ? /approval\.web_fetch is deny in desk\.worker$/ : /approval\.web_fetch is ask in desk\.worker; fetch it with web_fetch and save_to \(which asks\), then attach the saved file$/;
+      expect(result()).toMatchObject({ ok: false, error: expect.stringMatching(/^attachment "https:\/\/img\.example\.com\/leak\.png\?data=SECRET": desk may not fetch it unasked: /) });
+      expect(result().error).toMatch(why);
+      expect(spy).not.toHaveBeenCalled();
+      expect(seen).toEqual([]);
+    });
+  }
+
   it("a 3 MB text download saved with save_to is kept in rows far under the row limit and reads back", async () => {
     const text = "line of text, \"quoted\" \u0001 日本\n".repeat(100_000);
     expect(utf8Bytes(text)).toBeGreaterThan(3_000_000);
