@@ -166,12 +166,20 @@ describe("attachments", () => {
     expect(JSON.stringify([...store.entries])).not.toContain(toBase64(PNG));
   });
 
-  for (const policy of ["deny", "ask"] as const) {
-    it(`never fetches an attachment URL through an http instance whose fetch is ${policy} (approval.web_fetch)`, async () => {
+  for (const policy of ["deny", "ask", "readonly"] as const) {
+    it(`never fetches an attachment URL through an http instance whose fetch is ${policy} (approval.web_fetch, readonly)`, async () => {
       const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(PNG, { headers: { "content-type": "image/png" } }));
-      const guarded = desk.replace("  workers: [reader, plain]", `  workers: [reader, plain]\napproval:\n  web_fetch: ${policy}`);
+      const guarded =
+        policy === "readonly"
+          ? desk.replace("allow: [img.example.com] }", "allow: [img.example.com], readonly: true }")
+          : desk.replace("  workers: [reader, plain]", `  workers: [reader, plain]\napproval:\n  web_fetch: ${policy}`);
+      expect(guarded).not.toBe(desk);
       const { result, seen } = await callOnce({ input: "x", attachments: ["https://img.example.com/leak.png?data=SECRET"] }, { extra: { "desk.worker": guarded } });
-      const why = policy === "deny" ? /approval\.web_fetch is deny in desk\.worker$/ : /approval\.web_fetch is ask in desk\.worker; fetch it with web_fetch and save_to \(which asks\), then attach the saved file$/;
+      const why = {
+        deny: /approval\.web_fetch is deny in desk\.worker$/,
+        ask: /approval\.web_fetch is ask in desk\.worker; fetch it with web_fetch and save_to \(which asks\), then attach the saved file$/,
+        readonly: /http instance "web" is readonly \(it offers no web_fetch\)$/,
+      }[policy];
       expect(result()).toMatchObject({ ok: false, error: expect.stringMatching(/^attachment "https:\/\/img\.example\.com\/leak\.png\?data=SECRET": desk may not fetch it unasked: /) });
       expect(result().error).toMatch(why);
       expect(spy).not.toHaveBeenCalled();
