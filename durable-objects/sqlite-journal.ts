@@ -2,7 +2,7 @@ import { StorageError, type JournalStore } from "../src/engine";
 import { json, parse, type Sql } from "./sql";
 
 /** SQLite result codes that a retry of the same write would meet again. */
-const PERMANENT = /SQLITE_TOOBIG|SQLITE_FULL/;
+export const PERMANENT = /SQLITE_TOOBIG|SQLITE_FULL/;
 
 /** The run's journal: loaded with one query per activation, one row written per step. */
 export class SqliteJournalStore implements JournalStore {

@@ -1,5 +1,21 @@
-import type { Scope, StateBackend, StateKV } from "../src/engine";
+import { StorageError, type Scope, type StateBackend, type StateKV } from "../src/engine";
 import { json, parse, type Sql } from "./sql";
+import { PERMANENT } from "./sqlite-journal";
+
+/**
+ * What SQLite refused, as the engine's `StorageError`: it stops the activation
+ * instead of reaching a model as a tool's result, and fails the run at once when a
+ * retry would write the same (a row over the limit, a full database).
+ */
+function stored<T>(what: string, op: () => T): T {
+  try {
+    return op();
+  } catch (err) {
+    // SQLite's reason without the statement (which carries no values, but is noise in a run's error).
+    const reason = (err as Error).message.split("\n")[0]!.replace(/^SQL failed: /, "");
+    throw new StorageError(`toolset state could not ${what}: ${reason}`, PERMANENT.test(reason));
+  }
+}
 
 /** Toolset state in the owning Durable Object's SQLite (the `files` kind lives here too). */
 export class SqliteStateBackend implements StateBackend {
@@ -9,26 +25,27 @@ export class SqliteStateBackend implements StateBackend {
     const sql = this.sql;
     return {
       async get(key) {
-        const row = sql.one`SELECT value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key = ${key}`;
+        const row = stored(`read ${key}`, () => sql.one`SELECT value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key = ${key}`);
         return row ? parse(row.value) : undefined;
       },
       async put(key, value) {
-        sql.run`INSERT OR REPLACE INTO state (scope, scope_id, namespace, key, value) VALUES (${scope}, ${scopeId}, ${namespace}, ${key}, ${json(value)})`;
+        const text = json(value);
+        stored(`write ${key} (${text.length} characters)`, () => sql.run`INSERT OR REPLACE INTO state (scope, scope_id, namespace, key, value) VALUES (${scope}, ${scopeId}, ${namespace}, ${key}, ${text})`);
       },
       async delete(key) {
-        return sql.all`DELETE FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key = ${key} RETURNING key`.length > 0;
+        return stored(`delete ${key}`, () => sql.all`DELETE FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key = ${key} RETURNING key`).length > 0;
       },
       async list(prefix = "") {
         // Range scan on the primary key: key >= prefix AND key < prefix + U+FFFF.
-        return sql
-          .all`SELECT key, value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key >= ${prefix} AND key < ${prefix + "\uffff"} ORDER BY key`
-          .map((r): [string, unknown] => [r.key as string, parse(r.value)]);
+        return stored(`list ${prefix}*`, () =>
+          sql.all`SELECT key, value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key >= ${prefix} AND key < ${prefix + "\uffff"} ORDER BY key`,
+        ).map((r): [string, unknown] => [r.key as string, parse(r.value)]);
       },
     };
   }
 
   async clear(scope: Scope, scopeId: string, opts: { prefix?: boolean } = {}): Promise<void> {
-    if (opts.prefix) this.sql.run`DELETE FROM state WHERE scope = ${scope} AND scope_id >= ${scopeId} AND scope_id < ${scopeId + "\uffff"}`;
-    else this.sql.run`DELETE FROM state WHERE scope = ${scope} AND scope_id = ${scopeId}`;
+    if (opts.prefix) stored(`clear ${scope} ${scopeId}*`, () => this.sql.run`DELETE FROM state WHERE scope = ${scope} AND scope_id >= ${scopeId} AND scope_id < ${scopeId + "\uffff"}`);
+    else stored(`clear ${scope} ${scopeId}`, () => this.sql.run`DELETE FROM state WHERE scope = ${scope} AND scope_id = ${scopeId}`);
   }
 }

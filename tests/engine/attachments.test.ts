@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MemoryJournalStore, scriptedModel, type Model, type ModelRequest, type ScriptedReply } from "../../src/engine";
-import { MAX_STEP_BYTES, stepBytes } from "../../src/engine/journal/bounds";
+import { MemoryJournalStore, MemoryStateBackend, scriptedModel, StorageError, type Model, type ModelRequest, type ScriptedReply } from "../../src/engine";
+import { MAX_STEP_BYTES, stepBytes, utf8Bytes } from "../../src/engine/journal/bounds";
 import { resolveParts, toBase64, type ResolvedPart } from "../../src/engine/model/content-parts";
 import { writeBytes } from "../../src/engine/toolsets/kinds/files-disk";
 import { callTree } from "../../src/engine/journal/call-tree";
@@ -164,6 +164,74 @@ describe("attachments", () => {
     expect(result()).toMatchObject({ ok: true, value: { status: 200, saved: { path: "docs:/in/cat.png", type: "image/png", size: PNG.length } } });
     expect(seen[0]).toEqual([{ type: "text", text: "look" }, { type: "image", mime: "image/png", base64: toBase64(PNG) }]);
     expect(JSON.stringify([...store.entries])).not.toContain(toBase64(PNG));
+  });
+
+  for (const policy of ["deny", "ask", "readonly"] as const) {
+    it(`never fetches an attachment URL through an http instance whose fetch is ${policy} (approval.web_fetch, readonly)`, async () => {
+      const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(PNG, { headers: { "content-type": "image/png" } }));
+      const guarded =
+        policy === "readonly"
+          ? desk.replace("allow: [img.example.com] }", "allow: [img.example.com], readonly: true }")
+          : desk.replace("  workers: [reader, plain]", `  workers: [reader, plain]\napproval:\n  web_fetch: ${policy}`);
+      expect(guarded).not.toBe(desk);
+      const { result, seen } = await callOnce({ input: "x", attachments: ["https://img.example.com/leak.png?data=SECRET"] }, { extra: { "desk.worker": guarded } });
+      const why = {
+        deny: /approval\.web_fetch is deny in desk\.worker$/,
+        ask: /approval\.web_fetch is ask in desk\.worker; fetch it with web_fetch and save_to \(which asks\), then attach the saved file$/,
+        readonly: /http instance "web" is readonly \(it offers no web_fetch\)$/,
+      }[policy];
+      expect(result()).toMatchObject({ ok: false, error: expect.stringMatching(/^attachment "https:\/\/img\.example\.com\/leak\.png\?data=SECRET": desk may not fetch it unasked: /) });
+      expect(result().error).toMatch(why);
+      expect(spy).not.toHaveBeenCalled();
+      expect(seen).toEqual([]);
+    });
+  }
+
+  it("a 3 MB text download saved with save_to is kept in rows far under the row limit and reads back", async () => {
+    const text = "line of text, \"quoted\" \u0001 日本\n".repeat(100_000);
+    expect(utf8Bytes(text)).toBeGreaterThan(3_000_000);
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(text, { headers: { "content-type": "text/plain; charset=utf-8" } }));
+    const script: ScriptedReply[] = [
+      { toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/log.txt", save_to: "docs:/log.txt" } }] },
+      { toolCalls: [{ id: "c2", name: "docs_read_file", args: { path: "log.txt", offset: 2_000_000, max_chars: 50_000 } }] },
+      { toolCalls: [{ id: "c3", name: "reader", args: { input: "look", attachments: ["docs:/log.txt"] } }] },
+      { text: "done" },
+    ];
+    // The rows as stored while the run holds the file (its state is cleared when it ends).
+    let rows: Array<[string, number]> = [];
+    const caller = scriptedModel((_req, n) => {
+      if (n === 1) rows = [...states.rows].map(([k, v]) => [k, utf8Bytes(k) + utf8Bytes(v)]);
+      return script[n]!;
+    });
+    const { model: callee, seen } = readingModel();
+    const h = harness({ "desk.worker": desk, "reader.worker": reader("test:reader"), "plain.worker": plain }, { models: { "test:caller": caller, "test:reader": callee } });
+    const states = h.config.states as MemoryStateBackend;
+    const store = new MemoryJournalStore();
+    expect(await h.run({ worker: "desk", input: { input: "go" }, approvalMode: "approve_all" }, store)).toMatchObject({ status: "succeeded" });
+    const result = (id: string) => store.entries.get(`desk/turn:${id.slice(1)}/tool:${id}/result`);
+    expect(result("c1")).toMatchObject({ ok: true, value: { saved: { path: "docs:/log.txt", type: "text/plain", size: utf8Bytes(text) } } });
+    expect(result("c2")).toMatchObject({ ok: true, value: { content: text.slice(2_000_000, 2_050_000), total_chars: text.length, truncated: true } });
+    expect(seen[0]![1]).toEqual({ type: "text", text: `Attachment log.txt (text/plain):\n${text}` });
+    expect(rows.length).toBeGreaterThan(10);
+    for (const [key, bytes] of rows) expect(bytes, key).toBeLessThan(1_000_000);
+  });
+
+  it("a state store that cannot write the download stops the activation; the model never reads the storage error", async () => {
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("hello", { headers: { "content-type": "text/plain" } }));
+    const caller = scriptedModel([{ toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/a.txt", save_to: "docs:/a.txt" } }] }, { text: "done" }]);
+    const h = harness({ "desk.worker": desk, "reader.worker": reader("test:reader"), "plain.worker": plain }, { models: { "test:caller": caller } });
+    const states = h.config.states as MemoryStateBackend;
+    const open = states.open.bind(states);
+    states.open = (scope, id, namespace) => ({
+      ...open(scope, id, namespace),
+      put: async (key) => {
+        throw new StorageError(`toolset state could not write ${key}: SQLITE_TOOBIG`, true);
+      },
+    });
+    const store = new MemoryJournalStore();
+    await expect(h.run({ worker: "desk", input: { input: "go" }, approvalMode: "approve_all" }, store)).rejects.toBeInstanceOf(StorageError);
+    expect(store.entries.has("desk/turn:1/tool:c1/result")).toBe(false);
+    expect(JSON.stringify([...store.entries])).not.toContain("SQLITE_TOOBIG");
   });
 
   it("a 5 MB attachment keeps every journal step and every state row within bounds", async () => {

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { CatalogError, defineToolset, MemoryJournalStore, scriptedModel, tool, type ScriptedReply } from "../../src/engine";
+import { CatalogError, defineToolset, files, MemoryJournalStore, MemoryStateBackend, scriptedModel, tool, type ScriptedReply, type StateKV, type ToolContext } from "../../src/engine";
 import { MAX_GLOB_LENGTH } from "../../src/engine/glob";
+import { utf8Bytes } from "../../src/engine/journal/bounds";
+import { instanceInit } from "../../src/engine/toolsets/instances";
 import { confine } from "../../src/engine/toolsets/kinds/files";
+import { readBytes, sha256Hex, writeBytes, writeText } from "../../src/engine/toolsets/kinds/files-disk";
 import { harness, workerFile } from "./helpers";
 
 const twoRoots = workerFile(`
@@ -132,4 +135,56 @@ toolsets:
       'clash.worker: toolsets: tool "read_file" is exposed by both instance "files" (files) and instance "fs2" (fs2)',
     );
   });
+
+  it("a 3 MB text file is kept in rows far under SQLite's 2 MB limit, and read_file reads it in pieces", async () => {
+    const states = new MemoryStateBackend();
+    const fs = await files.instantiate("files#big", files.config.parse({}), instanceInit(states, "run", "big", "files", "files#big"));
+    const call = (tool: string, args: unknown) => fs.callTool(tool, args, {} as ToolContext);
+    // Every character escapes in JSON: as one row this text would be 18 MB.
+    const text = "\u0001\u0002é日".repeat(750_000);
+    await call("write_file", { path: "big.txt", content: text });
+    for (const [key, value] of states.rows) expect(utf8Bytes(key) + utf8Bytes(value), key).toBeLessThan(1_000_000);
+    for (const offset of [0, 99_990, 1_234_567, text.length - 5]) {
+      expect(await call("read_file", { path: "big.txt", offset, max_chars: 100_000 }), String(offset)).toEqual({
+        path: "/big.txt",
+        content: text.slice(offset, offset + 100_000),
+        offset,
+        total_chars: text.length,
+        truncated: offset + 100_000 < text.length,
+      });
+    }
+    expect(await call("list_files", {})).toEqual([{ path: "big.txt", size: text.length }]);
+    const disk = states.open("run", "big", "~files");
+    expect(new TextDecoder().decode((await readBytes(disk, "/big.txt"))!.bytes)).toBe(text);
+    // Replaced by a short file, then deleted: no chunk of the long one stays behind.
+    await call("write_file", { path: "big.txt", content: "short" });
+    expect(await call("read_file", { path: "big.txt" })).toMatchObject({ content: "short", total_chars: 5 });
+    expect(states.rows.size).toBe(1);
+    await call("delete_file", { path: "big.txt" });
+    expect(states.rows.size).toBe(0);
+  });
+
+  it("an overwrite that fails part-way leaves the old file whole, never half of either", async () => {
+    const states = new MemoryStateBackend();
+    const inner = states.open("run", "r", "~files");
+    let failAfter = Infinity;
+    const disk: StateKV = {
+      ...inner,
+      put: async (key, value) => {
+        if (failAfter-- <= 0) throw new Error("disk full");
+        return inner.put(key, value);
+      },
+    };
+    const old = new Uint8Array(1_600_000).map((_, i) => i & 0xff);
+    const { sha256 } = await writeBytes(disk, "/a.bin", old, "application/octet-stream");
+    for (const fails of [0, 1, 2]) {
+      failAfter = fails;
+      await expect(writeText(disk, "/a.bin", "x".repeat(250_000))).rejects.toThrow("disk full");
+      failAfter = fails;
+      await expect(writeBytes(disk, "/a.bin", new Uint8Array(1_600_000), "image/png")).rejects.toThrow("disk full");
+      const now = (await readBytes(disk, "/a.bin"))!;
+      expect({ sha256: await sha256Hex(now.bytes), type: now.type }, `failing after ${fails} writes`).toEqual({ sha256, type: "application/octet-stream" });
+    }
+  });
 });
+

@@ -16,9 +16,9 @@ interface HttpConfig {
 
 /**
  * Fetches an https attachment through the first of the caller's `http` instances
- * whose allow-list admits the URL, by that instance's rules: every redirect hop
- * checked, its configured headers sent to the URL's origin only, the body read as
- * a stream up to `maxBytes`.
+ * whose allow-list admits the URL and whose `fetch` the worker lets run unasked, by
+ * that instance's rules: every redirect hop checked, its configured headers sent to
+ * the URL's origin only, the body read as a stream up to `maxBytes`.
  */
 export async function fetchForAttachment(run: RunServices, caller: CallFrame, ref: string, maxBytes: number) {
   let url: URL;
@@ -28,16 +28,20 @@ export async function fetchForAttachment(run: RunServices, caller: CallFrame, re
     throw new ToolError(`attachment "${ref}" is not a valid URL`);
   }
   if (url.protocol !== "https:") throw new ToolError(`attachment "${ref}": only https URLs can be attachments`);
-  const instances = Object.entries(caller.worker.toolsets).filter(([, spec]) => spec.use === http.kind);
-  const configs = instances.map(([name, spec]) => {
-    const field = { file: caller.worker.file, field: `toolsets.${name}` };
-    return http.config.parse(interpolate(spec.config, run.vars, field).config) as HttpConfig;
-  });
-  const config = configs.find((c) => allowList(c.allow).allows(url));
-  if (!config) {
-    const reach = instances.map(([name], i) => `${name}: ${configs[i]!.allow.join(", ")}`).join("; ");
+  const instances = Object.entries(caller.worker.toolsets)
+    .filter(([, spec]) => spec.use === http.kind)
+    .map(([name, spec]) => {
+      const field = { file: caller.worker.file, field: `toolsets.${name}` };
+      return { name, readonly: spec.readonly === true, config: http.config.parse(interpolate(spec.config, run.vars, field).config) as HttpConfig };
+    });
+  const reaching = instances.filter((i) => allowList(i.config.allow).allows(url));
+  if (!reaching.length) {
+    const reach = instances.map((i) => `${i.name}: ${i.config.allow.join(", ")}`).join("; ");
     throw new ToolError(`attachment "${ref}": host ${url.host} is not allowed by any http instance of ${caller.worker.name}${reach ? ` (${reach})` : " (it has none)"}`);
   }
+  const refusals = reaching.map((i) => fetchRefusal(caller, i.name, i.readonly, url));
+  const config = reaching.find((_, n) => refusals[n] === undefined)?.config;
+  if (!config) throw new ToolError(`attachment "${ref}": ${caller.worker.name} may not fetch it unasked: ${refusals.join("; ")}`);
   const fetch = guardedFetch({ allow: allowList(config.allow), headers: config.headers });
   let res;
   try {
@@ -53,4 +57,21 @@ export async function fetchForAttachment(run: RunServices, caller: CallFrame, re
   const body = await readBodyCapped(res, maxBytes);
   const name = url.pathname.slice(url.pathname.lastIndexOf("/") + 1) || url.hostname;
   return { bytes: body.bytes, truncated: body.truncated, name, type: essence(res.headers.get("content-type")) ?? typeByName(url.pathname) };
+}
+
+/**
+ * Why instance `name` may not fetch an attachment URL, or undefined when it may: a
+ * GET through it must be one the worker allows without asking, as its `fetch` tool
+ * would be gated (`approval:` for the exposed name wins over the kind's default).
+ * An attachment is fetched inside another tool call, so there is no approval of its
+ * own to wait for; `ask` refuses, with the way that does ask.
+ */
+function fetchRefusal(caller: CallFrame, name: string, readonly: boolean, url: URL): string | undefined {
+  const tool = name === http.kind ? "fetch" : `${name}_fetch`;
+  if (readonly) return `http instance "${name}" is readonly (it offers no ${tool})`;
+  const def = http.definitions.find((d) => d.name === "fetch")!;
+  const policy = caller.worker.approval[tool] ?? def.approval({ url: url.href, method: "GET" });
+  if (policy === "deny") return `approval.${tool} is deny in ${caller.worker.file}`;
+  if (policy === "ask") return `approval.${tool} is ask in ${caller.worker.file}; fetch it with ${tool} and save_to (which asks), then attach the saved file`;
+  return undefined;
 }

@@ -3,7 +3,7 @@ import { ToolError } from "../errors";
 import type { CallFrame } from "../call-frame";
 import type { AttachmentPart } from "../model/model";
 import type { RunServices } from "../run";
-import { readBytes, sha256Hex, fileKey, isBinary, type StoredFile } from "../toolsets/kinds/files-disk";
+import { fileBytes, fileKey, readBytes, sha256Hex, type StoredFile } from "../toolsets/kinds/files-disk";
 import type { AttachmentCallee } from "./parameter";
 import { fetchForAttachment } from "./fetch-url";
 import { typeAccepted, typeByName } from "./mime";
@@ -92,7 +92,7 @@ async function readRef(run: RunServices, caller: CallFrame, callee: AttachmentCa
   const stored = await at.disk.get<StoredFile>(fileKey(at.path));
   if (stored === undefined) throw new ToolError(`attachment "${ref}": no file at ${at.path} in files instance "${at.instance}"`);
   // The size is known before the bytes are read: a file over the bound is never loaded.
-  const size = isBinary(stored) ? stored.binary.size : new TextEncoder().encode(stored).byteLength;
+  const size = fileBytes(stored);
   if (size > maxBytes) throw tooBig(size);
   const file = (await readBytes(at.disk, at.path))!;
   return { bytes: file.bytes, name: at.path.slice(at.path.lastIndexOf("/") + 1), type: file.type ?? typeByName(at.path) };

@@ -3,7 +3,7 @@ import { ToolError } from "../../errors";
 import { globMatcher, MAX_GLOB_LENGTH } from "../../glob";
 import { defineToolset, tool } from "../define";
 import type { StateKV } from "../toolset";
-import { fileKey, isBinary, removeFile, writeText, type StoredFile } from "./files-disk";
+import { fileKey, fileLength, isBinary, readText, removeFile, writeText, type StoredFile } from "./files-disk";
 
 interface FilesInstance {
   root: string;
@@ -12,7 +12,7 @@ interface FilesInstance {
   disk: StateKV;
 }
 
-const path = z.string().min(1).describe("path relative to the root, e.g. notes/todo.md");
+const path = z.string().min(1).max(1024).describe("path relative to the root, e.g. notes/todo.md");
 
 /**
  * Resolves a tool's path under the instance root. Refuses NUL, `..` segments and
@@ -31,7 +31,7 @@ export function confine(root: string, p: string): string {
 const key = fileKey;
 
 /** A text file's size in characters (as read_file counts); a binary file's in bytes, with its type. */
-const listed = (path: string, f: StoredFile) => (isBinary(f) ? { path, size: f.binary.size, type: f.binary.type } : { path, size: f.length });
+const listed = (path: string, f: StoredFile) => (isBinary(f) ? { path, size: f.binary.size, type: f.binary.type } : { path, size: fileLength(f) });
 
 /** A virtual filesystem in the owning scope's durable state, confined under `root`. */
 export const files = defineToolset({
@@ -62,8 +62,9 @@ export const files = defineToolset({
         if (content === undefined) throw new ToolError(`no file at ${abs}`);
         // The bytes would be noise to the model and could flood the journal: describe them.
         if (isBinary(content)) return { path: abs, binary: true, type: content.binary.type, size: content.binary.size, sha256: content.binary.sha256 };
-        const piece = content.slice(offset, offset + max_chars);
-        return { path: abs, content: piece, offset, total_chars: content.length, truncated: offset + piece.length < content.length };
+        const piece = await readText(self.disk, abs, content, offset, max_chars);
+        const total = fileLength(content);
+        return { path: abs, content: piece, offset, total_chars: total, truncated: offset + piece.length < total };
       },
     }),
     list_files: tool({

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { ToolError } from "../../errors";
+import { propagates, ToolError } from "../../errors";
 import { allowEntryProblem, allowList } from "../../net/allow-list";
 import { guardedFetch, type GuardedFetch, type GuardedResponse } from "../../net/guarded-fetch";
 import { cappedText, readBodyCapped } from "../../net/read-body";
@@ -119,7 +119,8 @@ export const http = defineToolset({
             truncated: body.truncated,
           };
         } catch (err) {
-          if (err instanceof ToolError) throw err;
+          // A state store that cannot write (save_to) stops the activation: never a tool result.
+          if (err instanceof ToolError || propagates(err)) throw err;
           const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
           throw new ToolError(timedOut ? `request to ${url.host} timed out after ${self.timeout_ms} ms` : `request to ${url.host} failed: ${String(err)}`);
         }
