@@ -3,6 +3,7 @@ import type { CatalogCheck } from "./engine/catalog";
 import { workerFiles } from "./generated/worker-files";
 import { kinds } from "./toolsets";
 import { parseTriggers, type EmailTrigger, type ScheduledTrigger, type Trigger, type Triggers } from "./triggers/triggers-file";
+import { parseJson, type ParseData } from "./engine/data-files";
 import { WorkerFileError } from "./engine/errors";
 import { isModelsFile, parseModelsFiles, providerNames, type ModelsConfig } from "./engine/model/providers";
 
@@ -42,20 +43,21 @@ export const deployedKinds = (): ToolsetRegistry => deploy.kinds;
  */
 export const MAX_PINNED_BYTES = 1024 * 1024;
 
-/** The workers (by the workers' files) and `models.yaml`s, parsed and checked against `kinds`; no triggers. */
-export function checkDefinitions(files: Record<string, string>, registry: ToolsetRegistry = deploy.kinds): CatalogCheck & { models: ModelsConfig } {
-  const models = parseModelsFiles(files);
-  const checked = checkCatalog(files, registry, models.problems.length ? null : providerNames(models.config));
+/** The workers (by the workers' files) and `models.yaml`s, read by `parse`, checked against `kinds`; no triggers. */
+export function checkDefinitions(files: Record<string, string>, parse: ParseData, registry: ToolsetRegistry = deploy.kinds): CatalogCheck & { models: ModelsConfig } {
+  const models = parseModelsFiles(files, parse);
+  const checked = checkCatalog(files, registry, parse, models.problems.length ? null : providerNames(models.config));
   return { ...checked, models: models.config, problems: [...models.problems, ...checked.problems] };
 }
 
 /**
  * Loads the bundled files once per isolate: `models.yaml` (providers, prices), the
  * workers (whose models must name a known provider), then every `triggers.yaml`.
- * Any problem in any file refuses the whole catalog (`CatalogError`).
+ * Any problem in any file refuses the whole catalog (`CatalogError`). The bundle
+ * holds them as JSON (converted at build time); the build checks the YAML sources with `parse`.
  */
-export function loadApp(files: Record<string, string> = deploy.files): App {
-  const checked = checkDefinitions(files);
+export function loadApp(files: Record<string, string> = deploy.files, parse: ParseData = parseJson): App {
+  const checked = checkDefinitions(files, parse);
   const { catalog, mayMeanRefused } = checked;
   const problems: WorkerFileError[] = [...checked.problems];
   if (!problems.length) problems.push(...oversizedReach(catalog, files));
@@ -66,7 +68,7 @@ export function loadApp(files: Record<string, string> = deploy.files): App {
   const byAddress = new Map<string, string>();
   for (const [file, text] of Object.entries(files)) {
     if (!/(^|\/)triggers\.yaml$/.test(file)) continue;
-    const parsed = parseTriggers(file, text, catalog, mayMeanRefused);
+    const parsed = parseTriggers(file, text, parse, catalog, mayMeanRefused);
     problems.push(...parsed.problems);
     const add = <T>(map: Map<string, T>, name: string, t: T) => {
       if (defined(name)) problems.push(new WorkerFileError(file, name, `trigger "${name}" is defined twice`));

@@ -1,3 +1,4 @@
+import type { ParseData } from "./data-files";
 import { CatalogError, WorkerFileError } from "./errors";
 import { globMatcher, isGlob } from "./glob";
 import { validatorFor, type JSONSchema } from "./json-schema";
@@ -31,13 +32,13 @@ export function workerToolDef(w: WorkerSpec): ToolDef {
 }
 
 /**
- * Loads every `.worker` file of a bundle (relative path → text). A catalog with any
+ * Loads every `.worker` file of a bundle (relative path → text, read by `parse`). A catalog with any
  * problem is refused as a whole: `CatalogError` lists each as `file: field: reason`.
  * `providers`: the model providers a worker may name (built in, plus `models.yaml`'s);
  * null when `models.yaml` was refused, so its problems are not echoed as unknown providers.
  */
-export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistry, providers: readonly string[] | null = BUILT_IN_PROVIDERS): Catalog {
-  const { catalog, problems } = checkCatalog(files, kinds, providers);
+export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistry, parse: ParseData, providers: readonly string[] | null = BUILT_IN_PROVIDERS): Catalog {
+  const { catalog, problems } = checkCatalog(files, kinds, parse, providers);
   if (problems.length) throw new CatalogError(problems);
   return catalog;
 }
@@ -60,12 +61,12 @@ export interface CatalogCheck {
  * worker's tools are not all known, no "unknown worker" for what may be a worker
  * whose own name was refused).
  */
-export function checkCatalog(files: Record<string, string>, kinds: ToolsetRegistry, providers: readonly string[] | null = BUILT_IN_PROVIDERS): CatalogCheck {
+export function checkCatalog(files: Record<string, string>, kinds: ToolsetRegistry, parse: ParseData, providers: readonly string[] | null = BUILT_IN_PROVIDERS): CatalogCheck {
   const problems: WorkerFileError[] = [];
   const readings: WorkerFileReading[] = [];
   for (const [file, text] of Object.entries(files)) {
     if (!file.endsWith(".worker")) continue;
-    const reading = readWorkerFile(file, text);
+    const reading = readWorkerFile(file, text, parse);
     problems.push(...reading.problems);
     readings.push(reading);
   }

@@ -16,6 +16,7 @@ import {
   type RunRequest,
   type ToolsetKind,
 } from "../../src/engine";
+import { parseYaml } from "../../src/build/yaml";
 import type { OpenAIOptions } from "../../src/engine/model/openai";
 import type { PriceTable } from "../../src/engine/usage";
 
@@ -65,7 +66,7 @@ export function harness(
   filesByName: Record<string, string>,
   opts: { kinds?: ToolsetKind[]; models?: Record<string, Model>; maxDepth?: number; defaultModel?: string; prices?: PriceTable; openai?: OpenAIOptions } = {},
 ): Harness {
-  const catalog = loadCatalog(filesByName, toolsetRegistry(files, http, ...(opts.kinds ?? [])));
+  const catalog = loadCatalog(filesByName, toolsetRegistry(files, http, ...(opts.kinds ?? [])), parseYaml);
   const states = new MemoryStateBackend();
   const config: EngineConfig = {
     catalog,
