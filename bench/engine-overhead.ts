@@ -6,6 +6,7 @@ import { generateText, stepCountIs, tool as aiTool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
 import { defineToolset, executeRun, loadCatalog, MemoryJournalStore, MemoryStateBackend, modelResolver, scriptedModel, tool, toolsetRegistry } from "../src/engine";
+import { parseYaml } from "../src/build/yaml";
 
 export const TURNS = 10;
 export const TOOLS_PER_TURN = 3;
@@ -21,7 +22,7 @@ function edgework() {
     create: () => ({}),
     tools: Object.fromEntries(TOOL_NAMES.map((name) => [name, tool({ description: `${name} tool`, input: z.strictObject({ n: z.number() }), readOnly: true, run: noop })])),
   });
-  const catalog = loadCatalog({ "bench.worker": "---\nname: bench\nmodel: test:bench\nmax_turns: 20\ntoolsets:\n  trivial: { use: trivial }\n---\nBenchmark.\n" }, toolsetRegistry(trivial));
+  const catalog = loadCatalog({ "bench.worker": "---\nname: bench\nmodel: test:bench\nmax_turns: 20\ntoolsets:\n  trivial: { use: trivial }\n---\nBenchmark.\n" }, toolsetRegistry(trivial), parseYaml);
   return async () => {
     const model = scriptedModel((_req, n) =>
       n < TURNS ? { toolCalls: TOOL_NAMES.map((name, i) => ({ id: `c${n}_${i}`, name, arguments: args(n, i) })), usage: { inputTokens: 10, outputTokens: 5 } } : { text: "done", usage: { inputTokens: 10, outputTokens: 5 } },

@@ -1,4 +1,5 @@
-// Loads the bundled catalog (workers and triggers) the way the app will, so
+// Loads the bundled catalog (workers and triggers; the JSON that
+// scripts/bundle-workers.mjs made of the checked YAML) the way the app will, so
 // `wrangler dev` / `wrangler deploy` refuse a bad one with every problem listed,
 // and checks that wrangler.toml schedules exactly the crons the triggers use.
 import { readFileSync } from "node:fs";

@@ -6,9 +6,20 @@ import { pathToFileURL } from "node:url";
 
 export const root = new URL("..", import.meta.url).pathname;
 
-/** @param {string} name cache file name @param {string} contents an ES module re-exporting what you need */
-export async function importTs(name, contents) {
+/**
+ * @param {string} name cache file name @param {string} contents an ES module re-exporting what you need
+ * @param {Record<string, string>} [stubs] module path suffix → the source to use instead (a file that may not exist yet)
+ */
+export async function importTs(name, contents, stubs = {}) {
   const outfile = join(root, "node_modules/.cache", `${name}.mjs`);
-  await build({ stdin: { contents, resolveDir: root, loader: "ts" }, bundle: true, packages: "external", platform: "node", format: "esm", outfile, logLevel: "error" });
+  const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const stubbing = {
+    name: "stubs",
+    setup(b) {
+      for (const suffix of Object.keys(stubs)) b.onResolve({ filter: new RegExp(`/${escape(suffix)}$`) }, () => ({ path: suffix, namespace: "stub" }));
+      b.onLoad({ filter: /.*/, namespace: "stub" }, (args) => ({ contents: stubs[args.path], loader: "ts" }));
+    },
+  };
+  await build({ stdin: { contents, resolveDir: root, loader: "ts" }, bundle: true, packages: "external", platform: "node", format: "esm", outfile, logLevel: "error", plugins: [stubbing] });
   return import(`${pathToFileURL(outfile).href}?t=${Date.now()}`);
 }

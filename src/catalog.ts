@@ -4,6 +4,7 @@ import { functions as appFunctions } from "./functions/index";
 import { workerFiles } from "./generated/worker-files";
 import { kinds } from "./toolsets";
 import { parseTriggers, type EmailTrigger, type ScheduledTrigger, type Trigger, type Triggers } from "./triggers/triggers-file";
+import { parseJson, type ParseData } from "./engine/data-files";
 import { WorkerFileError } from "./engine/errors";
 import { isModelsFile, parseModelsFiles, providerNames, type ModelsConfig } from "./engine/model/providers";
 
@@ -45,10 +46,10 @@ export const deployedKinds = (): ToolsetRegistry => deploy.kinds;
  */
 export const MAX_PINNED_BYTES = 1024 * 1024;
 
-/** The workers (by the workers' files), the deploy's functions and `models.yaml`s, parsed and checked against `kinds`; no triggers. */
-export function checkDefinitions(files: Record<string, string>, registry: ToolsetRegistry = deploy.kinds, functions: readonly CodeFunction[] = deploy.functions ?? []): CatalogCheck & { models: ModelsConfig } {
-  const models = parseModelsFiles(files);
-  const checked = checkCatalog(files, registry, models.problems.length ? null : providerNames(models.config), functions);
+/** The workers (by the workers' files), the deploy's functions and `models.yaml`s, read by `parse`, checked against `kinds`; no triggers. */
+export function checkDefinitions(files: Record<string, string>, parse: ParseData, registry: ToolsetRegistry = deploy.kinds, functions: readonly CodeFunction[] = deploy.functions ?? []): CatalogCheck & { models: ModelsConfig } {
+  const models = parseModelsFiles(files, parse);
+  const checked = checkCatalog(files, registry, parse, models.problems.length ? null : providerNames(models.config), functions);
   return { ...checked, models: models.config, problems: [...models.problems, ...checked.problems] };
 }
 
@@ -56,10 +57,12 @@ export function checkDefinitions(files: Record<string, string>, registry: Toolse
  * Loads the bundled files once per isolate: `models.yaml` (providers, prices), the
  * workers (whose models must name a known provider) and code functions, then every
  * `triggers.yaml`. Any problem in any file refuses the whole catalog (`CatalogError`).
- * The bundled functions go with the bundled files: other files get only the functions given.
+ * The bundle holds them as JSON (converted at build time); the build checks the YAML
+ * sources with `parse`. The bundled functions go with the bundled files: other files
+ * get only the functions given.
  */
-export function loadApp(files: Record<string, string> = deploy.files, functions: readonly CodeFunction[] = files === deploy.files ? (deploy.functions ?? []) : []): App {
-  const checked = checkDefinitions(files, deploy.kinds, functions);
+export function loadApp(files: Record<string, string> = deploy.files, parse: ParseData = parseJson, functions: readonly CodeFunction[] = files === deploy.files ? (deploy.functions ?? []) : []): App {
+  const checked = checkDefinitions(files, parse, deploy.kinds, functions);
   const { catalog, mayMeanRefused } = checked;
   const problems: WorkerFileError[] = [...checked.problems];
   if (!problems.length) problems.push(...oversizedReach(catalog, files));
@@ -70,7 +73,7 @@ export function loadApp(files: Record<string, string> = deploy.files, functions:
   const byAddress = new Map<string, string>();
   for (const [file, text] of Object.entries(files)) {
     if (!/(^|\/)triggers\.yaml$/.test(file)) continue;
-    const parsed = parseTriggers(file, text, catalog, mayMeanRefused);
+    const parsed = parseTriggers(file, text, parse, catalog, mayMeanRefused);
     problems.push(...parsed.problems);
     const add = <T>(map: Map<string, T>, name: string, t: T) => {
       if (defined(name)) problems.push(new WorkerFileError(file, name, `trigger "${name}" is defined twice`));

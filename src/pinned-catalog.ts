@@ -1,7 +1,8 @@
 import { catalog, catalogVersion, checkDefinitions, deployedKinds, reachableFiles, type Definitions } from "./catalog";
 import { RunError, type ToolsetRegistry } from "./engine";
+import { parseJson } from "./engine/data-files";
 
-/** The definitions a run may reach, as source text, and the catalog version it was taken from. */
+/** The definitions a run may reach, as bundled (JSON data: src/build/yaml.ts), and the catalog version it was taken from. */
 export interface CatalogSnapshot {
   version: string;
   files: Record<string, string>;
@@ -30,7 +31,7 @@ export function pinnedDefinitions(root: string, snapshot: CatalogSnapshot): Defi
   const key = `${snapshot.version}\n${root}`;
   let found = cache.get(key);
   if (!found) {
-    const checked = checkDefinitions(snapshot.files, kinds);
+    const checked = checkDefinitions(snapshot.files, parseJson, kinds);
     found = checked.problems.length
       ? new RunError("config", `this deploy cannot run the definitions this run started on: ${checked.problems.map((p) => p.message).join("; ")} (the run started on catalog ${snapshot.version}; it changed since)`)
       : { models: checked.models, catalog: { ...checked.catalog, get: (name) => checked.catalog.get(name) ?? catalog().get(name) } };

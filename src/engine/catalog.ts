@@ -1,4 +1,5 @@
 import { callableTool } from "./callables";
+import type { ParseData } from "./data-files";
 import { CatalogError, WorkerFileError } from "./errors";
 import { readFunction, type CodeFunction } from "./functions";
 import { globMatcher, isGlob } from "./glob";
@@ -29,14 +30,14 @@ export function workerToolDef(w: WorkerSpec): ToolDef {
 }
 
 /**
- * Loads every `.worker` file of a bundle (relative path → text). A catalog with any
+ * Loads every `.worker` file of a bundle (relative path → text, read by `parse`). A catalog with any
  * problem is refused as a whole: `CatalogError` lists each as `file: field: reason`.
  * `providers`: the model providers a worker may name (built in, plus `models.yaml`'s);
  * null when `models.yaml` was refused, so its problems are not echoed as unknown providers.
  * `functions`: code functions, checked like worker files, in the same namespace.
  */
-export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistry, providers: readonly string[] | null = BUILT_IN_PROVIDERS, functions: readonly CodeFunction[] = []): Catalog {
-  const { catalog, problems } = checkCatalog(files, kinds, providers, functions);
+export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistry, parse: ParseData, providers: readonly string[] | null = BUILT_IN_PROVIDERS, functions: readonly CodeFunction[] = []): Catalog {
+  const { catalog, problems } = checkCatalog(files, kinds, parse, providers, functions);
   if (problems.length) throw new CatalogError(problems);
   return catalog;
 }
@@ -62,6 +63,7 @@ export interface CatalogCheck {
 export function checkCatalog(
   files: Record<string, string>,
   kinds: ToolsetRegistry,
+  parse: ParseData,
   providers: readonly string[] | null = BUILT_IN_PROVIDERS,
   functions: readonly CodeFunction[] = [],
 ): CatalogCheck {
@@ -70,7 +72,7 @@ export function checkCatalog(
   const code = new Map<WorkerSpec, CodeFunction>();
   for (const [file, text] of Object.entries(files)) {
     if (!file.endsWith(".worker")) continue;
-    readings.push(readWorkerFile(file, text));
+    readings.push(readWorkerFile(file, text, parse));
   }
   // After the files: a clash is reported at the function, naming the worker file.
   for (const fn of functions) {

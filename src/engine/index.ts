@@ -18,5 +18,6 @@ export { http } from "./toolsets/kinds/http";
 export { mcp } from "./toolsets/kinds/mcp";
 export type { Policy, Scope, StateKV, ToolDef, Toolset } from "./toolsets/toolset";
 export type { ApprovalDecision, ApprovalMode, ApprovalNotifier } from "./toolsets/wrappers/approval";
+export { MalformedData, parseJson, type ParseData } from "./data-files";
 export { parseWorkerFile, type WorkerSpec } from "./worker-file";
 export type { Usage } from "./usage";

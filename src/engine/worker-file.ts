@@ -1,5 +1,5 @@
-import { parse as parseYaml, YAMLParseError } from "yaml";
 import * as z from "zod";
+import { malformed, type ParseData } from "./data-files";
 import { WorkerFileError } from "./errors";
 import { MAX_GLOB_LENGTH } from "./glob";
 import type { JSONSchema } from "./json-schema";
@@ -153,20 +153,26 @@ export interface WorkerFileReading {
 
 const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** A worker file's two parts: the frontmatter between its `---` lines, and the instructions below (as written). */
+export function splitWorkerFile(text: string): { frontmatter: string; instructions: string } | null {
+  const m = /^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n([\s\S]*))?$/.exec(text);
+  return m ? { frontmatter: m[1]!, instructions: m[2] ?? "" } : null;
+}
+
 /**
  * Reads one `.worker` file field by field, so that one bad field hides no other
  * problem: later checks (kinds, configs, workers:, approval) run on what parsed.
+ * `parse` reads the frontmatter (YAML as written, JSON as bundled).
  */
-export function readWorkerFile(file: string, text: string): WorkerFileReading {
+export function readWorkerFile(file: string, text: string, parse: ParseData): WorkerFileReading {
   const unread = (reason: string): WorkerFileReading => ({ problems: [new WorkerFileError(file, "(frontmatter)", reason)], named: false, toolsetsComplete: false });
-  const m = /^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n([\s\S]*))?$/.exec(text);
-  if (!m) return unread("a worker file starts with YAML frontmatter between two '---' lines");
+  const parts = splitWorkerFile(text);
+  if (!parts) return unread("a worker file starts with YAML frontmatter between two '---' lines");
   let raw: unknown;
   try {
-    raw = parseYaml(m[1]!) ?? {};
+    raw = parse(parts.frontmatter) ?? {};
   } catch (err) {
-    const where = err instanceof YAMLParseError && err.linePos ? ` at line ${err.linePos[0].line + 1}` : "";
-    return unread(`malformed YAML${where}: ${(err as Error).message.split("\n")[0]}`);
+    return unread(malformed(err, 1));
   }
   if (!isMapping(raw)) return unread("must be a YAML mapping of fields (name: ..., toolsets: ...)");
 
@@ -187,7 +193,7 @@ export function readWorkerFile(file: string, text: string): WorkerFileReading {
   const input = field("input");
   const output = field("output");
   const maxTurns = field("max_turns");
-  const instructions = (m[2] ?? "").trim();
+  const instructions = parts.instructions.trim();
   if (!instructions) errors.push(new WorkerFileError(file, "instructions", "empty: write the worker's instructions below the frontmatter"));
   if (model && compatibleModels) {
     errors.push(new WorkerFileError(file, "compatible_models", "cannot be used together with model: pin one model, or list compatible ones and inherit"));
@@ -278,8 +284,8 @@ export function readApproval(file: string, raw: unknown, errors: WorkerFileError
 }
 
 /** Parses one `.worker` file; throws the list of its `WorkerFileError`s if it has any. */
-export function parseWorkerFile(file: string, text: string): WorkerSpec {
-  const { spec, problems } = readWorkerFile(file, text);
+export function parseWorkerFile(file: string, text: string, parse: ParseData): WorkerSpec {
+  const { spec, problems } = readWorkerFile(file, text, parse);
   if (problems.length) throw problems;
   return spec!;
 }

@@ -1,6 +1,6 @@
-import { parse as parseYaml } from "yaml";
 import * as z from "zod";
 import type { Catalog, CatalogWorker } from "../engine";
+import { malformed, type ParseData } from "../engine/data-files";
 import { WorkerFileError } from "../engine/errors";
 import { describeIssues, validatorFor } from "../engine/json-schema";
 import { budgetSchema, DEFAULT_INPUT, issuesToErrors, TOOL_NAME } from "../engine/worker-file";
@@ -93,16 +93,17 @@ function kindOf(value: unknown): (typeof KINDS)[keyof typeof KINDS] | string {
  * Parses `triggers.yaml` (trigger name → trigger) against the catalog: every
  * problem is a `WorkerFileError` naming the file and field. An unknown worker that
  * `mayMeanRefused` (a worker file refused for its name) is not reported again.
+ * `parse` reads the text (YAML as written, JSON as bundled).
  */
-export function parseTriggers(file: string, text: string, catalog: Catalog, mayMeanRefused = (_matches: (name: string) => boolean) => false): ParsedTriggers {
+export function parseTriggers(file: string, text: string, parse: ParseData, catalog: Catalog, mayMeanRefused = (_matches: (name: string) => boolean) => false): ParsedTriggers {
   const triggers = new Map<string, Trigger>();
   const schedules = new Map<string, ScheduledTrigger>();
   const emails = new Map<string, EmailTrigger>();
   let raw: unknown;
   try {
-    raw = parseYaml(text) ?? {};
+    raw = parse(text) ?? {};
   } catch (err) {
-    return { triggers, schedules, emails, problems: [new WorkerFileError(file, "(file)", `malformed YAML: ${(err as Error).message.split("\n")[0]}`)] };
+    return { triggers, schedules, emails, problems: [new WorkerFileError(file, "(file)", malformed(err))] };
   }
   if (typeof raw !== "object" || Array.isArray(raw)) return { triggers, schedules, emails, problems: [new WorkerFileError(file, "(file)", "must map trigger names to triggers")] };
   const problems: WorkerFileError[] = [];

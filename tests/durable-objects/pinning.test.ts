@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
+import { parseYaml, bundledFiles } from "../../src/build/yaml";
 import { catalogVersion, deployForTests, loadApp } from "../../src/catalog";
 import { files, http, mcp, toolsetRegistry } from "../../src/engine";
 import { workerFiles } from "../../src/generated/worker-files";
@@ -12,8 +13,8 @@ const WRITER = "tests/fixtures/workers/pin-writer.worker";
 const HELPER = "tests/fixtures/workers/pin-helper.worker";
 const ORIGINAL = "Original instructions: post once, then answer.";
 
-/** The next deploy: pin-writer takes a topic, only takes notes, with new instructions; pin-helper's instructions changed. */
-const changed = {
+/** The next deploy (bundled as the build does): pin-writer takes a topic, only takes notes, with new instructions; pin-helper's instructions changed. */
+const changed = bundledFiles({
   ...workerFiles,
   [WRITER]: `---
 name: pin-writer
@@ -29,7 +30,7 @@ toolsets:
 New instructions: only take notes.
 `,
   [HELPER]: "---\nname: pin-helper\nmodel: openai:pin-helper\n---\nNew helper instructions.\n",
-};
+});
 
 type Request = { messages: Array<{ role: string; content: string }>; tools?: Array<{ function: { name: string } }> };
 const requests = async (model: string) => (await modelRequests(model)) as Request[];
@@ -105,7 +106,7 @@ describe("runs are pinned across deploys", () => {
     const version = await catalogVersion();
     const paused = await pausedRun(id);
     // The next deploy has no counter kind (and no worker using it).
-    const withoutCounter = Object.fromEntries(Object.entries(workerFiles).filter(([, text]) => !text.includes("use: counter") && !text.includes("worker: load")));
+    const withoutCounter = Object.fromEntries(Object.entries(workerFiles).filter(([, text]) => !text.includes('"use":"counter"') && !text.includes('"worker":"load"')));
     deployForTests({ files: withoutCounter, kinds: toolsetRegistry(files, http, mcp) });
     expect(() => loadApp()).not.toThrow(); // a deploy that loads on its own
 
@@ -143,7 +144,7 @@ describe("runs are pinned across deploys", () => {
 describe("the pinned set is bounded", () => {
   it("a worker whose reachable definitions exceed one snapshot row is a catalog problem naming it", () => {
     const big = `---\nname: big\n---\n${"x".repeat(1024 * 1024)}\n`;
-    expect(() => loadApp({ "workers/big.worker": big, "workers/small.worker": "---\nname: small\n---\nHi.\n" })).toThrow(
+    expect(() => loadApp({ "workers/big.worker": big, "workers/small.worker": "---\nname: small\n---\nHi.\n" }, parseYaml)).toThrow(
       /workers\/big\.worker: toolsets\.workers: this worker, the workers it reaches and models\.yaml are \d+ bytes as JSON; a run pins them in one row of at most 1048576 bytes/,
     );
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CatalogError, files, http, loadCatalog, toolsetRegistry } from "../../src/engine";
+import { parseYaml } from "../../src/build/yaml";
 import { workerFile } from "./helpers";
 
 const kinds = toolsetRegistry(files, http);
@@ -8,7 +9,7 @@ const ok = (name: string) => workerFile(`name: ${name}\ndescription: fine`);
 /** Loads a catalog expected to be refused; returns its problems as text. */
 function problems(filesByName: Record<string, string>): string[] {
   try {
-    loadCatalog(filesByName, kinds);
+    loadCatalog(filesByName, kinds, parseYaml);
   } catch (e) {
     expect(e).toBeInstanceOf(CatalogError);
     return (e as CatalogError).problems.map((p) => p.message);
@@ -106,6 +107,7 @@ approval:
         "triggers.yaml": "not a worker file: ignored here",
       },
       kinds,
+      parseYaml,
     );
     expect(cat.get("lead")!.workerTools).toEqual(["label-bug", "label-docs", "summarizer"]);
     expect([...cat.workers.keys()].sort()).toEqual(["label-bug", "label-docs", "lead", "summarizer"]);
@@ -123,7 +125,7 @@ describe("triggers.yaml is checked with the catalog", () => {
     const worker = workerFile("name: echo\ninput:\n  type: object\n  properties: { kind: { type: string } }");
     const refused = (yaml: string) => {
       try {
-        loadApp({ "workers/echo.worker": worker, "workers/triggers.yaml": yaml });
+        loadApp({ "workers/echo.worker": worker, "workers/triggers.yaml": yaml }, parseYaml);
       } catch (e) {
         return (e as CatalogError).problems.map((p) => p.message);
       }
@@ -145,7 +147,7 @@ describe("triggers.yaml is checked with the catalog", () => {
     const { loadApp } = await import("../../src/catalog");
     let found: string[] = [];
     try {
-      loadApp({ "workers/echo.worker": workerFile("name: echo\ntoolsets: { files: ["), "workers/triggers.yaml": "t:\n  worker: echo\n  verify: { scheme: token, secret_env: S }\n  input: {}" });
+      loadApp({ "workers/echo.worker": workerFile("name: echo\ntoolsets: { files: ["), "workers/triggers.yaml": "t:\n  worker: echo\n  verify: { scheme: token, secret_env: S }\n  input: {}" }, parseYaml);
     } catch (e) {
       found = (e as CatalogError).problems.map((p) => p.message);
     }
@@ -170,7 +172,7 @@ approval:
   wirte_file: allow`),
         "workers/b.worker": `---\nname: a\ntoolsets:\n  web: [http]\n  http: { use: http, allow: [] }\napproval:\n  fetch: maybe\n---\n`,
         "workers/triggers.yaml": "t:\n  worker: a\n  verify: { scheme: token, secret_env: S }\n  input: { nope: /x }\nu:\n  worker: ghost\n  verify: { scheme: token, secret_env: S }\n  input: {}",
-      });
+      }, parseYaml);
     } catch (e) {
       found = (e as CatalogError).problems.map((p) => p.message);
     }

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { loadApp } from "../../src/catalog";
+import { parseJson } from "../../src/engine/data-files";
 import {
   CatalogError,
   defineFunction,
@@ -171,7 +172,7 @@ describe("stabilizing the flagship: labeler.worker becomes a function, triage an
   it("the same triage.worker and triggers.yaml text load with the function, and the webhook's run comments and labels", async () => {
     expect(_llmLabeler).toBeDefined();
     const before = loadApp(app);
-    const after = loadApp(withoutLabeler, [labeler]);
+    const after = loadApp(withoutLabeler, parseJson, [labeler]);
     // Byte for byte: the caller and its trigger are the bundled files themselves.
     expect(withoutLabeler["workers/triage.worker"]).toBe(workerFiles["workers/triage.worker"]);
     expect(withoutLabeler["workers/triggers.yaml"]).toBe(workerFiles["workers/triggers.yaml"]);

@@ -17,6 +17,7 @@ import {
   type RunRequest,
   type ToolsetKind,
 } from "../../src/engine";
+import { parseYaml } from "../../src/build/yaml";
 import type { OpenAIOptions } from "../../src/engine/model/openai";
 import type { PriceTable } from "../../src/engine/usage";
 
@@ -66,7 +67,7 @@ export function harness(
   filesByName: Record<string, string>,
   opts: { kinds?: ToolsetKind[]; models?: Record<string, Model>; maxDepth?: number; defaultModel?: string; prices?: PriceTable; openai?: OpenAIOptions; functions?: CodeFunction[] } = {},
 ): Harness {
-  const catalog = loadCatalog(filesByName, toolsetRegistry(files, http, ...(opts.kinds ?? [])), undefined, opts.functions);
+  const catalog = loadCatalog(filesByName, toolsetRegistry(files, http, ...(opts.kinds ?? [])), parseYaml, undefined, opts.functions);
   const states = new MemoryStateBackend();
   const config: EngineConfig = {
     catalog,

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { CatalogError, files, loadCatalog, mcp, toolsetRegistry, type Model, type ModelRequest, type ModelResponse } from "../../src/engine";
+import { parseYaml } from "../../src/build/yaml";
 import { harness, workerFile } from "./helpers";
 
 type Call = { name: string; args: unknown };
@@ -80,7 +81,7 @@ describe("mcp toolset against @modelcontextprotocol/server-everything", () => {
 });
 
 describe("mcp toolset in the catalog", () => {
-  const load = (lines: string) => () => loadCatalog({ "w.worker": workerFile(`name: w\n${lines}`) }, toolsetRegistry(files, mcp));
+  const load = (lines: string) => () => loadCatalog({ "w.worker": workerFile(`name: w\n${lines}`) }, toolsetRegistry(files, mcp), parseYaml);
 
   it("accepts approval policies for the instance's tools, known only at run time, and still refuses other unknown names", () => {
     expect(load(`toolsets:\n  gh: { use: mcp, url: "https://mcp.example.com/mcp" }\napproval:\n  gh_add_comment: ask`)).not.toThrow();

@@ -1,11 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { CatalogError, executeRun, files, loadCatalog, MemoryJournalStore, MemoryStateBackend, modelResolver, toolsetRegistry } from "../../src/engine";
+import { parseYaml } from "../../src/build/yaml";
 import { parseModelsFiles, providerNames } from "../../src/engine/model/providers";
 import { workerFile } from "./helpers";
 
 const problemsOf = (yaml: string, more: Record<string, string> = {}) =>
-  parseModelsFiles({ "workers/models.yaml": yaml, ...more }).problems.map((p) => p.message);
+  parseModelsFiles({ "workers/models.yaml": yaml, ...more }, parseYaml).problems.map((p) => p.message);
 
 describe("models.yaml is checked with the catalog, problems as file: field: reason", () => {
   it.each([
@@ -34,7 +35,7 @@ describe("models.yaml is checked with the catalog, problems as file: field: reas
   });
 
   it("accepts ${NAME}s anywhere and keeps them for use time; the bundled models.yaml loads", () => {
-    const { config, problems } = parseModelsFiles({ "m/models.yaml": "providers:\n  a: { base_url: '${A_URL}', api_key: '${A_KEY}' }\n  w: { binding: AI, gateway: gw }\nprices:\n  'a:m': { input: 1, output: 2 }" });
+    const { config, problems } = parseModelsFiles({ "m/models.yaml": "providers:\n  a: { base_url: '${A_URL}', api_key: '${A_KEY}' }\n  w: { binding: AI, gateway: gw }\nprices:\n  'a:m': { input: 1, output: 2 }" }, parseYaml);
     expect(problems).toEqual([]);
     expect(providerNames(config)).toEqual(["openai", "test", "a", "w"]);
     expect(config.providers.a).toEqual({ file: "m/models.yaml", kind: "openai-compatible", config: { base_url: "${A_URL}", api_key: "${A_KEY}" } });
@@ -47,7 +48,7 @@ describe("a worker naming an unknown provider refuses the catalog", () => {
   const refused = async (filesByName: Record<string, string>) => {
     const { loadApp } = await import("../../src/catalog");
     try {
-      loadApp(filesByName);
+      loadApp(filesByName, parseYaml);
     } catch (e) {
       expect(e).toBeInstanceOf(CatalogError);
       return (e as CatalogError).problems.map((p) => p.message);
@@ -78,18 +79,18 @@ describe("a worker naming an unknown provider refuses the catalog", () => {
 
   it("accepts a worker on a declared provider", async () => {
     const { loadApp } = await import("../../src/catalog");
-    const app = loadApp({ "workers/models.yaml": models, "workers/a.worker": workerFile("name: a\nmodel: local:qwen3") });
+    const app = loadApp({ "workers/models.yaml": models, "workers/a.worker": workerFile("name: a\nmodel: local:qwen3") }, parseYaml);
     expect(app.catalog.get("a")!.model).toBe("local:qwen3");
     expect(Object.keys(app.models.providers)).toEqual(["local"]);
   });
 });
 
 describe("OpenAI-compatible providers get only what their own config names", () => {
-  const models = (yaml: string) => parseModelsFiles({ "workers/models.yaml": yaml }).config;
+  const models = (yaml: string) => parseModelsFiles({ "workers/models.yaml": yaml }, parseYaml).config;
   const worker = workerFile("name: w\nmodel: p:m");
   const run = async (yaml: string, vars: Record<string, string>) => {
     const config = models(yaml);
-    const catalog = loadCatalog({ "w.worker": worker }, toolsetRegistry(files), providerNames(config));
+    const catalog = loadCatalog({ "w.worker": worker }, toolsetRegistry(files), parseYaml, providerNames(config));
     const states = new MemoryStateBackend();
     return executeRun({ catalog, states, models: modelResolver({ providers: config.providers, vars }), vars }, new MemoryJournalStore(), { runId: crypto.randomUUID(), worker: "w", input: { input: "x" } });
   };

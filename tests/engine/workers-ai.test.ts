@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { engineConfig } from "../../durable-objects/engine-config";
 import { executeRun, files, loadCatalog, MemoryJournalStore, MemoryStateBackend, modelResolver, toolsetRegistry } from "../../src/engine";
+import { parseYaml } from "../../src/build/yaml";
 import { parseModelsFiles, providerNames } from "../../src/engine/model/providers";
 import type { AiBinding } from "../../src/engine/model/workers-ai";
 import { workerFile } from "./helpers";
@@ -22,9 +23,9 @@ function fakeAi(replies: unknown[]) {
 const MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast";
 
 async function runOn(ai: AiBinding | undefined, yaml = "providers:\n  workers-ai: { binding: AI, gateway: my-gateway }") {
-  const { config } = parseModelsFiles({ "workers/models.yaml": yaml });
+  const { config } = parseModelsFiles({ "workers/models.yaml": yaml }, parseYaml);
   const worker = workerFile(`name: reader\nmodel: workers-ai:${MODEL}\ntoolsets:\n  files: { use: files }`);
-  const catalog = loadCatalog({ "r.worker": worker }, toolsetRegistry(files), providerNames(config));
+  const catalog = loadCatalog({ "r.worker": worker }, toolsetRegistry(files), parseYaml, providerNames(config));
   const models = modelResolver({ providers: config.providers, binding: (name) => (name === "AI" ? ai : undefined) });
   return executeRun({ catalog, states: new MemoryStateBackend(), models }, new MemoryJournalStore(), { runId: crypto.randomUUID(), worker: "reader", input: { input: "what is in notes.txt?" } });
 }
@@ -75,9 +76,9 @@ describe("workers-ai: through the AI binding's run() with tool calling", () => {
 
   it("a structured output asks for JSON and takes a response that arrives parsed", async () => {
     const ai = fakeAi([{ response: { label: "bug" } }]);
-    const { config } = parseModelsFiles({ "workers/models.yaml": "providers:\n  wai: { binding: AI }" });
+    const { config } = parseModelsFiles({ "workers/models.yaml": "providers:\n  wai: { binding: AI }" }, parseYaml);
     const worker = workerFile(`name: j\nmodel: wai:${MODEL}\noutput:\n  type: object\n  properties: { label: { type: string } }\n  required: [label]`);
-    const catalog = loadCatalog({ "j.worker": worker }, toolsetRegistry(files), providerNames(config));
+    const catalog = loadCatalog({ "j.worker": worker }, toolsetRegistry(files), parseYaml, providerNames(config));
     const out = await executeRun(
       { catalog, models: modelResolver({ providers: config.providers, binding: () => ai.binding }) },
       new MemoryJournalStore(),

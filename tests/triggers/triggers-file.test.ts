@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseYaml } from "../../src/build/yaml";
 import { loadApp } from "../../src/catalog";
 import { cronMismatches, cronsInWranglerToml } from "../../src/triggers/wrangler-crons";
 import { addressAllowed } from "../../src/triggers/email-address";
@@ -23,7 +24,7 @@ Default input.`,
 /** The problems `loadApp` reports for one triggers.yaml beside the workers above ([] when it loads). */
 function problems(yaml: string): string[] {
   try {
-    loadApp({ ...WORKERS, "workers/triggers.yaml": yaml });
+    loadApp({ ...WORKERS, "workers/triggers.yaml": yaml }, parseYaml);
     return [];
   } catch (err) {
     return (err as Error).message.split("\n").slice(1).map((l) => l.trim());
@@ -43,7 +44,7 @@ support-mail:
   worker: support
   email: { to: "support@example.com", allow_from: ["*@example.com"] }
 `,
-    });
+    }, parseYaml);
     expect(app.schedules.get("nightly-digest")).toMatchObject({ worker: "digest", schedule: "0 6 * * *", input: { since_hours: 24 } });
     expect(app.emails.get("support-mail")).toMatchObject({ email: { to: "support@example.com", allow_from: ["*@example.com"], max_bytes: 1048576 } });
     expect(app.triggers.size).toBe(0);

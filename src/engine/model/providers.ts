@@ -1,5 +1,5 @@
-import { parse as parseYaml, YAMLParseError } from "yaml";
 import * as z from "zod";
+import { malformed, type ParseData } from "../data-files";
 import { WorkerFileError } from "../errors";
 import { issuesToErrors } from "../worker-file";
 import type { PriceTable } from "../usage";
@@ -56,13 +56,13 @@ export const isModelsFile = (file: string) => /(^|\/)models\.yaml$/.test(file);
  * Reads every `models.yaml` of a bundle (relative path → text) into one config.
  * Problems name file and field; a provider or price declared twice is one.
  */
-export function parseModelsFiles(files: Record<string, string>): { config: ModelsConfig; problems: WorkerFileError[] } {
+export function parseModelsFiles(files: Record<string, string>, parse: ParseData): { config: ModelsConfig; problems: WorkerFileError[] } {
   const config: ModelsConfig = { providers: {}, prices: {} };
   const problems: WorkerFileError[] = [];
   const priceFiles: Record<string, string> = {};
   for (const [file, text] of Object.entries(files)) {
     if (!isModelsFile(file)) continue;
-    const parsed = parseModelsFile(file, text);
+    const parsed = parseModelsFile(file, text, parse);
     if (Array.isArray(parsed)) {
       problems.push(...parsed);
       continue;
@@ -85,13 +85,12 @@ export function parseModelsFiles(files: Record<string, string>): { config: Model
   return { config, problems };
 }
 
-function parseModelsFile(file: string, text: string): ModelsConfig | WorkerFileError[] {
+function parseModelsFile(file: string, text: string, parse: ParseData): ModelsConfig | WorkerFileError[] {
   let raw: unknown;
   try {
-    raw = parseYaml(text);
+    raw = parse(text);
   } catch (err) {
-    const where = err instanceof YAMLParseError && err.linePos ? ` at line ${err.linePos[0].line}` : "";
-    return [new WorkerFileError(file, "(file)", `malformed YAML${where}: ${(err as Error).message.split("\n")[0]}`)];
+    return [new WorkerFileError(file, "(file)", malformed(err))];
   }
   const parsed = modelsFileSchema.safeParse(raw ?? {});
   if (!parsed.success) return issuesToErrors(file, parsed.error);
