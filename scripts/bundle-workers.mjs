@@ -14,6 +14,10 @@ import { importTs, root } from "./import-ts.mjs";
 const args = process.argv.slice(2);
 const outAt = args.indexOf("--out");
 const out = outAt >= 0 ? args.splice(outAt, 2)[1] : "src/generated/worker-files.ts";
+// `--functions <module>`: the code functions the files may name (the app's by default;
+// the test pool's catalog also names its fixture functions).
+const fnAt = args.indexOf("--functions");
+const functionsModule = fnAt >= 0 ? args.splice(fnAt, 2)[1] : "src/functions/index.ts";
 const fromEnv = process.env.EDGEWORK_WORKER_DIRS?.split(",").filter(Boolean) ?? [];
 const dirs = args.length ? args : fromEnv.length ? fromEnv : ["workers"];
 
@@ -33,14 +37,14 @@ const sources = Object.fromEntries(
     .map((p) => [relative(root, p), readFileSync(p, "utf8")]),
 );
 // src/catalog.ts imports the bundle this writes (absent on a fresh checkout): stubbed, as the files are passed.
-const { loadApp, parseYaml, bundledFiles } = await importTs(
+const { loadApp, parseYaml, bundledFiles, functions } = await importTs(
   "bundle-workers",
-  `export { loadApp } from "./src/catalog"; export { parseYaml, bundledFiles } from "./src/build/yaml";`,
+  `export { loadApp } from "./src/catalog"; export { parseYaml, bundledFiles } from "./src/build/yaml"; export { functions } from "./${functionsModule}";`,
   { "generated/worker-files": "export const workerFiles = {};" },
 );
 let files;
 try {
-  loadApp(sources, parseYaml);
+  loadApp(sources, parseYaml, functions);
   files = bundledFiles(sources);
 } catch (err) {
   console.error(err.message);
