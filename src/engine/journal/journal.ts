@@ -1,5 +1,5 @@
 import { messageOf, RunError, StorageError } from "../errors";
-import { MAX_STEP_BYTES, stepBytes } from "./bounds";
+import { fitsStep, MAX_STEP_BYTES, utf8Bytes } from "./bounds";
 import type { JournalStore } from "./store";
 
 /** May throw (e.g. `RunInterrupted`) to stop the run before a new step executes. */
@@ -70,16 +70,17 @@ export class Journal {
    */
   async record(key: string, value: unknown): Promise<void> {
     if (this.failure) throw this.failure;
-    const bytes = stepBytes(key, value);
-    if (bytes > MAX_STEP_BYTES) {
+    // Made once: checked here, written as is by a store that writes text.
+    const json = JSON.stringify(value ?? null);
+    if (!fitsStep(key, json)) {
       throw (this.failure = new RunError(
         "too_large",
-        `journal step ${key} is ${bytes} bytes as JSON, over the bound of ${MAX_STEP_BYTES} bytes per step; return less from this step (keep large data out of ctx.step values)`,
+        `journal step ${key} is ${utf8Bytes(key) + utf8Bytes(json)} bytes as JSON, over the bound of ${MAX_STEP_BYTES} bytes per step; return less from this step (keep large data out of ctx.step values)`,
         true,
       ));
     }
     try {
-      await this.store.put(key, value);
+      await this.store.put(key, value, json);
     } catch (err) {
       throw (this.failure = err instanceof StorageError ? err : new StorageError(`the journal could not record step ${key}: ${messageOf(err)}`));
     }

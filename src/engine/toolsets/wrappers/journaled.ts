@@ -1,5 +1,5 @@
 import { messageOf, propagates, ToolError } from "../../errors";
-import { cutToJsonBytes, MAX_STEP_BYTES, stepBytes, utf8Bytes } from "../../journal/bounds";
+import { cutToJsonBytes, fitsStep, MAX_STEP_BYTES, stepBytes, utf8Bytes } from "../../journal/bounds";
 import type { Journal } from "../../journal/journal";
 import type { Usage, UsageMeter } from "../../usage";
 import type { Toolset } from "../toolset";
@@ -43,7 +43,7 @@ export async function recordedCall(journal: Journal, key: string, meter: UsageMe
  * reads — rather than left out (an unrecorded effect would run again on replay).
  */
 function fitted(key: string, outcome: RecordedCall): RecordedCall {
-  if (stepBytes(key, outcome) <= MAX_STEP_BYTES) return outcome;
+  if (fitsStep(key, JSON.stringify(outcome))) return outcome;
   const text = outcome.ok ? (typeof outcome.value === "string" ? outcome.value : JSON.stringify(outcome.value)) : outcome.error;
   const truncatedFrom = utf8Bytes(text);
   const note = `…[cut by edgework to fit the run's journal: ${truncatedFrom} bytes in full]`;
