@@ -23,12 +23,23 @@ const BYTE_HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2
 // Byte by byte: `toString(16)` of a number past 2^31 takes V8's slow double path.
 const hex = (x: number) => BYTE_HEX[x >>> 24]! + BYTE_HEX[(x >>> 16) & 255]! + BYTE_HEX[(x >>> 8) & 255]! + BYTE_HEX[x & 255]!;
 
+/** The bytes of an ASCII string (its UTF-8 too), without the encoder's call into the runtime; else undefined. */
+function ascii(text: string): Uint8Array | undefined {
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 0x7f) return undefined;
+    bytes[i] = c;
+  }
+  return bytes;
+}
+
 /**
  * FIPS 180-4 SHA-256 of the UTF-8 bytes of `text`, as hex. Plain locals in the
  * rounds (no arrays built per round): this runs for every tool call.
  */
 export function sha256Hex(text: string): string {
-  const data = encoder.encode(text);
+  const data = ascii(text) ?? encoder.encode(text);
   const blocks = Math.ceil((data.length + 9) / 64);
   const msg = new Uint8Array(blocks * 64);
   msg.set(data);

@@ -6,6 +6,13 @@ import type { JournalStore } from "./store";
 export type BeforeStep = (key: string, journal: Journal) => void | Promise<void>;
 
 /**
+ * What to record instead of a value that is over `MAX_STEP_BYTES` (`bytes` as JSON):
+ * a smaller value, or a throw. Only called for an oversized value, so the common
+ * case costs one JSON text per step.
+ */
+export type Oversized<T> = (value: T, bytes: number) => T;
+
+/**
  * The run's memory of every effect that is not pure. `step(key, fn)` returns the
  * recorded value when the key is in the journal (replay), else runs `fn`, records
  * its result and returns it. Keys are deterministic call paths, so a replayed run
@@ -46,7 +53,7 @@ export class Journal {
     return this.recorded.get(key) as T | undefined;
   }
 
-  async step<T>(key: string, fn: () => T | Promise<T>): Promise<T> {
+  async step<T>(key: string, fn: () => T | Promise<T>, oversized?: Oversized<T>): Promise<T> {
     if (this.recorded.has(key)) return this.recorded.get(key) as T;
     // Two live steps with one key would record one effect for two: an engine bug.
     if (this.inFlight.has(key)) throw new Error(`journal key used twice: ${key}`);
@@ -55,23 +62,27 @@ export class Journal {
     try {
       await this.beforeStep?.(key, this);
       const value = await fn();
-      await this.record(key, value);
+      const kept = await this.record(key, value, oversized);
       this.executed++;
-      return value;
+      return kept;
     } finally {
       this.inFlight.delete(key);
     }
   }
 
   /**
-   * Writes one step. A value over `MAX_STEP_BYTES` is never attempted: it fails the
-   * run (its producer should have bounded it; tool results are cut to fit before they
-   * get here). A store failure becomes a `StorageError`, never a tool result.
+   * Writes one step and returns what was written. A value over `MAX_STEP_BYTES` is
+   * never attempted: `oversized` may give a smaller one (tool results are cut to fit),
+   * else it fails the run. A store failure becomes a `StorageError`, never a tool result.
    */
-  async record(key: string, value: unknown): Promise<void> {
+  async record<T>(key: string, value: T, oversized?: Oversized<T>): Promise<T> {
     if (this.failure) throw this.failure;
     // Made once: checked here, written as is by a store that writes text.
-    const json = JSON.stringify(value ?? null);
+    let json = JSON.stringify(value ?? null);
+    if (!fitsStep(key, json) && oversized) {
+      value = oversized(value, utf8Bytes(key) + utf8Bytes(json));
+      json = JSON.stringify(value ?? null);
+    }
     if (!fitsStep(key, json)) {
       throw (this.failure = new RunError(
         "too_large",
@@ -85,5 +96,6 @@ export class Journal {
       throw (this.failure = err instanceof StorageError ? err : new StorageError(`the journal could not record step ${key}: ${messageOf(err)}`));
     }
     this.recorded.set(key, value);
+    return value;
   }
 }
