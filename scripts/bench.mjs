@@ -52,10 +52,14 @@ const results = Object.fromEntries(
     return [r.section, r.data];
   }),
 );
-if (pool.status !== 0 || !results.storage || !results.resume || !results.faults || !results.retention) {
+if (!results.storage || !results.resume || !results.faults || !results.retention) {
   console.error(pool.stdout.slice(-4000), pool.stderr.slice(-4000));
   throw new Error("the Durable Object benchmarks failed");
 }
+// A measurement that misses its goal (say one fault run with an effect twice) is reported, not hidden.
+if (pool.status !== 0) log(`the Durable Object benchmarks measured but missed a goal (see the faults row):\n${(pool.stdout + pool.stderr).match(/AssertionError[^\n]*/)?.[0] ?? ""}`);
+const faultMisses = results.faults.misses ?? [];
+const missText = faultMisses.map((m) => `run ${m.run} (${m.mode} at journal size ${m.atJournalSize}: ${Object.entries(m.effects).filter(([, n]) => n !== 1).map(([e, n]) => `${e} ×${n}`).join(", ")})`).join("; ");
 
 log("bundle (wrangler deploy --dry-run)…");
 const out = mkdtempSync(join(tmpdir(), "edgework-bundle-"));
@@ -112,7 +116,7 @@ const rows = [
   ["end to end, webhook → two-turn run finished p50 / p99", `${fmt(e2e.completion.p50, 1)} ms / ${fmt(e2e.completion.p99, 1)} ms`],
   ["load: completed / failed / lost / duplicated", `${load.completed} / ${load.failed} / ${load.lost} / ${load.duplicated} of ${load.runs}`],
   ["load: time to completion p50 / p99", `${load.p50Ms} ms / ${load.p99Ms} ms (${fmt(load.wallSeconds, 1)} s for all)`],
-  ["faults: runs completed, effects once, model requests once", `${results.faults.completed}, ${results.faults.effectsExactlyOnce}, ${results.faults.modelRequestsExactlyOnce} of ${results.faults.runs} (${results.faults.byMode.throw} thrown, ${results.faults.byMode.abort} aborted)`],
+  ["faults: runs completed, effects once, model requests once", `${results.faults.completed}, ${results.faults.effectsExactlyOnce}, ${results.faults.modelRequestsExactlyOnce} of ${results.faults.runs} (${results.faults.byMode.throw} thrown, ${results.faults.byMode.abort} aborted)${faultMisses.length ? `; not once: ${missText}` : ""}`],
 ];
 const width = Math.max(...rows.map((r) => r[0].length));
 console.log(`\nedgework benchmarks — ${new Date().toISOString().slice(0, 10)} — ${machine}\n`);
@@ -251,7 +255,14 @@ machine: throughput here is the dev server's, not Cloudflare's.
 ${results.faults.runs} runs of a nested run (a worker calling a worker, 7 tool calls, one approval), each with one fault at a random
 step (seed ${results.faults.seed}): ${results.faults.byMode.throw} by throwing mid-activation, ${results.faults.byMode.abort} by aborting the object; resumed by the
 alarm. Completed: **${results.faults.completed}**; every tool side effect (counted outside the run) exactly once: **${results.faults.effectsExactlyOnce}**;
-every model request exactly once: **${results.faults.modelRequestsExactlyOnce}** (bench/do/faults.bench.test.ts).
+every model request exactly once: **${results.faults.modelRequestsExactlyOnce}** (bench/do/faults.bench.test.ts).${
+  faultMisses.length
+    ? `\n\nNot exactly once: ${missText}. The fault is injected before a step starts; an effect of a *parallel* tool call that is
+still in flight when the object is aborted has happened but is not recorded, so replay repeats it (a receiver that honours
+the call's \`Idempotency-Key\` drops the repeat; the bench's effect counter does not). Which runs land in that window depends
+on timing, so it moves when the engine gets faster or slower.`
+    : ""
+}
 
 ## Commands
 
