@@ -25,7 +25,6 @@ it(`${RUNS} runs with a fault injected at a random step`, async () => {
     const tag = `fault-${r}`;
     const mode = random() < 0.5 ? "throw" : "abort";
     const atJournalSize = Math.floor(random() * 16);
-    if (r !== 87 && r !== 86 && r !== 88) continue;
     await scriptNestedRun(tag);
     await stub(tag).start({ id: tag, worker: "evict-outer", input: { input: "go" }, approvalMode: "ask", budget: {} });
     await stub(tag).setTestHooks({ fault: { atJournalSize, mode } });
@@ -45,6 +44,5 @@ it(`${RUNS} runs with a fault injected at a random step`, async () => {
     if ((await modelRequests("evict-outer")).length === 3 && (await modelRequests("evict-inner")).length === 3) tally.modelRequestsExactlyOnce++;
   }
   report("faults", { seed, ...tally, misses });
-  return;
   expect(tally).toMatchObject({ completed: RUNS, effectsExactlyOnce: RUNS, modelRequestsExactlyOnce: RUNS, faultsFired: RUNS });
 }, 300_000);
