@@ -106,7 +106,7 @@ export class RunDO extends DurableObject<Env> {
       const config = engineConfig(this.env, {
         states: this.states,
         globals: rpcGlobals(() => this.env.GLOBAL_TOOLSETS.getByName("global") as never),
-        beforeStep: (_key, journal) => this.beforeStep(journal, deadline),
+        beforeStep: (key, journal) => this.beforeStep(key, journal, deadline),
         notifier: (pending) => this.requestApproval(pending, { id: run.id as string, trigger: parse(run.trigger) }),
       });
       outcome = await executeRun(config, this.journal, {
@@ -178,14 +178,14 @@ export class RunDO extends DurableObject<Env> {
   }
 
   /** Checkpoint before the next step once the activation's wall-time budget is spent (after some progress). */
-  private async beforeStep(journal: Journal, deadline: number): Promise<void> {
+  private async beforeStep(key: string, journal: Journal, deadline: number): Promise<void> {
     if (this.cancelled) throw new RunInterrupted("cancelled");
-    await this.injectFault(journal.size);
+    await this.injectFault(journal.size, () => journal.othersSettled(key));
     if (journal.executed > 0 && Date.now() > deadline) throw new RunInterrupted("checkpoint");
   }
 
   /** Test pool only: interrupts the activation once the journal holds `atJournalSize` steps. */
-  private async injectFault(journalSize: number): Promise<void> {
+  private async injectFault(journalSize: number, othersSettled?: () => Promise<void>): Promise<void> {
     if (this.faulted) throw new RunInterrupted("fault");
     if (!this.fault || journalSize < this.fault.atJournalSize) return;
     const { mode } = this.fault;
@@ -196,6 +196,8 @@ export class RunDO extends DurableObject<Env> {
       // "Evicted after step k": step k is durable first. (A crash before its write
       // commits repeats that one step; the output gate keeps any later effect from
       // leaving before the write is confirmed.)
+      // Parallel steps settle first: a parallel effect cut from its record would repeat on replay.
+      await othersSettled?.();
       await this.ctx.storage.sync();
       this.ctx.abort("fault injected by test");
     }

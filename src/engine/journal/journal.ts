@@ -20,6 +20,7 @@ export type Oversized<T> = (value: T, bytes: number) => T;
  */
 export class Journal {
   private readonly inFlight = new Set<string>();
+  private settledOne?: () => void;
   /**
    * The first write that failed. Every later step and write throws it again, so a
    * tool that catches the error (around `ctx.step`, say) cannot carry the run on
@@ -67,7 +68,18 @@ export class Journal {
       return kept;
     } finally {
       this.inFlight.delete(key);
+      this.settledOne?.();
     }
+  }
+
+  /**
+   * Resolves once no step is executing but `key` and the steps it runs inside (a
+   * worker call's `<path>/result` while its nested steps run): for a fault injected
+   * "between steps" that must not cut a parallel step's effect from its record.
+   */
+  async othersSettled(key: string): Promise<void> {
+    const busy = () => [...this.inFlight].some((k) => k !== key && !key.startsWith(k.slice(0, k.lastIndexOf("/") + 1)));
+    while (busy()) await new Promise<void>((r) => (this.settledOne = r));
   }
 
   /**
