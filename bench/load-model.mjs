@@ -1,10 +1,15 @@
 // The load test's model: an OpenAI-compatible server on 127.0.0.1 that answers each
-// run's two requests (call `increment`, then answer) and counts requests per run.
+// run's two requests (call `increment`, then answer) at once, counts requests per run
+// and notes when each arrived and was answered (for the end-to-end timings).
 import { createServer } from "node:http";
 
 export async function startLoadModel() {
   const perRun = new Map();
+  /** seq → [{ arrived, answered }] in ms since the epoch (this machine's clock, as workerd's). */
+  const timings = new Map();
+  const now = () => performance.timeOrigin + performance.now();
   const server = createServer(async (req, res) => {
+    const arrived = now();
     let raw = "";
     for await (const c of req) raw += c;
     const body = JSON.parse(raw);
@@ -16,8 +21,11 @@ export async function startLoadModel() {
       : { role: "assistant", content: null, tool_calls: [{ id: `c${seq}`, type: "function", function: { name: "increment", arguments: "{}" } }] };
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify({ id: "x", object: "chat.completion", created: 0, model: body.model, choices: [{ index: 0, finish_reason: "stop", message }], usage: { prompt_tokens: 20, completion_tokens: 5 } }));
+    const t = timings.get(seq) ?? [];
+    t.push({ arrived, answered: now() });
+    timings.set(seq, t);
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address();
-  return { url: `http://127.0.0.1:${port}/v1`, perRun, close: () => new Promise((r) => server.close(r)) };
+  return { url: `http://127.0.0.1:${port}/v1`, perRun, timings, close: () => new Promise((r) => server.close(r)) };
 }

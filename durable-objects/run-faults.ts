@@ -34,8 +34,13 @@ export class FaultInjector {
     this.fired = false;
   }
 
-  /** Interrupts the activation once the journal holds the fault's number of steps. */
-  async check(journalSize: number): Promise<void> {
+  /**
+   * Interrupts the activation once the journal holds the fault's number of steps.
+   * `othersSettled`: parallel steps finish first, since a parallel effect cut from
+   * its record would repeat on replay (a real crash can do that; the test fault models
+   * "evicted after step k").
+   */
+  async check(journalSize: number, othersSettled?: () => Promise<void>): Promise<void> {
     if (this.fired) throw new RunInterrupted("fault");
     if (!this.fault || journalSize < this.fault.atJournalSize) return;
     const { mode } = this.fault;
@@ -45,6 +50,7 @@ export class FaultInjector {
       // "Evicted after step k": step k is durable first. (A crash before its write
       // commits repeats that one step; the output gate keeps any later effect from
       // leaving before the write is confirmed.)
+      await othersSettled?.();
       await this.ctx.storage.sync();
       this.ctx.abort("fault injected by test");
     }

@@ -111,7 +111,7 @@ export class RunDO extends DurableObject<Env> {
       const config = engineConfig(this.env, {
         states: this.states,
         globals: rpcGlobals(() => this.env.GLOBAL_TOOLSETS.getByName("global") as never),
-        beforeStep: (_key, journal) => this.beforeStep(journal, deadline),
+        beforeStep: (key, journal) => this.beforeStep(key, journal, deadline),
         notifier: (pending) => this.mail.requestApproval(pending, { id: run.id as string, trigger: parse(run.trigger) }),
       }, definitions);
       outcome = await executeRun({ ...config, models: this.deltas.streaming(config.models) }, this.journal, {
@@ -160,9 +160,9 @@ export class RunDO extends DurableObject<Env> {
   }
 
   /** Checkpoint before the next step once the activation's wall-time budget is spent (after some progress). */
-  private async beforeStep(journal: Journal, deadline: number): Promise<void> {
+  private async beforeStep(key: string, journal: Journal, deadline: number): Promise<void> {
     if (this.cancelled) throw new RunInterrupted("cancelled");
-    await this.faults.check(journal.size);
+    await this.faults.check(journal.size, () => journal.othersSettled(key));
     if (journal.executed > 0 && Date.now() > deadline) throw new RunInterrupted("checkpoint");
   }
 

@@ -1,11 +1,13 @@
 // `npm run bench`: measures edgework and writes BENCHMARKS.md. Every number comes
 // from this run on this machine; nothing is hard-coded but the published prices.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
+import { endToEnd } from "../bench/e2e.mjs";
 import { loadTest } from "../bench/load.mjs";
+import { topFrames } from "../bench/profile-top.mjs";
 import { importTs, root } from "./import-ts.mjs";
 
 process.chdir(root);
@@ -23,10 +25,24 @@ const PRICES = { requestPerM: 0.15, gbSecondPerM: 12.5, rowWrittenPerM: 1.0, row
 const MODEL_SECONDS = 1.0;
 
 log("engine overhead (in-process, interleaved)…");
-const { engineOverhead, TURNS, TOOLS_PER_TURN } = await importTs("bench-overhead", `export { engineOverhead, TURNS, TOOLS_PER_TURN } from "./bench/engine-overhead";`);
+const { engineOverhead, TURN_COUNTS, TOOLS_PER_TURN, BARE, EDGEWORK, AI_SDK } = await importTs(
+  "bench-overhead",
+  `export { engineOverhead, TURN_COUNTS, TOOLS_PER_TURN, BARE, EDGEWORK, AI_SDK } from "./bench/engine-overhead";`,
+);
 const overhead = await engineOverhead(300, 50);
-const fastestOther = Math.min(...overhead.filter((o) => o.name !== "edgework").map((o) => o.medianMsPerTurn));
-const ours = overhead.find((o) => o.name === "edgework");
+const [SHORT, LONG] = TURN_COUNTS;
+const perTurn = (name, turns) => overhead.find((o) => o.name === name && o.turns === turns).medianMsPerTurn;
+const names = [...new Set(overhead.map((o) => o.name))];
+const ratios = {
+  overBare: perTurn(EDGEWORK, SHORT) / perTurn(BARE, SHORT),
+  overAiSdk: perTurn(EDGEWORK, SHORT) / perTurn(AI_SDK, SHORT),
+  flatness: Object.fromEntries(names.map((n) => [n, perTurn(n, LONG) / perTurn(n, SHORT)])),
+};
+
+log("engine profile (node --cpu-prof, 5000 runs of 10 turns)…");
+const profDir = mkdtempSync(join(tmpdir(), "edgework-prof-"));
+const profiled = execFileSync("node", ["--cpu-prof", "--cpu-prof-dir", profDir, "bench/profile-engine.mjs", "10", "5000"], { encoding: "utf8" }).trim();
+const profile = topFrames(join(profDir, readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"))), 12);
 
 log("Durable Object storage, resume and faults (Workers pool)…");
 const pool = spawnSync("node_modules/.bin/vitest", ["run", "--config", "vitest.bench.config.ts"], { env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
@@ -36,10 +52,14 @@ const results = Object.fromEntries(
     return [r.section, r.data];
   }),
 );
-if (pool.status !== 0 || !results.storage || !results.resume || !results.faults || !results.retention) {
+if (!results.storage || !results.resume || !results.faults || !results.retention) {
   console.error(pool.stdout.slice(-4000), pool.stderr.slice(-4000));
   throw new Error("the Durable Object benchmarks failed");
 }
+// A measurement that misses its goal (say one fault run with an effect twice) is reported, not hidden.
+if (pool.status !== 0) log(`the Durable Object benchmarks measured but missed a goal (see the faults row):\n${(pool.stdout + pool.stderr).match(/AssertionError[^\n]*/)?.[0] ?? ""}`);
+const faultMisses = results.faults.misses ?? [];
+const missText = faultMisses.map((m) => `run ${m.run} (${m.mode} at journal size ${m.atJournalSize}: ${Object.entries(m.effects).filter(([, n]) => n !== 1).map(([e, n]) => `${e} ×${n}`).join(", ")})`).join("; ");
 
 log("bundle (wrangler deploy --dry-run)…");
 const out = mkdtempSync(join(tmpdir(), "edgework-bundle-"));
@@ -60,6 +80,9 @@ log("startup (module evaluation and first request, 9 fresh processes)…");
 const probes = Array.from({ length: 9 }, () => JSON.parse(execFileSync("node", ["bench/startup-probe.mjs", join(out, "index.js")], { encoding: "utf8" })));
 const startup = { evalMs: median(probes.map((p) => p.evalMs)), firstRequestMs: median(probes.map((p) => p.firstRequestMs)) };
 
+log("end to end (wrangler dev, 200 two-turn runs through the webhook, one at a time)…");
+const e2e = await endToEnd({ runs: 260 });
+
 log("load (wrangler dev, 1000 runs through the webhook, 50 at a time)…");
 const load = await loadTest({ runs: 1000, concurrency: 50 });
 
@@ -76,8 +99,9 @@ const usd = (price.requests * PRICES.requestPerM + price.gbSeconds * PRICES.gbSe
 
 const machine = `${cpus()[0]?.model ?? "unknown CPU"} × ${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}`;
 const rows = [
-  ["engine: ms per turn (median)", overhead.map((o) => `${o.name} ${fmt(o.medianMsPerTurn)}`).join(" · ")],
-  ["engine: edgework ÷ faster competitor", `${fmt(ours.medianMsPerTurn / fastestOther, 2)}× (goal ≤ 0.5×)`],
+  [`engine: µs per turn at ${SHORT} / ${LONG} turns (median)`, names.map((n) => `${n} ${fmt(perTurn(n, SHORT) * 1000, 1)} / ${fmt(perTurn(n, LONG) * 1000, 1)}`).join(" · ")],
+  [`engine at ${SHORT} turns: edgework ÷ bare loop (goal ≤ 5×), edgework ÷ AI SDK (goal ≤ 0.1×)`, `${fmt(ratios.overBare, 1)}×, ${fmt(ratios.overAiSdk, 3)}×`],
+  [`engine: per-turn cost at ${LONG} ÷ at ${SHORT} turns (1 = flat)`, names.map((n) => `${n} ${fmt(ratios.flatness[n], 2)}`).join(" · ")],
   ["rows written per model turn / tool call / approval", `${results.storage.rowsWrittenPerTurn} / ${results.storage.rowsWrittenPerTool} / ${results.storage.rowsWrittenPerApproval}`],
   ["10-turn run + 1 approval: requests, alarms, rows written, rows read", `${ten.requests}, ${ten.alarmsSet}, ${ten.rowsWritten}, ${ten.rowsRead}`],
   ["paused run holds an alarm", String(ten.pausedHoldsAlarm)],
@@ -88,9 +112,11 @@ const rows = [
   ["resume: steps → rows read, ms", results.resume.map((r) => `${r.steps} → ${r.rowsRead}, ${r.ms}`).join(" · ")],
   ["bundle raw / gzip (goal ≤ 250 KiB gzip)", `${fmt(bundle.rawKiB, 0)} KiB / ${fmt(bundle.gzipKiB, 0)} KiB`],
   ["startup: module evaluation / first request (catalog load)", `${fmt(startup.evalMs, 1)} ms / ${fmt(startup.firstRequestMs, 1)} ms`],
+  ["end to end, webhook → first model request p50 / p99", `${fmt(e2e.firstModelRequest.p50, 1)} ms / ${fmt(e2e.firstModelRequest.p99, 1)} ms (${e2e.runs} runs, one at a time)`],
+  ["end to end, webhook → two-turn run finished p50 / p99", `${fmt(e2e.completion.p50, 1)} ms / ${fmt(e2e.completion.p99, 1)} ms`],
   ["load: completed / failed / lost / duplicated", `${load.completed} / ${load.failed} / ${load.lost} / ${load.duplicated} of ${load.runs}`],
   ["load: time to completion p50 / p99", `${load.p50Ms} ms / ${load.p99Ms} ms (${fmt(load.wallSeconds, 1)} s for all)`],
-  ["faults: runs completed, effects once, model requests once", `${results.faults.completed}, ${results.faults.effectsExactlyOnce}, ${results.faults.modelRequestsExactlyOnce} of ${results.faults.runs} (${results.faults.byMode.throw} thrown, ${results.faults.byMode.abort} aborted)`],
+  ["faults: runs completed, effects once, model requests once", `${results.faults.completed}, ${results.faults.effectsExactlyOnce}, ${results.faults.modelRequestsExactlyOnce} of ${results.faults.runs} (${results.faults.byMode.throw} thrown, ${results.faults.byMode.abort} aborted)${faultMisses.length ? `; not once: ${missText}` : ""}`],
 ];
 const width = Math.max(...rows.map((r) => r[0].length));
 console.log(`\nedgework benchmarks — ${new Date().toISOString().slice(0, 10)} — ${machine}\n`);
@@ -107,17 +133,33 @@ ${rows.map(([k, v]) => `| ${k} | ${v} |`).join("\n")}
 
 ## 1. Engine overhead
 
-The same workload — a ${TURNS}-turn run, ${TOOLS_PER_TURN} tool calls per turn, trivial tools, a zero-latency scripted
+The same workload — runs of ${SHORT} and ${LONG} turns, ${TOOLS_PER_TURN} tool calls per turn, trivial tools, a zero-latency scripted
 model — through edgework's engine (\`executeRun\` on the in-memory journal), \`@openai/agents\` (\`Runner.run\` with a
-scripted \`Model\`, tracing off) and the \`ai\` SDK (\`generateText\` with \`MockLanguageModelV3\`), in one Node process,
-interleaved (the order rotates every repetition), 50 warm-up and 300 measured runs each (bench/engine-overhead.ts).
+scripted \`Model\`, tracing off), the \`ai\` SDK (\`generateText\` with \`MockLanguageModelV3\`) and a bare hand-written loop
+(plain JS: the message list, \`JSON.parse\` and a zod \`safeParse\` of every call's arguments, no journal) as the floor, in one
+Node process, interleaved (the order rotates every repetition); ${overhead.find((o) => o.turns === SHORT).runs} measured runs at ${SHORT} turns,
+${overhead.find((o) => o.turns === LONG).runs} at ${LONG} (bench/engine-overhead.ts). Per turn = the run's time ÷ its tool turns.
 
-| implementation | median ms per turn | p90 ms per turn |
-|---|---|---|
-${overhead.map((o) => `| ${o.name} | ${fmt(o.medianMsPerTurn)} | ${fmt(o.p90MsPerTurn)} |`).join("\n")}
+| implementation | µs per turn, ${SHORT} turns (median / p90) | µs per turn, ${LONG} turns (median / p90) | ${LONG} ÷ ${SHORT} |
+|---|---|---|---|
+${names
+  .map((n) => {
+    const [a, b] = TURN_COUNTS.map((t) => overhead.find((o) => o.name === n && o.turns === t));
+    return `| ${n} | ${fmt(a.medianMsPerTurn * 1000, 1)} / ${fmt(a.p90MsPerTurn * 1000, 1)} | ${fmt(b.medianMsPerTurn * 1000, 1)} / ${fmt(b.p90MsPerTurn * 1000, 1)} | ${fmt(ratios.flatness[n], 2)} |`;
+  })
+  .join("\n")}
 
-edgework ÷ the faster of the two: **${fmt(ours.medianMsPerTurn / fastestOther, 2)}×** (goal ≤ 0.5×). edgework's number includes
-journaling every model response and tool result (JSON round-trips into the memory store), which the others do not do.
+At ${SHORT} turns edgework costs **${fmt(ratios.overBare, 1)}× the bare loop** (goal ≤ 5×) and **${fmt(ratios.overAiSdk, 3)}× the AI SDK** (goal ≤ 0.1×).
+edgework's number includes journaling every model response and tool result (each step's JSON made once, size-checked
+and written to the memory store as text, as the SQLite store writes it), building each call's ToolContext (with its
+SHA-256 idempotency key) and the toolset wrappers (journal, approval gate, combined); the others do none of that.
+
+Where edgework's time goes: \`node --cpu-prof bench/profile-engine.mjs 10 5000\` (${profiled}), top self time
+(module loading left out; read with \`node bench/profile-top.mjs <file>.cpuprofile\`):
+
+| self time | frame |
+|---|---|
+${profile.map((f) => `| ${fmt(f.percent, 1)}% | \`${f.frame}\` |`).join("\n")}
 
 ## 2. Storage and requests (Durable Objects, measured in the Workers pool)
 
@@ -168,7 +210,36 @@ ${bundle.top.map(([k, v]) => `| ${k} | ${fmt(v / 1024, 1)} |`).join("\n")}
 Startup, measured by evaluating the deployable bundle in a fresh Node process (V8, as in workerd; \`cloudflare:*\` stubbed),
 median of 9: module evaluation **${fmt(startup.evalMs, 1)} ms**, first request (loads and checks the catalog) **${fmt(startup.firstRequestMs, 1)} ms**.
 
-## 5. Load
+## 5. End to end
+
+\`wrangler dev\` (local workerd) on 127.0.0.1 with a zero-latency OpenAI-compatible fake model: two-turn runs (the model calls
+the \`counter\` tool, then answers) started one at a time, ${e2e.runs} through \`POST /hooks/load-hook\` and ${e2e.apiRuns} through \`POST /runs\`,
+after ${e2e.warmup} warm-up runs (bench/e2e.mjs). Timestamps, all from this machine's clock: the client's (webhook sent, 202 received), the fake
+model's (each request's arrival and answer), the run's row (\`created_at\`, \`updated_at\` at the end) and the run's log lines under
+\`wrangler dev\` (\`run_running\` carries ms since \`created_at\`).
+
+| from webhook sent | p50 | p99 |
+|---|---|---|
+| → first model request arrives | **${fmt(e2e.firstModelRequest.p50, 1)} ms** | ${fmt(e2e.firstModelRequest.p99, 1)} ms |
+| → two-turn run finished | **${fmt(e2e.completion.p50, 1)} ms** | ${fmt(e2e.completion.p99, 1)} ms |
+| → 202 received (overlaps the phases below) | ${fmt(e2e.phases.accepted.p50, 1)} ms | ${fmt(e2e.phases.accepted.p99, 1)} ms |
+
+Where the time goes, one phase after another:
+
+| phase | what happens | p50 | p99 |
+|---|---|---|---|
+| sent → run stored | route: token check, body hash, delivery ledger (a Durable Object: RPC + SQLite), RPC to the run's new object, its schema, its row and \`setAlarm\` | ${fmt(e2e.phases.toStored.p50, 1)} ms | ${fmt(e2e.phases.toStored.p99, 1)} ms |
+| stored → alarm running | alarm scheduling, then the run-index flush (RPC) and the status write | ${fmt(e2e.phases.alarm.p50, 1)} ms | ${fmt(e2e.phases.alarm.p99, 1)} ms |
+| alarm → first model request | engine start: journal load, catalog, toolsets, the \`openai\` client's request over loopback | ${fmt(e2e.phases.toFirstRequest.p50, 1)} ms | ${fmt(e2e.phases.toFirstRequest.p99, 1)} ms |
+| first answer → second request | journal write (SQLite), the tool (a state write), journal write, second request | ${fmt(e2e.phases.toolTurn.p50, 1)} ms | ${fmt(e2e.phases.toolTurn.p99, 1)} ms |
+| second answer → finished | journal write, outcome recorded, retention alarm set | ${fmt(e2e.phases.finish.p50, 1)} ms | ${fmt(e2e.phases.finish.p99, 1)} ms |
+
+Started through \`POST /runs\` (no delivery ledger) the run is stored after ${fmt(e2e.api.toStored.p50, 1)} ms p50 (${fmt(e2e.api.toStored.p99, 1)} ms p99);
+first model request ${fmt(e2e.api.firstModelRequest.p50, 1)} ms, finished ${fmt(e2e.api.completion.p50, 1)} ms (p50). For scale, the engine's own cost
+per turn in process is ${fmt(perTurn(EDGEWORK, SHORT) * 1000, 1)} µs (section 1).
+One local workerd on a shared machine: Cloudflare's scheduler, network and storage differ.
+
+## 6. Load
 
 \`wrangler dev\` (local workerd) on 127.0.0.1 with an OpenAI-compatible fake model: ${load.runs} runs started through
 \`POST /hooks/load-hook\` (token-verified), ${load.concurrency} at a time, each followed to its end (bench/load.mjs). Each run: one
@@ -179,18 +250,27 @@ than twice), ${load.distinctRunIds} distinct run ids; time to completion (webhoo
 finished) p50 **${load.p50Ms} ms**, p99 **${load.p99Ms} ms**; ${fmt(load.wallSeconds, 1)} s for all. One local workerd process on this
 machine: throughput here is the dev server's, not Cloudflare's.
 
-## 6. Faults
+## 7. Faults
 
 ${results.faults.runs} runs of a nested run (a worker calling a worker, 7 tool calls, one approval), each with one fault at a random
 step (seed ${results.faults.seed}): ${results.faults.byMode.throw} by throwing mid-activation, ${results.faults.byMode.abort} by aborting the object; resumed by the
 alarm. Completed: **${results.faults.completed}**; every tool side effect (counted outside the run) exactly once: **${results.faults.effectsExactlyOnce}**;
-every model request exactly once: **${results.faults.modelRequestsExactlyOnce}** (bench/do/faults.bench.test.ts).
+every model request exactly once: **${results.faults.modelRequestsExactlyOnce}** (bench/do/faults.bench.test.ts).${
+  faultMisses.length
+    ? `\n\nNot exactly once: ${missText}. The fault is injected before a step starts; an effect of a *parallel* tool call that is
+still in flight when the object is aborted has happened but is not recorded, so replay repeats it (a receiver that honours
+the call's \`Idempotency-Key\` drops the repeat; the bench's effect counter does not). Which runs land in that window depends
+on timing, so it moves when the engine gets faster or slower.`
+    : ""
+}
 
 ## Commands
 
 \`\`\`sh
 npm run bench                                        # all of the above, this file
 node_modules/.bin/vitest run --config vitest.bench.config.ts   # only the Durable Object measurements
+node bench/e2e.mjs 200                               # only the end-to-end timings (wrangler dev)
+node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-engine.mjs 10 5000 && node bench/profile-top.mjs /tmp/prof/*.cpuprofile
 \`\`\`
 `;
 writeFileSync(join(root, "BENCHMARKS.md"), md);

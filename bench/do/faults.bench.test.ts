@@ -19,6 +19,8 @@ it(`${RUNS} runs with a fault injected at a random step`, async () => {
   const seed = 20261122;
   const random = prng(seed);
   const tally = { runs: 0, completed: 0, faultsFired: 0, effectsExactlyOnce: 0, modelRequestsExactlyOnce: 0, byMode: { throw: 0, abort: 0 } as Record<string, number> };
+  /** The runs that were not exactly once, to replay them (same seed, same run number). */
+  const misses: Array<{ run: number; mode: string; atJournalSize: number; effects: Record<string, number> }> = [];
   for (let r = 0; r < RUNS; r++) {
     const tag = `fault-${r}`;
     const mode = random() < 0.5 ? "throw" : "abort";
@@ -38,8 +40,9 @@ it(`${RUNS} runs with a fault injected at a random step`, async () => {
     if (view.status === "succeeded" && view.output === "outer done") tally.completed++;
     const effects = await Promise.all(NESTED_EFFECTS.map((e) => effectCount(`${tag}-${e}`)));
     if (effects.every((n) => n === 1)) tally.effectsExactlyOnce++;
+    else misses.push({ run: r, mode, atJournalSize, effects: Object.fromEntries(NESTED_EFFECTS.map((e, i) => [e, effects[i]!])) });
     if ((await modelRequests("evict-outer")).length === 3 && (await modelRequests("evict-inner")).length === 3) tally.modelRequestsExactlyOnce++;
   }
-  report("faults", { seed, ...tally });
+  report("faults", { seed, ...tally, misses });
   expect(tally).toMatchObject({ completed: RUNS, effectsExactlyOnce: RUNS, modelRequestsExactlyOnce: RUNS, faultsFired: RUNS });
 }, 300_000);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineToolset, MemoryJournalStore, scriptedModel, StorageError, tool, type ModelRequest } from "../../src/engine";
-import { cutToJsonBytes, MAX_STEP_BYTES, stepBytes, utf8Bytes } from "../../src/engine/journal/bounds";
+import { cutToJsonBytes, fitsStep, MAX_STEP_BYTES, stepBytes, utf8Bytes } from "../../src/engine/journal/bounds";
 import { harness, workerFile } from "./helpers";
 
 const toolResults = (req: ModelRequest) => req.messages.flatMap((m) => (m.role === "tool" ? [m.content] : []));
@@ -91,6 +91,20 @@ class FailingStore extends MemoryJournalStore {
 }
 
 describe("journal size bound", () => {
+  it("counts UTF-8 bytes as TextEncoder writes them (pairs 4 bytes, a lone surrogate 3), and fitsStep agrees with stepBytes", () => {
+    const alphabet = ["a", "é", "日", "😀", "\ud800", "\udc00", "\u2028", "\u007f", "\u0080", "\u07ff", "\u0800"];
+    let seed = 11;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let round = 0; round < 300; round++) {
+      const text = Array.from({ length: rand(40) }, () => alphabet[rand(alphabet.length)]).join("");
+      expect(utf8Bytes(text), JSON.stringify(text)).toBe(new TextEncoder().encode(text).byteLength);
+    }
+    for (const text of [bigText(400_000), bigText(420_000), "a".repeat(MAX_STEP_BYTES - 12), "😀".repeat(MAX_STEP_BYTES / 4)]) {
+      const json = JSON.stringify(text);
+      expect(fitsStep("k", json)).toBe(stepBytes("k", text) <= MAX_STEP_BYTES);
+    }
+  });
+
   it("cuts text to the most that fits as JSON, counting UTF-8 and escapes, never splitting a character", () => {
     const alphabet = ["a", '"', "\\", "\n", "\u0001", "é", "日", "😀", "\ud800", "\u2028"];
     let seed = 7;

@@ -5,11 +5,33 @@
  */
 export const MAX_STEP_BYTES = 1_500_000;
 
-const encoder = new TextEncoder();
-export const utf8Bytes = (text: string): number => encoder.encode(text).byteLength;
+/**
+ * UTF-8 bytes of `text` as TextEncoder writes it (a lone surrogate becomes U+FFFD,
+ * 3 bytes), counted without encoding: this runs for every journal step.
+ */
+export function utf8Bytes(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2; // a pair: two units, four bytes
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
+}
 
 /** A step's size as the store writes it: the key, and the value's JSON text, in UTF-8 bytes. */
 export const stepBytes = (key: string, value: unknown): number => utf8Bytes(key) + utf8Bytes(JSON.stringify(value ?? null));
+
+/**
+ * Whether a step, its value already JSON text, is within `MAX_STEP_BYTES`. Bytes are
+ * counted only when the text is long enough to be over: a UTF-16 unit is at most 3 bytes.
+ */
+export const fitsStep = (key: string, json: string): boolean =>
+  (key.length + json.length) * 3 <= MAX_STEP_BYTES || utf8Bytes(key) + utf8Bytes(json) <= MAX_STEP_BYTES;
 
 /**
  * The longest prefix of `text` whose form inside a JSON string (escapes included)

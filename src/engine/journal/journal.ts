@@ -1,9 +1,16 @@
 import { messageOf, RunError, StorageError } from "../errors";
-import { MAX_STEP_BYTES, stepBytes } from "./bounds";
+import { fitsStep, MAX_STEP_BYTES, utf8Bytes } from "./bounds";
 import type { JournalStore } from "./store";
 
 /** May throw (e.g. `RunInterrupted`) to stop the run before a new step executes. */
 export type BeforeStep = (key: string, journal: Journal) => void | Promise<void>;
+
+/**
+ * What to record instead of a value that is over `MAX_STEP_BYTES` (`bytes` as JSON):
+ * a smaller value, or a throw. Only called for an oversized value, so the common
+ * case costs one JSON text per step.
+ */
+export type Oversized<T> = (value: T, bytes: number) => T;
 
 /**
  * The run's memory of every effect that is not pure. `step(key, fn)` returns the
@@ -13,6 +20,7 @@ export type BeforeStep = (key: string, journal: Journal) => void | Promise<void>
  */
 export class Journal {
   private readonly inFlight = new Set<string>();
+  private settledOne?: () => void;
   /**
    * The first write that failed. Every later step and write throws it again, so a
    * tool that catches the error (around `ctx.step`, say) cannot carry the run on
@@ -46,7 +54,7 @@ export class Journal {
     return this.recorded.get(key) as T | undefined;
   }
 
-  async step<T>(key: string, fn: () => T | Promise<T>): Promise<T> {
+  async step<T>(key: string, fn: () => T | Promise<T>, oversized?: Oversized<T>): Promise<T> {
     if (this.recorded.has(key)) return this.recorded.get(key) as T;
     // Two live steps with one key would record one effect for two: an engine bug.
     if (this.inFlight.has(key)) throw new Error(`journal key used twice: ${key}`);
@@ -55,34 +63,51 @@ export class Journal {
     try {
       await this.beforeStep?.(key, this);
       const value = await fn();
-      await this.record(key, value);
+      const kept = await this.record(key, value, oversized);
       this.executed++;
-      return value;
+      return kept;
     } finally {
       this.inFlight.delete(key);
+      this.settledOne?.();
     }
   }
 
   /**
-   * Writes one step. A value over `MAX_STEP_BYTES` is never attempted: it fails the
-   * run (its producer should have bounded it; tool results are cut to fit before they
-   * get here). A store failure becomes a `StorageError`, never a tool result.
+   * Resolves once no step is executing but `key` and the steps it runs inside (a
+   * worker call's `<path>/result` while its nested steps run): for a fault injected
+   * "between steps" that must not cut a parallel step's effect from its record.
    */
-  async record(key: string, value: unknown): Promise<void> {
+  async othersSettled(key: string): Promise<void> {
+    const busy = () => [...this.inFlight].some((k) => k !== key && !key.startsWith(k.slice(0, k.lastIndexOf("/") + 1)));
+    while (busy()) await new Promise<void>((r) => (this.settledOne = r));
+  }
+
+  /**
+   * Writes one step and returns what was written. A value over `MAX_STEP_BYTES` is
+   * never attempted: `oversized` may give a smaller one (tool results are cut to fit),
+   * else it fails the run. A store failure becomes a `StorageError`, never a tool result.
+   */
+  async record<T>(key: string, value: T, oversized?: Oversized<T>): Promise<T> {
     if (this.failure) throw this.failure;
-    const bytes = stepBytes(key, value);
-    if (bytes > MAX_STEP_BYTES) {
+    // Made once: checked here, written as is by a store that writes text.
+    let json = JSON.stringify(value ?? null);
+    if (!fitsStep(key, json) && oversized) {
+      value = oversized(value, utf8Bytes(key) + utf8Bytes(json));
+      json = JSON.stringify(value ?? null);
+    }
+    if (!fitsStep(key, json)) {
       throw (this.failure = new RunError(
         "too_large",
-        `journal step ${key} is ${bytes} bytes as JSON, over the bound of ${MAX_STEP_BYTES} bytes per step; return less from this step (keep large data out of ctx.step values)`,
+        `journal step ${key} is ${utf8Bytes(key) + utf8Bytes(json)} bytes as JSON, over the bound of ${MAX_STEP_BYTES} bytes per step; return less from this step (keep large data out of ctx.step values)`,
         true,
       ));
     }
     try {
-      await this.store.put(key, value);
+      await this.store.put(key, value, json);
     } catch (err) {
       throw (this.failure = err instanceof StorageError ? err : new StorageError(`the journal could not record step ${key}: ${messageOf(err)}`));
     }
     this.recorded.set(key, value);
+    return value;
   }
 }

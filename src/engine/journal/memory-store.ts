@@ -1,15 +1,22 @@
 import type { JournalStore } from "./store";
 
 export class MemoryJournalStore implements JournalStore {
-  readonly entries = new Map<string, unknown>();
+  /**
+   * Each step as the JSON text a real store writes: replay must not depend on
+   * sharing object identity with the run that recorded it.
+   */
+  private readonly texts = new Map<string, string>();
 
-  load(): Map<string, unknown> {
-    // A copy that round-trips through JSON, as a real store would: replay must not
-    // depend on sharing object identity with the run that recorded it.
-    return new Map([...this.entries].map(([k, v]) => [k, JSON.parse(JSON.stringify(v))]));
+  /** The recorded steps, parsed afresh (for tests to inspect). */
+  get entries(): Map<string, unknown> {
+    return this.load();
   }
 
-  put(key: string, value: unknown): void {
-    this.entries.set(key, JSON.parse(JSON.stringify(value ?? null)));
+  load(): Map<string, unknown> {
+    return new Map([...this.texts].map(([k, text]) => [k, JSON.parse(text)]));
+  }
+
+  put(key: string, value: unknown, json: string = JSON.stringify(value ?? null)): void {
+    this.texts.set(key, json);
   }
 }

@@ -1,9 +1,11 @@
 /**
  * Where a run's journal lives. `load` reads every recorded step once per activation;
- * `put` records one step and must be durable when it resolves.
+ * `put` records one step and must be durable when it resolves. `json`, when given,
+ * is `value` as the JSON text the journal made to check its size: a store that
+ * writes text can write it as is instead of making it again.
  * Memory implementation for the engine; SQLite in the Run Durable Object.
  */
 export interface JournalStore {
   load(): Map<string, unknown> | Promise<Map<string, unknown>>;
-  put(key: string, value: unknown): void | Promise<void>;
+  put(key: string, value: unknown, json?: string): void | Promise<void>;
 }

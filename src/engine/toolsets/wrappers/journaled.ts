@@ -24,26 +24,29 @@ export async function recordedCall(journal: Journal, key: string, meter: UsageMe
     meter.add(recorded.usage);
     outcome = recorded;
   } else {
-    outcome = await journal.step<RecordedCall>(key, async () => {
-      try {
-        return fitted(key, { ok: true, value: (await fn()) ?? null, usage: meter.snapshot() });
-      } catch (err) {
-        if (propagates(err)) throw err;
-        return fitted(key, { ok: false, error: messageOf(err), usage: meter.snapshot() });
-      }
-    });
+    outcome = await journal.step<RecordedCall>(
+      key,
+      async () => {
+        try {
+          return { ok: true, value: (await fn()) ?? null, usage: meter.snapshot() };
+        } catch (err) {
+          if (propagates(err)) throw err;
+          return { ok: false, error: messageOf(err), usage: meter.snapshot() };
+        }
+      },
+      (big) => fitted(key, big),
+    );
   }
   if (!outcome.ok) throw new ToolError(outcome.error);
   return outcome.value;
 }
 
 /**
- * The outcome as one journal step can hold it. The call has happened, so an
- * oversized outcome is still recorded — cut, flagged, and with a note the model
- * reads — rather than left out (an unrecorded effect would run again on replay).
+ * An oversized outcome as one journal step can hold it. The call has happened, so
+ * it is still recorded — cut, flagged, and with a note the model reads — rather
+ * than left out (an unrecorded effect would run again on replay).
  */
 function fitted(key: string, outcome: RecordedCall): RecordedCall {
-  if (stepBytes(key, outcome) <= MAX_STEP_BYTES) return outcome;
   const text = outcome.ok ? (typeof outcome.value === "string" ? outcome.value : JSON.stringify(outcome.value)) : outcome.error;
   const truncatedFrom = utf8Bytes(text);
   const note = `…[cut by edgework to fit the run's journal: ${truncatedFrom} bytes in full]`;
