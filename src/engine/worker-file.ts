@@ -169,7 +169,14 @@ export function readWorkerFile(file: string, text: string): WorkerFileReading {
     return unread(`malformed YAML${where}: ${(err as Error).message.split("\n")[0]}`);
   }
   if (!isMapping(raw)) return unread("must be a YAML mapping of fields (name: ..., toolsets: ...)");
+  return readWorkerFields(file, raw, m[2] ?? "");
+}
 
+/**
+ * A worker's frontmatter fields, already parsed, and its instructions: the checks of
+ * `readWorkerFile` after the YAML (also for definitions that never were a file).
+ */
+export function readWorkerFields(file: string, raw: Record<string, unknown>, body: string): WorkerFileReading {
   const errors: WorkerFileError[] = [];
   const fields = frontmatterSchema.shape;
   const unknown = Object.keys(raw).filter((k) => !(k in fields));
@@ -187,7 +194,7 @@ export function readWorkerFile(file: string, text: string): WorkerFileReading {
   const input = field("input");
   const output = field("output");
   const maxTurns = field("max_turns");
-  const instructions = (m[2] ?? "").trim();
+  const instructions = body.trim();
   if (!instructions) errors.push(new WorkerFileError(file, "instructions", "empty: write the worker's instructions below the frontmatter"));
   if (model && compatibleModels) {
     errors.push(new WorkerFileError(file, "compatible_models", "cannot be used together with model: pin one model, or list compatible ones and inherit"));
