@@ -5,7 +5,8 @@ import type { ToolsetRegistry } from "./toolsets/define";
 import { readWorkerFields } from "./worker-file";
 
 /** Where a creation is recorded: under the `worker_create` call, a key no `ToolContext` method can make. */
-export const creationKey = (callPath: string) => `${callPath}/worker-create`;
+const CREATION = "/worker-create";
+export const creationKey = (callPath: string) => `${callPath}${CREATION}`;
 
 /** A created worker as the journal keeps it: a worker file's fields, and who made it with which instance. */
 export const recordedCreation = z.object({
@@ -51,7 +52,7 @@ export class CreatedWorkers {
   static fromJournal(journal: Journal, kinds: ToolsetRegistry): CreatedWorkers {
     const created = new CreatedWorkers();
     for (const [key, value] of journal.entries()) {
-      if (!key.endsWith("/worker-create")) continue;
+      if (!key.endsWith(CREATION)) continue;
       const c = recordedCreation.parse(value);
       const name = String(c.frontmatter.name);
       const worker = readCreation(c, createdFile(name, c.by), kinds);
@@ -89,4 +90,23 @@ export class CreatedWorkers {
   shownTo(creatorPath: string): string[] {
     return this.shown.get(creatorPath) ?? [];
   }
+}
+
+/**
+ * A created worker as `.worker` file text, to commit to `workers/`: its frontmatter
+ * as JSON (which is YAML, so the catalog reads it), then its instructions. JSON keeps
+ * every string on one line, so no value can close the frontmatter early.
+ */
+export function workerFileText(c: RecordedCreation): string {
+  return `---\n${JSON.stringify(c.frontmatter, null, 2)}\n---\n${c.instructions}\n`;
+}
+
+/** The definition of the worker a run created under `name`, from its journal's entries. */
+export function findCreation(entries: Iterable<[string, unknown]>, name: string): RecordedCreation | undefined {
+  for (const [key, value] of entries) {
+    if (!key.endsWith(CREATION)) continue;
+    const c = recordedCreation.safeParse(value);
+    if (c.success && c.data.frontmatter.name === name) return c.data;
+  }
+  return undefined;
 }
