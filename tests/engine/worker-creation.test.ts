@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { CatalogError, defineToolset, executeRun, MemoryJournalStore, scriptedModel, tool, workerCreation, type ModelRequest } from "../../src/engine";
+import { callTree } from "../../src/engine/journal/call-tree";
 import { harness, workerFile } from "./helpers";
 
 const turnOf = (req: ModelRequest) => req.messages.filter((m) => m.role === "assistant").length;
@@ -38,12 +39,22 @@ describe("worker_creation", () => {
     const reader = scriptedModel((req) => (readerTools.push(toolNames(req)), { text: "reader done" }));
     const h = harness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen), "test:reader": reader } });
 
-    const out = await h.run({ worker: "lead", input: { input: "go" } });
+    const store = new MemoryJournalStore();
+    const out = await h.run({ worker: "lead", input: { input: "go" } }, store);
     expect(out).toMatchObject({ status: "succeeded", output: expect.stringContaining("reader done") });
+    // In the call tree (and so the run view) like any worker: under the tool call that ran it.
+    expect(callTree(store.entries)!.tools.map((t) => [t.name, t.calls.map((c) => c.worker)])).toEqual([["make_worker_create", []], ["reader", ["reader"]]]);
     expect(toolNames(seen[0]!)).not.toContain("reader");
     expect(toolNames(seen[1]!)).toContain("reader");
     expect(seen[1]!.tools.find((t) => t.name === "reader")!.description).toBe("Reads source files");
     expect(readerTools).toEqual([["src_delete_file", "src_list_files", "src_read_file", "src_write_file"]]);
+  });
+
+  it("a created worker counts towards MAX_DEPTH like any worker", async () => {
+    const seen: ModelRequest[] = [];
+    const h = harness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], maxDepth: 1, models: { "test:lead": leadModel(seen), "test:reader": scriptedModel([{ text: "x" }]) } });
+    const out = await h.run({ worker: "lead", input: { input: "go" } });
+    expect(JSON.stringify(out)).toContain("call depth 2 exceeds MAX_DEPTH 1: lead → reader");
   });
 
   it("asks for approval by default: the run pauses before anything is created", async () => {
