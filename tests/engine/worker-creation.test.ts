@@ -86,6 +86,15 @@ describe("worker_creation", () => {
     expect(error).toContain("input: must be a JSON Schema with type: object");
   });
 
+  it("refuses a schema with a regex (it could backtrack on every call's arguments)", async () => {
+    const seen: ModelRequest[] = [];
+    const evil = { ...readerDefinition, input: { type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" } } } };
+    const h = harness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen, evil) } });
+    await h.run({ worker: "lead", input: { input: "go" } });
+    expect(toolResults(seen.at(-1)!)[0]).toContain("input: must not use pattern or patternProperties");
+    expect(toolNames(seen.at(-1)!)).not.toContain("reader");
+  });
+
   it("refuses a name the catalog uses, and more than max_workers", async () => {
     const seen: ModelRequest[] = [];
     const model = scriptedModel((req) => {
@@ -113,6 +122,8 @@ toolsets:
   make: { use: worker_creation, grant: [src, http] }`);
     expect(() => harness({ "lead.worker": file }, { kinds: [workerCreation] })).toThrow(CatalogError);
     expect(() => harness({ "lead.worker": file }, { kinds: [workerCreation] })).toThrow(/lead\.worker: toolsets\.make\.grant: "http" is not a toolset instance of lead/);
+    const selfGrant = file.replace("grant: [src, http]", "grant: [src, make]");
+    expect(() => harness({ "lead.worker": selfGrant }, { kinds: [workerCreation] })).toThrow(/toolsets\.make\.grant: "make" creates workers itself and cannot be granted/);
   });
 
   it("a created worker is reachable through ctx.callWorker and ctx.callTool by name", async () => {

@@ -3,7 +3,7 @@ import type { CallFrame } from "../../call-frame";
 import { exposedToolNames } from "../../catalog";
 import { createdFile, creationKey, readCreation, type RecordedCreation } from "../../created-workers";
 import { ToolError } from "../../errors";
-import { toolParameters } from "../../json-schema";
+import { describeIssues, toolParameters } from "../../json-schema";
 import type { RunServices } from "../../run";
 import { TOOL_NAME, type InstanceSpec, type WorkerSpec } from "../../worker-file";
 import type { ToolsetKind } from "../define";
@@ -17,10 +17,22 @@ const config = z.strictObject({
 });
 type Config = z.output<typeof config>;
 
-/** A JSON Schema from the model, bounded so that a definition always fits one journal step. */
+/**
+ * A JSON Schema from the model, bounded so that a definition always fits one journal
+ * step. No `pattern`: the validator would build a regex from it, and a model's regex
+ * can backtrack for minutes on the arguments it is checked against.
+ */
 const schema = z
   .record(z.string(), z.unknown())
-  .refine((s) => JSON.stringify(s).length <= 20_000, "must be at most 20000 characters of JSON");
+  .refine((s) => JSON.stringify(s).length <= 20_000, "must be at most 20000 characters of JSON")
+  .refine((s) => shallowAndRegexFree(s, 0), "must not use pattern or patternProperties, nor nest deeper than 32 levels");
+
+function shallowAndRegexFree(v: unknown, depth: number): boolean {
+  if (typeof v !== "object" || v === null) return true;
+  if (depth > 32) return false;
+  if (!Array.isArray(v) && ("pattern" in v || "patternProperties" in v)) return false;
+  return Object.values(v).every((x) => shallowAndRegexFree(x, depth + 1));
+}
 
 const createArgs = z.strictObject({
   name: z.string().describe("the new worker's name and tool name: 1-64 of a-z A-Z 0-9 _ -"),
@@ -83,7 +95,7 @@ function creationToolset(run: RunServices, frame: CallFrame, instance: string, c
       const done = run.journal.get<RecordedCreation>(creationKey(ctx.callPath));
       if (done) return createdMessage(String(done.frontmatter.name));
       const parsed = createArgs.safeParse(args);
-      if (!parsed.success) throw new ToolError(`invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`);
+      if (!parsed.success) throw new ToolError(`invalid arguments for ${name}: ${describeIssues(parsed.error)}`);
       const creation = checkedCreation(run, frame, instance, cfg, parsed.data);
       const worker = readCreation(creation, createdFile(parsed.data.name, frame.worker.file), run.catalog.kinds);
       if (Array.isArray(worker)) throw new ToolError(`the worker definition was refused: ${worker.join("; ")}`);
