@@ -66,6 +66,20 @@ describe("worker_creation", () => {
     expect(out.pending).toMatchObject([{ tool: "make_worker_create", args: { name: "reader" } }]);
   });
 
+  it("once approved, the resumed run creates the worker and calls it in the next turn", async () => {
+    const seen: ModelRequest[] = [];
+    const reader = scriptedModel([{ text: "reader done" }]);
+    const h = harness({ "lead.worker": lead() }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen), "test:reader": reader } });
+    const store = new MemoryJournalStore();
+    const paused = await h.run({ worker: "lead", input: { input: "go" } }, store);
+    if (paused.status !== "awaiting_approval") throw new Error(paused.status);
+    expect([...store.entries.keys()].some((k) => k.endsWith("/worker-create"))).toBe(false);
+    store.put(paused.pending[0]!.key, { approved: true, by: "test" });
+    const done = await executeRun(h.config, store, { runId: "run-1", worker: "lead", input: { input: "go" } });
+    expect(done).toMatchObject({ status: "succeeded", output: expect.stringContaining("reader done") });
+    expect(reader.requests).toBe(1);
+  });
+
   it("refuses a grant the instance does not give, and a definition a worker file could not have, as the tool's error", async () => {
     const seen: ModelRequest[] = [];
     const bad = { ...readerDefinition, toolsets: ["http"] };
