@@ -107,6 +107,13 @@ describe("worker_creation", () => {
     await h.run({ worker: "lead", input: { input: "go" } });
     expect(toolResults(seen.at(-1)!)[0]).toContain("input: must not use pattern or patternProperties");
     expect(toolNames(seen.at(-1)!)).not.toContain("reader");
+
+    // A property that is merely named `pattern` is fine.
+    const named: ModelRequest[] = [];
+    const fine = { ...readerDefinition, input: { type: "object", properties: { pattern: { type: "string" } } } };
+    const h2 = harness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(named, fine), "test:reader": scriptedModel([{ text: "ok" }]) } });
+    await h2.run({ worker: "lead", input: { input: "go" } });
+    expect(toolResults(named[1]!)[0]).toContain('created worker "reader"');
   });
 
   it("refuses a name the catalog uses, and more than max_workers", async () => {

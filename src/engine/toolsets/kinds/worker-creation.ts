@@ -27,10 +27,14 @@ const schema = z
   .refine((s) => JSON.stringify(s).length <= 20_000, "must be at most 20000 characters of JSON")
   .refine((s) => shallowAndRegexFree(s, 0), "must not use pattern or patternProperties, nor nest deeper than 32 levels");
 
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
 function shallowAndRegexFree(v: unknown, depth: number): boolean {
   if (typeof v !== "object" || v === null) return true;
   if (depth > 32) return false;
-  if (!Array.isArray(v) && ("pattern" in v || "patternProperties" in v)) return false;
+  // The keywords, not properties named like them (`properties: {pattern: {...}}`).
+  const o = v as Record<string, unknown>;
+  if (!Array.isArray(v) && (typeof o.pattern === "string" || (isMap(o.patternProperties) && Object.values(o.patternProperties).every(isMap)))) return false;
   return Object.values(v).every((x) => shallowAndRegexFree(x, depth + 1));
 }
 
