@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { clearRunState, executeRun, messageOf, RunError, RunInterrupted, StorageError, type Catalog, type PendingApproval, type RunOutcome } from "../src/engine";
+import { findCreation, workerFileText } from "../src/engine/created-workers";
 import { callTree } from "../src/engine/journal/call-tree";
 import type { Journal } from "../src/engine/journal/journal";
 import { emptyUsage } from "../src/engine/usage";
@@ -245,6 +246,14 @@ export class RunDO extends DurableObject<Env> {
       approvals: this.approvals.list(),
       call_tree: callTree(this.journal.load()),
     };
+  }
+
+  /** A worker this run created, as `.worker` file text (`GET /runs/:id/workers/:name`). */
+  async createdWorker(name: string): Promise<Answer<{ text: string }>> {
+    if (!this.row()) return { ok: false, status: 404, error: "unknown run" };
+    const creation = findCreation(this.journal.load(), name);
+    if (!creation) return { ok: false, status: 404, error: `this run created no worker "${name}"` };
+    return { ok: true, text: workerFileText(creation) };
   }
 
   /** Events after a cursor (`<journal seq>-<event seq>`), oldest first; `done` once the run ended and all are sent. */

@@ -7,7 +7,7 @@ import { describeIssues, validatorFor } from "./engine/json-schema";
 import { DEFAULT_INPUT } from "./engine/worker-file";
 
 /** RunDO's RPC methods as declared: their results are structured clones of these types. */
-export type RunRpc = Pick<RunDO, "start" | "status" | "eventsSince" | "deltasSince" | "decide" | "decideByReply" | "cancel" | "resume" | "wake" | "storageStats" | "setTestHooks">;
+export type RunRpc = Pick<RunDO, "start" | "status" | "eventsSince" | "deltasSince" | "decide" | "decideByReply" | "cancel" | "createdWorker" | "resume" | "wake" | "storageStats" | "setTestHooks">;
 
 /** The Durable Object of one run, by run id. */
 export const runStub = (env: Env, id: string) => env.RUNS.getByName(id) as unknown as RunRpc;

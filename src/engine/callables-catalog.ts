@@ -5,7 +5,8 @@ import { runWorker } from "./loop";
 import type { RunServices } from "./run";
 
 /**
- * The run's callables: the catalog's workers and functions, one namespace. The only
+ * The run's callables: the catalog's workers and functions, and the workers the run
+ * created, one namespace. The only
  * place that tells an LLM worker from a function; every caller just calls.
  * `run` is read at call time (the run's services include this resolver).
  */
@@ -20,10 +21,11 @@ export function catalogCallables(catalog: Catalog, run: () => RunServices): Call
   });
   return {
     get: (name) => {
-      const w = catalog.get(name);
+      // Created workers never shadow the catalog: a creation with a taken name is refused.
+      const w = catalog.get(name) ?? run().created.get(name)?.worker;
       return w && of(w);
     },
-    names: () => [...catalog.workers.keys()].sort(),
+    names: () => [...catalog.workers.keys(), ...run().created.names()].sort(),
     worker: of,
   };
 }

@@ -130,9 +130,15 @@ export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry, providers: re
     if (kind.dynamic && inst.scope === "global") {
       problems.push(new WorkerFileError(s.file, `toolsets.${name}.scope`, `kind "${kind.kind}" lists its tools during each run; use scope call or run, not global`));
     }
+    if (kind.framed && inst.scope && inst.scope !== "call") {
+      problems.push(new WorkerFileError(s.file, `toolsets.${name}.scope`, `kind "${kind.kind}" acts for one call of this worker; leave scope out`));
+    }
     const parsed = kind.config.safeParse(inst.config);
     if (parsed.success) inst.config = parsed.data as Record<string, unknown>;
     else problems.push(...issuesToErrors(s.file, parsed.error, `toolsets.${name}`));
+    if (parsed.success && kind.checkInstance) {
+      for (const p of kind.checkInstance(s, name, inst.config)) problems.push(new WorkerFileError(s.file, `toolsets.${name}.${p.field}`, p.reason));
+    }
   }
   return problems;
 }

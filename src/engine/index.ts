@@ -16,6 +16,7 @@ export { inProcessGlobals } from "./toolsets/in-process-globals";
 export { files } from "./toolsets/kinds/files";
 export { http } from "./toolsets/kinds/http";
 export { mcp } from "./toolsets/kinds/mcp";
+export { workerCreation } from "./toolsets/kinds/worker-creation";
 export type { Policy, Scope, StateKV, ToolDef, Toolset } from "./toolsets/toolset";
 export type { ApprovalDecision, ApprovalMode, ApprovalNotifier } from "./toolsets/wrappers/approval";
 export { MalformedData, parseJson, type ParseData } from "./data-files";

@@ -28,11 +28,16 @@ export async function runWorker(run: RunServices, worker: CatalogWorker, input: 
 async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, state: StateKV, input: unknown): Promise<unknown> {
   const { worker } = frame;
   // No tool call to answer yet: a toolset that cannot list its tools ends this worker call.
-  const listed = await toolset.listTools().catch((err: unknown) => {
-    throw propagates(err) || err instanceof RunError ? err : new RunError("config", `${worker.file}: its tools could not be listed: ${messageOf(err)}`);
-  });
-  const tools = listed.map(({ name, description, parameters }) => ({ name, description, parameters }));
-  const toolNames = new Set(tools.map((t) => t.name));
+  const list = async () => {
+    const listed = await toolset.listTools().catch((err: unknown) => {
+      throw propagates(err) || err instanceof RunError ? err : new RunError("config", `${worker.file}: its tools could not be listed: ${messageOf(err)}`);
+    });
+    return listed.map(({ name, description, parameters }) => ({ name, description, parameters }));
+  };
+  let tools = await list();
+  let toolNames = new Set(tools.map((t) => t.name));
+  // Listed again only when a worker was created (it is a tool from the creator's next turn on).
+  let listedAt = run.created.version;
   const messages: Message[] = [
     { role: "system", content: worker.instructions },
     { role: "user", content: userMessage(worker, input, frame.attachments) },
@@ -40,6 +45,11 @@ async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, state:
   let outputRetried = false;
 
   for (let turn = 1; turn <= worker.maxTurns; turn++) {
+    if (run.created.version !== listedAt) {
+      listedAt = run.created.version;
+      tools = await list();
+      toolNames = new Set(tools.map((t) => t.name));
+    }
     const res = await modelStep(run, frame, `${frame.path}/turn:${turn}/model`, frame.usage, frame.model, { messages: [...messages], tools, output: worker.output });
     messages.push({ role: "assistant", content: res.text, toolCalls: res.toolCalls });
 

@@ -1,6 +1,7 @@
 import type { Callables } from "./callables";
 import { catalogCallables } from "./callables-catalog";
 import type { Catalog } from "./catalog";
+import { CreatedWorkers } from "./created-workers";
 import { ApprovalRequired, RunError, type PendingApproval, type RunErrorCode } from "./errors";
 import { Journal, type BeforeStep } from "./journal/journal";
 import type { JournalStore } from "./journal/store";
@@ -59,6 +60,8 @@ export interface RunServices {
   catalog: Catalog;
   /** Workers and functions by name: the one way the engine calls anything. */
   callables: Callables;
+  /** Workers this run created (`worker_creation`), rebuilt from the journal at each activation. */
+  created: CreatedWorkers;
   models: ModelResolver;
   journal: Journal;
   states: StateBackend;
@@ -95,6 +98,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     runId: req.runId,
     catalog: config.catalog,
     callables: catalogCallables(config.catalog, () => run),
+    created: CreatedWorkers.fromJournal(journal, config.catalog.kinds),
     models: config.models,
     journal,
     states,

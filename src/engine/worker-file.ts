@@ -175,7 +175,14 @@ export function readWorkerFile(file: string, text: string, parse: ParseData): Wo
     return unread(malformed(err, 1));
   }
   if (!isMapping(raw)) return unread("must be a YAML mapping of fields (name: ..., toolsets: ...)");
+  return readWorkerFields(file, raw, parts.instructions);
+}
 
+/**
+ * A worker's frontmatter fields, already parsed, and its instructions: the checks of
+ * `readWorkerFile` after the YAML (also for definitions that never were a file).
+ */
+export function readWorkerFields(file: string, raw: Record<string, unknown>, body: string): WorkerFileReading {
   const errors: WorkerFileError[] = [];
   const fields = frontmatterSchema.shape;
   const unknown = Object.keys(raw).filter((k) => !(k in fields));
@@ -193,7 +200,7 @@ export function readWorkerFile(file: string, text: string, parse: ParseData): Wo
   const input = field("input");
   const output = field("output");
   const maxTurns = field("max_turns");
-  const instructions = parts.instructions.trim();
+  const instructions = body.trim();
   if (!instructions) errors.push(new WorkerFileError(file, "instructions", "empty: write the worker's instructions below the frontmatter"));
   if (model && compatibleModels) {
     errors.push(new WorkerFileError(file, "compatible_models", "cannot be used together with model: pin one model, or list compatible ones and inherit"));

@@ -6,9 +6,10 @@ import type { ToolDef, Toolset } from "./toolset";
  * twice is refused, naming both sources.
  */
 export function combined(id: string, members: Array<[label: string, toolset: Toolset]>): Toolset {
+  // Listed once, and again when asked to list (a member's list may grow: created workers).
   let routes: Promise<Map<string, { def: ToolDef; from: Toolset; label: string }>> | undefined;
-  const route = () =>
-    (routes ??= (async () => {
+  const list = () =>
+    (routes = (async () => {
       const map = new Map<string, { def: ToolDef; from: Toolset; label: string }>();
       for (const [label, from] of members) {
         for (const def of await from.listTools()) {
@@ -19,9 +20,10 @@ export function combined(id: string, members: Array<[label: string, toolset: Too
       }
       return map;
     })());
+  const route = () => routes ?? list();
   return {
     id,
-    listTools: async () => [...(await route()).values()].map((r) => r.def),
+    listTools: async () => [...(await list()).values()].map((r) => r.def),
     async callTool(name, args, ctx) {
       const r = (await route()).get(name);
       if (!r) throw new ToolError(`unknown tool "${name}"; available: ${[...(await route()).keys()].join(", ") || "(none)"}`);

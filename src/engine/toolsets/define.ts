@@ -2,6 +2,9 @@ import * as z from "zod";
 import type { ToolContext } from "../context";
 import { ToolError } from "../errors";
 import { describeIssues, toolParameters } from "../json-schema";
+import type { CallFrame } from "../call-frame";
+import type { RunServices } from "../run";
+import type { WorkerSpec } from "../worker-file";
 import type { CallDescription, Policy, Scope, StateKV, ToolDef, Toolset } from "./toolset";
 
 export interface ToolSpec<I extends z.ZodType = z.ZodType, S = any> {
@@ -49,6 +52,10 @@ export interface ToolsetKind {
   /** Tools listed at run time (e.g. by an MCP server): `definitions` is empty; each call's list is journaled. */
   readonly dynamic?: boolean;
   instantiate(id: string, config: unknown, init: InstanceInit): Promise<Toolset>;
+  /** Problems of an instance that depend on the rest of its worker file (`field: reason` pairs). */
+  checkInstance?(worker: WorkerSpec, instance: string, config: unknown): Array<{ field: string; reason: string }>;
+  /** A kind that acts on the run itself (worker_creation): built for each call from the caller's frame, never by `instantiate`. */
+  framed?(run: RunServices, frame: CallFrame, instance: string, config: unknown): Toolset;
 }
 
 export function defineToolset<C extends z.ZodType, S>(def: ToolsetKindDef<C, S>): ToolsetKind {

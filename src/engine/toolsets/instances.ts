@@ -12,6 +12,7 @@ import { readOnly } from "./wrappers/filtered";
 import { journaled } from "./wrappers/journaled";
 import { journaledTools } from "./wrappers/journaled-tools";
 import { prefixed } from "./wrappers/prefixed";
+import { showsCreated } from "./wrappers/shows-created";
 import { redacted, redactError, redactor } from "./wrappers/redacted";
 import type { InstanceSpec } from "../worker-file";
 import type { z } from "zod";
@@ -54,9 +55,17 @@ const instanceKey = (name: string, spec: InstanceSpec) => `${name}:${spec.use}:$
 export async function buildCallToolset(run: RunServices, frame: CallFrame): Promise<{ toolset: Toolset; close(): Promise<void> }> {
   const owned: Array<{ name: string; ts: Toolset }> = [];
   const members: Array<[string, Toolset]> = [];
+  const creationTools = new Set<string>();
   try {
     for (const [name, declared] of Object.entries(frame.worker.toolsets)) {
       const kind = run.catalog.kinds.get(declared.use)!;
+      if (kind.framed) {
+        let ts = kind.framed(run, frame, name, declared.config);
+        if (declared.readonly) ts = readOnly(ts);
+        for (const def of kind.definitions) creationTools.add(name === kind.kind ? def.name : `${name}_${def.name}`);
+        members.push([`instance "${name}" (${kind.kind})`, name === kind.kind ? ts : prefixed(ts, name)]);
+        continue;
+      }
       // Keyed by the config as written: resolved secrets never become part of a key.
       const key = instanceKey(name, declared);
       const { spec, secrets } = withVars(declared, kind.config, run.vars, { file: frame.worker.file, field: `toolsets.${name}` });
@@ -72,6 +81,7 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
     throw err;
   }
   if (frame.worker.workerTools.length) members.push(["toolsets.workers", workersToolset(run, frame)]);
+  if (creationTools.size) members.push(["created workers", workersToolset(run, frame, () => run.created.shownTo(frame.path), "created workers")]);
 
   const gated = approvalGated(combined(frame.worker.name, members), {
     journal: run.journal,
@@ -82,7 +92,8 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
     notifier: run.notifier,
     remembered: run.rememberedApprovals,
   });
-  return { toolset: journaled(gated, run.journal), close: () => closeAll(run, owned) };
+  const toolset = journaled(gated, run.journal);
+  return { toolset: creationTools.size ? showsCreated(toolset, run, frame.path, creationTools) : toolset, close: () => closeAll(run, owned) };
 }
 
 /**

@@ -48,6 +48,13 @@ runs.get("/:id", async (c) => {
 /** The run's events (SSE); `?deltas=1` adds the model's text as it streams (`model_delta`, not persisted). */
 runs.get("/:id/events", (c) => runEventStream(c, stubFor(c.env, c.req.param("id")), c.req.param("id"), { deltas: c.req.query("deltas") === "1" }));
 
+/** A worker the run created, as `.worker` file text: commit it to `workers/` to keep it. */
+runs.get("/:id/workers/:name", async (c) => {
+  const answer = await stubFor(c.env, c.req.param("id")).createdWorker(c.req.param("name"));
+  if (!answer.ok) throw httpError(answer.status, answer.status === 404 && answer.error === "unknown run" ? await missingRun(c.env, c.req.param("id")) : { error: answer.error });
+  return c.text(answer.text, 200, { "content-type": "text/plain; charset=utf-8" });
+});
+
 runs.post("/:id/approvals/:approvalId", async (c) => {
   const body = await jsonBody(c, decisionBody);
   const answer = await stubFor(c.env, c.req.param("id")).decide(c.req.param("approvalId"), { ...body, by: "api" });

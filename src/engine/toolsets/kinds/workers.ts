@@ -8,17 +8,17 @@ import type { RunServices } from "../../run";
 import type { Toolset } from "../toolset";
 
 /**
- * The workers and functions a worker lists under `toolsets.workers`, each a tool
- * named after it, resolved through `run.callables`. Calling one runs it with fresh
- * history, one level deeper.
+ * The workers and functions a worker lists under `toolsets.workers` (or, given
+ * `names`, the workers its call created), each a tool named after it, resolved
+ * through `run.callables`. Calling one runs it with fresh history, one level deeper.
  */
-export function workersToolset(run: RunServices, frame: CallFrame): Toolset {
-  const callees = frame.worker.workerTools.map((n) => run.callables.get(n)!);
+export function workersToolset(run: RunServices, frame: CallFrame, names: () => readonly string[] = () => frame.worker.workerTools, id = "toolsets.workers"): Toolset {
+  const callees = () => names().flatMap((n) => run.callables.get(n) ?? []);
   return {
-    id: "toolsets.workers",
-    listTools: async () => callees.map((c) => withAttachmentsParameter(callableTool(c), c)),
+    id,
+    listTools: async () => callees().map((c) => withAttachmentsParameter(callableTool(c), c)),
     async callTool(name, args, ctx) {
-      const callee = callees.find((c) => c.name === name);
+      const callee = callees().find((c) => c.name === name);
       if (!callee) throw new ToolError(`unknown worker tool "${name}"`);
       const { args: input, refs } = takeAttachments(callee, args);
       const parsed = validatorFor(callee.input).safeParse(input);

@@ -50,10 +50,12 @@ export function rememberedApprovals(journal: Journal): Set<string> {
  */
 export function approvalGated(inner: Toolset, gate: ApprovalGate): Toolset {
   let defs: Promise<Map<string, ToolDef>> | undefined;
-  const defOf = async (name: string) => (await (defs ??= inner.listTools().then((l) => new Map(l.map((d) => [d.name, d]))))).get(name);
+  const list = () => (defs = inner.listTools().then((l) => new Map(l.map((d) => [d.name, d]))));
+  const defOf = async (name: string) => (await (defs ?? list())).get(name);
   return {
     id: inner.id,
-    listTools: () => inner.listTools(),
+    // Each listing refreshes the map, so a tool added since (a created worker) is gated by its own definition.
+    listTools: async () => [...(await list()).values()],
     async callTool(name, args, ctx) {
       const def = await defOf(name);
       // Nothing to gate: the inner toolset answers with the list of known tools.

@@ -1,0 +1,166 @@
+import * as z from "zod";
+import type { CallFrame } from "../../call-frame";
+import { exposedToolNames } from "../../catalog";
+import { createdFile, creationKey, readCreation, type RecordedCreation } from "../../created-workers";
+import { ToolError } from "../../errors";
+import { describeIssues, toolParameters } from "../../json-schema";
+import type { RunServices } from "../../run";
+import { TOOL_NAME, type InstanceSpec, type WorkerSpec } from "../../worker-file";
+import type { ToolsetKind } from "../define";
+import type { Policy, ToolDef, Toolset } from "../toolset";
+
+const KIND = "worker_creation";
+
+const config = z.strictObject({
+  grant: z.array(z.string().regex(TOOL_NAME, "instance names follow the tool-name rule")).max(20).default([]).describe("instances of this worker a created worker may be given"),
+  max_workers: z.number().int().min(1).max(20).default(3).describe("workers this instance may create per run"),
+});
+type Config = z.output<typeof config>;
+
+/**
+ * A JSON Schema from the model, bounded so that a definition always fits one journal
+ * step. No `pattern`: the validator would build a regex from it, and a model's regex
+ * can backtrack for minutes on the arguments it is checked against.
+ */
+const schema = z
+  .record(z.string(), z.unknown())
+  .refine((s) => JSON.stringify(s).length <= 20_000, "must be at most 20000 characters of JSON")
+  .refine((s) => shallowAndRegexFree(s, 0), "must not use pattern or patternProperties, nor nest deeper than 32 levels");
+
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function shallowAndRegexFree(v: unknown, depth: number): boolean {
+  if (typeof v !== "object" || v === null) return true;
+  if (depth > 32) return false;
+  // The keywords, not properties named like them (`properties: {pattern: {...}}`).
+  const o = v as Record<string, unknown>;
+  if (!Array.isArray(v) && (typeof o.pattern === "string" || (isMap(o.patternProperties) && Object.values(o.patternProperties).every(isMap)))) return false;
+  return Object.values(v).every((x) => shallowAndRegexFree(x, depth + 1));
+}
+
+const createArgs = z.strictObject({
+  name: z.string().describe("the new worker's name and tool name: 1-64 of a-z A-Z 0-9 _ -"),
+  description: z.string().min(1).max(2_000).describe("what the new worker does, as its callers' models read it"),
+  instructions: z.string().min(1).max(50_000).describe("the new worker's instructions (its system prompt)"),
+  toolsets: z.array(z.string()).max(20).optional().describe("granted toolset instances to give it, by name"),
+  input: schema.optional().describe("JSON Schema (type: object) of its arguments; default {input: string}"),
+  output: schema.optional().describe("JSON Schema its final answer must match"),
+  model: z.string().max(200).optional().describe('"provider:model"; default the caller\'s'),
+});
+type CreateArgs = z.output<typeof createArgs>;
+
+const definition: ToolDef = {
+  name: "worker_create",
+  description:
+    "Create a worker (an agent with its own instructions) for this run. From your next turn on it is a tool named after it. " +
+    "It may use only the toolsets you give it from those granted to you.",
+  parameters: toolParameters(createArgs),
+  readOnly: false,
+  // Writing an agent is a decision for a person unless the worker file says `allow`.
+  approval: () => "ask",
+  describe: (args) => {
+    const a = createArgs.safeParse(args);
+    return a.success ? { summary: `create worker "${a.data.name}" with toolsets ${a.data.toolsets?.join(", ") || "(none)"}`, details: a.data.instructions } : undefined;
+  },
+};
+
+/**
+ * `worker_creation`: one tool, `worker_create`, that defines a worker for the rest of
+ * the run. The definition is read and checked as a `.worker` file; its toolsets are
+ * copies of the creator's own granted instances (never config from the model), and
+ * its approval policies are the creator's for those tools. Built per call, because it
+ * needs the creator's frame.
+ */
+export const workerCreation: ToolsetKind = {
+  kind: KIND,
+  description: "Lets a worker create workers for its run, with a subset of its own toolsets",
+  scope: "call",
+  config,
+  definitions: [definition],
+  instantiate: () => Promise.reject(new Error(`kind "${KIND}" is built for each call (framed)`)),
+  checkInstance(worker, instance, cfg) {
+    return (cfg as Config).grant.flatMap((g) => {
+      const granted = worker.toolsets[g];
+      if (!granted) return [{ field: "grant", reason: `"${g}" is not a toolset instance of ${worker.name}; a created worker gets only its creator's instances (have: ${Object.keys(worker.toolsets).filter((n) => n !== instance).join(", ") || "none"})` }];
+      if (granted.use === KIND) return [{ field: "grant", reason: `"${g}" creates workers itself and cannot be granted` }];
+      return [];
+    });
+  },
+  framed: (run, frame, instance, cfg) => creationToolset(run, frame, instance, cfg as Config),
+};
+
+function creationToolset(run: RunServices, frame: CallFrame, instance: string, cfg: Config): Toolset {
+  return {
+    id: `${frame.path}#${instance}`,
+    listTools: async () => [definition],
+    async callTool(name, args, ctx) {
+      if (name !== definition.name) throw new ToolError(`toolset "${instance}" has no tool "${name}"`);
+      // Recorded, then interrupted before its result was: the worker exists (the run knows it from the journal).
+      const done = run.journal.get<RecordedCreation>(creationKey(ctx.callPath));
+      if (done) return createdMessage(String(done.frontmatter.name));
+      const parsed = createArgs.safeParse(args);
+      if (!parsed.success) throw new ToolError(`invalid arguments for ${name}: ${describeIssues(parsed.error)}`);
+      const creation = checkedCreation(run, frame, instance, cfg, parsed.data);
+      const worker = readCreation(creation, createdFile(parsed.data.name, frame.worker.file), run.catalog.kinds);
+      if (Array.isArray(worker)) throw new ToolError(`the worker definition was refused: ${worker.join("; ")}`);
+      // Taken before anything is awaited: a second creation in the same turn sees the name and the count.
+      run.created.add({ worker, creation });
+      await run.journal.step(creationKey(ctx.callPath), () => creation);
+      return createdMessage(worker.name);
+    },
+  };
+}
+
+const createdMessage = (name: string) => `created worker "${name}": from your next turn on it is a tool named ${name}`;
+
+/** The definition as a worker file's fields, once the grant, the count and the name allow it. */
+function checkedCreation(run: RunServices, frame: CallFrame, instance: string, cfg: Config, a: CreateArgs): RecordedCreation {
+  const creator = frame.worker;
+  const toolsets = [...new Set(a.toolsets ?? [])];
+  const refused = toolsets.filter((t) => !cfg.grant.includes(t));
+  if (refused.length) {
+    throw new ToolError(`toolsets ${refused.map((t) => `"${t}"`).join(", ")} are not granted by "${instance}"; it grants: ${cfg.grant.join(", ") || "(none)"}`);
+  }
+  const grant = `${creator.file}#${instance}`;
+  if (run.created.countOf(grant) >= cfg.max_workers) throw new ToolError(`"${instance}" has created its max_workers (${cfg.max_workers}) for this run`);
+  const taken = run.callables.get(a.name);
+  if (taken) throw new ToolError(`the name "${a.name}" is taken by ${taken.file}; choose another`);
+  if (ownToolNames(run, creator).has(a.name)) throw new ToolError(`the name "${a.name}" is a tool of ${creator.name} already; choose another`);
+
+  const approval: Record<string, Policy | string> = {};
+  for (const [tool, policy] of Object.entries(creator.approval)) {
+    if (toolsets.some((t) => ownsTool(run, t, creator.toolsets[t]!, tool))) approval[tool] = policy;
+  }
+  if (creator.notify) approval.notify = creator.notify;
+  const frontmatter: Record<string, unknown> = {
+    name: a.name,
+    description: a.description,
+    ...(a.model ? { model: a.model } : {}),
+    ...(a.input ? { input: a.input } : {}),
+    ...(a.output ? { output: a.output } : {}),
+    toolsets: Object.fromEntries(toolsets.map((t) => [t, asWritten(creator.toolsets[t]!)])),
+    ...(Object.keys(approval).length ? { approval } : {}),
+  };
+  return { frontmatter, instructions: a.instructions, creator: frame.path, by: creator.file, grant };
+}
+
+/** Tool names the creator exposes (static ones): a created worker's tool must not shadow one. */
+function ownToolNames(run: RunServices, w: WorkerSpec & { workerTools: string[] }): Set<string> {
+  const callees = w.workerTools.flatMap((n) => run.catalog.get(n) ?? []);
+  return new Set(exposedToolNames(w, callees, run.catalog.kinds).keys());
+}
+
+/** Is `tool` (an exposed name) one of instance `name`'s tools? */
+function ownsTool(run: RunServices, name: string, spec: InstanceSpec, tool: string): boolean {
+  const kind = run.catalog.kinds.get(spec.use)!;
+  if (name !== kind.kind) return tool.startsWith(`${name}_`);
+  return kind.dynamic === true || kind.definitions.some((d) => d.name === tool);
+}
+
+/** An instance as a worker file writes it: `${VAR}`s unresolved, so no secret enters the definition. */
+const asWritten = (spec: InstanceSpec) => ({
+  use: spec.use,
+  ...(spec.scope ? { scope: spec.scope } : {}),
+  ...(spec.readonly ? { readonly: true } : {}),
+  ...spec.config,
+});
