@@ -3,10 +3,8 @@ import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseYaml, bundledFiles } from "../../src/build/yaml";
 import { catalogVersion, deployForTests, loadApp } from "../../src/catalog";
-import { files, http, mcp, toolsetRegistry } from "../../src/engine";
 import { workerFiles } from "../../src/generated/worker-files";
 import { kinds } from "../../src/toolsets";
-import { counter } from "../../src/toolsets/counter";
 import { effectCount, effectUrl, modelRequests, script, settle, stub } from "./helpers";
 
 const WRITER = "tests/fixtures/workers/pin-writer.worker";
@@ -107,7 +105,7 @@ describe("runs are pinned across deploys", () => {
     const paused = await pausedRun(id);
     // The next deploy has no counter kind (and no worker using it).
     const withoutCounter = Object.fromEntries(Object.entries(workerFiles).filter(([, text]) => !text.includes('"use":"counter"') && !text.includes('"worker":"load"')));
-    deployForTests({ files: withoutCounter, kinds: toolsetRegistry(files, http, mcp) });
+    deployForTests({ files: withoutCounter, kinds: new Map([...kinds].filter(([name]) => name !== "counter")) });
     expect(() => loadApp()).not.toThrow(); // a deploy that loads on its own
 
     await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" });
@@ -126,7 +124,7 @@ describe("runs are pinned across deploys", () => {
     const version = await catalogVersion();
     const paused = await pausedRun(id);
     // A new registry object: nothing parsed for this deploy is cached yet.
-    deployForTests({ files: changed, kinds: toolsetRegistry(files, http, mcp, counter) });
+    deployForTests({ files: changed, kinds });
     await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" });
     const size = await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM journal").one().n);
     await stub(id).setTestHooks({ fault: { atJournalSize: size + 2, mode: "abort" } });
