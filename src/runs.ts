@@ -1,10 +1,11 @@
+import type * as z from "zod";
 import type { RunDO } from "../durable-objects/run";
 import { runIndex } from "../durable-objects/run-index";
 import type { StartRun } from "../durable-objects/run-types";
 import { catalog } from "./catalog";
 import type { CatalogWorker } from "./engine";
 import { describeIssues, validatorFor } from "./engine/json-schema";
-import { DEFAULT_INPUT } from "./engine/worker-file";
+import { budgetOf, DEFAULT_INPUT, type budgetSchema } from "./engine/worker-file";
 
 /** RunDO's RPC methods as declared: their results are structured clones of these types. */
 export type RunRpc = Pick<RunDO, "start" | "status" | "eventsSince" | "deltasSince" | "decide" | "decideByReply" | "cancel" | "createdWorker" | "resume" | "wake" | "storageStats" | "setTestHooks">;
@@ -64,3 +65,16 @@ export function checkStart(worker: string, input: unknown): { worker: CatalogWor
 
 /** Starts (or, for a known id, finds) a run; the work happens in the run's alarm. */
 export const startRun = (env: Env, req: StartRun) => runStub(env, req.id).start(req);
+
+/** What every trigger kind says about the runs it starts. */
+export interface TriggerRunSettings {
+  approval_mode: StartRun["approvalMode"];
+  budget?: z.output<typeof budgetSchema>;
+}
+
+/**
+ * Starts (or finds) the run a trigger asked for, checked by `checkStart`: the
+ * trigger's approval mode and budget, and what started it, for approvers to see.
+ */
+export const startTriggerRun = (env: Env, t: TriggerRunSettings, run: { id: string; checked: { worker: CatalogWorker; input: unknown }; trigger: Record<string, unknown> }) =>
+  startRun(env, { id: run.id, worker: run.checked.worker.name, input: run.checked.input, approvalMode: t.approval_mode, budget: budgetOf(t.budget), trigger: run.trigger });

@@ -1,6 +1,7 @@
 import PostalMime from "postal-mime";
 import type { RunRpc } from "../runs";
 import { parseReplyReference } from "../tokens/reply-reference";
+import { readBounded } from "../http/read-body";
 
 /** A reply is a line of text; anything near this is not a reply to decide on (and its size is SMTP's problem, not ours). */
 export const MAX_REPLY_BYTES = 256 * 1024;
@@ -39,30 +40,6 @@ const localOf = (address: string) => address.slice(0, address.lastIndexOf("@"));
 /** Whether a message is addressed to the approval reply domain (only when APPROVAL_REPLY_DOMAIN is set). */
 export function isApprovalReply(message: { to: string }, env: Env): boolean {
   return !!env.APPROVAL_REPLY_DOMAIN && message.to.includes("@") && domainOf(message.to) === env.APPROVAL_REPLY_DOMAIN.toLowerCase();
-}
-
-/** The message's bytes, or null past the cap (the stream is cancelled, not drained). */
-async function readBounded(stream: ReadableStream<Uint8Array>, cap: number): Promise<Uint8Array | null> {
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > cap) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 /** Auto-replies (out of office, bounces) are dropped silently: bouncing them back could loop. */

@@ -1,8 +1,7 @@
-import { budgetOf } from "../engine/worker-file";
 import PostalMime from "postal-mime";
 import { emailTriggers } from "../catalog";
 import { readBounded } from "../http/read-body";
-import { checkStart, startRun } from "../runs";
+import { checkStart, startTriggerRun } from "../runs";
 import { runIdFor } from "./delivery";
 import { addressAllowed } from "./email-address";
 import { emailInput } from "./email-input";
@@ -56,13 +55,6 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
     ? `message-id:${from}\n${parsed.messageId}`
     : `sha256:${hex(new Uint8Array(await crypto.subtle.digest("SHA-256", raw)))}`;
   const id = await runIdFor(t.name, messageKey);
-  const started = await startRun(env, {
-    id,
-    worker: checked.worker.name,
-    input: checked.input,
-    approvalMode: t.approval_mode,
-    budget: budgetOf(t.budget),
-    trigger: { kind: "email", name: t.name, from, message_id: input.message_id },
-  });
+  const started = await startTriggerRun(env, t, { id, checked, trigger: { kind: "email", name: t.name, from, message_id: input.message_id } });
   return { trigger: t.name, run_id: id, created: started.created };
 }

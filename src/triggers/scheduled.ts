@@ -1,6 +1,5 @@
-import { budgetOf } from "../engine/worker-file";
 import { scheduleTriggers } from "../catalog";
-import { checkStart, startRun } from "../runs";
+import { checkStart, startTriggerRun } from "../runs";
 import { runIdFor } from "./delivery";
 import { withScheduledTime } from "./scheduled-time";
 import type { ScheduledTrigger } from "./triggers-file";
@@ -36,13 +35,6 @@ async function startOne(env: Env, t: ScheduledTrigger, cron: string, time: strin
   const checked = checkStart(t.worker, withScheduledTime(t.input, time));
   if ("status" in checked) throw new Error(checked.error);
   const id = await runIdFor(t.name, `schedule:${time}`);
-  const started = await startRun(env, {
-    id,
-    worker: checked.worker.name,
-    input: checked.input,
-    approvalMode: t.approval_mode,
-    budget: budgetOf(t.budget),
-    trigger: { kind: "schedule", name: t.name, cron, scheduled_time: time },
-  });
+  const started = await startTriggerRun(env, t, { id, checked, trigger: { kind: "schedule", name: t.name, cron, scheduled_time: time } });
   return { trigger: t.name, run_id: id, created: started.created };
 }

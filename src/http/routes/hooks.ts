@@ -1,7 +1,6 @@
-import { budgetOf } from "../../engine/worker-file";
 import { Hono } from "hono";
 import { triggers } from "../../catalog";
-import { checkStart, startRun } from "../../runs";
+import { checkStart, startTriggerRun } from "../../runs";
 import { deliveryHeader, deliveryLedger, filterMismatch, idempotencyKey, mapInput, runIdFor, sha256Hex } from "../../triggers/delivery";
 import { verifyDelivery } from "../../triggers/verify";
 import { httpError } from "../http-error";
@@ -53,13 +52,6 @@ hooks.post("/:name", async (c) => {
   }
   const key = idempotencyKey(t, payload, bodySha256);
   const id = await runIdFor(name, key);
-  const started = await startRun(c.env, {
-    id,
-    worker: checked.worker.name,
-    input: checked.input,
-    approvalMode: t.approval_mode,
-    budget: budgetOf(t.budget),
-    trigger: { kind: "webhook", name, delivery: delivery?.id ?? key, body_sha256: bodySha256 },
-  });
+  const started = await startTriggerRun(c.env, t, { id, checked, trigger: { kind: "webhook", name, delivery: delivery?.id ?? key, body_sha256: bodySha256 } });
   return c.json({ run_id: id, status_url: new URL(`/runs/${id}`, c.req.url).href, duplicate: !started.created }, 202);
 });
