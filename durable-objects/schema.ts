@@ -10,6 +10,9 @@ CREATE TABLE IF NOT EXISTS state (
 /**
  * One run per RunDO. The journal and events are append-only and have no secondary
  * index, so each step costs one row written (the SSE cursor is their seq columns).
+ * Tables keyed by text are WITHOUT ROWID: a rowid table would keep its text key in
+ * a second b-tree, one more row written per insert. (Objects created before keep
+ * their rowid tables: same columns, same queries.)
  */
 const RUN_SCHEMA = [
   `CREATE TABLE IF NOT EXISTS run (
@@ -17,14 +20,14 @@ const RUN_SCHEMA = [
     approval_mode TEXT NOT NULL, budget TEXT NOT NULL, trigger TEXT,
     output TEXT, error TEXT, usage TEXT, retries INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
-  )`,
+  ) WITHOUT ROWID`,
   `CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL, at INTEGER NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS approvals (
     id TEXT PRIMARY KEY, key TEXT NOT NULL, call_path TEXT NOT NULL, worker_chain TEXT NOT NULL,
     tool TEXT NOT NULL, args TEXT NOT NULL, description TEXT NOT NULL, notify TEXT,
     status TEXT NOT NULL, note TEXT, decided_by TEXT,
     created_at INTEGER NOT NULL, decided_at INTEGER, expires_at INTEGER NOT NULL
-  )`,
+  ) WITHOUT ROWID`,
   // after_step: the journal seq this event follows, so SSE merges both logs in true order.
   `CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, after_step INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)`,
   // Each approval email, planned or sent: request, reminder, escalation (one row per recipient).
@@ -39,7 +42,7 @@ const RUN_SCHEMA = [
 const SCHEMA_VERSION = 2;
 
 function migrate(sql: Sql, statements: string[]): void {
-  sql.script(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+  sql.script(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`);
   const row = sql.one<{ value: string }>`SELECT value FROM meta WHERE key = 'schema_version'`;
   if (Number(row?.value ?? 0) >= SCHEMA_VERSION) return;
   for (const s of statements) sql.script(s);
