@@ -83,7 +83,7 @@ export class RunIndexSync {
   }
 
   private summary(): RunSummary | null {
-    const r = this.sql.one`SELECT id, worker, status, trigger, usage, created_at, updated_at FROM run`;
+    const r = this.sql.one`SELECT id, worker, status, trigger, usage, created_at, updated_at FROM run_current`;
     if (!r) return null;
     const pending = this.sql.all`SELECT id, tool, worker_chain, created_at, expires_at FROM approvals WHERE status = 'pending' ORDER BY created_at, id`;
     return {

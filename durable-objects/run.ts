@@ -95,7 +95,7 @@ export class RunDO extends DurableObject<Env> {
       await this.mail.sendFollowUps({ id: run.id as string, trigger: parse(run.trigger) });
       return this.armPause([]);
     }
-    if (this.row()!.status !== "running") this.setStatus("running"); // an expiry recorded just now set it
+    if (this.row()!.status !== "running") this.markRunning(); // an expiry recorded just now set it
     this.cancelled = false;
     this.faults.reset();
     // The definitions the run started on; a deploy that cannot run them fails the run (no retry would help).
@@ -152,7 +152,7 @@ export class RunDO extends DurableObject<Env> {
    */
   private async armPause(pending: PendingApproval[]): Promise<void> {
     if (this.approvals.anyResolved(pending.map((p) => p.id))) {
-      this.setStatus("running");
+      this.markRunning();
       return this.wakeSoon();
     }
     const at = this.approvals.nextWakeUp();
@@ -315,14 +315,12 @@ export class RunDO extends DurableObject<Env> {
   }
 
   private row() {
-    return this.deleted ? undefined : this.sql.one`SELECT * FROM run`;
+    return this.deleted ? undefined : this.sql.one`SELECT * FROM run_current`;
   }
 
-  private setStatus(status: RunStatusName): void {
-    this.ctx.storage.transactionSync(() => {
-      this.sql.run`UPDATE run SET status = ${status}, updated_at = ${Date.now()}`;
-      this.event(`run_${status}`, {});
-    });
+  /** One row: the event is the status (see run_current in schema.ts). */
+  private markRunning(): void {
+    this.event("run_running", {});
   }
 
   private event(type: string, data: Record<string, unknown>): void {

@@ -41,6 +41,23 @@ const RUN_SCHEMA = [
 
 const SCHEMA_VERSION = 2;
 
+/**
+ * The run row as it stands. A status change while the run lives writes only its
+ * event (one row, not an UPDATE as well): status and updated_at come from the
+ * newest lifecycle event; an ended run's come from its row, written with the
+ * outcome. Before this view existed every status change wrote both, so the two
+ * agree for older runs too. Unversioned: objects of any schema version get it.
+ */
+const RUN_CURRENT = `
+CREATE VIEW IF NOT EXISTS run_current AS
+SELECT r.id, r.worker, r.input, r.approval_mode, r.budget, r.trigger, r.output, r.error, r.usage, r.retries, r.created_at,
+  CASE WHEN r.status IN ('succeeded', 'failed', 'cancelled') OR e.type IS NULL THEN r.status
+       WHEN e.type = 'approval_recorded' THEN 'running' ELSE substr(e.type, 5) END AS status,
+  CASE WHEN r.status IN ('succeeded', 'failed', 'cancelled') THEN r.updated_at ELSE max(r.updated_at, coalesce(e.at, 0)) END AS updated_at
+FROM run r LEFT JOIN (
+  SELECT type, at FROM events WHERE type IN ('run_queued', 'run_running', 'run_awaiting_approval', 'approval_recorded') ORDER BY seq DESC LIMIT 1
+) e ON 1`;
+
 function migrate(sql: Sql, statements: string[]): void {
   sql.script(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`);
   const row = sql.one<{ value: string }>`SELECT value FROM meta WHERE key = 'schema_version'`;
@@ -49,5 +66,8 @@ function migrate(sql: Sql, statements: string[]): void {
   sql.run`INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ${String(SCHEMA_VERSION)})`;
 }
 
-export const migrateRun = (sql: Sql) => migrate(sql, RUN_SCHEMA);
+export function migrateRun(sql: Sql): void {
+  migrate(sql, RUN_SCHEMA);
+  sql.script(RUN_CURRENT);
+}
 export const migrateGlobal = (sql: Sql) => migrate(sql, [STATE]);
