@@ -12,7 +12,7 @@ import { RunApprovals, runEnded, type DecisionRequest } from "./run-approvals";
 import { RunIndexSync } from "./run-index-sync";
 import { LoggedJournalStore, logRunEvent } from "./run-log";
 import { deletionDue, finishedRunAlarm, tombstoneOf } from "./run-retention";
-import { RunCatalog } from "./run-catalog";
+import { catalogColumns, RunCatalog } from "./run-catalog";
 import { snapshotFor } from "../src/pinned-catalog";
 import { DeltaBuffer, type ModelDelta } from "./run-deltas";
 import { FaultInjector, type TestHooks } from "./run-faults";
@@ -70,10 +70,10 @@ export class RunDO extends DurableObject<Env> {
     const existing = this.row();
     if (existing) return { id: existing.id as string, status: existing.status as RunStatusName, created: false };
     const now = Date.now();
+    const catalog = catalogColumns(snapshot);
     this.ctx.storage.transactionSync(() => {
-      this.sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at)
-        VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now})`;
-      this.pinned.record(snapshot);
+      this.sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at, catalog_version, catalog_files)
+        VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now}, ${catalog.version}, ${catalog.files})`;
       this.event("run_queued", { worker: req.worker });
     });
     await this.wakeSoon();

@@ -37,9 +37,13 @@ const RUN_SCHEMA = [
     PRIMARY KEY (approval_id, kind, recipient)
   ) WITHOUT ROWID`,
   STATE,
+  // Version 3: the catalog a run started on, in its row (written with it: no row of its own).
+  // Added, not declared above, so one list upgrades version-2 objects and builds new ones.
+  `ALTER TABLE run ADD COLUMN catalog_version TEXT`,
+  `ALTER TABLE run ADD COLUMN catalog_files TEXT`,
 ];
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /**
  * The run row as it stands. A status change while the run lives writes only its

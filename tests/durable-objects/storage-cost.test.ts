@@ -38,6 +38,6 @@ describe("Durable Object storage cost", () => {
     expect(perTurn).toBeLessThanOrEqual(2);
     expect(perTool).toBeLessThanOrEqual(2);
     expect(perApproval).toBeLessThanOrEqual(8);
-    expect(base).toBeLessThanOrEqual(6);
+    expect(base).toBeLessThanOrEqual(5);
   });
 });
