@@ -37,7 +37,8 @@ type ApprovalRow = { id: string; key: string; status: string; expires_at: number
 /**
  * The approvals of one run, in its SQLite: asked, decided, expired, voided.
  * A decision and an expiry are recorded the same way: a journal step under the
- * approval's key (replay hands it to the gate), the row's new status, an event.
+ * approval's key (replay hands it to the gate), the row's new status, an event
+ * (which also makes the run's status running again: see run_current in schema.ts).
  * The caller runs each method inside its transaction.
  */
 export class RunApprovals {
@@ -175,7 +176,6 @@ export class RunApprovals {
     const status = decision === EXPIRED ? "expired" : decision.approved ? "approved" : "rejected";
     this.journal.put(ap.key, decision);
     this.sql.run`UPDATE approvals SET status = ${status}, note = ${decision.note ?? null}, decided_by = ${decision.by}, decided_at = ${now} WHERE id = ${ap.id}`;
-    this.sql.run`UPDATE run SET status = 'running', updated_at = ${now}`;
     this.event("approval_recorded", { approval_id: ap.id, status, by: decision.by });
   }
 }

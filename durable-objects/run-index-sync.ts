@@ -10,16 +10,21 @@ const INDEXED = new Set(["run_queued", "run_running", "run_awaiting_approval", "
 /**
  * Keeps the run index up to date from one RunDO without ever blocking or failing
  * the run. A lifecycle event schedules one report (the whole summary), sent after
- * the event's transaction commits and never awaited by the run. The durable
- * "dirty" marker is the gap between the run's last event seq and the last version
- * the index acknowledged (a meta row): a report that failed, or was lost with an
- * evicted object, is re-sent at the run's next alarm, which a failure pulls near.
+ * the event's transaction commits and never awaited by the run. The "dirty"
+ * marker is the gap between the run's last event seq (durable) and the last
+ * version the index acknowledged to this instance (memory only: writing it would
+ * cost a row per report). A report that failed, or was lost with an evicted object,
+ * is re-sent at the run's next alarm, which a failure pulls near; a new instance
+ * knows of no acknowledgement, so its first alarm re-sends once (the index ignores
+ * a version it holds, writing nothing).
  */
 export class RunIndexSync {
   private chain: Promise<void> = Promise.resolve();
   private scheduled = false;
   /** Set while a report has failed: every alarm the run arms is pulled to this time. */
   private retryAt: number | undefined;
+  /** The newest version the index acknowledged to this instance. */
+  private acked = 0;
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -59,8 +64,7 @@ export class RunIndexSync {
     if (!summary) return;
     try {
       await runIndex(this.env).upsert(summary);
-      this.sql.run`INSERT INTO meta (key, value) VALUES ('indexed_version', ${String(summary.version)})
-        ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+      this.acked = Math.max(this.acked, summary.version);
       if (!this.behind()) this.retryAt = undefined;
     } catch {
       logRunEvent(this.sql, "index_report_failed", { version: summary.version });
@@ -71,8 +75,7 @@ export class RunIndexSync {
   }
 
   private behind(): boolean {
-    const acked = Number(this.sql.one`SELECT value FROM meta WHERE key = 'indexed_version'`?.value ?? 0);
-    return acked < this.version();
+    return this.acked < this.version();
   }
 
   private version(): number {
@@ -80,7 +83,7 @@ export class RunIndexSync {
   }
 
   private summary(): RunSummary | null {
-    const r = this.sql.one`SELECT id, worker, status, trigger, usage, created_at, updated_at FROM run`;
+    const r = this.sql.one`SELECT id, worker, status, trigger, usage, created_at, updated_at FROM run_current`;
     if (!r) return null;
     const pending = this.sql.all`SELECT id, tool, worker_chain, created_at, expires_at FROM approvals WHERE status = 'pending' ORDER BY created_at, id`;
     return {

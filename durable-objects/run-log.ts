@@ -32,7 +32,7 @@ const LOGGED: Record<string, readonly string[]> = {
 export function logRunEvent(sql: Sql, event: string, data: Record<string, unknown> = {}): void {
   const fields = LOGGED[event];
   if (!fields) return;
-  const run = sql.one`SELECT id, worker, status, trigger, usage, error, created_at FROM run`;
+  const run = sql.one`SELECT id, worker, status, trigger, usage, error, created_at FROM run_current`;
   if (!run) return;
   const now = Date.now();
   const line: Record<string, unknown> = {

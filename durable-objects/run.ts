@@ -13,7 +13,7 @@ import { RunApprovals, runEnded, type DecisionRequest } from "./run-approvals";
 import { RunIndexSync } from "./run-index-sync";
 import { LoggedJournalStore, logRunEvent } from "./run-log";
 import { deletionDue, finishedRunAlarm, tombstoneOf } from "./run-retention";
-import { RunCatalog } from "./run-catalog";
+import { catalogColumns, RunCatalog } from "./run-catalog";
 import { snapshotFor } from "../src/pinned-catalog";
 import { DeltaBuffer, type ModelDelta } from "./run-deltas";
 import { FaultInjector, type TestHooks } from "./run-faults";
@@ -71,10 +71,10 @@ export class RunDO extends DurableObject<Env> {
     const existing = this.row();
     if (existing) return { id: existing.id as string, status: existing.status as RunStatusName, created: false };
     const now = Date.now();
+    const catalog = catalogColumns(snapshot);
     this.ctx.storage.transactionSync(() => {
-      this.sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at)
-        VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now})`;
-      this.pinned.record(snapshot);
+      this.sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at, catalog_version, catalog_files)
+        VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now}, ${catalog.version}, ${catalog.files})`;
       this.event("run_queued", { worker: req.worker });
     });
     await this.wakeSoon();
@@ -96,7 +96,7 @@ export class RunDO extends DurableObject<Env> {
       await this.mail.sendFollowUps({ id: run.id as string, trigger: parse(run.trigger) });
       return this.armPause([]);
     }
-    if (this.row()!.status !== "running") this.setStatus("running"); // an expiry recorded just now set it
+    if (this.row()!.status !== "running") this.markRunning(); // an expiry recorded just now set it
     this.cancelled = false;
     this.faults.reset();
     // The definitions the run started on; a deploy that cannot run them fails the run (no retry would help).
@@ -153,7 +153,7 @@ export class RunDO extends DurableObject<Env> {
    */
   private async armPause(pending: PendingApproval[]): Promise<void> {
     if (this.approvals.anyResolved(pending.map((p) => p.id))) {
-      this.setStatus("running");
+      this.markRunning();
       return this.wakeSoon();
     }
     const at = this.approvals.nextWakeUp();
@@ -324,14 +324,12 @@ export class RunDO extends DurableObject<Env> {
   }
 
   private row() {
-    return this.deleted ? undefined : this.sql.one`SELECT * FROM run`;
+    return this.deleted ? undefined : this.sql.one`SELECT * FROM run_current`;
   }
 
-  private setStatus(status: RunStatusName): void {
-    this.ctx.storage.transactionSync(() => {
-      this.sql.run`UPDATE run SET status = ${status}, updated_at = ${Date.now()}`;
-      this.event(`run_${status}`, {});
-    });
+  /** One row: the event is the status (see run_current in schema.ts). */
+  private markRunning(): void {
+    this.event("run_running", {});
   }
 
   private event(type: string, data: Record<string, unknown>): void {

@@ -137,6 +137,33 @@ describe("runs are pinned across deploys", () => {
     await stub("pin-evict-next").start({ id: "pin-evict-next", worker: "pin-writer", input: { topic: "x" }, approvalMode: "ask", budget: {} });
     expect((await stub("pin-evict-next").status())!.catalog_version).toBe(await catalogVersion());
   });
+
+  it("a run paused under schema version 2 (its catalog in a row of its own) is upgraded in place and finishes on it", async () => {
+    const id = "pin-v2";
+    const version = await catalogVersion();
+    const paused = await pausedRun(id);
+    // Back to how version 2 stored it: no catalog columns in the run row, the snapshot in run_catalog.
+    await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
+      const sql = state.storage.sql;
+      sql.exec("INSERT INTO run_catalog (version, files) SELECT catalog_version, catalog_files FROM run");
+      sql.exec(`CREATE TABLE run_v2 (
+        id TEXT PRIMARY KEY, worker TEXT NOT NULL, input TEXT NOT NULL, status TEXT NOT NULL,
+        approval_mode TEXT NOT NULL, budget TEXT NOT NULL, trigger TEXT,
+        output TEXT, error TEXT, usage TEXT, retries INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`);
+      sql.exec("INSERT INTO run_v2 SELECT id, worker, input, status, approval_mode, budget, trigger, output, error, usage, retries, created_at, updated_at FROM run");
+      sql.exec("DROP VIEW run_current");
+      sql.exec("DROP TABLE run");
+      sql.exec("ALTER TABLE run_v2 RENAME TO run");
+      sql.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    }).catch((err) => expect.unreachable(String(err)));
+    // A new instance (as after a deploy) migrates the object, then the run resumes on its pinned catalog.
+    await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) => expect(err.durableObjectReset).toBe(true));
+    deployForTests({ files: changed, kinds: toolsetRegistry(files, http, mcp, counter) });
+    expect((await stub(id).status())!.catalog_version).toBe(version);
+    await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" });
+    await expectFinishedOnOriginal(id, version);
+  });
 });
 
 describe("the pinned set is bounded", () => {
