@@ -159,7 +159,7 @@ describe("runs are pinned across deploys", () => {
     }).catch((err) => expect.unreachable(String(err)));
     // A new instance (as after a deploy) migrates the object, then the run resumes on its pinned catalog.
     await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) => expect(err.durableObjectReset).toBe(true));
-    deployForTests({ files: changed, kinds: toolsetRegistry(files, http, mcp, counter) });
+    deployForTests({ files: changed, kinds });
     expect((await stub(id).status())!.catalog_version).toBe(version);
     await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" });
     await expectFinishedOnOriginal(id, version);
