@@ -7,11 +7,13 @@ import { harness, workerFile } from "./helpers";
 const turnOf = (req: ModelRequest) => req.messages.filter((m) => m.role === "assistant").length;
 const toolResults = (req: ModelRequest) => req.messages.flatMap((m) => (m.role === "tool" ? [m.content] : []));
 const toolNames = (req: ModelRequest) => req.tools.map((t) => t.name).sort();
+const leadHarness = (...[files, opts]: Parameters<typeof harness>) => harness(files, { defaultModel: "test:lead", ...opts });
 
+/** The lead runs on test:lead (the harness default) and may use any test model, so may what it creates. */
 const lead = (extra = "") =>
   workerFile(`
 name: lead
-model: test:lead
+compatible_models: ["test:*"]
 toolsets:
   src: { use: files, root: /src }
   http: { use: http, allow: [api.github.com] }
@@ -37,7 +39,7 @@ describe("worker_creation", () => {
     const seen: ModelRequest[] = [];
     const readerTools: string[][] = [];
     const reader = scriptedModel((req) => (readerTools.push(toolNames(req)), { text: "reader done" }));
-    const h = harness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen), "test:reader": reader } });
+    const h = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen), "test:reader": reader } });
 
     const store = new MemoryJournalStore();
     const out = await h.run({ worker: "lead", input: { input: "go" } }, store);
@@ -52,14 +54,14 @@ describe("worker_creation", () => {
 
   it("a created worker counts towards MAX_DEPTH like any worker", async () => {
     const seen: ModelRequest[] = [];
-    const h = harness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], maxDepth: 1, models: { "test:lead": leadModel(seen), "test:reader": scriptedModel([{ text: "x" }]) } });
+    const h = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], maxDepth: 1, models: { "test:lead": leadModel(seen), "test:reader": scriptedModel([{ text: "x" }]) } });
     const out = await h.run({ worker: "lead", input: { input: "go" } });
     expect(JSON.stringify(out)).toContain("call depth 2 exceeds MAX_DEPTH 1: lead → reader");
   });
 
   it("asks for approval by default: the run pauses before anything is created", async () => {
     const seen: ModelRequest[] = [];
-    const h = harness({ "lead.worker": lead() }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen) } });
+    const h = leadHarness({ "lead.worker": lead() }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen) } });
     const out = await h.run({ worker: "lead", input: { input: "go" } });
     expect(out.status).toBe("awaiting_approval");
     if (out.status !== "awaiting_approval") return;
@@ -69,7 +71,7 @@ describe("worker_creation", () => {
   it("once approved, the resumed run creates the worker and calls it in the next turn", async () => {
     const seen: ModelRequest[] = [];
     const reader = scriptedModel([{ text: "reader done" }]);
-    const h = harness({ "lead.worker": lead() }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen), "test:reader": reader } });
+    const h = leadHarness({ "lead.worker": lead() }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen), "test:reader": reader } });
     const store = new MemoryJournalStore();
     const paused = await h.run({ worker: "lead", input: { input: "go" } }, store);
     if (paused.status !== "awaiting_approval") throw new Error(paused.status);
@@ -83,14 +85,14 @@ describe("worker_creation", () => {
   it("refuses a grant the instance does not give, and a definition a worker file could not have, as the tool's error", async () => {
     const seen: ModelRequest[] = [];
     const bad = { ...readerDefinition, toolsets: ["http"] };
-    const h = harness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen, bad) } });
+    const h = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen, bad) } });
     const out = await h.run({ worker: "lead", input: { input: "go" } });
     expect(out.status).toBe("succeeded");
     expect(toolResults(seen.at(-1)!)[0]).toBe('Error: toolsets "http" are not granted by "make"; it grants: src');
     expect(toolNames(seen.at(-1)!)).not.toContain("reader");
 
     const badName: ModelRequest[] = [];
-    const h2 = harness(
+    const h2 = leadHarness(
       { "lead.worker": lead("  make_worker_create: allow") },
       { kinds: [workerCreation], models: { "test:lead": leadModel(badName, { ...readerDefinition, name: "no spaces", input: { type: "string" } }) } },
     );
@@ -103,17 +105,36 @@ describe("worker_creation", () => {
   it("refuses a schema with a regex (it could backtrack on every call's arguments)", async () => {
     const seen: ModelRequest[] = [];
     const evil = { ...readerDefinition, input: { type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" } } } };
-    const h = harness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen, evil) } });
+    const h = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen, evil) } });
     await h.run({ worker: "lead", input: { input: "go" } });
     expect(toolResults(seen.at(-1)!)[0]).toContain("input: must not use pattern or patternProperties");
     expect(toolNames(seen.at(-1)!)).not.toContain("reader");
 
+    // Nor disguised: zod builds a RegExp from an array `pattern` and from a boolean-valued `patternProperties` too.
+    for (const input of [
+      { type: "object", properties: { s: { type: "string", pattern: ["^(a+)+$"] } } },
+      { type: "object", patternProperties: { "^(a+)+$": true } },
+    ]) {
+      const disguised: ModelRequest[] = [];
+      const hd = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(disguised, { ...readerDefinition, input }) } });
+      await hd.run({ worker: "lead", input: { input: "go" } });
+      expect(toolResults(disguised.at(-1)!)[0]).toContain("input: must not use pattern or patternProperties");
+    }
+
     // A property that is merely named `pattern` is fine.
     const named: ModelRequest[] = [];
     const fine = { ...readerDefinition, input: { type: "object", properties: { pattern: { type: "string" } } } };
-    const h2 = harness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(named, fine), "test:reader": scriptedModel([{ text: "ok" }]) } });
+    const h2 = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(named, fine), "test:reader": scriptedModel([{ text: "ok" }]) } });
     await h2.run({ worker: "lead", input: { input: "go" } });
     expect(toolResults(named[1]!)[0]).toContain('created worker "reader"');
+  });
+
+  it("a created worker runs on its creator's model, never on another it picks", async () => {
+    const seen: ModelRequest[] = [];
+    const h = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen, { ...readerDefinition, model: "openai:gpt-4.1" }) } });
+    await h.run({ worker: "lead", input: { input: "go" } });
+    expect(toolResults(seen.at(-1)!)[0]).toContain('model "openai:gpt-4.1" is not one lead may use (its model is test:lead');
+    expect(toolNames(seen.at(-1)!)).not.toContain("reader");
   });
 
   it("refuses a name the catalog uses, and more than max_workers", async () => {
@@ -124,7 +145,7 @@ describe("worker_creation", () => {
       const def = (name: string) => ({ ...readerDefinition, name });
       return { toolCalls: ["lead", "a", "b", "c"].map((n, i) => ({ id: `c${i}`, name: "make_worker_create", args: def(n) })) };
     });
-    const h = harness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": model } });
+    const h = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": model } });
     await h.run({ worker: "lead", input: { input: "go" } });
     expect(toolResults(seen.at(-1)!)).toEqual([
       'Error: the name "lead" is taken by lead.worker; choose another',
@@ -141,10 +162,10 @@ name: lead
 toolsets:
   src: { use: files, root: /src }
   make: { use: worker_creation, grant: [src, http] }`);
-    expect(() => harness({ "lead.worker": file }, { kinds: [workerCreation] })).toThrow(CatalogError);
-    expect(() => harness({ "lead.worker": file }, { kinds: [workerCreation] })).toThrow(/lead\.worker: toolsets\.make\.grant: "http" is not a toolset instance of lead/);
+    expect(() => leadHarness({ "lead.worker": file }, { kinds: [workerCreation] })).toThrow(CatalogError);
+    expect(() => leadHarness({ "lead.worker": file }, { kinds: [workerCreation] })).toThrow(/lead\.worker: toolsets\.make\.grant: "http" is not a toolset instance of lead/);
     const selfGrant = file.replace("grant: [src, http]", "grant: [src, make]");
-    expect(() => harness({ "lead.worker": selfGrant }, { kinds: [workerCreation] })).toThrow(/toolsets\.make\.grant: "make" creates workers itself and cannot be granted/);
+    expect(() => leadHarness({ "lead.worker": selfGrant }, { kinds: [workerCreation] })).toThrow(/toolsets\.make\.grant: "make" creates workers itself and cannot be granted/);
   });
 
   it("a created worker is reachable through ctx.callWorker and ctx.callTool by name", async () => {
@@ -163,7 +184,7 @@ toolsets:
     });
     const file = workerFile(`
 name: lead
-model: test:lead
+compatible_models: ["test:*"]
 toolsets:
   src: { use: files, root: /src }
   via: { use: via }
@@ -178,7 +199,7 @@ approval:
       return { text: toolResults(req).at(-1)! };
     });
     const reader = scriptedModel((req) => ({ text: `reader got ${req.messages.at(-1)!.content as string}` }));
-    const h = harness({ "lead.worker": file }, { kinds: [workerCreation, via], models: { "test:lead": model, "test:reader": reader } });
+    const h = leadHarness({ "lead.worker": file }, { kinds: [workerCreation, via], models: { "test:lead": model, "test:reader": reader } });
     const out = await h.run({ worker: "lead", input: { input: "go" } });
     expect(out).toMatchObject({ status: "succeeded", output: JSON.stringify(["reader got w", "reader got t"]) });
   });
@@ -190,7 +211,7 @@ approval:
       const reader = scriptedModel((req) =>
         turnOf(req) === 0 ? { toolCalls: [{ id: "l1", name: "src_list_files", args: {} }] } : { text: `reader: ${toolResults(req).join(",")}` },
       );
-      const h = harness({ "lead.worker": file }, { kinds: [workerCreation], models: { "test:lead": leadModel([]), "test:reader": reader } });
+      const h = leadHarness({ "lead.worker": file }, { kinds: [workerCreation], models: { "test:lead": leadModel([]), "test:reader": reader } });
       const run = (store: MemoryJournalStore) =>
         executeRun({ ...h.config, beforeStep: (key) => void executed.push(key) }, store, { runId: "replay", worker: "lead", input: { input: "go" } });
       return { executed, run };

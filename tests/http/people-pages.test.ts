@@ -77,6 +77,15 @@ describe("login form → session cookie", () => {
     const page2 = await call("/login");
     const res = await call("/login", form({ csrf: await csrfIn(page2), token: "test-token", next: "//evil.example/x" }, cookiesOf(page2)));
     expect(res.headers.get("Location")).toBe("/inbox");
+    // A tab (or other control character) that a browser drops would turn "/\t/evil.example" into "//evil.example".
+    for (const next of ["/\t/evil.example", "/\n/evil.example", "/ /evil.example", "/\\evil.example"]) {
+      const p = await call("/login");
+      const r = await call("/login", form({ csrf: await csrfIn(p), token: "test-token", next }, cookiesOf(p)));
+      expect(r.headers.get("Location"), JSON.stringify(next)).toBe("/inbox");
+    }
+    const p3 = await call("/login");
+    const ok = await call("/login", form({ csrf: await csrfIn(p3), token: "test-token", next: "/inbox?status=failed" }, cookiesOf(p3)));
+    expect(ok.headers.get("Location")).toBe("/inbox?status=failed");
   });
 
   it("CSRF: a login or logout form without its token (or with another browser's) is refused with 403", async () => {

@@ -13,7 +13,8 @@ export const login = new Hono<PeopleEnv>();
 const LOGIN_TTL_S = 15 * 60;
 
 /** Only a path on this site: `/inbox`, never `//evil.example` or `https://…`. */
-const safeNext = (next: unknown) => (typeof next === "string" && /^\/(?![/\\])/.test(next) && next.length <= 2048 ? next : "/inbox");
+// No control characters, spaces or backslashes anywhere: browsers drop a tab in `/\t/evil.example` and read `//evil.example`.
+const safeNext = (next: unknown) => (typeof next === "string" && /^\/(?![/\\])[^\x00-\x20\x7f\\]*$/.test(next) && next.length <= 2048 ? next : "/inbox");
 
 const cookieOptions = (url: string, maxAge: number) => ({ path: "/", httpOnly: true, secure: sessionCookie(url).secure, sameSite: "Strict" as const, maxAge });
 /** Before login the form's CSRF token binds to a random nonce in its own cookie (login CSRF). */

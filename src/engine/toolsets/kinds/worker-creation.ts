@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { globMatcher } from "../../glob";
 import type { CallFrame } from "../../call-frame";
 import { exposedToolNames } from "../../catalog";
 import { createdFile, creationKey, readCreation, type RecordedCreation } from "../../created-workers";
@@ -29,13 +30,20 @@ const schema = z
 
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** Keywords whose value maps names to schemas: the names are data, only the schemas are checked. */
+const SCHEMA_MAPS = new Set(["properties", "$defs", "definitions", "dependentSchemas"]);
+
 function shallowAndRegexFree(v: unknown, depth: number): boolean {
   if (typeof v !== "object" || v === null) return true;
   if (depth > 32) return false;
-  // The keywords, not properties named like them (`properties: {pattern: {...}}`).
+  if (Array.isArray(v)) return v.every((x) => shallowAndRegexFree(x, depth + 1));
+  // The keywords whatever their type: zod turns an array `pattern` or a boolean-valued
+  // `patternProperties` into a RegExp too. (A property merely named `pattern` is fine.)
   const o = v as Record<string, unknown>;
-  if (!Array.isArray(v) && (typeof o.pattern === "string" || (isMap(o.patternProperties) && Object.values(o.patternProperties).every(isMap)))) return false;
-  return Object.values(v).every((x) => shallowAndRegexFree(x, depth + 1));
+  if ("pattern" in o || "patternProperties" in o) return false;
+  return Object.entries(o).every(([k, x]) =>
+    SCHEMA_MAPS.has(k) && isMap(x) ? Object.values(x).every((schema) => shallowAndRegexFree(schema, depth + 2)) : shallowAndRegexFree(x, depth + 1),
+  );
 }
 
 const createArgs = z.strictObject({
@@ -121,6 +129,10 @@ function checkedCreation(run: RunServices, frame: CallFrame, instance: string, c
   if (refused.length) {
     throw new ToolError(`toolsets ${refused.map((t) => `"${t}"`).join(", ")} are not granted by "${instance}"; it grants: ${cfg.grant.join(", ") || "(none)"}`);
   }
+  // Never another model than the creator may use: the same one, or one its compatible_models admit.
+  if (a.model !== undefined && a.model !== frame.model && !creator.compatibleModels?.some((g) => globMatcher(g, { ignoreCase: true })(a.model!))) {
+    throw new ToolError(`model "${a.model}" is not one ${creator.name} may use (its model is ${frame.model}${creator.compatibleModels ? `; compatible_models: ${creator.compatibleModels.join(", ")}` : ""}); leave model out to use the same`);
+  }
   const grant = `${creator.file}#${instance}`;
   if (run.created.countOf(grant) >= cfg.max_workers) throw new ToolError(`"${instance}" has created its max_workers (${cfg.max_workers}) for this run`);
   const taken = run.callables.get(a.name);
@@ -135,7 +147,8 @@ function checkedCreation(run: RunServices, frame: CallFrame, instance: string, c
   const frontmatter: Record<string, unknown> = {
     name: a.name,
     description: a.description,
-    ...(a.model ? { model: a.model } : {}),
+    // The creator's model unless it picked one it may use: a created worker never inherits a wider choice.
+    model: a.model ?? frame.model,
     ...(a.input ? { input: a.input } : {}),
     ...(a.output ? { output: a.output } : {}),
     toolsets: Object.fromEntries(toolsets.map((t) => [t, asWritten(creator.toolsets[t]!)])),
