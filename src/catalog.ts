@@ -7,6 +7,7 @@ import { parseTriggers, type EmailTrigger, type ScheduledTrigger, type Trigger, 
 import { parseJson, type ParseData } from "./engine/data-files";
 import { WorkerFileError } from "./engine/errors";
 import { isModelsFile, parseModelsFiles, providerNames, type ModelsConfig } from "./engine/model/providers";
+import { sha256Hex } from "./engine/ids";
 
 type App = { catalog: Catalog; triggers: Triggers; schedules: ReadonlyMap<string, ScheduledTrigger>; emails: ReadonlyMap<string, EmailTrigger>; models: ModelsConfig };
 
@@ -106,11 +107,6 @@ export const definitions = (): Definitions => ({ catalog: catalog(), models: mod
  */
 export function catalogVersion(): Promise<string> {
   return (version ??= sha256Hex(JSON.stringify(Object.entries(deploy.files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))).then((h) => h.slice(0, 16)));
-}
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /**

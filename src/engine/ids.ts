@@ -1,7 +1,14 @@
+/** Lowercase hex of bytes. */
+export const hex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+/** SHA-256 (WebCrypto) of bytes, or of a string as UTF-8, in hex. */
+export async function sha256Hex(data: Uint8Array | string): Promise<string> {
+  return hex(new Uint8Array(await crypto.subtle.digest("SHA-256", typeof data === "string" ? new TextEncoder().encode(data) : data)));
+}
+
 /** Short, stable ids derived from journal keys (so a replay finds the same approval). */
 export async function approvalId(key: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
-  return "ap_" + [...new Uint8Array(digest).slice(0, 12)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return "ap_" + (await sha256Hex(key)).slice(0, 24);
 }
 
 /** FNV-1a, for instance keys: cheap, deterministic, not for security. */

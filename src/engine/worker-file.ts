@@ -151,7 +151,7 @@ export interface WorkerFileReading {
   toolsetsComplete: boolean;
 }
 
-const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+export const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A worker file's two parts: the frontmatter between its `---` lines, and the instructions below (as written). */
 export function splitWorkerFile(text: string): { frontmatter: string; instructions: string } | null {

@@ -1,4 +1,5 @@
 import { toBase32, fromBase32 } from "./base32";
+import { hex } from "../engine/ids";
 
 /**
  * The local part of an approval email's Reply-To: `base32(run object id ‖ MAC)`.
@@ -19,7 +20,6 @@ export const MAC_BYTES = 7;
 const REF_LENGTH = Math.ceil(((OBJECT_ID_BYTES + MAC_BYTES) * 8) / 5);
 
 const encoder = new TextEncoder();
-const hex = (b: Uint8Array) => [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
 
 async function macBytes(objectId: string, approvalId: string, secret: string): Promise<Uint8Array> {
   const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);

@@ -1,6 +1,6 @@
+import { sha256Hex } from "../engine/ids";
 import { resolvePointer } from "./json-pointer";
 import type { Trigger } from "./triggers-file";
-import { hex } from "./verify";
 
 /** Does the payload pass the trigger's filter? Returns the first mismatch, or null. */
 export function filterMismatch(t: Trigger, payload: unknown): string | null {
@@ -23,7 +23,6 @@ export function mapInput(t: Trigger, payload: unknown): Record<string, unknown> 
   return input;
 }
 
-export const sha256Hex = async (data: Uint8Array) => hex(new Uint8Array(await crypto.subtle.digest("SHA-256", data)));
 
 /**
  * What makes a delivery one delivery, from what its signature covers: Stripe's

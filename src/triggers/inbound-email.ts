@@ -5,7 +5,7 @@ import { checkStart, startTriggerRun } from "../runs";
 import { runIdFor } from "./delivery";
 import { addressAllowed } from "./email-address";
 import { emailInput } from "./email-input";
-import { hex } from "./verify";
+import { sha256Hex } from "../engine/ids";
 import type { EmailTrigger } from "./triggers-file";
 
 /** The part of Cloudflare's ForwardableEmailMessage the trigger uses. */
@@ -53,7 +53,7 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   // Without one, the bytes identify the message (a redelivery repeats them).
   const messageKey = parsed.messageId
     ? `message-id:${from}\n${parsed.messageId}`
-    : `sha256:${hex(new Uint8Array(await crypto.subtle.digest("SHA-256", raw)))}`;
+    : `sha256:${await sha256Hex(raw)}`;
   const id = await runIdFor(t.name, messageKey);
   const started = await startTriggerRun(env, t, { id, checked, trigger: { kind: "email", name: t.name, from, message_id: input.message_id } });
   return { trigger: t.name, run_id: id, created: started.created };

@@ -1,5 +1,6 @@
 import { sameSecret } from "../security/constant-time";
 import type { Trigger } from "./triggers-file";
+import { hex } from "../engine/ids";
 
 export type Verification = { ok: true } | { ok: false; reason: string };
 
@@ -10,7 +11,6 @@ async function hmacSha256(secret: string, data: Uint8Array): Promise<Uint8Array>
   return new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
 }
 
-export const hex = (b: Uint8Array) => [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
 const base64 = (b: Uint8Array) => btoa(String.fromCharCode(...b));
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {

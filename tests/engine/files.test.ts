@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { CatalogError, defineToolset, files, MemoryJournalStore, MemoryStateBackend, scriptedModel, tool, type ScriptedReply, type StateKV, type ToolContext } from "../../src/engine";
+import { CatalogError, defineToolset, files, MemoryJournalStore, MemoryStateBackend, scriptedModel, tool, type Model, type ScriptedReply, type StateKV, type ToolContext } from "../../src/engine";
 import { MAX_GLOB_LENGTH } from "../../src/engine/glob";
 import { utf8Bytes } from "../../src/engine/journal/bounds";
 import { instanceInit } from "../../src/engine/toolsets/instances";
 import { confine } from "../../src/engine/toolsets/kinds/files";
-import { readBytes, sha256Hex, writeBytes, writeText } from "../../src/engine/toolsets/kinds/files-disk";
+import { sha256Hex } from "../../src/engine/ids";
+import { readBytes, writeBytes, writeText } from "../../src/engine/toolsets/kinds/files-disk";
 import { harness, workerFile } from "./helpers";
 
 const twoRoots = workerFile(`
@@ -60,18 +61,16 @@ describe("files kind", () => {
     expect(() => confine("/src", "/src")).toThrow(/root itself/);
   });
 
+  /** A worker with one `files` instance whose writes need no approval, on the given model. */
+  const writerHarness = (model: Model) =>
+    harness({ "w.worker": workerFile("name: w\nmodel: test:m\ntoolsets:\n  files: { use: files }\napproval:\n  write_file: allow") }, { models: { "test:m": model } });
+
   it("reads long files in pieces and says when it truncated", async () => {
     const model = turns(
       [{ name: "write_file", args: { path: "big.txt", content: "abcdefghij" } }],
       [{ name: "read_file", args: { path: "big.txt", offset: 2, max_chars: 3 } }],
     );
-    const h = harness({ "w.worker": workerFile(`
-name: w
-model: test:m
-toolsets:
-  files: { use: files }
-approval:
-  write_file: allow`) }, { models: { "test:m": model } });
+    const h = writerHarness(model);
     const store = new MemoryJournalStore();
     await h.run({ worker: "w", input: { input: "x" } }, store);
     const read = store.entries.get("w/turn:2/tool:call_2_1/result");
@@ -85,13 +84,7 @@ approval:
       [{ name: "list_files", args: { glob: "**".repeat(14) + "b" } }, { name: "list_files", args: { glob: "**/".repeat(14) + "b" } }],
       [{ name: "list_files", args: { glob: "*".repeat(MAX_GLOB_LENGTH + 1) } }, { name: "list_files", args: { glob: "**/*.md" } }],
     );
-    const h = harness({ "w.worker": workerFile(`
-name: w
-model: test:m
-toolsets:
-  files: { use: files }
-approval:
-  write_file: allow`) }, { models: { "test:m": model } });
+    const h = writerHarness(model);
     const store = new MemoryJournalStore();
     expect((await h.run({ worker: "w", input: { input: "x" } }, store)).status).toBe("succeeded");
     const result = (turn: number, n: number) => store.entries.get(`w/turn:${turn}/tool:call_${turn}_${n}/result`);

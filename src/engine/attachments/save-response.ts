@@ -2,7 +2,8 @@ import { ToolError } from "../errors";
 import { isTextType } from "../model/content-parts";
 import type { GuardedResponse } from "../net/guarded-fetch";
 import { readBodyCapped } from "../net/read-body";
-import { sha256Hex, writeBytes, writeText } from "../toolsets/kinds/files-disk";
+import { sha256Hex } from "../ids";
+import { writeBytes, writeText } from "../toolsets/kinds/files-disk";
 import { essence, typeByName } from "./mime";
 import type { FileLocation } from "./worker-files";
 

@@ -1,7 +1,8 @@
 import { Hono } from "hono";
 import { triggers } from "../../catalog";
 import { checkStart, startTriggerRun } from "../../runs";
-import { deliveryHeader, deliveryLedger, filterMismatch, idempotencyKey, mapInput, runIdFor, sha256Hex } from "../../triggers/delivery";
+import { deliveryHeader, deliveryLedger, filterMismatch, idempotencyKey, mapInput, runIdFor } from "../../triggers/delivery";
+import { sha256Hex } from "../../engine/ids";
 import { verifyDelivery } from "../../triggers/verify";
 import { httpError } from "../http-error";
 import { MAX_BODY_BYTES, readLimited } from "../read-body";

@@ -1,6 +1,7 @@
 import { ToolError } from "../../errors";
 import { fromBase64, toBase64 } from "../../model/content-parts";
 import type { StateKV } from "../toolset";
+import { sha256Hex } from "../../ids";
 
 /**
  * How the `files` kind keeps files in its scope's state, every row well under
@@ -39,11 +40,6 @@ export const fileLength = (f: StoredFile) => (typeof f === "string" ? f.length :
 
 /** The file's size in bytes (text as UTF-8), known without reading its content. */
 export const fileBytes = (f: StoredFile) => (typeof f === "string" ? new TextEncoder().encode(f).byteLength : isBinary(f) ? f.binary.size : f.text.size);
-
-export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 async function chunk(disk: StateKV, abs: string, n: number, gen?: string): Promise<string> {
   const part = await disk.get<string>(chunkKey(abs, n, gen));

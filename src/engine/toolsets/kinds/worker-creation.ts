@@ -6,7 +6,7 @@ import { createdFile, creationKey, readCreation, type RecordedCreation } from ".
 import { ToolError } from "../../errors";
 import { describeIssues, toolParameters } from "../../json-schema";
 import type { RunServices } from "../../run";
-import { TOOL_NAME, type InstanceSpec, type WorkerSpec } from "../../worker-file";
+import { isMapping, TOOL_NAME, type InstanceSpec, type WorkerSpec } from "../../worker-file";
 import type { ToolsetKind } from "../define";
 import type { Policy, ToolDef, Toolset } from "../toolset";
 
@@ -28,8 +28,6 @@ const schema = z
   .refine((s) => JSON.stringify(s).length <= 20_000, "must be at most 20000 characters of JSON")
   .refine((s) => shallowAndRegexFree(s, 0), "must not use pattern or patternProperties, nor nest deeper than 32 levels");
 
-const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
 /** Keywords whose value maps names to schemas: the names are data, only the schemas are checked. */
 const SCHEMA_MAPS = new Set(["properties", "$defs", "definitions", "dependentSchemas"]);
 
@@ -42,7 +40,7 @@ function shallowAndRegexFree(v: unknown, depth: number): boolean {
   const o = v as Record<string, unknown>;
   if ("pattern" in o || "patternProperties" in o) return false;
   return Object.entries(o).every(([k, x]) =>
-    SCHEMA_MAPS.has(k) && isMap(x) ? Object.values(x).every((schema) => shallowAndRegexFree(schema, depth + 2)) : shallowAndRegexFree(x, depth + 1),
+    SCHEMA_MAPS.has(k) && isMapping(x) ? Object.values(x).every((schema) => shallowAndRegexFree(schema, depth + 2)) : shallowAndRegexFree(x, depth + 1),
   );
 }
 
