@@ -1,5 +1,6 @@
 import { toBase32, fromBase32 } from "./base32";
 import { hex } from "../engine/ids";
+import { hmacSha256 } from "../security/hmac";
 
 /**
  * The local part of an approval email's Reply-To: `base32(run object id ‖ MAC)`.
@@ -19,12 +20,8 @@ export const OBJECT_ID_BYTES = 32;
 export const MAC_BYTES = 7;
 const REF_LENGTH = Math.ceil(((OBJECT_ID_BYTES + MAC_BYTES) * 8) / 5);
 
-const encoder = new TextEncoder();
-
 async function macBytes(objectId: string, approvalId: string, secret: string): Promise<Uint8Array> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(`reply\0${objectId.toLowerCase()}\0${approvalId}`));
-  return new Uint8Array(mac).slice(0, MAC_BYTES);
+  return (await hmacSha256(secret, `reply\0${objectId.toLowerCase()}\0${approvalId}`)).slice(0, MAC_BYTES);
 }
 
 /** The truncated MAC (hex) binding a reply reference to one approval of one run object; compare with `sameSecret`. */

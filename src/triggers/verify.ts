@@ -1,15 +1,11 @@
 import { sameSecret } from "../security/constant-time";
+import { hmacSha256 } from "../security/hmac";
 import type { Trigger } from "./triggers-file";
 import { hex } from "../engine/ids";
 
 export type Verification = { ok: true } | { ok: false; reason: string };
 
 const encoder = new TextEncoder();
-
-async function hmacSha256(secret: string, data: Uint8Array): Promise<Uint8Array> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  return new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
-}
 
 const base64 = (b: Uint8Array) => btoa(String.fromCharCode(...b));
 
