@@ -8,6 +8,7 @@ import { gzipSync } from "node:zlib";
 import { endToEnd } from "../bench/e2e.mjs";
 import { loadTest } from "../bench/load.mjs";
 import { topFrames } from "../bench/profile-top.mjs";
+import { yamlCost } from "../bench/yaml-cost.mjs";
 import { importTs, root } from "./import-ts.mjs";
 
 process.chdir(root);
@@ -66,7 +67,8 @@ const out = mkdtempSync(join(tmpdir(), "edgework-bundle-"));
 execFileSync("node_modules/.bin/wrangler", ["deploy", "--dry-run", "--outdir", out, "--metafile", join(out, "meta.json")], { env, stdio: "ignore" });
 const code = readFileSync(join(out, "index.js"));
 const meta = JSON.parse(readFileSync(join(out, "meta.json"), "utf8"));
-const inputs = Object.values(meta.outputs).sort((a, b) => b.bytes - a.bytes)[0].inputs;
+// The bundle's own entry (the source map beside it lists no inputs).
+const inputs = Object.entries(meta.outputs).find(([file]) => file.endsWith("index.js"))[1].inputs;
 const byPackage = {};
 for (const [file, info] of Object.entries(inputs)) {
   const tail = file.includes("node_modules/") ? file.split("node_modules/").pop() : null;
@@ -79,6 +81,8 @@ const bundle = { rawKiB: code.length / 1024, gzipKiB: gzipSync(code).length / 10
 log("startup (module evaluation and first request, 9 fresh processes)…");
 const probes = Array.from({ length: 9 }, () => JSON.parse(execFileSync("node", ["bench/startup-probe.mjs", join(out, "index.js")], { encoding: "utf8" })));
 const startup = { evalMs: median(probes.map((p) => p.evalMs)), firstRequestMs: median(probes.map((p) => p.firstRequestMs)) };
+log("what runtime YAML would add (yaml bundled alone, 7 fresh processes)…");
+const yaml = await yamlCost(root);
 
 log("end to end (wrangler dev, 200 two-turn runs through the webhook, one at a time)…");
 const e2e = await endToEnd({ runs: 260 });
@@ -112,6 +116,7 @@ const rows = [
   ["resume: steps → rows read, ms", results.resume.map((r) => `${r.steps} → ${r.rowsRead}, ${r.ms}`).join(" · ")],
   ["bundle raw / gzip (goal ≤ 250 KiB gzip)", `${fmt(bundle.rawKiB, 0)} KiB / ${fmt(bundle.gzipKiB, 0)} KiB`],
   ["startup: module evaluation / first request (catalog load)", `${fmt(startup.evalMs, 1)} ms / ${fmt(startup.firstRequestMs, 1)} ms`],
+  ["YAML parsed at build time: what runtime YAML would add (bundle gzip; evaluation + catalog parse)", `+${fmt(yaml.gzipKiB, 1)} KiB; +${fmt(yaml.evalMs + yaml.yamlParseMs - yaml.jsonParseMs, 1)} ms`],
   ["end to end, webhook → first model request p50 / p99", `${fmt(e2e.firstModelRequest.p50, 1)} ms / ${fmt(e2e.firstModelRequest.p99, 1)} ms (${e2e.runs} runs, one at a time)`],
   ["end to end, webhook → two-turn run finished p50 / p99", `${fmt(e2e.completion.p50, 1)} ms / ${fmt(e2e.completion.p99, 1)} ms`],
   ["load: completed / failed / lost / duplicated", `${load.completed} / ${load.failed} / ${load.lost} / ${load.duplicated} of ${load.runs}`],
@@ -209,6 +214,16 @@ ${bundle.top.map(([k, v]) => `| ${k} | ${fmt(v / 1024, 1)} |`).join("\n")}
 
 Startup, measured by evaluating the deployable bundle in a fresh Node process (V8, as in workerd; \`cloudflare:*\` stubbed),
 median of 9: module evaluation **${fmt(startup.evalMs, 1)} ms**, first request (loads and checks the catalog) **${fmt(startup.firstRequestMs, 1)} ms**.
+
+Worker files, triggers.yaml and models.yaml are parsed and checked at build time and bundled as JSON (scripts/bundle-workers.mjs),
+so \`yaml\` is not in the deployed bundle. What parsing them at runtime would add, measured now (bench/yaml-cost.mjs: \`yaml\`
+bundled alone with esbuild, minified; median of 7 fresh Node processes):
+
+| | with runtime YAML (before) | JSON bundled (now) |
+|---|---|---|
+| \`yaml\` in the bundle | ${fmt(yaml.rawKiB, 1)} KiB raw, ${fmt(yaml.gzipKiB, 1)} KiB gzip | 0 |
+| its module evaluation | ${fmt(yaml.evalMs, 1)} ms | 0 |
+| parsing this catalog's ${yaml.files} files on the first request | ${fmt(yaml.yamlParseMs, 1)} ms (\`yaml\` cold) | ${fmt(yaml.jsonParseMs, 2)} ms (\`JSON.parse\`) |
 
 ## 5. End to end
 
