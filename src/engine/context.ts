@@ -57,9 +57,6 @@ export function toolContext(run: RunServices, frame: CallFrame, toolset: Toolset
   return new CallContext(run, frame, toolset, callPath, usage, state);
 }
 
-/** A frame's `files`, made once per worker call rather than once per tool call. */
-const filesOfFrame = new WeakMap<CallFrame, WorkerFiles>();
-
 /**
  * One tool call's context. A class so the idempotency key can be a getter on its
  * prototype: hashed when a tool reads it, not for every call (almost no tool does),
@@ -84,9 +81,7 @@ class CallContext implements ToolContext {
     this.runId = run.runId;
     this.depth = frame.depth;
     this.workerChain = frame.chain;
-    let files = filesOfFrame.get(frame);
-    if (!files) filesOfFrame.set(frame, (files = workerFiles(run, frame)));
-    this.files = files;
+    this.files = workerFiles(run, frame);
     this.llmAsk = (prompt, opts = {}) => askModel(run, frame, next("ask"), usage, prompt, opts);
     this.llmAgent = async (opts) => {
       const base = next("agent");
