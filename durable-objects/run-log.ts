@@ -55,8 +55,8 @@ export class LoggedJournalStore extends SqliteJournalStore {
     super(runSql);
   }
 
-  override put(key: string, value: unknown): void {
-    super.put(key, value);
+  override put(key: string, value: unknown, text?: string): void {
+    super.put(key, value, text);
     if (key.endsWith("/result") && (value as RecordedCall | null)?.ok === false) logRunEvent(this.runSql, "step_failed", { step: key.slice(0, -"/result".length) });
   }
 }

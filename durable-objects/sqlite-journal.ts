@@ -15,8 +15,8 @@ export class SqliteJournalStore implements JournalStore {
     return new Map(this.sql.all`SELECT key, value FROM journal ORDER BY seq`.map((r) => [r.key as string, parse(r.value)]));
   }
 
-  put(key: string, value: unknown): void {
-    const text = json(value);
+  /** `text`: the JSON the journal made to check the step's size, written as is (made here only when absent). */
+  put(key: string, value: unknown, text: string = json(value)): void {
     try {
       this.sql.run`INSERT INTO journal (key, value, at) VALUES (${key}, ${text}, ${this.now()})`;
     } catch (err) {

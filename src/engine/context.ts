@@ -24,7 +24,8 @@ export interface AgentOptions {
 /**
  * What every tool implementation receives. Each effect method is journaled under
  * `<callPath>/<kind>:<n>`, `n` counting this context's effects in call order, so a
- * deterministic tool replays onto the same keys.
+ * deterministic tool replays onto the same keys. Copy one with `contextWith`, not a
+ * spread: the engine's contexts keep `idempotencyKey` as a getter on their prototype.
  */
 export interface ToolContext {
   readonly runId: string;
@@ -53,42 +54,59 @@ export interface ToolContext {
 }
 
 export function toolContext(run: RunServices, frame: CallFrame, toolset: Toolset, callPath: string, usage: UsageMeter, state: StateKV): ToolContext {
-  let n = 0;
-  const next = (kind: string) => `${callPath}/${kind}:${++n}`;
-  const ctx: ToolContext = {
-    runId: run.runId,
-    callPath,
-    idempotencyKey: idempotencyKey(run.runId, callPath),
-    depth: frame.depth,
-    workerChain: frame.chain,
-    usage,
-    state,
-    files: workerFiles(run, frame),
-    llmAsk: (prompt, opts = {}) => askModel(run, frame, next("ask"), usage, prompt, opts),
-    async llmAgent(opts) {
+  return new CallContext(run, frame, toolset, callPath, usage, state);
+}
+
+/**
+ * One tool call's context. A class so the idempotency key can be a getter on its
+ * prototype: hashed when a tool reads it, not for every call (almost no tool does),
+ * and still there on a copy made by `contextWith`.
+ */
+class CallContext implements ToolContext {
+  readonly runId: string;
+  readonly depth: number;
+  readonly workerChain: readonly string[];
+  readonly files: WorkerFiles;
+  readonly llmAsk: ToolContext["llmAsk"];
+  readonly llmAgent: ToolContext["llmAgent"];
+  readonly callTool: ToolContext["callTool"];
+  readonly callWorker: ToolContext["callWorker"];
+  readonly step: ToolContext["step"];
+  readonly now: ToolContext["now"];
+  readonly randomId: ToolContext["randomId"];
+
+  constructor(run: RunServices, frame: CallFrame, toolset: Toolset, readonly callPath: string, readonly usage: UsageMeter, readonly state: StateKV) {
+    let n = 0;
+    const next = (kind: string) => `${callPath}/${kind}:${++n}`;
+    this.runId = run.runId;
+    this.depth = frame.depth;
+    this.workerChain = frame.chain;
+    this.files = workerFiles(run, frame);
+    this.llmAsk = (prompt, opts = {}) => askModel(run, frame, next("ask"), usage, prompt, opts);
+    this.llmAgent = async (opts) => {
       const base = next("agent");
       const agent = run.callables.worker(adHocWorker(run, frame, opts));
       const meter = usage.child();
       return recordedCall(run.journal, `${base}/result`, meter, () =>
         agent.call(typeof opts.input === "string" ? { input: opts.input } : opts.input, { path: base, parent: frame, usage: meter, model: opts.model }),
       );
-    },
-    async callTool(name, args) {
-      const path = next("call");
-      return toolset.callTool(name, args, toolContext(run, frame, toolset, path, usage.child(), state));
-    },
-    async callWorker(name, input) {
+    };
+    this.callTool = async (name, args) => toolset.callTool(name, args, toolContext(run, frame, toolset, next("call"), usage.child(), state));
+    this.callWorker = async (name, input) => {
       const base = next("worker");
       const callee = run.callables.get(name);
       if (!callee) throw new ToolError(`unknown worker "${name}"; known: ${run.callables.names().join(", ")}`);
       const meter = usage.child();
       return recordedCall(run.journal, `${base}/result`, meter, () => callee.call(input, { path: `${base}/${name}`, parent: frame, usage: meter }));
-    },
-    step: (key, fn) => run.journal.step(`${callPath}/step:${key}`, fn),
-    now: () => run.journal.step(next("now"), () => run.clock.now()),
-    randomId: () => run.journal.step(next("random"), () => crypto.randomUUID()),
-  };
-  return ctx;
+    };
+    this.step = (key, fn) => run.journal.step(`${callPath}/step:${key}`, fn);
+    this.now = () => run.journal.step(next("now"), () => run.clock.now());
+    this.randomId = () => run.journal.step(next("random"), () => crypto.randomUUID());
+  }
+
+  get idempotencyKey(): string {
+    return idempotencyKey(this.runId, this.callPath);
+  }
 }
 
 /** `llmAgent` options as a worker, checked like a worker file (kinds, configs). */

@@ -1,7 +1,7 @@
 import { checkBudget } from "./budget";
 import type { CallFrame } from "./call-frame";
 import { messageOf, RunError } from "./errors";
-import { MAX_STEP_BYTES, stepBytes } from "./journal/bounds";
+import { MAX_STEP_BYTES } from "./journal/bounds";
 import type { Message, ModelRequest, ModelResponse } from "./model/model";
 import type { RunServices } from "./run";
 import { costOf, type UsageMeter } from "./usage";
@@ -11,6 +11,16 @@ export type RecordedResponse = ModelResponse & { model: string; costUsd: number 
 
 /** One model request as a journal step: budget checked first, usage added (also on replay). */
 export async function modelStep(run: RunServices, frame: CallFrame, key: string, usage: UsageMeter, model: string, req: ModelRequest): Promise<RecordedResponse> {
+  // Unrecorded, the answer would be requested (and paid for) again on every retry: the run ends here.
+  // The journal calls this only when the answer is over its bound, with the size of the JSON it made.
+  const tooLarge = (recorded: RecordedResponse, bytes: number): never => {
+    addUsage(usage, recorded);
+    throw new RunError(
+      "too_large",
+      `${frame.worker.file}: model ${model} answered with ${bytes} bytes (text and tool calls, as JSON), over the journal's bound of ${MAX_STEP_BYTES} bytes per step; ask for a shorter answer or have it written in parts by tools`,
+      true,
+    );
+  };
   const res = await run.journal.step<RecordedResponse>(key, async () => {
     await checkBudget(run, frame, key);
     let r: ModelResponse;
@@ -19,19 +29,8 @@ export async function modelStep(run: RunServices, frame: CallFrame, key: string,
     } catch (err) {
       throw new RunError("model_error", `${frame.worker.file}: model ${model} failed: ${messageOf(err)}`, true);
     }
-    const recorded: RecordedResponse = { ...r, model, costUsd: costOf(model, r.usage.inputTokens, r.usage.outputTokens, run.prices) };
-    const bytes = stepBytes(key, recorded);
-    if (bytes > MAX_STEP_BYTES) {
-      // Unrecorded, the answer would be requested (and paid for) again on every retry: the run ends here.
-      addUsage(usage, recorded);
-      throw new RunError(
-        "too_large",
-        `${frame.worker.file}: model ${model} answered with ${bytes} bytes (text and tool calls, as JSON), over the journal's bound of ${MAX_STEP_BYTES} bytes per step; ask for a shorter answer or have it written in parts by tools`,
-        true,
-      );
-    }
-    return recorded;
-  });
+    return { ...r, model, costUsd: costOf(model, r.usage.inputTokens, r.usage.outputTokens, run.prices) };
+  }, tooLarge);
   addUsage(usage, res);
   return res;
 }

@@ -1,10 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ToolError } from "../../src/engine";
+import { z } from "zod";
+import { defineToolset, executeRun, MemoryJournalStore, scriptedModel, tool, ToolError } from "../../src/engine";
 import { idempotencyKey, sha256Hex } from "../../src/engine/idempotency-key";
 import { allowEntryProblem, allowList } from "../../src/engine/net/allow-list";
 import { guardedFetch } from "../../src/engine/net/guarded-fetch";
 import { cappedText, readBodyCapped } from "../../src/engine/net/read-body";
+import { harness, workerFile } from "./helpers";
 
 describe("allowList", () => {
   const allows = (entries: string[], url: string) => allowList(entries).allows(new URL(url));
@@ -104,5 +106,26 @@ describe("idempotencyKey", () => {
     expect(idempotencyKey("r1", "w/turn:1/tool:a")).toBe(idempotencyKey("r1", "w/turn:1/tool:a"));
     expect(idempotencyKey("r1", "w/turn:1/tool:a")).not.toBe(idempotencyKey("r2", "w/turn:1/tool:a"));
     expect(idempotencyKey("r1", "w/turn:1/tool:a")).not.toBe(idempotencyKey("r1", "w/turn:1/tool:b"));
+  });
+
+  it("reaches a tool as idempotencyKey(run id, call path), through a redacting instance and in nested calls", async () => {
+    // The context is copied for the kind's own state and for redaction: the key must survive both copies.
+    const keyKind = defineToolset({
+      kind: "keys",
+      config: z.strictObject({ token: z.string() }),
+      create: () => ({}),
+      tools: {
+        key: tool({ description: "its key", input: z.strictObject({}), readOnly: true, run: (_a, ctx) => ({ path: ctx.callPath, key: ctx.idempotencyKey }) }),
+        nested: tool({ description: "a nested call's key", input: z.strictObject({}), readOnly: true, run: (_a, ctx) => ctx.callTool("key", {}) }),
+      },
+    });
+    const model = scriptedModel((_req, n) => (n === 0 ? { toolCalls: [{ id: "a", name: "key", args: {} }, { id: "b", name: "nested", args: {} }] } : { text: "done" }));
+    const h = harness({ "w.worker": workerFile(`name: w\nmodel: test:m\ntoolsets:\n  keys: { use: keys, token: "\${TOKEN}" }`) }, { kinds: [keyKind], models: { "test:m": model } });
+    const store = new MemoryJournalStore();
+    const out = await executeRun({ ...h.config, vars: { TOKEN: "a-secret-long-enough" } }, store, { runId: "r-keys", worker: "w", input: { input: "x" } });
+    expect(out.status).toBe("succeeded");
+    const seen = ["a", "b"].map((id) => (store.entries.get(`w/turn:1/tool:${id}/result`) as { value: { path: string; key: string } }).value);
+    expect(seen.map((v) => v.path)).toEqual(["w/turn:1/tool:a", "w/turn:1/tool:b/call:1"]);
+    for (const v of seen) expect(v.key).toBe(idempotencyKey("r-keys", v.path));
   });
 });

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { ToolContext } from "../context";
+import { contextWith } from "../context-with";
 import { ToolError } from "../errors";
 import { describeIssues, toolParameters } from "../json-schema";
 import type { CallFrame } from "../call-frame";
@@ -86,7 +87,7 @@ export function defineToolset<C extends z.ZodType, S>(def: ToolsetKindDef<C, S>)
           if (!spec) throw new ToolError(`toolset "${init.name}" has no tool "${name}"`);
           const parsed = spec.input.safeParse(args);
           if (!parsed.success) throw new ToolError(`invalid arguments for ${name}: ${describeIssues(parsed.error)}`);
-          return spec.run(parsed.data, { ...ctx, state: init.state }, self);
+          return spec.run(parsed.data, contextWith(ctx, { state: init.state }), self);
         },
         close: def.close ? async () => def.close!(self) : undefined,
       };

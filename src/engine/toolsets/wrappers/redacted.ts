@@ -1,4 +1,5 @@
 import type { ToolContext } from "../../context";
+import { contextWith } from "../../context-with";
 import { messageOf, propagates, RunError, ToolError } from "../../errors";
 import type { Substitution } from "../interpolate";
 import type { Toolset } from "../toolset";
@@ -65,7 +66,7 @@ export function redacted(inner: Toolset, secrets: readonly Substitution[]): Tool
       // Redacted before it is recorded, so the first run and every replay see the same value.
       const step: ToolContext["step"] = (key, fn) => ctx.step(key, async () => redactDeep(await fn(), redact) as Awaited<ReturnType<typeof fn>>);
       try {
-        return redactDeep(await inner.callTool(name, args, { ...ctx, step }), redact);
+        return redactDeep(await inner.callTool(name, args, contextWith(ctx, { step })), redact);
       } catch (err) {
         throw redactError(err, redact);
       }

@@ -1,0 +1,10 @@
+import type { ToolContext } from "./context";
+
+/**
+ * `ctx` with some members replaced, for a wrapper or kind that hands its tool a
+ * different `state` or `step`. Same prototype as `ctx`, not a spread: the engine's
+ * contexts keep the idempotency key as a getter there, computed only when read.
+ */
+export function contextWith(ctx: ToolContext, members: Partial<ToolContext>): ToolContext {
+  return Object.assign(Object.create(Object.getPrototypeOf(ctx) as object) as ToolContext, ctx, members);
+}
