@@ -96,6 +96,8 @@ FROM (
  * journal under its key, which is then the only record of it. Older versions
  * also wrote the decision into the row (a status other than pending wins);
  * voided is written to the row when the run ends with the approval undecided.
+ * The decision is looked for after asked_step only (a walk of the journal's seq
+ * range, no index to write), and stops at the first match.
  */
 const APPROVALS_CURRENT = `
 CREATE VIEW IF NOT EXISTS approvals_current AS
@@ -105,7 +107,11 @@ SELECT a.id, a.key, a.call_path, a.worker_chain, a.tool, a.args, a.description, 
   coalesce(a.note, d.value ->> '$.note') AS note,
   coalesce(a.decided_by, d.value ->> '$.by') AS decided_by,
   coalesce(a.decided_at, d.at) AS decided_at
-FROM approvals a LEFT JOIN journal d ON d.seq > coalesce(a.asked_step, 0) AND d.key = a.key`;
+FROM (
+  SELECT *, CASE WHEN status = 'pending' THEN (
+    SELECT j.seq FROM journal j WHERE j.seq > coalesce(approvals.asked_step, 0) AND j.key = approvals.key ORDER BY j.seq LIMIT 1
+  ) END AS decision_seq FROM approvals
+) a LEFT JOIN journal d ON d.seq = a.decision_seq`;
 
 function migrate(sql: Sql, upgrades: Array<[version: number, statements: string[]]>): void {
   sql.script(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`);
