@@ -222,7 +222,7 @@ export class RunDO extends DurableObject<Env> {
       this.event("run_cancelled", {});
     });
     await clearRunState(this.states, run.id as string);
-    await this.setAlarm(deletionDue(this.env, this.row()!.updated_at)); // retention (from when the event says it ended): replaces any activation or expiry alarm
+    await this.setAlarm(deletionDue(this.env, this.row()!.updated_at as number)); // retention (from when the event says it ended): replaces any activation or expiry alarm
     return { ok: true, status: "cancelled" };
   }
 
