@@ -23,8 +23,11 @@ export interface DueMail {
   approval: ApprovalView;
 }
 
-/** What an expired approval records, whoever notices first: the run's alarm, or a late decider. */
-export const EXPIRED: ApprovalDecision = { approved: false, by: "expiry", note: "the approval expired before anyone decided" };
+/**
+ * What an expired approval records, whoever notices first: the run's alarm, or a late
+ * decider. `expired` tells it from a rejection (approvals_current in schema.ts); the gate reads the rest.
+ */
+export const EXPIRED: ApprovalDecision & { expired: true } = { approved: false, by: "expiry", note: "the approval expired before anyone decided", expired: true };
 const EXPIRED_ANSWER = { ok: false, status: 410, error: "the approval expired; it counts as a rejection" } as const;
 
 /** Why nothing about an ended run can be decided (or resumed) any more. */
@@ -34,11 +37,15 @@ const lower = (address: string) => address.trim().toLowerCase();
 
 type ApprovalRow = { id: string; key: string; status: string; expires_at: number; tool: string; args: string; worker_chain: string };
 
+/** The status a recorded decision gives its approval. */
+const statusOf = (d: ApprovalDecision & { expired?: boolean }) => (d.expired ? "expired" : d.approved ? "approved" : "rejected");
+
 /**
  * The approvals of one run, in its SQLite: asked, decided, expired, voided.
- * A decision and an expiry are recorded the same way: a journal step under the
- * approval's key (replay hands it to the gate), the row's new status, an event
- * (which also makes the run's status running again: see run_current in schema.ts).
+ * A decision and an expiry are recorded the same way, in one row: a journal step
+ * under the approval's key. Replay hands it to the gate; the approval's status
+ * (approvals_current), the run's status (running again: run_current) and the
+ * approval_recorded event watchers see (recordedEvents) are read from it.
  * The caller runs each method inside its transaction.
  */
 export class RunApprovals {
@@ -46,12 +53,15 @@ export class RunApprovals {
     private readonly sql: Sql,
     private readonly journal: SqliteJournalStore,
     private readonly event: (type: string, data: Record<string, unknown>) => void,
+    /** A fact recorded elsewhere (here: the journal): its log line and index report, no row. */
+    private readonly noted: (type: string, data: Record<string, unknown>) => void,
   ) {}
 
   /** Stores a pending approval once (a retried notification finds it); returns its expiry. */
   request(p: PendingApproval, now: number, ttlMs: number): number {
-    const inserted = this.sql.all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, status, created_at, expires_at)
-      VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, 'pending', ${now}, ${now + ttlMs})
+    const inserted = this.sql.all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, status, created_at, expires_at, asked_step)
+      VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, 'pending', ${now}, ${now + ttlMs},
+        (SELECT coalesce(max(seq), 0) FROM journal))
       ON CONFLICT (id) DO NOTHING RETURNING id`;
     if (inserted.length) this.event("approval_requested", { approval_id: p.id, tool: p.tool, worker_chain: p.workerChain, description: p.description });
     return this.sql.one`SELECT expires_at FROM approvals WHERE id = ${p.id}`!.expires_at as number;
@@ -68,32 +78,32 @@ export class RunApprovals {
     if (d.replyFrom !== undefined && !this.recipients(approvalId).includes(lower(d.replyFrom))) {
       return refused({ ok: false, status: 403, error: "the reply does not come from an address this approval was emailed to" });
     }
-    const ap = this.sql.one<ApprovalRow>`SELECT id, key, status, expires_at, tool, args, worker_chain FROM approvals WHERE id = ${approvalId}`;
+    const ap = this.sql.one<ApprovalRow>`SELECT id, key, status, expires_at, tool, args, worker_chain FROM approvals_current WHERE id = ${approvalId}`;
     if (!ap) return refused({ ok: false, status: 404, error: `unknown approval "${approvalId}" for this run` });
     if (ap.status === "expired") return refused(EXPIRED_ANSWER);
     // Also a still-pending row of a run that ended before voiding existed.
     if (TERMINAL.includes(run) && (ap.status === "pending" || ap.status === "voided")) return refused({ ok: false, status: 409, error: `${runEnded(run)}; its approvals are void` });
     if (ap.status !== "pending") return refused({ ok: false, status: 409, error: `approval already ${ap.status}` });
     if (now >= ap.expires_at) {
-      this.resolve(ap, EXPIRED, now);
+      this.resolve(ap, EXPIRED);
       return { answer: EXPIRED_ANSWER, recorded: true };
     }
     const remember = d.remember && d.decision === "approve" ? { worker: parse<string[]>(ap.worker_chain).at(-1)!, tool: ap.tool, args: parse(ap.args) } : undefined;
     const decision: ApprovalDecision = { approved: d.decision === "approve", by: d.by, ...(d.note ? { note: d.note } : {}), ...(remember ? { remember } : {}) };
-    this.resolve(ap, decision, now);
+    this.resolve(ap, decision);
     return { answer: { ok: true, approved: decision.approved }, recorded: true };
   }
 
   /** Records the rejection of every pending approval whose expiry has come; returns how many. */
   expireDue(now: number): number {
-    const due = this.sql.all<ApprovalRow>`SELECT id, key FROM approvals WHERE status = 'pending' AND expires_at <= ${now}`;
-    for (const ap of due) this.resolve(ap, EXPIRED, now);
+    const due = this.sql.all<ApprovalRow>`SELECT id, key FROM approvals_current WHERE status = 'pending' AND expires_at <= ${now}`;
+    for (const ap of due) this.resolve(ap, EXPIRED);
     return due.length;
   }
 
   /** A run that ended voids what is still pending: nobody can decide it any more. */
   voidPending(now: number): void {
-    this.sql.run`UPDATE approvals SET status = 'voided', decided_at = ${now} WHERE status = 'pending'`;
+    this.sql.run`UPDATE approvals SET status = 'voided', decided_at = ${now} WHERE id IN (SELECT id FROM approvals_current WHERE status = 'pending')`;
   }
 
   /**
@@ -115,7 +125,7 @@ export class RunApprovals {
    * they go out: a crash between claim and send loses that email, never repeats it.
    */
   claimDueMail(now: number): DueMail[] {
-    const due = this.sql.all`SELECT m.approval_id, m.kind, m.recipient FROM approval_mail m JOIN approvals a ON a.id = m.approval_id
+    const due = this.sql.all`SELECT m.approval_id, m.kind, m.recipient FROM approval_mail m JOIN approvals_current a ON a.id = m.approval_id
       WHERE m.sent_at IS NULL AND m.due_at <= ${now} AND a.status = 'pending' AND a.expires_at > m.due_at ORDER BY m.due_at, m.recipient`;
     const views = new Map(this.list().map((a) => [a.id, a]));
     return due.map((m) => {
@@ -137,7 +147,7 @@ export class RunApprovals {
 
   /** What a paused run waits for next: the earliest pending expiry or follow-up email; null when nothing. */
   nextWakeUp(): number | null {
-    const mail = this.sql.one`SELECT min(m.due_at) AS at FROM approval_mail m JOIN approvals a ON a.id = m.approval_id
+    const mail = this.sql.one`SELECT min(m.due_at) AS at FROM approval_mail m JOIN approvals_current a ON a.id = m.approval_id
       WHERE m.sent_at IS NULL AND a.status = 'pending' AND a.expires_at > m.due_at`?.at as number | null;
     const expiry = this.earliestExpiry();
     if (mail == null) return expiry;
@@ -146,16 +156,16 @@ export class RunApprovals {
 
   /** When the earliest pending approval expires, or null when none is pending. */
   earliestExpiry(): number | null {
-    return (this.sql.one`SELECT min(expires_at) AS at FROM approvals WHERE status = 'pending'`?.at as number | null) ?? null;
+    return (this.sql.one`SELECT min(expires_at) AS at FROM approvals_current WHERE status = 'pending'`?.at as number | null) ?? null;
   }
 
   /** Whether any of these approvals was decided or expired (e.g. while the activation that paused on them ran). */
   anyResolved(ids: string[]): boolean {
-    return ids.some((id) => this.sql.one`SELECT status FROM approvals WHERE id = ${id}`?.status !== "pending");
+    return ids.some((id) => this.sql.one`SELECT status FROM approvals_current WHERE id = ${id}`?.status !== "pending");
   }
 
   list(): ApprovalView[] {
-    return this.sql.all`SELECT * FROM approvals ORDER BY created_at, id`.map((r) => ({
+    return this.sql.all`SELECT * FROM approvals_current ORDER BY created_at, id`.map((r) => ({
       id: r.id as string,
       status: r.status as ApprovalView["status"],
       tool: r.tool as string,
@@ -172,10 +182,19 @@ export class RunApprovals {
     }));
   }
 
-  private resolve(ap: Pick<ApprovalRow, "id" | "key">, decision: ApprovalDecision, now: number): void {
-    const status = decision === EXPIRED ? "expired" : decision.approved ? "approved" : "rejected";
+  /**
+   * For watchers: the approval_recorded event each decision step implies, by journal
+   * key. Decisions of objects older than schema version 4 have their event in the events table.
+   */
+  recordedEvents(): Map<string, (decision: ApprovalDecision) => Record<string, unknown>> {
+    const rows = this.sql.all`SELECT id, key FROM approvals
+      WHERE id NOT IN (SELECT data ->> '$.approval_id' FROM events WHERE type = 'approval_recorded' AND data ->> '$.approval_id' IS NOT NULL)`;
+    return new Map(rows.map((r) => [r.key as string, (d: ApprovalDecision) => ({ approval_id: r.id, status: statusOf(d), by: d.by })]));
+  }
+
+  /** One row: the journal step (see the class comment). */
+  private resolve(ap: Pick<ApprovalRow, "id" | "key">, decision: ApprovalDecision): void {
     this.journal.put(ap.key, decision);
-    this.sql.run`UPDATE approvals SET status = ${status}, note = ${decision.note ?? null}, decided_by = ${decision.by}, decided_at = ${now} WHERE id = ${ap.id}`;
-    this.event("approval_recorded", { approval_id: ap.id, status, by: decision.by });
+    this.noted("approval_recorded", { approval_id: ap.id, status: statusOf(decision), by: decision.by });
   }
 }

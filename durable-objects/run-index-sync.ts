@@ -11,7 +11,7 @@ const INDEXED = new Set(["run_queued", "run_running", "run_awaiting_approval", "
  * Keeps the run index up to date from one RunDO without ever blocking or failing
  * the run. A lifecycle event schedules one report (the whole summary), sent after
  * the event's transaction commits and never awaited by the run. The "dirty"
- * marker is the gap between the run's last event seq (durable) and the last
+ * marker is the gap between the run's version (its last event and journal seqs: durable) and the last
  * version the index acknowledged to this instance (memory only: writing it would
  * cost a row per report). A report that failed, or was lost with an evicted object,
  * is re-sent at the run's next alarm, which a failure pulls near; a new instance
@@ -78,14 +78,15 @@ export class RunIndexSync {
     return this.acked < this.version();
   }
 
+  /** Grows with every event and every journal step (a decision is only a step), so each report is newer than the last. */
   private version(): number {
-    return this.sql.one`SELECT coalesce(max(seq), 0) AS v FROM events`!.v as number;
+    return this.sql.one`SELECT (SELECT coalesce(max(seq), 0) FROM events) + (SELECT coalesce(max(seq), 0) FROM journal) AS v`!.v as number;
   }
 
   private summary(): RunSummary | null {
     const r = this.sql.one`SELECT id, worker, status, trigger, usage, created_at, updated_at FROM run_current`;
     if (!r) return null;
-    const pending = this.sql.all`SELECT id, tool, worker_chain, created_at, expires_at FROM approvals WHERE status = 'pending' ORDER BY created_at, id`;
+    const pending = this.sql.all`SELECT id, tool, worker_chain, created_at, expires_at FROM approvals_current WHERE status = 'pending' ORDER BY created_at, id`;
     return {
       id: r.id as string,
       worker: r.worker as string,

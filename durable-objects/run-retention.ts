@@ -38,7 +38,7 @@ export async function finishedRunAlarm(
   sql: Sql,
   setAlarm: (at: number) => Promise<void>,
 ): Promise<boolean> {
-  const run = sql.one<{ id: string; worker: string; status: RunStatusName; updated_at: number }>`SELECT id, worker, status, updated_at FROM run`!;
+  const run = sql.one<{ id: string; worker: string; status: RunStatusName; updated_at: number }>`SELECT id, worker, status, updated_at FROM run_current`!;
   const due = deletionDue(env, run.updated_at);
   const now = Date.now();
   if (now < due) {

@@ -57,7 +57,7 @@ export class RunDO extends DurableObject<Env> {
     this.states = new SqliteStateBackend(this.sql);
     this.journal = new LoggedJournalStore(this.sql);
     this.index = new RunIndexSync(ctx, env, this.sql);
-    this.approvals = new RunApprovals(this.sql, this.journal, (type, data) => this.event(type, data));
+    this.approvals = new RunApprovals(this.sql, this.journal, (type, data) => this.event(type, data), (type, data) => this.noted(type, data));
     this.pinned = new RunCatalog(this.sql);
     this.faults = new FaultInjector(ctx);
     this.mail = new RunMail(ctx, env, this.approvals, (type, data) => this.event(type, data), () => this.activeCatalog);
@@ -167,24 +167,24 @@ export class RunDO extends DurableObject<Env> {
     if (journal.executed > 0 && Date.now() > deadline) throw new RunInterrupted("checkpoint");
   }
 
-  /** Re-arms the alarm with backoff (30 s doubling, at most an hour) after a transient failure. */
+  /** Re-arms the alarm with backoff (30 s doubling, at most an hour) after a transient failure (one row: the event counts retries). */
   private async retryLater(detail: string): Promise<void> {
     const retries = ((this.row()?.retries as number) ?? 0) + 1;
-    this.sql.run`UPDATE run SET retries = ${retries}, updated_at = ${Date.now()}`;
     this.event("run_retry", { detail, attempt: retries });
     const delay = Math.min(30_000 * 2 ** (retries - 1), 3_600_000);
     await this.setAlarm(Date.now() + delay);
   }
 
-  /** Saves the outcome; an ended run voids its pending approvals in the same transaction. */
+  /**
+   * Saves the outcome in one row, the event that ends or pauses the run (run_current
+   * reads it from there); an ended run voids its pending approvals in the same transaction.
+   */
   private record(outcome: RunOutcome): void {
     const now = Date.now();
     this.ctx.storage.transactionSync(() => {
-      const output = outcome.status === "succeeded" ? json(outcome.output) : null;
-      const error = outcome.status === "failed" ? json(outcome.error) : null;
-      this.sql.run`UPDATE run SET status = ${outcome.status}, output = ${output}, error = ${error}, usage = ${json(outcome.usage)}, retries = 0, updated_at = ${now}`;
       if (outcome.status !== "awaiting_approval") this.approvals.voidPending(now);
-      this.event(`run_${outcome.status}`, outcome.status === "failed" ? { error: outcome.error } : {});
+      const result = outcome.status === "succeeded" ? { output: outcome.output } : outcome.status === "failed" ? { error: outcome.error } : {};
+      this.event(`run_${outcome.status}`, { ...result, usage: outcome.usage });
     });
   }
 
@@ -218,12 +218,11 @@ export class RunDO extends DurableObject<Env> {
     this.cancelled = true; // an activation in flight stops before its next step
     const now = Date.now();
     this.ctx.storage.transactionSync(() => {
-      this.sql.run`UPDATE run SET status = 'cancelled', updated_at = ${now}`;
       this.approvals.voidPending(now);
       this.event("run_cancelled", {});
     });
     await clearRunState(this.states, run.id as string);
-    await this.setAlarm(deletionDue(this.env, now)); // retention: replaces any activation or expiry alarm
+    await this.setAlarm(deletionDue(this.env, this.row()!.updated_at as number)); // retention (from when the event says it ended): replaces any activation or expiry alarm
     return { ok: true, status: "cancelled" };
   }
 
@@ -263,7 +262,7 @@ export class RunDO extends DurableObject<Env> {
     const [j, e] = cursor.split("-").map((n) => Number(n) || 0) as [number, number];
     const steps = this.sql.all`SELECT seq, key, value FROM journal WHERE seq > ${j} ORDER BY seq LIMIT ${limit}`;
     const runEvents = this.sql.all`SELECT seq, after_step, type, data FROM events WHERE seq > ${e} ORDER BY seq LIMIT ${limit}`;
-    const events = mergeEvents(steps, runEvents, j, e);
+    const events = mergeEvents(steps, runEvents, j, e, this.approvals.recordedEvents());
     const full = steps.length === limit || runEvents.length === limit;
     return { events, done: !full && TERMINAL.includes(run.status as RunStatusName) };
   }
@@ -334,6 +333,11 @@ export class RunDO extends DurableObject<Env> {
 
   private event(type: string, data: Record<string, unknown>): void {
     this.sql.run`INSERT INTO events (after_step, type, data, at) VALUES ((SELECT coalesce(max(seq), 0) FROM journal), ${type}, ${json(data)}, ${Date.now()})`;
+    this.noted(type, data);
+  }
+
+  /** What an event does besides its row (a log line, an index report); alone for facts another row already records. */
+  private noted(type: string, data: Record<string, unknown>): void {
     logRunEvent(this.sql, type, data);
     this.index.noted(type);
   }

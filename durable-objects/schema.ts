@@ -43,35 +43,89 @@ const RUN_SCHEMA = [
   `ALTER TABLE run ADD COLUMN catalog_files TEXT`,
 ];
 
-const SCHEMA_VERSION = 3;
+/**
+ * Version 4: a run's outcome lives in the event that ends (or pauses) it, and an
+ * approval's decision in its journal step, so neither row is UPDATEd any more (see
+ * the views below). asked_step: the journal seq when the approval was asked; its
+ * decision can only come later, so the view looks no further back.
+ */
+const RUN_SCHEMA_V4 = [`ALTER TABLE approvals ADD COLUMN asked_step INTEGER`, `DROP VIEW IF EXISTS run_current`];
+
+/** Each version's statements, applied in order to an object below that version. */
+const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
+  [3, RUN_SCHEMA],
+  [4, RUN_SCHEMA_V4],
+];
 
 /**
- * The run row as it stands. A status change while the run lives writes only its
- * event (one row, not an UPDATE as well): status and updated_at come from the
- * newest lifecycle event; an ended run's come from its row, written with the
- * outcome. Before this view existed every status change wrote both, so the two
- * agree for older runs too. Unversioned: objects of any schema version get it.
+ * The run row as it stands. The row is written once, at start; every status change
+ * writes only its event: status and updated_at come from the newest lifecycle
+ * event (a decision after a pause: its journal step, since while paused only a
+ * decision or an expiry writes the journal), the outcome (output, error, usage)
+ * from the newest event that ended or paused the run, retries from the run_retry
+ * events since. Objects of older versions also wrote these into the row: a
+ * terminal row status, and an outcome column their events lack, still count.
  */
 const RUN_CURRENT = `
 CREATE VIEW IF NOT EXISTS run_current AS
-SELECT r.id, r.worker, r.input, r.approval_mode, r.budget, r.trigger, r.output, r.error, r.usage, r.retries, r.created_at,
-  CASE WHEN r.status IN ('succeeded', 'failed', 'cancelled') OR e.type IS NULL THEN r.status
-       WHEN e.type = 'approval_recorded' THEN 'running' ELSE substr(e.type, 5) END AS status,
-  CASE WHEN r.status IN ('succeeded', 'failed', 'cancelled') THEN r.updated_at ELSE max(r.updated_at, coalesce(e.at, 0)) END AS updated_at
-FROM run r LEFT JOIN (
-  SELECT type, at FROM events WHERE type IN ('run_queued', 'run_running', 'run_awaiting_approval', 'approval_recorded') ORDER BY seq DESC LIMIT 1
-) e ON 1`;
+SELECT id, worker, input, approval_mode, budget, trigger, created_at, output, error, usage, retries,
+  CASE WHEN row_status IN ('succeeded', 'failed', 'cancelled') OR type IS NULL THEN row_status
+       WHEN type = 'approval_recorded' OR decided_at IS NOT NULL THEN 'running' ELSE substr(type, 5) END AS status,
+  CASE WHEN row_status IN ('succeeded', 'failed', 'cancelled') THEN row_updated_at
+       ELSE max(row_updated_at, coalesce(event_at, 0), coalesce(decided_at, 0), coalesce(retry_at, 0)) END AS updated_at
+FROM (
+  SELECT r.id, r.worker, r.input, r.approval_mode, r.budget, r.trigger, r.created_at,
+    r.status AS row_status, r.updated_at AS row_updated_at, e.type, e.at AS event_at,
+    coalesce(o.data -> '$.output', r.output) AS output,
+    coalesce(o.data -> '$.error', r.error) AS error,
+    coalesce(o.data -> '$.usage', r.usage) AS usage,
+    coalesce((SELECT data ->> '$.attempt' FROM events WHERE type = 'run_retry' AND seq > coalesce(o.seq, 0) ORDER BY seq DESC LIMIT 1), 0) AS retries,
+    (SELECT min(at) FROM journal WHERE e.type = 'run_awaiting_approval' AND seq > e.after_step) AS decided_at,
+    (SELECT max(at) FROM events WHERE type = 'run_retry' AND seq > coalesce(e.seq, 0)) AS retry_at
+  FROM run r
+  LEFT JOIN (
+    SELECT seq, after_step, type, at FROM events
+    WHERE type IN ('run_queued', 'run_running', 'run_awaiting_approval', 'approval_recorded', 'run_succeeded', 'run_failed', 'run_cancelled')
+    ORDER BY seq DESC LIMIT 1
+  ) e ON 1
+  LEFT JOIN (SELECT seq, data FROM events WHERE type IN ('run_awaiting_approval', 'run_succeeded', 'run_failed') ORDER BY seq DESC LIMIT 1) o ON 1
+)`;
 
-function migrate(sql: Sql, statements: string[]): void {
+/**
+ * An approval as it stands: pending until its decision (or expiry) is in the
+ * journal under its key, which is then the only record of it. Older versions
+ * also wrote the decision into the row (a status other than pending wins);
+ * voided is written to the row when the run ends with the approval undecided.
+ * The decision is looked for after asked_step only (a walk of the journal's seq
+ * range, no index to write), and stops at the first match.
+ */
+const APPROVALS_CURRENT = `
+CREATE VIEW IF NOT EXISTS approvals_current AS
+SELECT a.id, a.key, a.call_path, a.worker_chain, a.tool, a.args, a.description, a.notify, a.created_at, a.expires_at,
+  CASE WHEN a.status <> 'pending' OR d.value IS NULL THEN a.status
+       WHEN d.value ->> '$.approved' THEN 'approved' WHEN d.value ->> '$.expired' THEN 'expired' ELSE 'rejected' END AS status,
+  coalesce(a.note, d.value ->> '$.note') AS note,
+  coalesce(a.decided_by, d.value ->> '$.by') AS decided_by,
+  coalesce(a.decided_at, d.at) AS decided_at
+FROM (
+  SELECT *, CASE WHEN status = 'pending' THEN (
+    SELECT j.seq FROM journal j WHERE j.seq > coalesce(approvals.asked_step, 0) AND j.key = approvals.key ORDER BY j.seq LIMIT 1
+  ) END AS decision_seq FROM approvals
+) a LEFT JOIN journal d ON d.seq = a.decision_seq`;
+
+function migrate(sql: Sql, upgrades: Array<[version: number, statements: string[]]>): void {
   sql.script(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`);
   const row = sql.one<{ value: string }>`SELECT value FROM meta WHERE key = 'schema_version'`;
-  if (Number(row?.value ?? 0) >= SCHEMA_VERSION) return;
-  for (const s of statements) sql.script(s);
-  sql.run`INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ${String(SCHEMA_VERSION)})`;
+  const current = Number(row?.value ?? 0);
+  const latest = upgrades.at(-1)![0];
+  if (current >= latest) return;
+  for (const [version, statements] of upgrades) if (version > current) for (const s of statements) sql.script(s);
+  sql.run`INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ${String(latest)})`;
 }
 
 export function migrateRun(sql: Sql): void {
-  migrate(sql, RUN_SCHEMA);
+  migrate(sql, RUN_UPGRADES);
   sql.script(RUN_CURRENT);
+  sql.script(APPROVALS_CURRENT);
 }
-export const migrateGlobal = (sql: Sql) => migrate(sql, [STATE]);
+export const migrateGlobal = (sql: Sql) => migrate(sql, [[3, [STATE]]]);

@@ -106,7 +106,7 @@ const rows = [
   [`engine: µs per turn at ${SHORT} / ${LONG} turns (median)`, names.map((n) => `${n} ${fmt(perTurn(n, SHORT) * 1000, 1)} / ${fmt(perTurn(n, LONG) * 1000, 1)}`).join(" · ")],
   [`engine at ${SHORT} turns: edgework ÷ bare loop (goal ≤ 5×), edgework ÷ AI SDK (goal ≤ 0.1×)`, `${fmt(ratios.overBare, 1)}×, ${fmt(ratios.overAiSdk, 3)}×`],
   [`engine: per-turn cost at ${LONG} ÷ at ${SHORT} turns (1 = flat)`, names.map((n) => `${n} ${fmt(ratios.flatness[n], 2)}`).join(" · ")],
-  ["rows written per model turn / tool call / approval", `${results.storage.rowsWrittenPerTurn} / ${results.storage.rowsWrittenPerTool} / ${results.storage.rowsWrittenPerApproval}`],
+  ["rows written per model turn / tool call / approval / fixed per run", `${results.storage.rowsWrittenPerTurn} / ${results.storage.rowsWrittenPerTool} / ${results.storage.rowsWrittenPerApproval} / ${results.storage.rowsWrittenFixedPerRun}`],
   ["10-turn run + 1 approval: requests, alarms, rows written, rows read", `${ten.requests}, ${ten.alarmsSet}, ${ten.rowsWritten}, ${ten.rowsRead}`],
   ["paused run holds an alarm", String(ten.pausedHoldsAlarm)],
   ["approval with expiry: rows written decided / expired; alarms set per pause, per approval decided / expired", `${results.storage.rowsWrittenPerApproval} / ${results.storage.rowsWrittenPerExpiredApproval}; ${results.storage.alarmsSetPerPause}, ${results.storage.alarmsPerApproval} / ${results.storage.alarmsPerExpiredApproval}`],
@@ -172,8 +172,10 @@ From the SQL cursors' \`rowsWritten\`/\`rowsRead\`, by difference between script
 only the run's own calls are counted (start, alarms, the decision), not the status reads of a watcher.
 
 - rows written: **${results.storage.rowsWrittenPerTurn} per model turn, ${results.storage.rowsWrittenPerTool} per tool call, ${results.storage.rowsWrittenPerApproval} per approval**
-  (the approval row, its event, the notification step, the decision, run status changes); an approval nobody decides, resolved as
-  a rejection by the alarm at its expiry: **${results.storage.rowsWrittenPerExpiredApproval} rows**
+  (the approval row, its approval_requested event, the notification step, the pause event, the decision step: the approval's
+  status and the run's are read from that step, never written back); an approval nobody decides, resolved as
+  a rejection by the alarm at its expiry: **${results.storage.rowsWrittenPerExpiredApproval} rows**; **${results.storage.rowsWrittenFixedPerRun} fixed per run**
+  (the run row, written once, and its queued, running and ending events: the outcome lives in the ending event)
 - alarms: **${results.storage.alarmsSetPerPause} set per pause** (at the earliest pending expiry), ${results.storage.alarmsPerApproval} per approval decided (the pause's, then the decision's wake-up),
   ${results.storage.alarmsPerExpiredApproval} per approval that expires (the pause's alarm fires at the expiry)
 - rows read per resume of a one-tool run: ${results.storage.rowsReadPerResume} (the journal is read with one query per activation)

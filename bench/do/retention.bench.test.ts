@@ -32,7 +32,11 @@ it("retention and run index cost", async () => {
   await vi.waitFor(async () => expect((await runIndex(env).listRuns({ worker: "index-b", limit: 10 })).runs[0]).toMatchObject({ id, status: "succeeded" }));
   const index1 = await runIndex(env).storageStats();
   const before = await storageOf(id);
-  await runInDurableObject(object(id), (_o, state) => void state.storage.sql.exec("UPDATE run SET updated_at = updated_at - ?", 30 * DAY));
+  await runInDurableObject(object(id), (_o, state) => {
+    // Its finish: the ending event (the row keeps when it started).
+    state.storage.sql.exec("UPDATE run SET updated_at = updated_at - ?", 30 * DAY);
+    state.storage.sql.exec("UPDATE events SET at = at - ?", 30 * DAY);
+  });
   await runDurableObjectAlarm(object(id));
   const after = await storageOf(id);
   expect(after.rows).toBe(0);

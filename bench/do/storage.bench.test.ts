@@ -87,6 +87,8 @@ it("storage and request cost of a run", async () => {
   report("storage", {
     rowsWrittenPerTurn: perTurn,
     rowsWrittenPerTool: perTool,
+    // A one-tool run is two turns and one tool call; the rest is what every run writes.
+    rowsWrittenFixedPerRun: p1.rowsWritten - 2 * perTurn - perTool,
     rowsWrittenPerApproval: ask.rowsWritten - p1.rowsWritten - perTurn - perTool,
     rowsWrittenPerExpiredApproval: expired.rowsWritten - p1.rowsWritten - perTurn - perTool,
     rowsReadPerResume: ask.resume.rowsRead,

@@ -81,10 +81,10 @@ describe("approvals expire without anybody acting", () => {
     const last = (await modelRequests("expiry-writer")).at(-1) as { messages: Array<{ role: string; content: string }> };
     expect(last.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "p1", content: "Error: the call to fx_fetch was rejected by expiry: the approval expired before anyone decided" });
     expect(await effectCount(`${id}-1`)).toBe(0);
-    // The rejection is a journal step under the approval's key, like any decision.
+    // The rejection is a journal step under the approval's key, like any decision (marked expired: the approval's status is read from it).
     const step = await runInDurableObject(object(id), (_o, state) =>
       state.storage.sql.exec("SELECT value FROM journal WHERE key = ?", "expiry-writer/turn:1/tool:p1/approval").one().value as string);
-    expect(JSON.parse(step)).toEqual({ approved: false, by: "expiry", note: "the approval expired before anyone decided" });
+    expect(JSON.parse(step)).toEqual({ approved: false, by: "expiry", note: "the approval expired before anyone decided", expired: true });
     // And a decision arriving after that answers as the expiry did: 410.
     expect(await stub(id).decide(approval.id, { decision: "approve", by: "late" })).toEqual({ ok: false, status: 410, error: "the approval expired; it counts as a rejection" });
   });

@@ -14,8 +14,12 @@ const storageOf = (id: string) =>
     const rows = tables.reduce((n, t) => n + (state.storage.sql.exec(`SELECT count(*) AS n FROM "${t.name}"`).one().n as number), 0);
     return { bytes: state.storage.sql.databaseSize, tables: tables.length, rows };
   });
-/** Moves the run's finish back by `days`, as if that much time had passed. */
-const age = (id: string, days: number) => runInDurableObject(object(id), (_o, state) => state.storage.sql.exec("UPDATE run SET updated_at = updated_at - ?", days * DAY));
+/** Moves the run's finish back by `days`, as if that much time had passed (a run's finish is its ending event; older objects': their row). */
+const age = (id: string, days: number) =>
+  runInDurableObject(object(id), (_o, state) => {
+    state.storage.sql.exec("UPDATE run SET updated_at = updated_at - ?", days * DAY);
+    state.storage.sql.exec("UPDATE events SET at = at - ?", days * DAY);
+  });
 const getRun = async (id: string) => {
   const res = await exports.default.fetch(new Request(`https://edgework.test/runs/${id}`, { headers: { Authorization: "Bearer test-token" } }));
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };

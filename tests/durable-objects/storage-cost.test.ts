@@ -37,7 +37,7 @@ describe("Durable Object storage cost", () => {
     console.log(`rows written: per model turn ${perTurn}, per tool call ${perTool}, per approval (suspend + decide + resume) ${perApproval}, fixed per run ${base}`);
     expect(perTurn).toBeLessThanOrEqual(2);
     expect(perTool).toBeLessThanOrEqual(2);
-    expect(perApproval).toBeLessThanOrEqual(8);
-    expect(base).toBeLessThanOrEqual(5);
+    expect(perApproval).toBeLessThanOrEqual(5);
+    expect(base).toBeLessThanOrEqual(4);
   });
 });

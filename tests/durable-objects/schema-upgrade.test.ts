@@ -1,0 +1,71 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { expect, it } from "vitest";
+import { effectCount, effectUrl, script, settle, stub } from "./helpers";
+
+/** How schema version 3 defined the run's status: from its row, or its newest lifecycle event while it lived. */
+const RUN_CURRENT_V3 = `
+CREATE VIEW run_current AS
+SELECT r.id, r.worker, r.input, r.approval_mode, r.budget, r.trigger, r.output, r.error, r.usage, r.retries, r.created_at,
+  CASE WHEN r.status IN ('succeeded', 'failed', 'cancelled') OR e.type IS NULL THEN r.status
+       WHEN e.type = 'approval_recorded' THEN 'running' ELSE substr(e.type, 5) END AS status,
+  CASE WHEN r.status IN ('succeeded', 'failed', 'cancelled') THEN r.updated_at ELSE max(r.updated_at, coalesce(e.at, 0)) END AS updated_at
+FROM run r LEFT JOIN (
+  SELECT type, at FROM events WHERE type IN ('run_queued', 'run_running', 'run_awaiting_approval', 'approval_recorded') ORDER BY seq DESC LIMIT 1
+) e ON 1`;
+
+/**
+ * Rewrites a paused run as version 3 stored it: its first approval decided then
+ * (row status + an approval_recorded event), the pause's outcome in the run row,
+ * events without outcome, approvals without asked_step, the old view.
+ */
+function toVersion3(sql: SqlStorage, decided: string) {
+  const usage = sql.exec("SELECT data ->> '$.usage' AS u FROM events WHERE type = 'run_awaiting_approval'").one().u as string;
+  sql.exec("DROP VIEW run_current");
+  sql.exec("DROP VIEW approvals_current");
+  sql.exec("ALTER TABLE approvals DROP COLUMN asked_step");
+  sql.exec("UPDATE run SET status = 'awaiting_approval', usage = ?, updated_at = updated_at + 1", usage);
+  sql.exec("UPDATE events SET data = '{}' WHERE type = 'run_awaiting_approval'");
+  const key = sql.exec("SELECT key FROM approvals WHERE id = ?", decided).one().key as string;
+  sql.exec("INSERT INTO journal (key, value, at) VALUES (?, ?, ?)", key, JSON.stringify({ approved: true, by: "v3" }), Date.now());
+  sql.exec("UPDATE approvals SET status = 'approved', decided_by = 'v3', decided_at = ? WHERE id = ?", Date.now(), decided);
+  sql.exec("INSERT INTO events (after_step, type, data, at) VALUES ((SELECT max(seq) FROM journal), 'approval_recorded', ?, ?)", JSON.stringify({ approval_id: decided, status: "approved", by: "v3" }), Date.now());
+  // Version 3 re-paused on the other approval: row and event.
+  sql.exec("INSERT INTO events (after_step, type, data, at) VALUES ((SELECT max(seq) FROM journal), 'run_awaiting_approval', '{}', ?)", Date.now());
+  sql.exec(RUN_CURRENT_V3);
+  sql.exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+}
+
+it("a run paused under schema version 3 (outcome in its row, decisions in the approvals rows) is upgraded in place and finishes; its decisions show once", async () => {
+  const id = "upgrade-v3";
+  const post = (n: number) => ({ id: `p${n}`, name: "fx_fetch", arguments: { url: effectUrl(`${id}-${n}`), method: "POST" } });
+  await script("pause-writer", [{ tool_calls: [post(1), post(2)] }, { text: "both posted" }]);
+  await stub(id).start({ id, worker: "pause-writer", input: { input: "go" }, approvalMode: "ask", budget: {} });
+  const paused = await settle(id);
+  expect(paused.approvals.map((a) => a.status)).toEqual(["pending", "pending"]);
+  const [first, second] = paused.approvals.map((a) => a.id) as [string, string];
+
+  await runInDurableObject(env.RUNS.getByName(id), (_o, state) => toVersion3(state.storage.sql, first)).catch((err) => expect.unreachable(String(err)));
+  // A new instance (as after a deploy) migrates the object.
+  await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) => expect(err.durableObjectReset).toBe(true));
+
+  const upgraded = (await stub(id).status())!;
+  expect(upgraded).toMatchObject({ status: "awaiting_approval", usage: paused.usage });
+  expect(upgraded.approvals).toMatchObject([{ id: first, status: "approved", decided_by: "v3" }, { id: second, status: "pending" }]);
+
+  expect(await stub(id).decide(second, { decision: "approve", note: "fine", by: "v4" })).toEqual({ ok: true, approved: true });
+  const done = await settle(id);
+  expect(done).toMatchObject({ status: "succeeded", output: "both posted" });
+  expect(done.approvals.find((a) => a.id === second)).toMatchObject({ status: "approved", decided_by: "v4", note: "fine" });
+  expect(done.approvals.find((a) => a.id === first)).toMatchObject({ status: "approved", decided_by: "v3" });
+  expect(await effectCount(`${id}-1`)).toBe(1);
+  expect(await effectCount(`${id}-2`)).toBe(1);
+
+  // Watchers see one approval_recorded per decision: version 3's from its event, version 4's from the journal step.
+  const { events } = (await stub(id).eventsSince())!;
+  const recorded = events.filter((e) => e.type === "approval_recorded").map((e) => e.data);
+  expect(recorded).toEqual([
+    { approval_id: first, status: "approved", by: "v3" },
+    { approval_id: second, status: "approved", by: "v4" },
+  ]);
+});
