@@ -2,6 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { dispatchMode } from "../../durable-objects/engine-config";
+import { modelQueue } from "../../durable-objects/model-dispatch";
 import { modelRequests, script, stub } from "./helpers";
 import { consume, handOffs, holdDispatches, settleQueued, timeOutHandOffs } from "./queue-dispatch";
 
@@ -96,6 +97,23 @@ describe("MODEL_DISPATCH=queue", () => {
     expect(await modelRequests("dispatch-helper")).toHaveLength(2);
   });
 
+  it("a duplicate message while the first consumer still waits for the model (the object evicted meanwhile) sends nothing again", async () => {
+    const held = holdDispatches();
+    await twoTurns();
+    const id = "dq-dup-in-flight";
+    await start(id);
+    await runDurableObjectAlarm(env.RUNS.getByName(id));
+    const [message] = held.splice(0);
+    // The first consumer claimed it and is waiting for the model; the idle object is evicted.
+    const rpc = env.RUNS.getByName(id) as unknown as { claimModelRequest(k: string, a: number): Promise<unknown> };
+    expect(await rpc.claimModelRequest(message!.key, 1)).toMatchObject({ model: "openai:dispatch-helper" });
+    await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("evicted")).catch(() => {});
+    expect((await consume([message])).explicitAcks).toHaveLength(1);
+    await runDurableObjectAlarm(env.RUNS.getByName(id));
+    expect(held).toHaveLength(0);
+    expect(await modelRequests("dispatch-helper")).toHaveLength(0);
+  });
+
   it("a lost message is sent again by the run's alarm once it timed out; each model request is made once", async () => {
     const held = holdDispatches();
     await twoTurns();
@@ -112,6 +130,22 @@ describe("MODEL_DISPATCH=queue", () => {
     expect(await settleQueued(id, held)).toMatchObject({ status: "succeeded", output: "helped" });
     expect(await modelRequests("dispatch-helper")).toHaveLength(2);
     expect((await handOffs(id)).map((h) => h.attempt)).toEqual([2, 1]);
+  });
+
+  it("a queue send that throws leaves the hand-off: the timeout alarm sends it", async () => {
+    const held = holdDispatches();
+    vi.spyOn(modelQueue, "send").mockRejectedValueOnce(new Error("queue unavailable"));
+    await twoTurns();
+    const id = "dq-send-fails";
+    await start(id);
+    await runDurableObjectAlarm(env.RUNS.getByName(id));
+    expect(held).toHaveLength(0);
+    expect((await stub(id).status())!.status).toBe("running");
+    await timeOutHandOffs(id);
+    await runDurableObjectAlarm(env.RUNS.getByName(id));
+    expect(held).toEqual([expect.objectContaining({ attempt: 2 })]);
+    expect(await settleQueued(id, held)).toMatchObject({ status: "succeeded", output: "helped" });
+    expect(await modelRequests("dispatch-helper")).toHaveLength(2);
   });
 
   it("a request handed off just before the object was reset is sent again when its message arrives, not after the timeout", async () => {
