@@ -3,13 +3,14 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { dispatchMode } from "../../durable-objects/engine-config";
 import { modelQueue } from "../../durable-objects/model-dispatch";
-import { modelRequests, script, stub } from "./helpers";
+import { effectCount, effectUrl, modelRequests, script, stub } from "./helpers";
 import { consume, handOffs, holdDispatches, settleQueued, timeOutHandOffs } from "./queue-dispatch";
 
 afterEach(() => vi.restoreAllMocks());
 
 const start = (id: string, worker = "dispatch-helper") => stub(id).start({ id, worker, input: { input: "go" }, approvalMode: "ask", budget: {} });
-const twoTurns = () => script("dispatch-helper", [{ tool_calls: [{ name: "increment", arguments: {} }] }, { text: "helped" }]);
+/** The helper posts one effect (`dq-<tag>`, counted outside the run), then answers. */
+const twoTurns = (tag = "any") => script("dispatch-helper", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl(`dq-${tag}`), method: "POST", body: "x" } }] }, { text: "helped" }]);
 const deliver = (id: string, key: string, attempt: number, answer: unknown) =>
   (env.RUNS.getByName(id) as unknown as { deliverModelAnswer(k: string, a: number, x: unknown): Promise<{ recorded: boolean }> }).deliverModelAnswer(key, attempt, answer);
 
@@ -40,7 +41,7 @@ describe("MODEL_DISPATCH=queue", () => {
 
   it("an activation hands the request off and ends before the model is asked; the delivered answer becomes the journal step", async () => {
     const held = holdDispatches();
-    await twoTurns();
+    await twoTurns("idle");
     const id = "dq-idle";
     await start(id);
     expect(await runDurableObjectAlarm(env.RUNS.getByName(id))).toBe(true);
@@ -56,8 +57,9 @@ describe("MODEL_DISPATCH=queue", () => {
     expect(await modelRequests("dispatch-helper")).toHaveLength(1);
     const view = await settleQueued(id, held);
     expect(view).toMatchObject({ status: "succeeded", output: "helped" });
-    expect(view.call_tree!.tools.map((t) => t.name)).toEqual(["increment"]);
+    expect(view.call_tree!.tools.map((t) => t.name)).toEqual(["fx_fetch"]);
     expect(await modelRequests("dispatch-helper")).toHaveLength(2);
+    expect(await effectCount("dq-idle")).toBe(1);
   });
 
   it("a duplicate delivery, a stale one and one for an unknown key change nothing", async () => {

@@ -19,7 +19,7 @@ let delivered = 0;
 export async function consume(messages: unknown[]) {
   const batch = createMessageBatch("edgework-model-requests", messages.map((body) => ({ id: `msg-${++delivered}`, timestamp: new Date(), attempts: 1, body })));
   const ctx = createExecutionContext();
-  await worker.queue(batch as MessageBatch<unknown>, env, ctx);
+  await (worker.queue as (b: MessageBatch<unknown>, e: Env, c: ExecutionContext) => Promise<void>)(batch, env, ctx);
   return getQueueResult(batch, ctx);
 }
 
