@@ -5,8 +5,11 @@ import { defineConfig } from "vitest/config";
 const testCatalog = fileURLToPath(new URL("./src/generated/test-worker-files.ts", import.meta.url));
 const testFunctions = fileURLToPath(new URL("./tests/fixtures/functions/index.ts", import.meta.url));
 
-/** A project in the Workers pool (workerd): the tests here, the Durable Object benchmarks in vitest.bench.config.ts. */
-export const workersProject = (name: string, include: string[], testTimeout = 30_000) => ({
+/**
+ * A project in the Workers pool (workerd): the tests here, the Durable Object benchmarks in vitest.bench.config.ts.
+ * `vars` over wrangler.toml's (MODEL_DISPATCH=queue for `*.queue.test.ts`); `exclude` besides the e2e tests.
+ */
+export const workersProject = (name: string, include: string[], testTimeout = 30_000, vars: Record<string, string> = {}, exclude: string[] = []) => ({
   plugins: [
     cloudflareTest(({ inject }) => ({
       wrangler: { configPath: "./wrangler.toml" },
@@ -45,6 +48,7 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
           GITHUB_WEBHOOK_SECRET: "It's a Secret to Everybody",
           STRIPE_WEBHOOK_SECRET: "whsec_test_secret",
           FORM_SECRET: "form-secret",
+          ...vars,
         },
       },
     })),
@@ -56,7 +60,7 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
     name,
     globalSetup: ["tests/support/global-setup.ts"],
     include,
-    exclude: ["tests/e2e/**"],
+    exclude: ["tests/e2e/**", ...exclude],
     testTimeout,
     hookTimeout: 30_000,
   },
@@ -65,7 +69,9 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
 export default defineConfig({
   test: {
     projects: [
-      workersProject("workers", ["tests/**/*.test.ts"]),
+      workersProject("workers", ["tests/**/*.test.ts"], 30_000, {}, ["tests/**/*.queue.test.ts"]),
+      // The same app with MODEL_DISPATCH=queue (its own miniflare: vars are per instance).
+      workersProject("workers-queue", ["tests/**/*.queue.test.ts"], 30_000, { MODEL_DISPATCH: "queue" }),
       {
         // The app under wrangler dev, driven from Node: a real browser, the demo.
         test: {

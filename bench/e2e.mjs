@@ -4,7 +4,8 @@
 // clocks of this one machine: the client (webhook sent, 202 received), the fake model
 // (each request's arrival and answer), the run's row (created_at, updated_at) and the
 // run's log lines under wrangler dev (`run_running`/`run_succeeded` carry run_ms since
-// created_at). Loopback only, bounded in count and time.
+// created_at). Loopback only, bounded in count and time. `dispatch: "queue"` runs the app with
+// MODEL_DISPATCH=queue (wrangler dev's local queue and consumer): compare its phases with direct's.
 import { startLocalApp } from "../scripts/demo/local-app.mjs";
 import { startLoadModel } from "./load-model.mjs";
 
@@ -15,11 +16,11 @@ const percentile = (xs, p) => {
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-export async function endToEnd({ runs = 260, warmup = 8, deadlineMs = 90_000 } = {}) {
+export async function endToEnd({ runs = 260, warmup = 8, deadlineMs = 90_000, dispatch = "direct" } = {}) {
   const model = await startLoadModel();
   const app = await startLocalApp({
     workerDirs: ["workers", "tests/fixtures/workers"],
-    vars: { API_TOKEN: "e2e-token", LOAD_SECRET: "e2e-secret", OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "e2e" },
+    vars: { API_TOKEN: "e2e-token", LOAD_SECRET: "e2e-secret", OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "e2e", MODEL_DISPATCH: dispatch },
   });
   const until = Date.now() + deadlineMs;
   const samples = [];
@@ -86,6 +87,7 @@ export async function endToEnd({ runs = 260, warmup = 8, deadlineMs = 90_000 } =
   const viaApi = rows.filter((r) => r.via === "api");
   const stat = (k, of = hooked) => ({ p50: percentile(of.map((r) => r[k]), 50), p99: percentile(of.map((r) => r[k]), 99) });
   return {
+    dispatch,
     runs: hooked.length,
     apiRuns: viaApi.length,
     warmup,
@@ -96,4 +98,20 @@ export async function endToEnd({ runs = 260, warmup = 8, deadlineMs = 90_000 } =
   };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) console.log(JSON.stringify(await endToEnd({ runs: Number(process.argv[2] ?? 200) }), null, 1));
+/**
+ * What MODEL_DISPATCH=queue adds per model request, p50 and p99 of each mode: the request side
+ * (alarm → first request: hand-off, queue, claim) and a whole turn (answer → next request:
+ * delivery, wake-up, replay, tool, hand-off, queue, claim), and to the last answer → finished.
+ */
+export async function dispatchLatency(runs = 200) {
+  const direct = await endToEnd({ runs, dispatch: "direct" });
+  const queue = await endToEnd({ runs, dispatch: "queue" });
+  const phase = (k) => ({ direct: direct.phases[k], queue: queue.phases[k], addedP50: queue.phases[k].p50 - direct.phases[k].p50 });
+  return { runs: Math.min(direct.runs, queue.runs), toFirstRequest: phase("toFirstRequest"), toolTurn: phase("toolTurn"), finish: phase("finish"), completion: { direct: direct.completion, queue: queue.completion } };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  // node bench/e2e.mjs [runs] [direct|queue|compare]
+  const [runs, mode = "direct"] = [Number(process.argv[2] ?? 200), process.argv[3]];
+  console.log(JSON.stringify(mode === "compare" ? await dispatchLatency(runs) : await endToEnd({ runs, dispatch: mode }), null, 1));
+}

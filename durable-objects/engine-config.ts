@@ -1,4 +1,4 @@
-import { modelResolver, type EngineConfig } from "../src/engine";
+import { modelResolver, type EngineConfig, type ModelResolver } from "../src/engine";
 import { DEFAULT_MAX_DEPTH } from "../src/engine/run";
 import { defaultPrices, type PriceTable } from "../src/engine/usage";
 import { definitions as current, type Definitions } from "../src/catalog";
@@ -23,22 +23,40 @@ function prices(env: Env, models: Definitions["models"]): PriceTable {
   }
 }
 
+/** The app's string vars and secrets: the values of `${NAME}` in provider and toolset configs. */
+const stringVars = (env: Env) => Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"));
+
+/**
+ * The models of a run's models.yaml as this app resolves them: the run's object in
+ * direct mode, the model-dispatch consumer in queue mode (so both make the same request).
+ */
+export function appModels(env: Env, models: Definitions["models"]): ModelResolver {
+  return modelResolver({
+    openai: { apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL },
+    providers: models.providers,
+    vars: stringVars(env),
+    // Workers AI providers name their binding (`binding: AI`); a missing one fails naming it.
+    binding: (name) => (env as unknown as Record<string, unknown>)[name],
+  });
+}
+
+/** Where a run's model requests are made: in its object (`direct`) or by the queue consumer (`queue`). */
+export function dispatchMode(env: Env): "direct" | "queue" {
+  const mode: string = env.MODEL_DISPATCH || "direct";
+  if (mode !== "direct" && mode !== "queue") throw new Error(`MODEL_DISPATCH must be "direct" or "queue", got ${JSON.stringify(mode)}`);
+  return mode;
+}
+
 /**
  * The engine's configuration from the app's vars and secrets; ports come from the
  * Durable Object. `definitions`: the workers and models.yaml a run pinned (default: the current deploy's).
  */
 export function engineConfig(env: Env, ports: Pick<EngineConfig, "states" | "globals" | "beforeStep" | "notifier">, { catalog, models }: Definitions = current()): EngineConfig {
-  const vars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"));
+  const vars = stringVars(env);
   return {
     ...ports,
     catalog,
-    models: modelResolver({
-      openai: { apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL },
-      providers: models.providers,
-      vars,
-      // Workers AI providers name their binding (`binding: AI`); a missing one fails naming it.
-      binding: (name) => (env as unknown as Record<string, unknown>)[name],
-    }),
+    models: appModels(env, models),
     maxDepth: numberVar(env, "MAX_DEPTH", DEFAULT_MAX_DEPTH),
     prices: prices(env, models),
     defaultModel: env.DEFAULT_MODEL || "test:tools",

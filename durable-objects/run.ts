@@ -6,7 +6,7 @@ import type { Journal } from "../src/engine/journal/journal";
 import { emptyUsage } from "../src/engine/usage";
 import { sameSecret } from "../src/security/constant-time";
 import { replyMac } from "../src/tokens/reply-reference";
-import { engineConfig, numberVar } from "./engine-config";
+import { dispatchMode, engineConfig, numberVar } from "./engine-config";
 import { rpcGlobals } from "./global-toolsets-bridge";
 import { mergeEvents } from "./run-events";
 import { RunApprovals, runEnded, type DecisionRequest } from "./run-approvals";
@@ -20,6 +20,7 @@ import { FaultInjector, type TestHooks } from "./run-faults";
 import { RunMail } from "./run-mail";
 import { TERMINAL, type Answer, type RunEvent, type RunStatusName, type RunView, type StartRun } from "./run-types";
 import { migrateRun } from "./schema";
+import { deliveredAnswer, ModelDispatch, type ClaimedRequest } from "./model-dispatch";
 import { json, parse, Sql } from "./sql";
 import { SqliteJournalStore } from "./sqlite-journal";
 import { SqliteStateBackend } from "./sqlite-state";
@@ -49,6 +50,8 @@ export class RunDO extends DurableObject<Env> {
   private deleted = false;
   /** Model text as it streams, for watchers of the run page (memory only). */
   private readonly deltas = new DeltaBuffer();
+  /** MODEL_DISPATCH=queue: model requests handed to the queue, answers delivered back. */
+  private readonly dispatch: ModelDispatch;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -61,6 +64,7 @@ export class RunDO extends DurableObject<Env> {
     this.pinned = new RunCatalog(this.sql);
     this.faults = new FaultInjector(ctx);
     this.mail = new RunMail(ctx, env, this.approvals, (type, data) => this.event(type, data), () => this.activeCatalog);
+    this.dispatch = new ModelDispatch(this.sql, env, ctx.id.toString(), () => this.wakeSoon());
   }
 
   /** Stores the run and arms the alarm. Idempotent: a second start returns the first. */
@@ -99,6 +103,7 @@ export class RunDO extends DurableObject<Env> {
     if (this.row()!.status !== "running") this.markRunning(); // an expiry recorded just now set it
     this.cancelled = false;
     this.faults.reset();
+    this.dispatch.begin();
     // The definitions the run started on; a deploy that cannot run them fails the run (no retry would help).
     const definitions = this.pinned.definitions(run.worker as string);
     if (definitions instanceof RunError) {
@@ -115,7 +120,9 @@ export class RunDO extends DurableObject<Env> {
         beforeStep: (key, journal) => this.beforeStep(key, journal, deadline),
         notifier: (pending) => this.mail.requestApproval(pending, { id: run.id as string, trigger: parse(run.trigger) }),
       }, definitions);
-      outcome = await executeRun({ ...config, models: this.deltas.streaming(config.models) }, this.journal, {
+      // Queue mode hands model requests off (no streaming: the answer arrives whole); direct mode streams to watchers.
+      const models = dispatchMode(this.env) === "queue" ? this.dispatch.models(config.models, definitions.models) : this.deltas.streaming(config.models);
+      outcome = await executeRun({ ...config, models }, this.journal, {
         runId: run.id as string,
         worker: run.worker as string,
         input: parse(run.input),
@@ -132,6 +139,8 @@ export class RunDO extends DurableObject<Env> {
         }
         if (err.reason === "retry") await this.retryLater(err.detail ?? "");
         if (err.reason === "fault") throw err;
+        const at = err.reason === "dispatched" && this.row()?.status === "running" ? this.dispatch.rearmAt() : null;
+        if (at !== null) await this.setAlarm(at); // a lost hand-off or answer is sent again then
         return;
       }
       // Unexpected (storage, bug, bad config): let the runtime retry the alarm, then give up visibly.
@@ -222,6 +231,7 @@ export class RunDO extends DurableObject<Env> {
       this.event("run_cancelled", {});
     });
     await clearRunState(this.states, run.id as string);
+    this.dispatch.forget();
     await this.setAlarm(deletionDue(this.env, this.row()!.updated_at as number)); // retention (from when the event says it ended): replaces any activation or expiry alarm
     return { ok: true, status: "cancelled" };
   }
@@ -265,6 +275,17 @@ export class RunDO extends DurableObject<Env> {
     const events = mergeEvents(steps, runEvents, j, e, this.approvals.recordedEvents());
     const full = steps.length === limit || runEvents.length === limit;
     return { events, done: !full && TERMINAL.includes(run.status as RunStatusName) };
+  }
+
+  /** MODEL_DISPATCH=queue: the consumer takes a handed-off request, once (null: nothing to do). */
+  async claimModelRequest(key: string, attempt: number): Promise<ClaimedRequest | null> {
+    return this.live() ? this.dispatch.claim(key, attempt) : null;
+  }
+
+  /** The consumer's answer to a claimed request; recorded once, then the run wakes to record it in its journal. */
+  async deliverModelAnswer(key: string, attempt: number, answer: unknown): Promise<{ recorded: boolean }> {
+    const parsed = deliveredAnswer.safeParse(answer);
+    return { recorded: parsed.success && this.live() && (await this.dispatch.deliver(key, attempt, parsed.data)) };
   }
 
   /** Model text streamed after cursor `seq` (not persisted; see DeltaBuffer). */
@@ -320,6 +341,11 @@ export class RunDO extends DurableObject<Env> {
   async setTestHooks(hooks: TestHooks): Promise<void> {
     if (this.env.EDGEWORK_TEST_HOOKS !== "1") throw new Error("test hooks are only available in the test pool");
     this.faults.arm(hooks);
+  }
+
+  private live(): boolean {
+    const status = this.row()?.status as RunStatusName | undefined;
+    return status !== undefined && !TERMINAL.includes(status);
   }
 
   private row() {

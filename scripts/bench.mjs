@@ -60,6 +60,8 @@ if (!results.storage || !results.resume || !results.faults || !results.retention
 // A measurement that misses its goal (say one fault run with an effect twice) is reported, not hidden.
 if (pool.status !== 0) log(`the Durable Object benchmarks measured but missed a goal (see the faults row):\n${(pool.stdout + pool.stderr).match(/AssertionError[^\n]*/)?.[0] ?? ""}`);
 const faultMisses = results.faults.misses ?? [];
+const faultsQueueText = (q = results.faultsQueue) =>
+  q ? `${q.completed}, ${q.effectsExactlyOnce}, ${q.modelRequestsExactlyOnce} of ${q.runs} (${q.byMode.throw} thrown, ${q.byMode.abort} aborted)` : "not measured (see the bench-queue project's output)";
 const missText = faultMisses.map((m) => `run ${m.run} (${m.mode} at journal size ${m.atJournalSize}: ${Object.entries(m.effects).filter(([, n]) => n !== 1).map(([e, n]) => `${e} ×${n}`).join(", ")})`).join("; ");
 
 log("bundle (wrangler deploy --dry-run)…");
@@ -122,6 +124,7 @@ const rows = [
   ["load: completed / failed / lost / duplicated", `${load.completed} / ${load.failed} / ${load.lost} / ${load.duplicated} of ${load.runs}`],
   ["load: time to completion p50 / p99", `${load.p50Ms} ms / ${load.p99Ms} ms (${fmt(load.wallSeconds, 1)} s for all)`],
   ["faults: runs completed, effects once, model requests once", `${results.faults.completed}, ${results.faults.effectsExactlyOnce}, ${results.faults.modelRequestsExactlyOnce} of ${results.faults.runs} (${results.faults.byMode.throw} thrown, ${results.faults.byMode.abort} aborted)${faultMisses.length ? `; not once: ${missText}` : ""}`],
+  ["faults, MODEL_DISPATCH=queue: completed, effects once, model requests once", faultsQueueText()],
 ];
 const width = Math.max(...rows.map((r) => r[0].length));
 console.log(`\nedgework benchmarks — ${new Date().toISOString().slice(0, 10)} — ${machine}\n`);
@@ -272,7 +275,8 @@ machine: throughput here is the dev server's, not Cloudflare's.
 ${results.faults.runs} runs of a nested run (a worker calling a worker, 7 tool calls, one approval), each with one fault at a random
 step (seed ${results.faults.seed}): ${results.faults.byMode.throw} by throwing mid-activation, ${results.faults.byMode.abort} by aborting the object; resumed by the
 alarm. Completed: **${results.faults.completed}**; every tool side effect (counted outside the run) exactly once: **${results.faults.effectsExactlyOnce}**;
-every model request exactly once: **${results.faults.modelRequestsExactlyOnce}** (bench/do/faults.bench.test.ts).${
+every model request exactly once: **${results.faults.modelRequestsExactlyOnce}** (bench/do/faults.bench.test.ts).
+The same ${results.faultsQueue?.runs ?? 0} runs with MODEL_DISPATCH=queue (each activation's hand-offs delivered through the queue consumer): ${faultsQueueText()}.${
   faultMisses.length
     ? `\n\nNot exactly once: ${missText}. The fault is injected before a step starts; an effect of a *parallel* tool call that is
 still in flight when the object is aborted has happened but is not recorded, so replay repeats it (a receiver that honours

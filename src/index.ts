@@ -1,3 +1,4 @@
+import { consumeModelRequests } from "../durable-objects/model-consumer";
 import { handleApprovalReply, isApprovalReply } from "./email/reply-approval";
 import { app } from "./http/app";
 import { receiveEmail } from "./triggers/inbound-email";
@@ -18,5 +19,9 @@ export default {
   async email(message, env, ctx) {
     if (isApprovalReply(message, env)) return handleApprovalReply(message, env, ctx);
     await receiveEmail(env, message);
+  },
+  // MODEL_DISPATCH=queue: model requests handed off by runs (durable-objects/model-consumer.ts).
+  async queue(batch, env) {
+    await consumeModelRequests(batch, env);
   },
 } satisfies ExportedHandler<Env>;

@@ -1,6 +1,9 @@
+import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
+import type { RunView } from "../../durable-objects/run-types";
 import { effectCount, modelRequests, settle, stub } from "../../tests/durable-objects/helpers";
 import { NESTED_EFFECTS, scriptNestedRun } from "../../tests/durable-objects/nested-run";
+import { holdDispatches, settleQueued } from "../../tests/durable-objects/queue-dispatch";
 import { report } from "./report";
 
 const RUNS = 200;
@@ -15,7 +18,20 @@ function prng(seed: number) {
   };
 }
 
-it(`${RUNS} runs with a fault injected at a random step`, async () => {
+type Settle = (id: string, opts: { count: { activations: number; failed: number } }) => Promise<RunView>;
+
+/** vitest.bench.config.ts runs this file twice: with MODEL_DISPATCH=direct (wrangler.toml) and =queue. */
+const queued = (env.MODEL_DISPATCH as string) === "queue";
+
+it.skipIf(queued)(`${RUNS} runs with a fault injected at a random step`, () => faultRuns("faults", settle), 300_000);
+
+// The same runs with model requests handed to the queue; the test delivers each activation's messages through the consumer.
+it.runIf(queued)(`${RUNS} runs with a fault injected at a random step, MODEL_DISPATCH=queue`, () => {
+  const held = holdDispatches();
+  return faultRuns("faultsQueue", (id, opts) => settleQueued(id, held, opts));
+}, 300_000);
+
+async function faultRuns(section: string, settle: Settle) {
   const seed = 20261122;
   const random = prng(seed);
   const tally = { runs: 0, completed: 0, faultsFired: 0, effectsExactlyOnce: 0, modelRequestsExactlyOnce: 0, byMode: { throw: 0, abort: 0 } as Record<string, number> };
@@ -43,6 +59,6 @@ it(`${RUNS} runs with a fault injected at a random step`, async () => {
     else misses.push({ run: r, mode, atJournalSize, effects: Object.fromEntries(NESTED_EFFECTS.map((e, i) => [e, effects[i]!])) });
     if ((await modelRequests("evict-outer")).length === 3 && (await modelRequests("evict-inner")).length === 3) tally.modelRequestsExactlyOnce++;
   }
-  report("faults", { seed, ...tally, misses });
+  report(section, { seed, ...tally, misses });
   expect(tally).toMatchObject({ completed: RUNS, effectsExactlyOnce: RUNS, modelRequestsExactlyOnce: RUNS, faultsFired: RUNS });
-}, 300_000);
+}

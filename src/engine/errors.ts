@@ -90,9 +90,12 @@ export class ApprovalRequired extends Error {
  * a long run (the host re-arms its alarm) or because the run was cancelled.
  */
 export class RunInterrupted extends Error {
-  /** `retry`: an effect failed for now (e.g. a notification); run again later from the journal. */
+  /**
+   * `retry`: an effect failed for now (e.g. a notification); run again later from the journal.
+   * `dispatched`: a model request was handed off; the answer wakes the run.
+   */
   constructor(
-    readonly reason: "checkpoint" | "cancelled" | "fault" | "retry",
+    readonly reason: "checkpoint" | "cancelled" | "fault" | "retry" | "dispatched",
     readonly detail?: string,
   ) {
     super(`run interrupted: ${reason}${detail ? `: ${detail}` : ""}`);

@@ -1,6 +1,6 @@
 import { checkBudget } from "./budget";
 import type { CallFrame } from "./call-frame";
-import { messageOf, RunError } from "./errors";
+import { messageOf, propagates, RunError } from "./errors";
 import { MAX_STEP_BYTES } from "./journal/bounds";
 import type { Message, ModelRequest, ModelResponse } from "./model/model";
 import type { RunServices } from "./run";
@@ -25,8 +25,9 @@ export async function modelStep(run: RunServices, frame: CallFrame, key: string,
     await checkBudget(run, frame, key);
     let r: ModelResponse;
     try {
-      r = await run.models(model).request(req);
+      r = await run.models(model).request({ ...req, key });
     } catch (err) {
+      if (propagates(err)) throw err; // a signal (the request was handed off): not the model's failure
       throw new RunError("model_error", `${frame.worker.file}: model ${model} failed: ${messageOf(err)}`, true);
     }
     return { ...r, model, costUsd: costOf(model, r.usage.inputTokens, r.usage.outputTokens, run.prices) };

@@ -39,6 +39,8 @@ export interface ModelRequest {
    * as it arrives (for people watching); the response is still returned whole.
    */
   onDelta?: (text: string) => void;
+  /** The journal key of this request: a model that hands requests elsewhere matches the answer by it. */
+  key?: string;
 }
 
 export interface ModelResponse {

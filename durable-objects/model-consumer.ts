@@ -1,0 +1,69 @@
+import { messageOf } from "../src/engine";
+import { appModels } from "./engine-config";
+import { dispatchMessage, dispatchTimeoutMs, unwire, type ClaimedRequest, type DeliveredAnswer } from "./model-dispatch";
+import type { RunDO } from "./run";
+
+type RunDispatchRpc = Pick<RunDO, "claimModelRequest" | "deliverModelAnswer">;
+
+/** Tries of the delivery RPC before the message goes back to the queue. */
+const DELIVERY_TRIES = 3;
+
+/**
+ * The queue consumer of MODEL_DISPATCH=queue: for each message, claims the request
+ * from its run's object, asks the model (resolved from the run's pinned models.yaml,
+ * exactly as the run would, provider errors redacted the same way) and delivers the
+ * answer. Stateless: a model failure is delivered as a failure (the run fails with
+ * model_error, as in direct mode), never retried by the queue.
+ */
+export async function consumeModelRequests(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  await Promise.all(batch.messages.map((message) => consume(message, env)));
+}
+
+async function consume(message: Message<unknown>, env: Env): Promise<void> {
+  const parsed = dispatchMessage.safeParse(message.body);
+  if (!parsed.success) {
+    // Not ours (or corrupt): no retry would change it.
+    console.warn(JSON.stringify({ edgework: "model_dispatch_bad_message", issues: parsed.error.issues.length }));
+    return message.ack();
+  }
+  const { run, key, attempt } = parsed.data;
+  const stub = env.RUNS.get(env.RUNS.idFromString(run)) as unknown as RunDispatchRpc;
+  let claimed: ClaimedRequest | null;
+  try {
+    claimed = await stub.claimModelRequest(key, attempt);
+  } catch {
+    return message.retry(); // the object could not answer: nothing was claimed
+  }
+  if (!claimed) return message.ack(); // a duplicate, a stale attempt, an answered or ended run
+  const answer = await ask(env, claimed);
+  for (let i = 1; ; i++) {
+    try {
+      await stub.deliverModelAnswer(key, attempt, answer);
+      return message.ack();
+    } catch (err) {
+      // After the last try the answer is lost: the run's timeout alarm sends the request again.
+      if (i >= DELIVERY_TRIES) {
+        console.warn(JSON.stringify({ edgework: "model_dispatch_delivery_failed", key, attempt, error: messageOf(err) }));
+        return message.retry();
+      }
+      await new Promise((r) => setTimeout(r, 200 * i));
+    }
+  }
+}
+
+/** The model's answer, or its failure as text; given up a minute before the run would send the request again. */
+async function ask(env: Env, claimed: ClaimedRequest): Promise<DeliveredAnswer> {
+  const timeout = dispatchTimeoutMs(env);
+  const limit = Math.max(timeout - 60_000, timeout / 2);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const model = appModels(env, claimed.models)(claimed.model);
+    const gaveUp = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${Math.round(limit / 1000)} s`)), limit)));
+    const response = await Promise.race([model.request(unwire(claimed.request)), gaveUp]);
+    return { ok: true, response: { text: response.text, toolCalls: response.toolCalls, usage: response.usage } };
+  } catch (err) {
+    return { ok: false, message: messageOf(err) };
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,235 @@
+import * as z from "zod";
+import { RunError, RunInterrupted, type Model, type ModelRequest, type ModelResolver, type ModelResponse } from "../src/engine";
+import { MAX_STEP_BYTES, stepBytes } from "../src/engine/journal/bounds";
+import type { ContentPart, Message } from "../src/engine/model/model";
+import type { ModelsConfig } from "../src/engine/model/providers";
+import { numberVar } from "./engine-config";
+import { json, parse, type Sql } from "./sql";
+
+/**
+ * Model requests handed to the queue, by journal key, until their answer is recorded
+ * in the journal. `claimed`: the attempt a consumer took, so a duplicated message
+ * makes no second request even after the object was evicted. Made on first use
+ * (see `table()`), so it joins objects of any schema version.
+ */
+const TABLE = `CREATE TABLE IF NOT EXISTS model_dispatch (
+  key TEXT PRIMARY KEY, model TEXT NOT NULL, attempt INTEGER NOT NULL, sent_at INTEGER NOT NULL, claimed INTEGER, answer TEXT
+) WITHOUT ROWID`;
+
+/** Default wait for an answer before the run's alarm sends the request again (the consumer gives up a minute earlier). */
+export const DEFAULT_DISPATCH_TIMEOUT_MS = 11 * 60_000;
+export const dispatchTimeoutMs = (env: Env) => numberVar(env, "MODEL_DISPATCH_TIMEOUT_MS", DEFAULT_DISPATCH_TIMEOUT_MS);
+
+/**
+ * The queue message: which run, which request, which attempt. Never the request
+ * itself (a message is at most 128 KB; a conversation can be megabytes): the
+ * consumer claims it from the run's object.
+ */
+export const dispatchMessage = z.strictObject({
+  run: z.string().regex(/^[0-9a-f]{64}$/),
+  key: z.string().min(1).max(4096),
+  attempt: z.number().int().min(1).max(1_000_000),
+});
+export type DispatchMessage = z.infer<typeof dispatchMessage>;
+
+/** What a consumer delivers: the model's response, or its (redacted) failure. Unknown fields are dropped. */
+export const deliveredAnswer = z.discriminatedUnion("ok", [
+  z.object({
+    ok: z.literal(true),
+    response: z.object({
+      text: z.string().nullable(),
+      toolCalls: z.array(z.object({ id: z.string(), name: z.string(), arguments: z.string() })),
+      usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() }),
+    }),
+  }),
+  z.object({ ok: z.literal(false), message: z.string().transform((m) => m.slice(0, 4096)) }),
+]);
+export type DeliveredAnswer = z.infer<typeof deliveredAnswer>;
+
+/** As stored: a too-large answer is kept as its size only, and fails the step as in direct mode. */
+type StoredAnswer = DeliveredAnswer | { ok: false; tooLarge: true; message: string };
+
+/** An attachment with its bytes read, so the request crosses RPC as plain data. */
+type WireAttachment = { type: "attachment"; name: string; mime: string; size: number; data: Uint8Array };
+type WireMessage = Exclude<Message, { role: "user" }> | { role: "user"; content: string | Array<Exclude<ContentPart, { type: "attachment" }> | WireAttachment> };
+export type WireRequest = Omit<ModelRequest, "messages" | "onDelta" | "key"> & { messages: WireMessage[] };
+
+/** What `claimModelRequest` hands a consumer: the model as the run names it, the request, the run's pinned models.yaml. */
+export interface ClaimedRequest {
+  model: string;
+  request: WireRequest;
+  models: ModelsConfig;
+}
+
+/** The one seam for sending (tests spy on it to drop, duplicate or hold messages). */
+export const modelQueue = {
+  async send(queue: Queue, message: DispatchMessage): Promise<void> {
+    await queue.send(message, { contentType: "json" });
+  },
+};
+
+interface Waiting {
+  model: string;
+  attempt: number;
+  request: ModelRequest;
+  models: ModelsConfig;
+}
+
+/**
+ * MODEL_DISPATCH=queue for one run's object: its models hand each request to the
+ * queue and end the activation (`RunInterrupted("dispatched")`), so the object is
+ * idle while the model thinks; a stateless consumer claims the request, asks the
+ * model and delivers the answer here; the next replay's request returns it and the
+ * engine records it as the journal step, exactly as in direct mode.
+ */
+export class ModelDispatch {
+  /** Requests handed off and not yet claimed: memory only (an evicted object's are rebuilt by replay or sent again). */
+  private readonly waiting = new Map<string, Waiting>();
+  /** The run was woken (an answer, a lost hand-off) since this activation began: its alarm is armed already. */
+  private woken = false;
+  private tableMade = false;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly env: Env,
+    /** This object's id, for the consumer to reach it. */
+    private readonly objectId: string,
+    private readonly wake: () => Promise<void>,
+  ) {}
+
+  /** The run's models in queue mode: each resolved as direct mode would (same errors), then handed off. */
+  models(direct: ModelResolver, pinned: ModelsConfig): ModelResolver {
+    return (name) => {
+      direct(name);
+      return { request: (req) => this.request(name, req, pinned) } satisfies Model;
+    };
+  }
+
+  /**
+   * The SQL, with the table made on first use: only objects that hand a request
+   * off pay for creating it (a direct-mode run writes no rows for it).
+   */
+  private table(): Sql {
+    if (!this.tableMade) this.sql.script(TABLE);
+    this.tableMade = true;
+    return this.sql;
+  }
+
+  begin(): void {
+    this.woken = false;
+  }
+
+  /** After an activation that handed requests off: the alarm to arm (when the earliest hand-off times out), or null when a wake-up is armed already. */
+  rearmAt(): number | null {
+    if (this.woken) return null;
+    const row = this.table().one<{ at: number | null }>`SELECT min(sent_at) AS at FROM model_dispatch WHERE answer IS NULL`;
+    return (row?.at ?? Date.now()) + dispatchTimeoutMs(this.env);
+  }
+
+  /** Forgets requests waiting in memory (the run ended). */
+  forget(): void {
+    this.waiting.clear();
+  }
+
+  private async request(model: string, req: ModelRequest, models: ModelsConfig): Promise<ModelResponse> {
+    const key = req.key;
+    if (!key) throw new Error("a model request handed to the queue needs its journal key");
+    const row = this.table().one`SELECT attempt, sent_at, claimed, answer FROM model_dispatch WHERE key = ${key}`;
+    if (row?.answer != null) {
+      const answer = parse<StoredAnswer>(row.answer);
+      if (answer.ok) return answer.response;
+      if ("tooLarge" in answer) throw new RunError("too_large", answer.message, true);
+      throw new Error(answer.message);
+    }
+    const now = Date.now();
+    if (row && (row.sent_at as number) + dispatchTimeoutMs(this.env) > now) {
+      // In flight: if no consumer took it yet, a late message (or one after an eviction) can still claim it.
+      if (row.claimed !== row.attempt) this.waiting.set(key, { model, attempt: row.attempt as number, request: req, models });
+      throw new RunInterrupted("dispatched", key);
+    }
+    const attempt = ((row?.attempt as number | undefined) ?? 0) + 1;
+    this.table().run`INSERT INTO model_dispatch (key, model, attempt, sent_at) VALUES (${key}, ${model}, ${attempt}, ${now})
+      ON CONFLICT (key) DO UPDATE SET model = excluded.model, attempt = excluded.attempt, sent_at = excluded.sent_at`;
+    this.waiting.set(key, { model, attempt, request: req, models });
+    try {
+      await modelQueue.send(this.env.MODEL_QUEUE, { run: this.objectId, key, attempt });
+    } catch (err) {
+      // The row stays: the timeout alarm sends it again.
+      console.warn(JSON.stringify({ edgework: "model_dispatch_send_failed", key, attempt, error: err instanceof Error ? err.message : String(err) }));
+    }
+    throw new RunInterrupted("dispatched", key);
+  }
+
+  /**
+   * Hands a waiting request to the consumer, once: null for an unknown, answered,
+   * stale or already claimed attempt. One this object no longer holds (it was
+   * evicted after sending) and nobody claimed is sent again at once.
+   */
+  async claim(key: string, attempt: number): Promise<ClaimedRequest | null> {
+    const row = this.table().one`SELECT attempt, claimed, answer FROM model_dispatch WHERE key = ${key}`;
+    if (!row || row.answer !== null || row.attempt !== attempt || row.claimed === attempt) return null;
+    const waiting = this.waiting.get(key);
+    if (!waiting || waiting.attempt !== attempt) {
+      this.table().run`UPDATE model_dispatch SET sent_at = 0 WHERE key = ${key}`;
+      await this.wakeRun();
+      return null;
+    }
+    this.waiting.delete(key);
+    this.table().run`UPDATE model_dispatch SET claimed = ${attempt} WHERE key = ${key}`;
+    return { model: waiting.model, request: await wire(waiting.request), models: waiting.models };
+  }
+
+  /**
+   * Records a delivered answer once: only for a request handed off and unanswered
+   * whose key is not in the journal. An answer over the journal's step bound is kept
+   * as its size (the step fails as in direct mode). False: nothing changed.
+   */
+  async deliver(key: string, attempt: number, answer: DeliveredAnswer): Promise<boolean> {
+    const row = this.table().one`SELECT model, claimed, answer FROM model_dispatch WHERE key = ${key}`;
+    // Only an attempt a consumer claimed (a late answer of an earlier one is as good).
+    if (!row || row.answer !== null || attempt > ((row.claimed as number | null) ?? 0)) return false;
+    if (this.sql.one`SELECT 1 AS recorded FROM journal WHERE key = ${key}`) return false;
+    let stored: StoredAnswer = answer;
+    if (answer.ok) {
+      const bytes = stepBytes(key, { ...answer.response, model: row.model, costUsd: 0 });
+      if (bytes > MAX_STEP_BYTES) {
+        const message = `model ${row.model as string} answered with ${bytes} bytes (text and tool calls, as JSON), over the journal's bound of ${MAX_STEP_BYTES} bytes per step; ask for a shorter answer or have it written in parts by tools`;
+        stored = { ok: false, tooLarge: true, message };
+      }
+    }
+    this.table().run`UPDATE model_dispatch SET answer = ${json(stored)} WHERE key = ${key}`;
+    this.waiting.delete(key);
+    await this.wakeRun();
+    return true;
+  }
+
+  private async wakeRun(): Promise<void> {
+    this.woken = true;
+    await this.wake();
+  }
+}
+
+/** The request as plain data: attachments read into bytes, no callbacks. */
+async function wire(req: ModelRequest): Promise<WireRequest> {
+  const messages = await Promise.all(
+    req.messages.map(async (m): Promise<WireMessage> => {
+      if (m.role !== "user") return m;
+      if (typeof m.content === "string") return { role: "user", content: m.content };
+      const content = await Promise.all(
+        m.content.map(async (p) => (p.type === "attachment" ? { type: p.type, name: p.name, mime: p.mime, size: p.size, data: await p.bytes() } : p)),
+      );
+      return { role: "user", content };
+    }),
+  );
+  return { messages, tools: req.tools, ...(req.output ? { output: req.output } : {}) };
+}
+
+/** The inverse of `wire`, on the consumer's side. */
+export function unwire(req: WireRequest): ModelRequest {
+  const messages = req.messages.map((m): Message => {
+    if (m.role !== "user") return m;
+    if (typeof m.content === "string") return { role: "user", content: m.content };
+    return { role: "user", content: m.content.map((p) => (p.type === "attachment" ? { type: p.type, name: p.name, mime: p.mime, size: p.size, bytes: async () => p.data } : p)) };
+  });
+  return { ...req, messages };
+}
