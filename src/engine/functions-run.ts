@@ -1,7 +1,8 @@
 import type { CallSite } from "./callables";
 import { inFrame, openFrame } from "./call-frame";
 import type { CatalogWorker } from "./catalog";
-import { toolContext } from "./context";
+import { toolContext, type ToolContext } from "./context";
+import { contextWith } from "./context-with";
 import { messageOf, propagates, RunError, ToolError } from "./errors";
 import type { CodeFunction } from "./functions";
 import { describeIssues } from "./json-schema";
@@ -19,15 +20,19 @@ export async function runFunction(run: RunServices, entry: CatalogWorker, fn: Co
   const parsed = fn.input.safeParse(input);
   if (!parsed.success) throw new RunError("invalid_input", `${entry.file}: input does not match its input schema: ${describeIssues(parsed.error)}`);
   return inFrame(run, frame, async (toolset, state) => {
+    const body = watched(toolContext(run, frame, toolset, frame.path, frame.usage, state));
     let result: unknown;
     try {
-      result = await fn.run(parsed.data, toolContext(run, frame, toolset, frame.path, frame.usage, state));
+      result = await fn.run(parsed.data, body.ctx);
     } catch (err) {
       // Signals pass through; a failure ends this call like a worker's (its caller's tool result).
+      if (body.signal) throw body.signal;
       if (propagates(err) || err instanceof RunError) throw err;
       // A failed ctx call (a nested call, a rejected approval) already says what failed; the code's own error is named.
       throw new RunError("function_failed", err instanceof ToolError ? err.message : `${entry.file} failed: ${messageOf(err)}`);
     }
+    // The body caught a signal (a pause, a hand-off) and went on: its result is not the call's. Replay runs it again.
+    if (body.signal) throw body.signal;
     if (fn.output) {
       const checked = fn.output.safeParse(result);
       if (!checked.success) throw new RunError("invalid_output", `${entry.file}: its result does not match its output schema: ${describeIssues(checked.error)}`);
@@ -35,6 +40,36 @@ export async function runFunction(run: RunServices, entry: CatalogWorker, fn: Co
     }
     return storable(entry.file, frame.path, result);
   });
+}
+
+/**
+ * `ctx` for a function's body, noting the first signal (a pause for approval, a model
+ * request handed off, a checkpoint, a fatal error) that leaves one of its calls: code
+ * that catches every error around `ctx.llmAsk` or `ctx.callTool` would otherwise
+ * return a fallback for a call that never failed, and have it recorded.
+ */
+function watched(ctx: ToolContext): { ctx: ToolContext; readonly signal: unknown } {
+  const seen: { signal: unknown; ctx: ToolContext } = { signal: undefined, ctx };
+  const watch =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await call(...args);
+      } catch (err) {
+        if (propagates(err)) seen.signal ??= err;
+        throw err;
+      }
+    };
+  seen.ctx = contextWith(ctx, {
+    llmAsk: watch(ctx.llmAsk),
+    llmAgent: watch(ctx.llmAgent),
+    callTool: watch(ctx.callTool),
+    callWorker: watch(ctx.callWorker),
+    step: watch(ctx.step) as ToolContext["step"],
+    now: watch(ctx.now),
+    randomId: watch(ctx.randomId),
+  });
+  return seen;
 }
 
 /**

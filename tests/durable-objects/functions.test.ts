@@ -45,6 +45,16 @@ describe("code functions in the app (tests/fixtures/functions)", () => {
     expect(await effectCount("fn-approve")).toBe(1);
   });
 
+  it("a function that catches every error around a call that asks for approval pauses anyway (its fallback is not the result)", async () => {
+    const { id } = await started(await post("/runs", { worker: "fn-careful", input: { url: effectUrl("fn-careful") } }));
+    const paused = await settle(id);
+    expect(paused.status).toBe("awaiting_approval");
+    expect(paused.approvals).toMatchObject([{ status: "pending", tool: "fx_fetch", worker_chain: ["fn-careful"] }]);
+    expect((await post(`/runs/${id}/approvals/${paused.approvals[0]!.id}`, { decision: "approve" })).status).toBe(200);
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: { posted: 200 } });
+    expect(await effectCount("fn-careful")).toBe(1);
+  });
+
   it("interrupted (the object aborted) before each step in turn, a function still posts exactly once", async () => {
     for (let k = 0; k <= 4; k++) {
       const id = `fn-evict-${k}`;
