@@ -2,7 +2,7 @@ import { checkBudget } from "./budget";
 import type { CallFrame } from "./call-frame";
 import { messageOf, propagates, RunError } from "./errors";
 import { MAX_STEP_BYTES } from "./journal/bounds";
-import type { Message, ModelRequest, ModelResponse } from "./model/model";
+import type { Message, Model, ModelRequest, ModelResponse } from "./model/model";
 import type { RunServices } from "./run";
 import { costOf, type UsageMeter } from "./usage";
 
@@ -21,14 +21,24 @@ export async function modelStep(run: RunServices, frame: CallFrame, key: string,
       true,
     );
   };
+  const failed = (err: unknown) => {
+    if (propagates(err)) return err; // a signal (the request was handed off): not the model's failure
+    return new RunError("model_error", `${frame.worker.file}: model ${model} failed: ${messageOf(err)}`, true);
+  };
   const res = await run.journal.step<RecordedResponse>(key, async () => {
-    await checkBudget(run, frame, key);
+    let m: Model;
     let r: ModelResponse;
     try {
-      r = await run.models(model).request({ ...req, key });
+      m = run.models(model);
     } catch (err) {
-      if (propagates(err)) throw err; // a signal (the request was handed off): not the model's failure
-      throw new RunError("model_error", `${frame.worker.file}: model ${model} failed: ${messageOf(err)}`, true);
+      throw failed(err);
+    }
+    // Checked when the request is made, not again while a request handed off waits for its answer.
+    if (!m.requested?.(key)) await checkBudget(run, frame, key);
+    try {
+      r = await m.request({ ...req, key });
+    } catch (err) {
+      throw failed(err);
     }
     return { ...r, model, costUsd: costOf(model, r.usage.inputTokens, r.usage.outputTokens, run.prices) };
   }, tooLarge);

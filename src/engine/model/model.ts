@@ -52,6 +52,12 @@ export interface ModelResponse {
 /** One chat-completion style call. Implementations: openai.ts, test-model.ts. */
 export interface Model {
   request(req: ModelRequest): Promise<ModelResponse>;
+  /**
+   * Whether the request under this journal key was already made (handed off, its
+   * answer pending or delivered): its budget was checked then, and a replay that
+   * waits for or collects the answer must not check it again.
+   */
+  requested?(key: string): boolean;
 }
 
 /** Resolves a `provider:model` string to a model; throws for an unknown provider. */
