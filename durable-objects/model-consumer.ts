@@ -1,9 +1,9 @@
 import { messageOf } from "../src/engine";
 import { appModels } from "./engine-config";
-import { dispatchMessage, dispatchTimeoutMs, unwire, type ClaimedRequest, type DeliveredAnswer } from "./model-dispatch";
+import { dispatchMessage, dispatchTimeoutMs, LEASE_MS, unwire, type ClaimedRequest, type DeliveredAnswer } from "./model-dispatch";
 import type { RunDO } from "./run";
 
-type RunDispatchRpc = Pick<RunDO, "claimModelRequest" | "deliverModelAnswer">;
+type RunDispatchRpc = Pick<RunDO, "claimModelRequest" | "renewModelClaim" | "deliverModelAnswer">;
 
 /** Tries of the delivery RPC before the message goes back to the queue. */
 const DELIVERY_TRIES = 3;
@@ -16,7 +16,8 @@ const DELIVERY_TRIES = 3;
  * model_error, as in direct mode), never retried by the queue.
  */
 export async function consumeModelRequests(batch: MessageBatch<unknown>, env: Env): Promise<void> {
-  await Promise.all(batch.messages.map((message) => consume(message, env)));
+  // Settled one by one: one message that throws must not cut short the others' requests.
+  await Promise.allSettled(batch.messages.map((message) => consume(message, env)));
 }
 
 async function consume(message: Message<unknown>, env: Env): Promise<void> {
@@ -27,7 +28,14 @@ async function consume(message: Message<unknown>, env: Env): Promise<void> {
     return message.ack();
   }
   const { run, key, attempt } = parsed.data;
-  const stub = env.RUNS.get(env.RUNS.idFromString(run)) as unknown as RunDispatchRpc;
+  let stub: RunDispatchRpc;
+  try {
+    stub = env.RUNS.get(env.RUNS.idFromString(run)) as unknown as RunDispatchRpc;
+  } catch {
+    // An id of another namespace: no run of ours.
+    console.warn(JSON.stringify({ edgework: "model_dispatch_bad_message", issues: 1 }));
+    return message.ack();
+  }
   let claimed: ClaimedRequest | null;
   try {
     claimed = await stub.claimModelRequest(key, attempt);
@@ -35,13 +43,20 @@ async function consume(message: Message<unknown>, env: Env): Promise<void> {
     return message.retry(); // the object could not answer: nothing was claimed
   }
   if (!claimed) return message.ack(); // a duplicate, a stale attempt, an answered or ended run
-  const answer = await ask(env, claimed);
+  // Renewed while the model thinks, so the run sends the request again only if this consumer dies.
+  const renewing = setInterval(() => void stub.renewModelClaim(key, attempt).catch(() => undefined), LEASE_MS / 3);
+  let answer: DeliveredAnswer;
+  try {
+    answer = await ask(env, claimed);
+  } finally {
+    clearInterval(renewing);
+  }
   for (let i = 1; ; i++) {
     try {
       await stub.deliverModelAnswer(key, attempt, answer);
       return message.ack();
     } catch (err) {
-      // After the last try the answer is lost: the run's timeout alarm sends the request again.
+      // After the last try the answer is lost: the claim's lease lapses and the run's alarm sends the request again.
       if (i >= DELIVERY_TRIES) {
         console.warn(JSON.stringify({ edgework: "model_dispatch_delivery_failed", key, attempt, error: messageOf(err) }));
         return message.retry();
@@ -51,10 +66,9 @@ async function consume(message: Message<unknown>, env: Env): Promise<void> {
   }
 }
 
-/** The model's answer, or its failure as text; given up a minute before the run would send the request again. */
+/** The model's answer, or its failure as text (also when it takes longer than MODEL_DISPATCH_TIMEOUT_MS). */
 async function ask(env: Env, claimed: ClaimedRequest): Promise<DeliveredAnswer> {
-  const timeout = dispatchTimeoutMs(env);
-  const limit = Math.max(timeout - 60_000, timeout / 2);
+  const limit = dispatchTimeoutMs(env);
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const model = appModels(env, claimed.models)(claimed.model);

@@ -9,15 +9,25 @@ import { json, parse, type Sql } from "./sql";
 /**
  * Model requests handed to the queue, by journal key, until their answer is recorded
  * in the journal. `claimed`: the attempt a consumer took, so a duplicated message
- * makes no second request even after the object was evicted. Made on first use
- * (see `table()`), so it joins objects of any schema version.
+ * makes no second request even after the object was evicted; `lease_until`: until
+ * when that consumer is known to be alive (it renews while the model thinks), so one
+ * that died is replaced within a lease, not after the model's whole timeout. Made
+ * on first use (see `table()`), so it joins objects of any schema version.
  */
 const TABLE = `CREATE TABLE IF NOT EXISTS model_dispatch (
-  key TEXT PRIMARY KEY, model TEXT NOT NULL, attempt INTEGER NOT NULL, sent_at INTEGER NOT NULL, claimed INTEGER, answer TEXT
+  key TEXT PRIMARY KEY, model TEXT NOT NULL, attempt INTEGER NOT NULL, sent_at INTEGER NOT NULL, claimed INTEGER, lease_until INTEGER, answer TEXT
 ) WITHOUT ROWID`;
 
-/** Default wait for an answer before the run's alarm sends the request again (the consumer gives up a minute earlier). */
-export const DEFAULT_DISPATCH_TIMEOUT_MS = 11 * 60_000;
+/**
+ * How long a hand-off waits to be claimed, and a claim holds without renewal,
+ * before the run's alarm sends the request again. The consumer renews every third
+ * of it while the model thinks, so only a lost message or a dead consumer waits it out.
+ */
+export const LEASE_MS = 60_000;
+/** Hand-offs of one request before the run fails with model_error instead of sending it again. */
+export const MAX_ATTEMPTS = 5;
+/** Default time the consumer waits for a model's answer before it delivers a failure. */
+export const DEFAULT_DISPATCH_TIMEOUT_MS = 10 * 60_000;
 export const dispatchTimeoutMs = (env: Env) => numberVar(env, "MODEL_DISPATCH_TIMEOUT_MS", DEFAULT_DISPATCH_TIMEOUT_MS);
 
 /**
@@ -39,7 +49,8 @@ export const deliveredAnswer = z.discriminatedUnion("ok", [
     response: z.object({
       text: z.string().nullable(),
       toolCalls: z.array(z.object({ id: z.string(), name: z.string(), arguments: z.string() })),
-      usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() }),
+      // As lenient as direct mode, which records what the provider reported.
+      usage: z.object({ inputTokens: z.number().finite().nonnegative(), outputTokens: z.number().finite().nonnegative() }),
     }),
   }),
   z.object({ ok: z.literal(false), message: z.string().transform((m) => m.slice(0, 4096)) }),
@@ -60,6 +71,9 @@ export interface ClaimedRequest {
   request: WireRequest;
   models: ModelsConfig;
 }
+
+/** When an unanswered hand-off lapses: its lease once claimed, else a lease after it was sent. */
+const lapsesAt = (row: Record<string, SqlStorageValue>) => (row.claimed === row.attempt ? (row.lease_until as number) : (row.sent_at as number) + LEASE_MS);
 
 /** The one seam for sending (tests spy on it to drop, duplicate or hold messages). */
 export const modelQueue = {
@@ -101,7 +115,11 @@ export class ModelDispatch {
   models(direct: ModelResolver, pinned: ModelsConfig): ModelResolver {
     return (name) => {
       direct(name);
-      return { request: (req) => this.request(name, req, pinned) } satisfies Model;
+      // Without it every hand-off would fail to send and be sent again a minute later, forever.
+      if (!this.env.MODEL_QUEUE) {
+        throw new RunError("config", "MODEL_DISPATCH=queue needs the MODEL_QUEUE queue binding ([[queues.producers]] in wrangler.toml, after `wrangler queues create edgework-model-requests`), or set MODEL_DISPATCH=direct", true);
+      }
+      return { request: (req) => this.request(name, req, pinned), requested: (key) => this.requested(key) } satisfies Model;
     };
   }
 
@@ -119,11 +137,16 @@ export class ModelDispatch {
     this.woken = false;
   }
 
-  /** After an activation that handed requests off: the alarm to arm (when the earliest hand-off times out), or null when a wake-up is armed already. */
+  /**
+   * After an activation that handed requests off: the alarm to arm (when the earliest
+   * unclaimed hand-off or unrenewed claim lapses), or null when a wake-up is armed already.
+   */
   rearmAt(): number | null {
     if (this.woken) return null;
-    const row = this.table().one<{ at: number | null }>`SELECT min(sent_at) AS at FROM model_dispatch WHERE answer IS NULL`;
-    return (row?.at ?? Date.now()) + dispatchTimeoutMs(this.env);
+    // Only hand-offs the journal still waits for (a row left from a mode switch must not arm the past).
+    const lapses = this.table().all`SELECT attempt, sent_at, claimed, lease_until FROM model_dispatch
+      WHERE answer IS NULL AND key NOT IN (SELECT key FROM journal)`.map(lapsesAt);
+    return lapses.length ? Math.min(...lapses) : Date.now() + LEASE_MS;
   }
 
   /** Forgets requests waiting in memory (the run ended). */
@@ -131,10 +154,18 @@ export class ModelDispatch {
     this.waiting.clear();
   }
 
+  private journaled(key: string): boolean {
+    return this.sql.one`SELECT 1 AS recorded FROM journal WHERE key = ${key}` !== undefined;
+  }
+
+  private requested(key: string): boolean {
+    return this.table().one`SELECT 1 AS sent FROM model_dispatch WHERE key = ${key}` !== undefined;
+  }
+
   private async request(model: string, req: ModelRequest, models: ModelsConfig): Promise<ModelResponse> {
     const key = req.key;
     if (!key) throw new Error("a model request handed to the queue needs its journal key");
-    const row = this.table().one`SELECT attempt, sent_at, claimed, answer FROM model_dispatch WHERE key = ${key}`;
+    const row = this.table().one`SELECT attempt, sent_at, claimed, lease_until, answer FROM model_dispatch WHERE key = ${key}`;
     if (row?.answer != null) {
       const answer = parse<StoredAnswer>(row.answer);
       if (answer.ok) return answer.response;
@@ -142,12 +173,14 @@ export class ModelDispatch {
       throw new Error(answer.message);
     }
     const now = Date.now();
-    if (row && (row.sent_at as number) + dispatchTimeoutMs(this.env) > now) {
+    if (row && lapsesAt(row) > now) {
       // In flight: if no consumer took it yet, a late message (or one after an eviction) can still claim it.
       if (row.claimed !== row.attempt) this.waiting.set(key, { model, attempt: row.attempt as number, request: req, models });
       throw new RunInterrupted("dispatched", key);
     }
     const attempt = ((row?.attempt as number | undefined) ?? 0) + 1;
+    // Each attempt was lost or its consumer died: something is wrong that sending again will not fix.
+    if (attempt > MAX_ATTEMPTS) throw new RunError("model_error", `model ${model}: no answer came back for ${MAX_ATTEMPTS} hand-offs of ${key} to the queue (MODEL_DISPATCH=queue); is its consumer deployed?`, true);
     this.table().run`INSERT INTO model_dispatch (key, model, attempt, sent_at) VALUES (${key}, ${model}, ${attempt}, ${now})
       ON CONFLICT (key) DO UPDATE SET model = excluded.model, attempt = excluded.attempt, sent_at = excluded.sent_at`;
     this.waiting.set(key, { model, attempt, request: req, models });
@@ -161,22 +194,33 @@ export class ModelDispatch {
   }
 
   /**
-   * Hands a waiting request to the consumer, once: null for an unknown, answered,
-   * stale or already claimed attempt. One this object no longer holds (it was
-   * evicted after sending) and nobody claimed is sent again at once.
+   * Hands a waiting request to the consumer, once, with a lease: null for an unknown,
+   * answered, stale or already claimed attempt. One this object no longer holds (it
+   * was evicted after sending), or a claim whose consumer stopped renewing (the queue
+   * delivers the message again), is sent again at once.
    */
   async claim(key: string, attempt: number): Promise<ClaimedRequest | null> {
-    const row = this.table().one`SELECT attempt, claimed, answer FROM model_dispatch WHERE key = ${key}`;
-    if (!row || row.answer !== null || row.attempt !== attempt || row.claimed === attempt) return null;
+    const now = Date.now();
+    const row = this.table().one`SELECT attempt, claimed, lease_until, answer FROM model_dispatch WHERE key = ${key}`;
+    if (!row || row.answer !== null || row.attempt !== attempt || this.journaled(key)) return null;
+    if (row.claimed === attempt && (row.lease_until as number) > now) return null;
     const waiting = this.waiting.get(key);
-    if (!waiting || waiting.attempt !== attempt) {
-      this.table().run`UPDATE model_dispatch SET sent_at = 0 WHERE key = ${key}`;
+    if (row.claimed === attempt || !waiting || waiting.attempt !== attempt) {
+      this.table().run`UPDATE model_dispatch SET sent_at = 0, lease_until = 0 WHERE key = ${key}`;
       await this.wakeRun();
       return null;
     }
     this.waiting.delete(key);
-    this.table().run`UPDATE model_dispatch SET claimed = ${attempt} WHERE key = ${key}`;
+    this.table().run`UPDATE model_dispatch SET claimed = ${attempt}, lease_until = ${now + LEASE_MS} WHERE key = ${key}`;
     return { model: waiting.model, request: await wire(waiting.request), models: waiting.models };
+  }
+
+  /** The consumer holding `attempt` is alive: its lease runs on. False: the request is no longer wanted (answered, sent again, run ended). */
+  renew(key: string, attempt: number): boolean {
+    const row = this.table().one`SELECT attempt, claimed, answer FROM model_dispatch WHERE key = ${key}`;
+    if (!row || row.answer !== null || row.attempt !== attempt || row.claimed !== attempt) return false;
+    this.table().run`UPDATE model_dispatch SET lease_until = ${Date.now() + LEASE_MS} WHERE key = ${key}`;
+    return true;
   }
 
   /**
@@ -188,7 +232,7 @@ export class ModelDispatch {
     const row = this.table().one`SELECT model, claimed, answer FROM model_dispatch WHERE key = ${key}`;
     // Only an attempt a consumer claimed (a late answer of an earlier one is as good).
     if (!row || row.answer !== null || attempt > ((row.claimed as number | null) ?? 0)) return false;
-    if (this.sql.one`SELECT 1 AS recorded FROM journal WHERE key = ${key}`) return false;
+    if (this.journaled(key)) return false;
     let stored: StoredAnswer = answer;
     if (answer.ok) {
       const bytes = stepBytes(key, { ...answer.response, model: row.model, costUsd: 0 });

@@ -20,7 +20,7 @@ import { FaultInjector, type TestHooks } from "./run-faults";
 import { RunMail } from "./run-mail";
 import { TERMINAL, type Answer, type RunEvent, type RunStatusName, type RunView, type StartRun } from "./run-types";
 import { migrateRun } from "./schema";
-import { deliveredAnswer, ModelDispatch, type ClaimedRequest } from "./model-dispatch";
+import { deliveredAnswer, ModelDispatch, type ClaimedRequest, type DeliveredAnswer } from "./model-dispatch";
 import { json, parse, Sql } from "./sql";
 import { SqliteJournalStore } from "./sqlite-journal";
 import { SqliteStateBackend } from "./sqlite-state";
@@ -282,10 +282,17 @@ export class RunDO extends DurableObject<Env> {
     return this.live() ? this.dispatch.claim(key, attempt) : null;
   }
 
+  /** The consumer holding a claim is alive (it renews while the model thinks); false: stop, nobody wants the answer. */
+  async renewModelClaim(key: string, attempt: number): Promise<boolean> {
+    return this.live() && this.dispatch.renew(key, attempt);
+  }
+
   /** The consumer's answer to a claimed request; recorded once, then the run wakes to record it in its journal. */
   async deliverModelAnswer(key: string, attempt: number, answer: unknown): Promise<{ recorded: boolean }> {
+    // An answer of a shape the run cannot record is the model's failure (acked and dropped, it would be asked again and again).
     const parsed = deliveredAnswer.safeParse(answer);
-    return { recorded: parsed.success && this.live() && (await this.dispatch.deliver(key, attempt, parsed.data)) };
+    const delivered: DeliveredAnswer = parsed.success ? parsed.data : { ok: false, message: `its answer could not be recorded: ${parsed.error.issues.length} problem(s), first at ${parsed.error.issues[0]?.path.join(".") || "(root)"}` };
+    return { recorded: this.live() && (await this.dispatch.deliver(key, attempt, delivered)) };
   }
 
   /** Model text streamed after cursor `seq` (not persisted; see DeltaBuffer). */

@@ -2,13 +2,14 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { dispatchMode } from "../../durable-objects/engine-config";
-import { modelQueue } from "../../durable-objects/model-dispatch";
+import { LEASE_MS, MAX_ATTEMPTS, ModelDispatch, modelQueue } from "../../durable-objects/model-dispatch";
+import { Sql } from "../../durable-objects/sql";
 import { effectCount, effectUrl, modelRequests, script, stub } from "./helpers";
 import { consume, handOffs, holdDispatches, settleQueued, timeOutHandOffs } from "./queue-dispatch";
 
 afterEach(() => vi.restoreAllMocks());
 
-const start = (id: string, worker = "dispatch-helper") => stub(id).start({ id, worker, input: { input: "go" }, approvalMode: "ask", budget: {} });
+const start = (id: string, worker = "dispatch-helper", input: unknown = { input: "go" }) => stub(id).start({ id, worker, input, approvalMode: "ask", budget: {} });
 /** The helper posts one effect (`dq-<tag>`, counted outside the run), then answers. */
 const twoTurns = (tag = "any") => script("dispatch-helper", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl(`dq-${tag}`), method: "POST", body: "x" } }] }, { text: "helped" }]);
 const deliver = (id: string, key: string, attempt: number, answer: unknown) =>
@@ -18,6 +19,72 @@ describe("MODEL_DISPATCH=queue", () => {
   it("is this project's setting; any other value than direct or queue is a config error naming the var", () => {
     expect(dispatchMode(env)).toBe("queue");
     expect(() => dispatchMode({ ...env, MODEL_DISPATCH: "later" } as unknown as Env)).toThrow(/MODEL_DISPATCH must be "direct" or "queue", got "later"/);
+  });
+
+  it("queue mode without the MODEL_QUEUE binding fails naming it (instead of sending again forever)", async () => {
+    await runInDurableObject(env.RUNS.getByName("dq-no-binding"), async (_o, state) => {
+      const dispatch = new ModelDispatch(new Sql(state.storage.sql), { ...env, MODEL_QUEUE: undefined } as unknown as Env, "x", async () => {});
+      const models = dispatch.models(() => ({ request: async () => ({ text: "", toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } }) }), { providers: {}, prices: {} } as never);
+      expect(() => models("openai:dispatch-helper")).toThrow(/MODEL_DISPATCH=queue needs the MODEL_QUEUE queue binding/);
+    });
+  });
+
+  it("a code function that catches every error around ctx.llmAsk gets the model's answer, not its fallback for the hand-off", async () => {
+    const held = holdDispatches();
+    await script("dispatch-helper", [{ text: "the real summary" }]);
+    await start("dq-asker", "fn-asker", { input: "x" });
+    expect(await settleQueued("dq-asker", held)).toMatchObject({ status: "succeeded", output: { summary: "the real summary" } });
+    expect(await modelRequests("dispatch-helper")).toHaveLength(1);
+  });
+
+  it("an answer with usage the provider reported as fractions is recorded, as in direct mode (not acked and asked again)", async () => {
+    const held = holdDispatches();
+    await script("dispatch-helper", [{ text: "fractional", usage: { prompt_tokens: 1.5, completion_tokens: 5 } }]);
+    await start("dq-usage");
+    expect(await settleQueued("dq-usage", held)).toMatchObject({ status: "succeeded", output: "fractional" });
+    expect(await modelRequests("dispatch-helper")).toHaveLength(1);
+  });
+
+  it(`a request whose hand-offs all lapse fails the run with model_error after ${MAX_ATTEMPTS} attempts, naming the queue`, async () => {
+    const held = holdDispatches();
+    await twoTurns();
+    const id = "dq-never";
+    await start(id);
+    for (let i = 0; i <= MAX_ATTEMPTS; i++) {
+      await runDurableObjectAlarm(env.RUNS.getByName(id));
+      held.splice(0); // every message lost
+      await timeOutHandOffs(id);
+    }
+    const view = (await stub(id).status())!;
+    expect(view).toMatchObject({ status: "failed", error: { code: "model_error" } });
+    expect(view.error!.message).toMatch(new RegExp(`no answer came back for ${MAX_ATTEMPTS} hand-offs`));
+    expect(await modelRequests("dispatch-helper")).toHaveLength(0);
+  });
+
+  it("a message naming an object of another namespace is acked, and the batch's other messages are still served", async () => {
+    const held = holdDispatches();
+    await twoTurns();
+    await start("dq-batch");
+    await runDurableObjectAlarm(env.RUNS.getByName("dq-batch"));
+    const result = await consume([{ run: "ab".repeat(32), key: "k", attempt: 1 }, ...held.splice(0)]);
+    expect(result.explicitAcks).toHaveLength(2);
+    expect(await modelRequests("dispatch-helper")).toHaveLength(1);
+  });
+
+  it("a hand-off row whose key is already journaled (left by a mode switch) does not arm an alarm in the past", async () => {
+    const held = holdDispatches();
+    await script("dispatch-helper", [{ text: "x" }]);
+    const id = "dq-stale-row";
+    await start(id);
+    await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
+      state.storage.sql.exec("CREATE TABLE IF NOT EXISTS model_dispatch (key TEXT PRIMARY KEY, model TEXT NOT NULL, attempt INTEGER NOT NULL, sent_at INTEGER NOT NULL, claimed INTEGER, lease_until INTEGER, answer TEXT) WITHOUT ROWID");
+      state.storage.sql.exec("INSERT INTO journal (key, value, at) VALUES ('old/turn:1/model', 'null', 0)");
+      state.storage.sql.exec("INSERT INTO model_dispatch (key, model, attempt, sent_at) VALUES ('old/turn:1/model', 'm', 1, 0)");
+    });
+    await runDurableObjectAlarm(env.RUNS.getByName(id));
+    expect(held).toHaveLength(1);
+    const alarm = await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.getAlarm());
+    expect(alarm! - Date.now()).toBeGreaterThan(LEASE_MS - 10_000);
   });
 
   it("a two-turn run completes through the app's queue; each model request is made by the consumer, none inside the object", async () => {
@@ -49,9 +116,10 @@ describe("MODEL_DISPATCH=queue", () => {
     expect(held).toEqual([{ run: env.RUNS.idFromName(id).toString(), key: "dispatch-helper/turn:1/model", attempt: 1 }]);
     expect(await modelRequests("dispatch-helper")).toHaveLength(0);
     expect((await stub(id).status())!.status).toBe("running");
-    // Its alarm is the lost-delivery one, MODEL_DISPATCH_TIMEOUT_MS (11 min by default) ahead.
+    // Its alarm is the lost-delivery one: when the hand-off lapses unclaimed (LEASE_MS ahead).
     const alarm = await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.getAlarm());
-    expect(alarm! - Date.now()).toBeGreaterThan(10 * 60_000);
+    expect(alarm! - Date.now()).toBeGreaterThan(LEASE_MS - 10_000);
+    expect(alarm! - Date.now()).toBeLessThanOrEqual(LEASE_MS);
     const result = await consume(held.splice(0));
     expect(result.explicitAcks).toHaveLength(1);
     expect(await modelRequests("dispatch-helper")).toHaveLength(1);
@@ -114,6 +182,34 @@ describe("MODEL_DISPATCH=queue", () => {
     await runDurableObjectAlarm(env.RUNS.getByName(id));
     expect(held).toHaveLength(0);
     expect(await modelRequests("dispatch-helper")).toHaveLength(0);
+  });
+
+  it("a consumer that dies after claiming is replaced once its lease lapses; one that renews is not", async () => {
+    const held = holdDispatches();
+    await twoTurns();
+    const id = "dq-dead-consumer";
+    await start(id);
+    await runDurableObjectAlarm(env.RUNS.getByName(id));
+    const [message] = held.splice(0);
+    const rpc = env.RUNS.getByName(id) as unknown as {
+      claimModelRequest(k: string, a: number): Promise<unknown>;
+      renewModelClaim(k: string, a: number): Promise<boolean>;
+    };
+    // A consumer claims it and renews while the model thinks: the alarm's replay leaves it be.
+    expect(await rpc.claimModelRequest(message!.key, 1)).toMatchObject({ model: "openai:dispatch-helper" });
+    expect(await rpc.renewModelClaim(message!.key, 1)).toBe(true);
+    await runDurableObjectAlarm(env.RUNS.getByName(id));
+    expect(held).toHaveLength(0);
+    // Then it dies: no renewal, no answer. The queue delivers its message again: the lapsed claim is sent again at once.
+    await timeOutHandOffs(id);
+    expect((await consume([message])).explicitAcks).toHaveLength(1);
+    await runDurableObjectAlarm(env.RUNS.getByName(id));
+    expect(held).toEqual([expect.objectContaining({ key: message!.key, attempt: 2 })]);
+    // The dead consumer's attempt can neither renew nor answer any more.
+    expect(await rpc.renewModelClaim(message!.key, 1)).toBe(false);
+    expect(await settleQueued(id, held)).toMatchObject({ status: "succeeded", output: "helped" });
+    expect(await modelRequests("dispatch-helper")).toHaveLength(2);
+    expect(await rpc.renewModelClaim(message!.key, 2)).toBe(false);
   });
 
   it("a lost message is sent again by the run's alarm once it timed out; each model request is made once", async () => {

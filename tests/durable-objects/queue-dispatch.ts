@@ -23,9 +23,9 @@ export async function consume(messages: unknown[]) {
   return getQueueResult(batch, ctx);
 }
 
-/** As if MODEL_DISPATCH_TIMEOUT_MS had passed for the run's unanswered hand-offs. */
+/** As if the lease of the run's unanswered hand-offs (unclaimed or claimed) had lapsed. */
 export const timeOutHandOffs = (id: string) =>
-  runInDurableObject(env.RUNS.getByName(id), (_o, state) => void state.storage.sql.exec("UPDATE model_dispatch SET sent_at = 0 WHERE answer IS NULL"));
+  runInDurableObject(env.RUNS.getByName(id), (_o, state) => void state.storage.sql.exec("UPDATE model_dispatch SET sent_at = 0, lease_until = 0 WHERE answer IS NULL"));
 
 /** The run's model_dispatch rows. */
 export const handOffs = (id: string) =>
