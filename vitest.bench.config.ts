@@ -5,9 +5,9 @@ import { workersProject } from "./vitest.config";
 export default defineConfig({
   test: {
     projects: [
-      workersProject("bench", ["bench/do/**/*.bench.test.ts"], 300_000),
-      // The fault benchmark again with MODEL_DISPATCH=queue (its `faultsQueue` section).
-      workersProject("bench-queue", ["bench/do/faults.bench.test.ts"], 300_000, { MODEL_DISPATCH: "queue" }),
+      workersProject("bench", ["bench/do/**/*.bench.test.ts"], 300_000, { MODEL_DISPATCH: "direct" }),
+      // The fault and dispatch-cost benchmarks again with MODEL_DISPATCH=queue (sections `faultsQueue`, `dispatch_queue`).
+      workersProject("bench-queue", ["bench/do/faults.bench.test.ts", "bench/do/dispatch.bench.test.ts"], 300_000, { MODEL_DISPATCH: "queue" }),
     ],
   },
 });

@@ -7,7 +7,7 @@ const testFunctions = fileURLToPath(new URL("./tests/fixtures/functions/index.ts
 
 /**
  * A project in the Workers pool (workerd): the tests here, the Durable Object benchmarks in vitest.bench.config.ts.
- * `vars` over wrangler.toml's (MODEL_DISPATCH=queue for `*.queue.test.ts`); `exclude` besides the e2e tests.
+ * `vars` over wrangler.toml's (MODEL_DISPATCH: direct for most tests, queue for `*.queue.test.ts`); `exclude` besides the e2e tests.
  */
 export const workersProject = (name: string, include: string[], testTimeout = 30_000, vars: Record<string, string> = {}, exclude: string[] = []) => ({
   plugins: [
@@ -69,7 +69,8 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
 export default defineConfig({
   test: {
     projects: [
-      workersProject("workers", ["tests/**/*.test.ts"], 30_000, {}, ["tests/**/*.queue.test.ts"]),
+      // The Durable Object tests drive activations themselves, with the model asked inside them (direct).
+      workersProject("workers", ["tests/**/*.test.ts"], 30_000, { MODEL_DISPATCH: "direct" }, ["tests/**/*.queue.test.ts"]),
       // The same app with MODEL_DISPATCH=queue (its own miniflare: vars are per instance).
       workersProject("workers-queue", ["tests/**/*.queue.test.ts"], 30_000, { MODEL_DISPATCH: "queue" }),
       {

@@ -20,7 +20,7 @@ function prng(seed: number) {
 
 type Settle = (id: string, opts: { count: { activations: number; failed: number } }) => Promise<RunView>;
 
-/** vitest.bench.config.ts runs this file twice: with MODEL_DISPATCH=direct (wrangler.toml) and =queue. */
+/** vitest.bench.config.ts runs this file twice: with MODEL_DISPATCH=direct and =queue. */
 const queued = (env.MODEL_DISPATCH as string) === "queue";
 
 it.skipIf(queued)(`${RUNS} runs with a fault injected at a random step`, () => faultRuns("faults", settle), 300_000);

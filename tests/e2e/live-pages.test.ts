@@ -26,7 +26,8 @@ describe.skipIf(!runBrowser)("pages for people in a real browser", () => {
     fake = await startFakeOpenAI();
     app = await startLocalApp({
       workerDirs: ["workers", "tests/fixtures/workers"],
-      vars: { API_TOKEN: "e2e-token", OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}/v1`, FAKE_OPENAI_HOST: `127.0.0.1:${fake.port}`, APPROVAL_SECRET: "e2e-secret" },
+      // Streaming is direct mode's (queue mode hands the request off and shows each turn whole).
+      vars: { MODEL_DISPATCH: "direct", API_TOKEN: "e2e-token", OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}/v1`, FAKE_OPENAI_HOST: `127.0.0.1:${fake.port}`, APPROVAL_SECRET: "e2e-secret" },
     });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
