@@ -9,6 +9,7 @@ import { endToEnd } from "../bench/e2e.mjs";
 import { loadTest } from "../bench/load.mjs";
 import { topFrames } from "../bench/profile-top.mjs";
 import { yamlCost } from "../bench/yaml-cost.mjs";
+import { PRICES as UNIT_PRICES, priceRun } from "../bench/pricing.mjs";
 import { importTs, root } from "./import-ts.mjs";
 
 process.chdir(root);
@@ -53,7 +54,7 @@ const results = Object.fromEntries(
     return [r.section, r.data];
   }),
 );
-if (!results.storage || !results.resume || !results.faults || !results.retention) {
+if (!results.storage || !results.resume || !results.faults || !results.retention || !results.dispatch_direct || !results.dispatch_queue) {
   console.error(pool.stdout.slice(-4000), pool.stderr.slice(-4000));
   throw new Error("the Durable Object benchmarks failed");
 }
@@ -87,7 +88,18 @@ log("what runtime YAML would add (yaml bundled alone, 7 fresh processes)…");
 const yaml = await yamlCost(root);
 
 log("end to end (wrangler dev, 200 two-turn runs through the webhook, one at a time)…");
-const e2e = await endToEnd({ runs: 260 });
+const e2e = await endToEnd({ runs: 260, dispatch: "direct" });
+log("end to end again with MODEL_DISPATCH=queue (200 runs)…");
+const e2eQueue = await endToEnd({ runs: 200, dispatch: "queue" });
+const addedP50 = (phase) => e2eQueue.phases[phase].p50 - e2e.phases[phase].p50;
+
+// A run of 10 model requests priced both ways at three model latencies, from the Workers pool's counts.
+const LATENCIES = [1, 10, 60];
+const dispatchPrices = LATENCIES.map((s) => ({
+  seconds: s,
+  direct: priceRun({ mode: "direct", modelRequests: results.dispatch_direct.modelRequests, modelSeconds: s, measured: results.dispatch_direct }),
+  queue: priceRun({ mode: "queue", modelRequests: results.dispatch_queue.modelRequests, modelSeconds: s, measured: results.dispatch_queue }),
+}));
 
 log("load (wrangler dev, 1000 runs through the webhook, 50 at a time)…");
 const load = await loadTest({ runs: 1000, concurrency: 50 });
@@ -114,8 +126,13 @@ const rows = [
   ["approval with expiry: rows written decided / expired; alarms set per pause, per approval decided / expired", `${results.storage.rowsWrittenPerApproval} / ${results.storage.rowsWrittenPerExpiredApproval}; ${results.storage.alarmsSetPerPause}, ${results.storage.alarmsPerApproval} / ${results.storage.alarmsPerExpiredApproval}`],
   ["retention: a finished 10-turn run + 1 approval, bytes / rows before → after its retention alarm", `${results.retention.before.bytes} / ${results.retention.before.rows} → ${results.retention.after.bytes} / ${results.retention.after.rows}`],
   ["run index per run: reports (requests to RunIndexDO), rows written there", `${results.retention.index.reportsPerRun}, ${results.retention.index.rowsWrittenPerRun}`],
-  ["price of that run (1 s per model request)", `$${usd.toFixed(8)} (≈ $${(usd * 1e6).toFixed(0)} per million runs)`],
+  ["price of that run (MODEL_DISPATCH=direct, 1 s per model request)", `$${usd.toFixed(8)} (≈ $${(usd * 1e6).toFixed(0)} per million runs)`],
   ["resume: steps → rows read, ms", results.resume.map((r) => `${r.steps} → ${r.rowsRead}, ${r.ms}`).join(" · ")],
+  [
+    "run of 10 model requests, USD per million runs at 1 / 10 / 60 s per model request: direct vs queue",
+    dispatchPrices.map((p) => `${p.seconds} s: $${(p.direct.usd * 1e6).toFixed(0)} vs $${(p.queue.usd * 1e6).toFixed(0)}`).join(" · "),
+  ],
+  ["MODEL_DISPATCH=queue: latency added per model request, p50 (alarm → first request / a whole tool turn)", `+${fmt(addedP50("toFirstRequest"), 1)} ms / +${fmt(addedP50("toolTurn"), 1)} ms (goal ≤ 100 ms)`],
   ["bundle raw / gzip (goal ≤ 250 KiB gzip)", `${fmt(bundle.rawKiB, 0)} KiB / ${fmt(bundle.gzipKiB, 0)} KiB`],
   ["startup: module evaluation / first request (catalog load)", `${fmt(startup.evalMs, 1)} ms / ${fmt(startup.firstRequestMs, 1)} ms`],
   ["YAML parsed at build time: what runtime YAML would add (bundle gzip; evaluation + catalog parse)", `+${fmt(yaml.gzipKiB, 1)} KiB; +${fmt(yaml.evalMs + yaml.yamlParseMs - yaml.jsonParseMs, 1)} ms`],
@@ -261,7 +278,8 @@ One local workerd on a shared machine: Cloudflare's scheduler, network and stora
 
 ## 6. Load
 
-\`wrangler dev\` (local workerd) on 127.0.0.1 with an OpenAI-compatible fake model: ${load.runs} runs started through
+\`wrangler dev\` (local workerd) on 127.0.0.1, the shipped settings (MODEL_DISPATCH=queue: every model request goes through the local queue
+and its consumer), with an OpenAI-compatible fake model: ${load.runs} runs started through
 \`POST /hooks/load-hook\` (token-verified), ${load.concurrency} at a time, each followed to its end (bench/load.mjs). Each run: one
 model request that calls the \`counter\` tool, the tool, a second model request that answers.
 
@@ -285,12 +303,63 @@ on timing, so it moves when the engine gets faster or slower.`
     : ""
 }
 
+## 8. While the model thinks: MODEL_DISPATCH=direct and queue
+
+A run of ${results.dispatch_direct.modelRequests} model requests (${results.dispatch_direct.modelRequests - 1} that call a tool, then the answer), driven in the Workers pool in each mode with a
+zero-latency model (bench/do/dispatch.bench.test.ts). Requests to the run's object: start, alarms and, in queue mode, each
+hand-off's claim and delivery. Rows from the object's SQL counters since it was created (its schema included). Active time:
+the wall time of each call into the object (in queue mode the consumer's whole time is counted as the object's too, an upper bound:
+its claim and delivery are inside it).
+
+| measured (zero-latency model) | direct | queue |
+|---|---|---|
+| requests to the object | ${results.dispatch_direct.requests} | ${results.dispatch_queue.requests} |
+| activations (alarms) / alarms set | ${results.dispatch_direct.alarms} / ${results.dispatch_direct.alarmsSet} | ${results.dispatch_queue.alarms} / ${results.dispatch_queue.alarmsSet} |
+| rows written / read | ${results.dispatch_direct.rowsWritten} / ${results.dispatch_direct.rowsRead} | ${results.dispatch_queue.rowsWritten} / ${results.dispatch_queue.rowsRead} |
+| object active, ms | ${fmt(results.dispatch_direct.activeMs, 0)} | ${fmt(results.dispatch_queue.activeMs, 0)} |
+| queue messages / consumer invocations / consumer ms | — | ${results.dispatch_queue.messages} / ${results.dispatch_queue.consumerInvocations} / ${fmt(results.dispatch_queue.consumerMs, 0)} |
+
+In direct mode the object is active for the whole model latency on top of that; in queue mode it is idle (and not billed:
+an idle object that can hibernate is not charged duration) while the consumer waits. Priced with the published unit prices
+(bench/pricing.mjs: Durable Objects requests $${UNIT_PRICES.doRequestPerM}/M, duration $${UNIT_PRICES.gbSecondPerM}/M GB-s at 128 MB, rows written $${UNIT_PRICES.rowWrittenPerM}/M,
+rows read $${UNIT_PRICES.rowReadPerM}/M; Queues $${UNIT_PRICES.queueOperationPerM}/M operations, ${UNIT_PRICES.operationsPerMessage} per message; Workers $${UNIT_PRICES.workerRequestPerM}/M requests, $${UNIT_PRICES.workerCpuMsPerM}/M CPU ms; read 2026-11-22),
+before included amounts. Model tokens are the provider's bill, the same in both modes.
+
+| model latency | direct: object active | direct USD per run | queue: object active | queue USD per run | queue ÷ direct |
+|---|---|---|---|---|---|
+${dispatchPrices
+  .map((p) => `| ${p.seconds} s | ${fmt(p.direct.activeSeconds, 1)} s | ${fmt(p.direct.usd, 8)} | ${fmt(p.queue.activeSeconds, 2)} s | ${fmt(p.queue.usd, 8)} | ${fmt(p.queue.usd / p.direct.usd, 2)} |`)
+  .join("\n")}
+
+Line by line at ${dispatchPrices[1].seconds} s (USD): ${["direct", "queue"].map((m) => `${m}: ${dispatchPrices[1][m].lines.map((l) => `${l.unit} ${fmt(l.count, l.count % 1 ? 2 : 0)} → ${fmt(l.usd, 8)}`).join("; ")}`).join(". ")}.
+Not priced: a claim's renewal, one request and one row every 20 s a model takes beyond the first 20 (two for a 60 s answer:
+$${fmt(((2 * UNIT_PRICES.doRequestPerM + 2 * UNIT_PRICES.rowWrittenPerM) / 1e6) * results.dispatch_queue.modelRequests, 8)} per run at 60 s).
+
+Latency, \`wrangler dev\` (local workerd and its local queue), the section 5 workload run again with MODEL_DISPATCH=queue
+(${e2eQueue.runs} runs through the webhook, one at a time):
+
+| phase | direct p50 / p99 | queue p50 / p99 | added p50 |
+|---|---|---|---|
+${[
+  ["alarm → first model request (hand-off, queue, claim)", "toFirstRequest"],
+  ["first answer → second request (delivery, wake-up, replay, tool, hand-off, queue, claim)", "toolTurn"],
+  ["second answer → finished (delivery, wake-up, replay, outcome)", "finish"],
+]
+  .map(([label, k]) => `| ${label} | ${fmt(e2e.phases[k].p50, 1)} / ${fmt(e2e.phases[k].p99, 1)} ms | ${fmt(e2eQueue.phases[k].p50, 1)} / ${fmt(e2eQueue.phases[k].p99, 1)} ms | ${fmt(addedP50(k), 1)} ms |`)
+  .join("\n")}
+| webhook → two-turn run finished | ${fmt(e2e.completion.p50, 1)} / ${fmt(e2e.completion.p99, 1)} ms | ${fmt(e2eQueue.completion.p50, 1)} / ${fmt(e2eQueue.completion.p99, 1)} ms | ${fmt(e2eQueue.completion.p50 - e2e.completion.p50, 1)} ms |
+
+Queue mode is the shipped default (\`MODEL_DISPATCH = "queue"\` in wrangler.toml): its fault benchmark is green (section 7), it adds
+${fmt(addedP50("toolTurn"), 1)} ms p50 per model request here (goal ≤ 100 ms), and it is the cheaper mode once models take seconds. With models that
+answer in about a second, \`direct\` costs less (the table's first row) and streams answers to the run page: set it for those.
+
 ## Commands
 
 \`\`\`sh
 npm run bench                                        # all of the above, this file
 node_modules/.bin/vitest run --config vitest.bench.config.ts   # only the Durable Object measurements
 node bench/e2e.mjs 200                               # only the end-to-end timings (wrangler dev)
+node bench/e2e.mjs 200 compare                       # the same, MODEL_DISPATCH=direct against queue
 node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-engine.mjs 10 5000 && node bench/profile-top.mjs /tmp/prof/*.cpuprofile
 \`\`\`
 `;
