@@ -49,15 +49,24 @@ export function rememberedApprovals(journal: Journal): Set<string> {
  * suspends. A rejection is the tool's result, so the model can adapt.
  */
 export function approvalGated(inner: Toolset, gate: ApprovalGate): Toolset {
-  let defs: Promise<Map<string, ToolDef>> | undefined;
-  const list = () => (defs = inner.listTools().then((l) => new Map(l.map((d) => [d.name, d]))));
-  const defOf = async (name: string) => (await (defs ?? list())).get(name);
+  // The last listing's map once it is in (looked up without waiting: every tool call needs it), and the one under way.
+  let defs: Map<string, ToolDef> | undefined;
+  let listing: Promise<Map<string, ToolDef>> | undefined;
+  const list = () => {
+    defs = undefined;
+    const p = (listing = inner.listTools().then((l) => {
+      const map = new Map(l.map((d) => [d.name, d]));
+      if (listing === p) defs = map;
+      return map;
+    }));
+    return p;
+  };
   return {
     id: inner.id,
     // Each listing refreshes the map, so a tool added since (a created worker) is gated by its own definition.
     listTools: async () => [...(await list()).values()],
     async callTool(name, args, ctx) {
-      const def = await defOf(name);
+      const def = (defs ?? (await (listing ?? list()))).get(name);
       // Nothing to gate: the inner toolset answers with the list of known tools.
       if (!def) return inner.callTool(name, args, ctx);
       const policy = gate.policies[name] ?? def.approval(args);
