@@ -18,27 +18,26 @@ export type RecordedCall = ({ ok: true; value: unknown } | { ok: false; error: s
  * propagate unrecorded.
  */
 export async function recordedCall(journal: Journal, key: string, meter: UsageMeter, fn: () => Promise<unknown>): Promise<unknown> {
-  const recorded = journal.get<RecordedCall>(key);
-  let outcome: RecordedCall;
-  if (recorded) {
-    meter.add(recorded.usage);
-    outcome = recorded;
-  } else {
-    outcome = await journal.step<RecordedCall>(
-      key,
-      async () => {
-        try {
-          return { ok: true, value: (await fn()) ?? null, usage: meter.snapshot() };
-        } catch (err) {
-          if (propagates(err)) throw err;
-          return { ok: false, error: messageOf(err), usage: meter.snapshot() };
-        }
-      },
-      (big) => fitted(key, big),
-    );
-  }
+  let outcome = journal.get<RecordedCall>(key);
+  if (outcome) meter.add(outcome.usage);
+  else outcome = await journal.step<RecordedCall>(key, () => settled(fn, meter), (big) => fitted(key, big));
   if (!outcome.ok) throw new ToolError(outcome.error);
   return outcome.value;
+}
+
+/** `fn`'s outcome: its value or error (thrown at once or later), with the usage it added; signals rethrown. */
+function settled(fn: () => Promise<unknown>, meter: UsageMeter): Promise<RecordedCall> {
+  const failed = (err: unknown): RecordedCall => {
+    if (propagates(err)) throw err;
+    return { ok: false, error: messageOf(err), usage: meter.snapshot() };
+  };
+  let running: Promise<unknown>;
+  try {
+    running = fn();
+  } catch (err) {
+    return Promise.resolve(failed(err));
+  }
+  return running.then((value) => ({ ok: true, value: value ?? null, usage: meter.snapshot() }), failed);
 }
 
 /**
