@@ -31,14 +31,19 @@ export function combined(id: string, members: Array<[label: string, toolset: Too
     }));
     return p;
   };
+  const routed: Toolset["callTool"] = async (name, args, ctx) => {
+    const map = routes ?? (await (listing ?? list()));
+    const r = map.get(name);
+    if (!r) throw new ToolError(`unknown tool "${name}"; available: ${[...map.keys()].join(", ") || "(none)"}`);
+    return r.from.callTool(name, args, ctx);
+  };
   return {
     id,
     listTools: async () => [...(await list()).values()].map((r) => r.def),
-    async callTool(name, args, ctx) {
-      const map = routes ?? (await (listing ?? list()));
-      const r = map.get(name);
-      if (!r) throw new ToolError(`unknown tool "${name}"; available: ${[...map.keys()].join(", ") || "(none)"}`);
-      return r.from.callTool(name, args, ctx);
+    callTool(name, args, ctx) {
+      // Listed and known (almost every call): straight to its toolset, no frame of ours in between.
+      const r = routes?.get(name);
+      return r ? r.from.callTool(name, args, ctx) : routed(name, args, ctx);
     },
   };
 }

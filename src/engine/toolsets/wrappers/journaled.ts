@@ -6,10 +6,11 @@ import type { Toolset } from "../toolset";
 
 /**
  * A call's recorded outcome: its result or error, and what it spent (to re-add on
- * replay). `truncatedFrom`: the outcome was too big for the journal and is kept as
- * its JSON text cut to fit; the number is its full size in bytes.
+ * replay; absent when it spent nothing, as most tool calls). `truncatedFrom`: the
+ * outcome was too big for the journal and is kept as its JSON text cut to fit; the
+ * number is its full size in bytes.
  */
-export type RecordedCall = ({ ok: true; value: unknown } | { ok: false; error: string }) & { usage: Usage; truncatedFrom?: number };
+export type RecordedCall = ({ ok: true; value: unknown } | { ok: false; error: string }) & { usage?: Usage; truncatedFrom?: number };
 
 /**
  * Runs `fn` once per journal key: afterwards its outcome (value or error message)
@@ -19,7 +20,7 @@ export type RecordedCall = ({ ok: true; value: unknown } | { ok: false; error: s
  */
 export async function recordedCall(journal: Journal, key: string, meter: UsageMeter, fn: () => Promise<unknown>): Promise<unknown> {
   let outcome = journal.get<RecordedCall>(key);
-  if (outcome) meter.add(outcome.usage);
+  if (outcome?.usage) meter.add(outcome.usage);
   else outcome = await journal.step<RecordedCall>(key, () => settled(fn, meter), (big) => fitted(key, big));
   if (!outcome.ok) throw new ToolError(outcome.error);
   return outcome.value;
@@ -29,7 +30,7 @@ export async function recordedCall(journal: Journal, key: string, meter: UsageMe
 function settled(fn: () => Promise<unknown>, meter: UsageMeter): Promise<RecordedCall> {
   const failed = (err: unknown): RecordedCall => {
     if (propagates(err)) throw err;
-    return { ok: false, error: messageOf(err), usage: meter.snapshot() };
+    return spent({ ok: false, error: messageOf(err) }, meter);
   };
   let running: Promise<unknown>;
   try {
@@ -37,7 +38,13 @@ function settled(fn: () => Promise<unknown>, meter: UsageMeter): Promise<Recorde
   } catch (err) {
     return Promise.resolve(failed(err));
   }
-  return running.then((value) => ({ ok: true, value: value ?? null, usage: meter.snapshot() }), failed);
+  return running.then((value) => spent({ ok: true, value: value ?? null }, meter), failed);
+}
+
+/** The outcome with the usage `meter` counted, if any: nothing to write (or re-add) for a call that spent nothing. */
+function spent(outcome: RecordedCall, meter: UsageMeter): RecordedCall {
+  if (meter.total.requests || meter.total.inputTokens || meter.total.outputTokens || meter.total.costUsd) outcome.usage = meter.snapshot();
+  return outcome;
 }
 
 /**
