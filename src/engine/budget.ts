@@ -8,11 +8,10 @@ import type { ApprovalDecision } from "./toolsets/wrappers/approval";
 export const BUDGET_TOOL = "continue_past_budget";
 const BUDGET_KEY = /\/budget\/approval$/;
 
-/** The run request's limits over the root worker's (`budget:` in its file). */
-export function runBudget(run: RunServices, frame: CallFrame): Budget {
-  const fromFile = run.catalog.get(frame.chain[0]!)?.budget ?? {};
-  const defined = Object.fromEntries(Object.entries(run.budget).filter(([, v]) => v !== undefined));
-  return { ...fromFile, ...defined };
+/** The run request's limits over the root worker's (`budget:` in its file): the run's limits, made once per activation. */
+export function runBudget(request: Budget, root: Budget = {}): Budget {
+  const defined = Object.fromEntries(Object.entries(request).filter(([, v]) => v !== undefined));
+  return { ...root, ...defined };
 }
 
 /** Extensions approved so far: each adds the original limit again. Replay sees the same journal, so agrees. */
@@ -28,17 +27,24 @@ const usd = (n: number) => `$${n.toFixed(2)}`;
  * Checked before each model request that is about to execute (never on replay).
  * Over budget: `budget_exceeded`, or with `on_exceed: ask` a pause for the run's
  * approver to continue past it, under a key derived from the request's own key.
+ * Under budget (almost always) it returns without a promise.
  */
-export async function checkBudget(run: RunServices, frame: CallFrame, stepKey: string): Promise<void> {
-  const budget = runBudget(run, frame);
+export function checkBudget(run: RunServices, frame: CallFrame, stepKey: string): void | Promise<void> {
+  const budget = run.budget;
   const used = run.usage.total;
   const times = budget.onExceed === "ask" ? 1 + extensions(run) : 1;
   if (budget.maxTokens !== undefined && used.inputTokens + used.outputTokens >= budget.maxTokens * times) {
     throw new RunError("budget_exceeded", `run budget exceeded: ${used.inputTokens + used.outputTokens} tokens used, max_tokens is ${budget.maxTokens}`, true);
   }
   if (budget.maxCostUsd === undefined || used.costUsd < budget.maxCostUsd * times) return;
-  const exceeded = `run budget exceeded: $${used.costUsd.toFixed(6)} spent, max_cost_usd is ${budget.maxCostUsd}`;
-  if (budget.onExceed !== "ask") throw new RunError("budget_exceeded", exceeded, true);
+  return overCost(run, frame, stepKey, budget.maxCostUsd, times);
+}
+
+/** Over `max_cost_usd`: fails, or (`on_exceed: ask`) asks the run's approver to continue past it. */
+async function overCost(run: RunServices, frame: CallFrame, stepKey: string, maxCostUsd: number, times: number): Promise<void> {
+  const used = run.usage.total;
+  const exceeded = `run budget exceeded: $${used.costUsd.toFixed(6)} spent, max_cost_usd is ${maxCostUsd}`;
+  if (run.budget.onExceed !== "ask") throw new RunError("budget_exceeded", exceeded, true);
 
   const key = `${stepKey}/budget/approval`;
   let decision = run.journal.get<ApprovalDecision>(key);
@@ -49,14 +55,14 @@ export async function checkBudget(run: RunServices, frame: CallFrame, stepKey: s
   }
   if (!decision) {
     const callPath = `${stepKey}/budget`;
-    const limit = budget.maxCostUsd * times;
+    const limit = maxCostUsd * times;
     const pending: PendingApproval = {
       key,
       id: await approvalId(key),
       callPath,
       workerChain: [...frame.chain],
       tool: BUDGET_TOOL,
-      args: { max_cost_usd: limit, spent_usd: Number(used.costUsd.toFixed(6)), extend_by_usd: budget.maxCostUsd },
+      args: { max_cost_usd: limit, spent_usd: Number(used.costUsd.toFixed(6)), extend_by_usd: maxCostUsd },
       description: `continue past the budget of ${usd(limit)}? spent ${usd(used.costUsd)}`,
       notify: run.catalog.get(frame.chain[0]!)?.notify,
     };

@@ -1,3 +1,4 @@
+import { runBudget } from "./budget";
 import type { Callables } from "./callables";
 import { catalogCallables } from "./callables-catalog";
 import type { Catalog } from "./catalog";
@@ -73,6 +74,7 @@ export interface RunServices {
   maxDepth: number;
   prices: PriceTable;
   defaultModel: string;
+  /** The run's limits: the request's over the root worker's `budget:`. */
   budget: Budget;
   approvalMode: ApprovalMode;
   notifier?: ApprovalNotifier;
@@ -109,7 +111,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     maxDepth: config.maxDepth ?? DEFAULT_MAX_DEPTH,
     prices: config.prices ?? defaultPrices,
     defaultModel: config.defaultModel ?? "test:tools",
-    budget: req.budget ?? {},
+    budget: runBudget(req.budget ?? {}, config.catalog.get(req.worker)?.budget),
     approvalMode: req.approvalMode ?? "ask",
     notifier: config.notifier,
     rememberedApprovals: rememberedApprovals(journal),

@@ -61,11 +61,12 @@ export class Journal {
     if (this.failure) throw this.failure;
     this.inFlight.add(key);
     try {
-      await this.beforeStep?.(key, this);
+      if (this.beforeStep) await this.beforeStep(key, this);
       const value = await fn();
-      const kept = await this.record(key, value, oversized);
+      const written = this.write(key, value, oversized);
+      if (written) await written;
       this.executed++;
-      return kept;
+      return this.recorded.get(key) as T;
     } finally {
       this.inFlight.delete(key);
       this.settledOne?.();
@@ -88,6 +89,16 @@ export class Journal {
    * else it fails the run. A store failure becomes a `StorageError`, never a tool result.
    */
   async record<T>(key: string, value: T, oversized?: Oversized<T>): Promise<T> {
+    const written = this.write(key, value, oversized);
+    if (written) await written;
+    return this.recorded.get(key) as T;
+  }
+
+  /**
+   * `record` without a promise when the store writes synchronously (SQLite, memory):
+   * the recorded value is in `recorded` when this returns, or when its promise resolves.
+   */
+  private write<T>(key: string, value: T, oversized?: Oversized<T>): Promise<void> | undefined {
     if (this.failure) throw this.failure;
     // Made once: checked here, written as is by a store that writes text.
     let json = JSON.stringify(value ?? null);
@@ -102,12 +113,26 @@ export class Journal {
         true,
       ));
     }
+    let put: void | Promise<void>;
     try {
-      await this.store.put(key, value, json);
+      put = this.store.put(key, value, json);
     } catch (err) {
-      throw (this.failure = err instanceof StorageError ? err : new StorageError(`the journal could not record step ${key}: ${messageOf(err)}`));
+      throw this.failed(key, err);
     }
-    this.recorded.set(key, value);
-    return value;
+    if (!put) {
+      this.recorded.set(key, value);
+      return undefined;
+    }
+    return put.then(
+      () => void this.recorded.set(key, value),
+      (err: unknown) => {
+        throw this.failed(key, err);
+      },
+    );
+  }
+
+  /** A store failure, kept: every later step and write throws it again. */
+  private failed(key: string, err: unknown): Error {
+    return (this.failure = err instanceof StorageError ? err : new StorageError(`the journal could not record step ${key}: ${messageOf(err)}`));
   }
 }

@@ -2,6 +2,7 @@ import { ApprovalRequired, ToolError, type PendingApproval } from "../../errors"
 import { stableJson } from "../../ids";
 import type { Journal } from "../../journal/journal";
 import { approvalId } from "../../ids";
+import type { ToolContext } from "../../context";
 import type { Policy, ToolDef, Toolset } from "../toolset";
 
 export type ApprovalMode = "ask" | "approve_all" | "reject_all";
@@ -49,50 +50,73 @@ export function rememberedApprovals(journal: Journal): Set<string> {
  * suspends. A rejection is the tool's result, so the model can adapt.
  */
 export function approvalGated(inner: Toolset, gate: ApprovalGate): Toolset {
-  let defs: Promise<Map<string, ToolDef>> | undefined;
-  const list = () => (defs = inner.listTools().then((l) => new Map(l.map((d) => [d.name, d]))));
-  const defOf = async (name: string) => (await (defs ?? list())).get(name);
+  // The last listing's map once it is in (looked up without waiting: every tool call needs it), and the one under way.
+  let defs: Map<string, ToolDef> | undefined;
+  let listing: Promise<Map<string, ToolDef>> | undefined;
+  const list = () => {
+    defs = undefined;
+    const p = (listing = inner.listTools().then((l) => {
+      const map = new Map(l.map((d) => [d.name, d]));
+      if (listing === p) defs = map;
+      return map;
+    }));
+    return p;
+  };
+  const policyOf = (def: ToolDef, args: unknown): Policy => gate.policies[def.name] ?? def.approval(args);
+  // A policy function that throws is not "allow": `gated` calls it again, and its error fails the call.
+  const allowed = (def: ToolDef, args: unknown) => {
+    try {
+      return policyOf(def, args) === "allow";
+    } catch {
+      return false;
+    }
+  };
+  const gated = async (name: string, args: unknown, ctx: ToolContext): Promise<unknown> => {
+    const def = (defs ?? (await (listing ?? list()))).get(name);
+    // Nothing to gate: the inner toolset answers with the list of known tools.
+    if (!def) return inner.callTool(name, args, ctx);
+    const policy = policyOf(def, args);
+    if (policy === "deny") throw new ToolError(`tool "${name}" is denied by the approval policy of worker "${gate.workerChain.at(-1)}"`);
+    if (policy === "ask") {
+      const key = `${ctx.callPath}/approval`;
+      let decision = gate.journal.get<ApprovalDecision>(key);
+      if (!decision) {
+        if (gate.remembered.has(callSignature(gate.workerChain.at(-1)!, name, args))) {
+          decision = { approved: true, by: "an earlier approval of this same call" };
+        } else if (gate.mode !== "ask") {
+          decision = { approved: gate.mode === "approve_all", by: `approval_mode ${gate.mode}` };
+        }
+        if (decision) await gate.journal.record(key, decision);
+      }
+      if (!decision) {
+        const pending: PendingApproval = {
+          key,
+          id: await approvalId(key),
+          callPath: ctx.callPath,
+          workerChain: [...gate.workerChain],
+          tool: name,
+          args,
+          description: `${gate.workerChain.join(" → ")} wants to call ${name}`,
+          notify: gate.notify,
+        };
+        const notifier = gate.notifier;
+        if (notifier) await gate.journal.step(`${ctx.callPath}/notify`, () => notifier(pending));
+        throw new ApprovalRequired([pending]);
+      }
+      if (!decision.approved) {
+        throw new ToolError(`the call to ${name} was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`);
+      }
+    }
+    return inner.callTool(name, args, ctx);
+  };
   return {
     id: inner.id,
     // Each listing refreshes the map, so a tool added since (a created worker) is gated by its own definition.
     listTools: async () => [...(await list()).values()],
-    async callTool(name, args, ctx) {
-      const def = await defOf(name);
-      // Nothing to gate: the inner toolset answers with the list of known tools.
-      if (!def) return inner.callTool(name, args, ctx);
-      const policy = gate.policies[name] ?? def.approval(args);
-      if (policy === "deny") throw new ToolError(`tool "${name}" is denied by the approval policy of worker "${gate.workerChain.at(-1)}"`);
-      if (policy === "ask") {
-        const key = `${ctx.callPath}/approval`;
-        let decision = gate.journal.get<ApprovalDecision>(key);
-        if (!decision) {
-          if (gate.remembered.has(callSignature(gate.workerChain.at(-1)!, name, args))) {
-            decision = { approved: true, by: "an earlier approval of this same call" };
-          } else if (gate.mode !== "ask") {
-            decision = { approved: gate.mode === "approve_all", by: `approval_mode ${gate.mode}` };
-          }
-          if (decision) await gate.journal.record(key, decision);
-        }
-        if (!decision) {
-          const pending: PendingApproval = {
-            key,
-            id: await approvalId(key),
-            callPath: ctx.callPath,
-            workerChain: [...gate.workerChain],
-            tool: name,
-            args,
-            description: `${gate.workerChain.join(" → ")} wants to call ${name}`,
-            notify: gate.notify,
-          };
-          const notifier = gate.notifier;
-          if (notifier) await gate.journal.step(`${ctx.callPath}/notify`, () => notifier(pending));
-          throw new ApprovalRequired([pending]);
-        }
-        if (!decision.approved) {
-          throw new ToolError(`the call to ${name} was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`);
-        }
-      }
-      return inner.callTool(name, args, ctx);
+    callTool(name, args, ctx) {
+      // Listed and allowed (most calls): straight through, without a frame of ours.
+      const def = defs?.get(name);
+      return def && allowed(def, args) ? inner.callTool(name, args, ctx) : gated(name, args, ctx);
     },
   };
 }

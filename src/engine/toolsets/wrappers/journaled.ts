@@ -6,10 +6,11 @@ import type { Toolset } from "../toolset";
 
 /**
  * A call's recorded outcome: its result or error, and what it spent (to re-add on
- * replay). `truncatedFrom`: the outcome was too big for the journal and is kept as
- * its JSON text cut to fit; the number is its full size in bytes.
+ * replay; absent when it spent nothing, as most tool calls). `truncatedFrom`: the
+ * outcome was too big for the journal and is kept as its JSON text cut to fit; the
+ * number is its full size in bytes.
  */
-export type RecordedCall = ({ ok: true; value: unknown } | { ok: false; error: string }) & { usage: Usage; truncatedFrom?: number };
+export type RecordedCall = ({ ok: true; value: unknown } | { ok: false; error: string }) & { usage?: Usage; truncatedFrom?: number };
 
 /**
  * Runs `fn` once per journal key: afterwards its outcome (value or error message)
@@ -18,27 +19,32 @@ export type RecordedCall = ({ ok: true; value: unknown } | { ok: false; error: s
  * propagate unrecorded.
  */
 export async function recordedCall(journal: Journal, key: string, meter: UsageMeter, fn: () => Promise<unknown>): Promise<unknown> {
-  const recorded = journal.get<RecordedCall>(key);
-  let outcome: RecordedCall;
-  if (recorded) {
-    meter.add(recorded.usage);
-    outcome = recorded;
-  } else {
-    outcome = await journal.step<RecordedCall>(
-      key,
-      async () => {
-        try {
-          return { ok: true, value: (await fn()) ?? null, usage: meter.snapshot() };
-        } catch (err) {
-          if (propagates(err)) throw err;
-          return { ok: false, error: messageOf(err), usage: meter.snapshot() };
-        }
-      },
-      (big) => fitted(key, big),
-    );
-  }
+  let outcome = journal.get<RecordedCall>(key);
+  if (outcome?.usage) meter.add(outcome.usage);
+  else outcome = await journal.step<RecordedCall>(key, () => settled(fn, meter), (big) => fitted(key, big));
   if (!outcome.ok) throw new ToolError(outcome.error);
   return outcome.value;
+}
+
+/** `fn`'s outcome: its value or error (thrown at once or later), with the usage it added; signals rethrown. */
+function settled(fn: () => Promise<unknown>, meter: UsageMeter): Promise<RecordedCall> {
+  const failed = (err: unknown): RecordedCall => {
+    if (propagates(err)) throw err;
+    return spent({ ok: false, error: messageOf(err) }, meter);
+  };
+  let running: Promise<unknown>;
+  try {
+    running = fn();
+  } catch (err) {
+    return Promise.resolve(failed(err));
+  }
+  return running.then((value) => spent({ ok: true, value: value ?? null }, meter), failed);
+}
+
+/** The outcome with the usage `meter` counted, if any: nothing to write (or re-add) for a call that spent nothing. */
+function spent(outcome: RecordedCall, meter: UsageMeter): RecordedCall {
+  if (meter.total.requests || meter.total.inputTokens || meter.total.outputTokens || meter.total.costUsd) outcome.usage = meter.snapshot();
+  return outcome;
 }
 
 /**
