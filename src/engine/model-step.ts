@@ -34,7 +34,10 @@ export async function modelStep(run: RunServices, frame: CallFrame, key: string,
       throw failed(err);
     }
     // Checked when the request is made, not again while a request handed off waits for its answer.
-    if (!m.requested?.(key)) await checkBudget(run, frame, key);
+    if (!m.requested?.(key)) {
+      const asking = checkBudget(run, frame, key); // a promise only when over budget with onExceed: ask
+      if (asking) await asking;
+    }
     try {
       r = await m.request({ ...req, key });
     } catch (err) {
