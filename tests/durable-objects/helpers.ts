@@ -26,7 +26,10 @@ export async function effectCount(id: string): Promise<number> {
  * an alarm. An activation that throws (an injected fault) leaves no alarm: `wake`
  * re-arms it, as an operator (or the runtime's retry) would.
  */
-export async function settle(id: string, opts: { maxActivations?: number; count?: { activations: number; failed: number } } = {}): Promise<RunView> {
+export async function settle(
+  id: string,
+  opts: { maxActivations?: number; count?: { activations: number; failed: number }; afterActivation?: () => Promise<void> } = {},
+): Promise<RunView> {
   for (let i = 0; i < (opts.maxActivations ?? 50); i++) {
     let ran = false;
     try {
@@ -36,6 +39,7 @@ export async function settle(id: string, opts: { maxActivations?: number; count?
       if (opts.count) opts.count.failed++;
     }
     if (ran && opts.count) opts.count.activations++;
+    await opts.afterActivation?.();
     const view = (await stub(id).status())!;
     if (!["queued", "running"].includes(view.status)) return view;
     if (!ran) await stub(id).wake();

@@ -1,10 +1,10 @@
-import { createExecutionContext, createMessageBatch, getQueueResult, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, getQueueResult, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import { modelQueue, type DispatchMessage } from "../../durable-objects/model-dispatch";
 import type { RunView } from "../../durable-objects/run-types";
 import worker from "../../src/index";
-import { stub } from "./helpers";
+import { settle } from "./helpers";
 
 /** Keeps every message runs hand to the model queue instead of sending it: the test delivers (or drops) them. */
 export function holdDispatches(): DispatchMessage[] {
@@ -35,20 +35,6 @@ export const handOffs = (id: string) =>
  * `settle` for queue mode: runs the alarm, then delivers what the activation handed
  * off through the consumer, until the run stops (ended, paused, or nothing armed).
  */
-export async function settleQueued(id: string, held: DispatchMessage[], opts: { count?: { activations: number; failed: number } } = {}): Promise<RunView> {
-  for (let i = 0; i < 60; i++) {
-    let ran = false;
-    try {
-      ran = await runDurableObjectAlarm(env.RUNS.getByName(id));
-    } catch {
-      ran = true;
-      if (opts.count) opts.count.failed++;
-    }
-    if (ran && opts.count) opts.count.activations++;
-    if (held.length) await consume(held.splice(0));
-    const view = (await stub(id).status())!;
-    if (!["queued", "running"].includes(view.status)) return view;
-    if (!ran) await stub(id).wake();
-  }
-  throw new Error(`run ${id} did not settle`);
+export function settleQueued(id: string, held: DispatchMessage[], opts: { count?: { activations: number; failed: number } } = {}): Promise<RunView> {
+  return settle(id, { ...opts, maxActivations: 60, afterActivation: async () => void (held.length && (await consume(held.splice(0)))) });
 }
