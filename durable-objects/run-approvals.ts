@@ -1,6 +1,7 @@
 import type { ApprovalDecision, PendingApproval } from "../src/engine";
 import type { FollowUp } from "../src/engine/worker-file";
 import { TERMINAL, type Answer, type ApprovalView, type RunStatusName } from "./run-types";
+import { APPROVALS_CURRENT } from "./schema";
 import { json, parse, type Sql } from "./sql";
 import type { SqliteJournalStore } from "./sqlite-journal";
 
@@ -25,7 +26,7 @@ export interface DueMail {
 
 /**
  * What an expired approval records, whoever notices first: the run's alarm, or a late
- * decider. `expired` tells it from a rejection (approvals_current in schema.ts); the gate reads the rest.
+ * decider. `expired` tells it from a rejection (APPROVALS_CURRENT in schema.ts); the gate reads the rest.
  */
 export const EXPIRED: ApprovalDecision & { expired: true } = { approved: false, by: "expiry", note: "the approval expired before anyone decided", expired: true };
 const EXPIRED_ANSWER = { ok: false, status: 410, error: "the approval expired; it counts as a rejection" } as const;
@@ -78,7 +79,7 @@ export class RunApprovals {
     if (d.replyFrom !== undefined && !this.recipients(approvalId).includes(lower(d.replyFrom))) {
       return refused({ ok: false, status: 403, error: "the reply does not come from an address this approval was emailed to" });
     }
-    const ap = this.sql.one<ApprovalRow>`SELECT id, key, status, expires_at, tool, args, worker_chain FROM approvals_current WHERE id = ${approvalId}`;
+    const ap = this.sql.one<ApprovalRow>`SELECT id, key, status, expires_at, tool, args, worker_chain FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${approvalId}`;
     if (!ap) return refused({ ok: false, status: 404, error: `unknown approval "${approvalId}" for this run` });
     if (ap.status === "expired") return refused(EXPIRED_ANSWER);
     // Also a still-pending row of a run that ended before voiding existed.
@@ -96,14 +97,14 @@ export class RunApprovals {
 
   /** Records the rejection of every pending approval whose expiry has come; returns how many. */
   expireDue(now: number): number {
-    const due = this.sql.all<ApprovalRow>`SELECT id, key FROM approvals_current WHERE status = 'pending' AND expires_at <= ${now}`;
+    const due = this.sql.all<ApprovalRow>`SELECT id, key FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending' AND expires_at <= ${now}`;
     for (const ap of due) this.resolve(ap, EXPIRED);
     return due.length;
   }
 
   /** A run that ended voids what is still pending: nobody can decide it any more. */
   voidPending(now: number): void {
-    this.sql.run`UPDATE approvals SET status = 'voided', decided_at = ${now} WHERE id IN (SELECT id FROM approvals_current WHERE status = 'pending')`;
+    this.sql.run`UPDATE approvals SET status = 'voided', decided_at = ${now} WHERE id IN (SELECT id FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending')`;
   }
 
   /**
@@ -125,7 +126,7 @@ export class RunApprovals {
    * they go out: a crash between claim and send loses that email, never repeats it.
    */
   claimDueMail(now: number): DueMail[] {
-    const due = this.sql.all`SELECT m.approval_id, m.kind, m.recipient FROM approval_mail m JOIN approvals_current a ON a.id = m.approval_id
+    const due = this.sql.all`SELECT m.approval_id, m.kind, m.recipient FROM approval_mail m JOIN ${APPROVALS_CURRENT} a ON a.id = m.approval_id
       WHERE m.sent_at IS NULL AND m.due_at <= ${now} AND a.status = 'pending' AND a.expires_at > m.due_at ORDER BY m.due_at, m.recipient`;
     const views = new Map(this.list().map((a) => [a.id, a]));
     return due.map((m) => {
@@ -147,7 +148,7 @@ export class RunApprovals {
 
   /** What a paused run waits for next: the earliest pending expiry or follow-up email; null when nothing. */
   nextWakeUp(): number | null {
-    const mail = this.sql.one`SELECT min(m.due_at) AS at FROM approval_mail m JOIN approvals_current a ON a.id = m.approval_id
+    const mail = this.sql.one`SELECT min(m.due_at) AS at FROM approval_mail m JOIN ${APPROVALS_CURRENT} a ON a.id = m.approval_id
       WHERE m.sent_at IS NULL AND a.status = 'pending' AND a.expires_at > m.due_at`?.at as number | null;
     const expiry = this.earliestExpiry();
     if (mail == null) return expiry;
@@ -156,16 +157,16 @@ export class RunApprovals {
 
   /** When the earliest pending approval expires, or null when none is pending. */
   earliestExpiry(): number | null {
-    return (this.sql.one`SELECT min(expires_at) AS at FROM approvals_current WHERE status = 'pending'`?.at as number | null) ?? null;
+    return (this.sql.one`SELECT min(expires_at) AS at FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending'`?.at as number | null) ?? null;
   }
 
   /** Whether any of these approvals was decided or expired (e.g. while the activation that paused on them ran). */
   anyResolved(ids: string[]): boolean {
-    return ids.some((id) => this.sql.one`SELECT status FROM approvals_current WHERE id = ${id}`?.status !== "pending");
+    return ids.some((id) => this.sql.one`SELECT status FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${id}`?.status !== "pending");
   }
 
   list(): ApprovalView[] {
-    return this.sql.all`SELECT * FROM approvals_current ORDER BY created_at, id`.map((r) => ({
+    return this.sql.all`SELECT * FROM ${APPROVALS_CURRENT} AS approvals_current ORDER BY created_at, id`.map((r) => ({
       id: r.id as string,
       status: r.status as ApprovalView["status"],
       tool: r.tool as string,

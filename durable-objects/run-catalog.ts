@@ -3,21 +3,13 @@ import type { RunError } from "../src/engine";
 import { pinnedDefinitions, type CatalogSnapshot } from "../src/pinned-catalog";
 import { json, parse, type Sql } from "./sql";
 
-/**
- * Where runs started before schema version 3 keep their catalog (one row of its
- * own); later runs keep it in their run row. Created on its own (not in schema.ts's
- * versioned list), so it joins objects of any schema version.
- */
-const TABLE = `CREATE TABLE IF NOT EXISTS run_catalog (version TEXT NOT NULL, files TEXT NOT NULL)`;
 
 /** The run row's catalog columns for a snapshot: written with the run's insert. */
 export const catalogColumns = (snapshot: CatalogSnapshot) => ({ version: snapshot.version, files: json(snapshot.files) });
 
 /** The definitions a run started on, in its own SQLite: every activation builds its catalog from them. */
 export class RunCatalog {
-  constructor(private readonly sql: Sql) {
-    sql.script(TABLE);
-  }
+  constructor(private readonly sql: Sql) {}
 
   /** The catalog version the run started on; null for a run started before runs were pinned. */
   version(): string | null {
@@ -31,7 +23,14 @@ export class RunCatalog {
     return pinnedDefinitions(root, { version: row.version as string, files: parse(row.files) });
   }
 
+  /**
+   * Runs started before schema version 3 keep their catalog in a table of its own,
+   * run_catalog (version, files), which only their objects have: nothing creates it now.
+   */
   private row() {
-    return this.sql.one`SELECT catalog_version AS version, catalog_files AS files FROM run WHERE catalog_version IS NOT NULL` ?? this.sql.one`SELECT version, files FROM run_catalog`;
+    return (
+      this.sql.one`SELECT catalog_version AS version, catalog_files AS files FROM run WHERE catalog_version IS NOT NULL` ??
+      (this.sql.one`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_catalog'` ? this.sql.one`SELECT version, files FROM run_catalog` : undefined)
+    );
   }
 }

@@ -2,6 +2,7 @@ import { runIndex } from "./run-index";
 import { triggerRef, type RunSummary } from "./run-index-types";
 import { logRunEvent } from "./run-log";
 import type { RunStatusName } from "./run-types";
+import { APPROVALS_CURRENT, RUN_CURRENT } from "./schema";
 import { parse, type Sql } from "./sql";
 
 /** Run events that change what the index shows (status, pending approvals, usage). */
@@ -84,9 +85,9 @@ export class RunIndexSync {
   }
 
   private summary(): RunSummary | null {
-    const r = this.sql.one`SELECT id, worker, status, trigger, usage, created_at, updated_at FROM run_current`;
+    const r = this.sql.one`SELECT id, worker, status, trigger, usage, created_at, updated_at FROM ${RUN_CURRENT} AS run_current`;
     if (!r) return null;
-    const pending = this.sql.all`SELECT id, tool, worker_chain, created_at, expires_at FROM approvals_current WHERE status = 'pending' ORDER BY created_at, id`;
+    const pending = this.sql.all`SELECT id, tool, worker_chain, created_at, expires_at FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending' ORDER BY created_at, id`;
     return {
       id: r.id as string,
       worker: r.worker as string,

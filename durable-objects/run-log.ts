@@ -1,5 +1,6 @@
 import type { RecordedCall } from "../src/engine/toolsets/wrappers/journaled";
 import { triggerRef } from "./run-index-types";
+import { RUN_CURRENT } from "./schema";
 import { parse, type Sql } from "./sql";
 import { SqliteJournalStore } from "./sqlite-journal";
 
@@ -32,7 +33,7 @@ const LOGGED: Record<string, readonly string[]> = {
 export function logRunEvent(sql: Sql, event: string, data: Record<string, unknown> = {}): void {
   const fields = LOGGED[event];
   if (!fields) return;
-  const run = sql.one`SELECT id, worker, status, trigger, usage, error, created_at FROM run_current`;
+  const run = sql.one`SELECT id, worker, status, trigger, usage, error, created_at FROM ${RUN_CURRENT} AS run_current`;
   if (!run) return;
   const now = Date.now();
   const line: Record<string, unknown> = {

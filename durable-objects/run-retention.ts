@@ -2,6 +2,7 @@ import { numberVar } from "./engine-config";
 import { runIndex } from "./run-index";
 import { logRunEvent } from "./run-log";
 import type { RunStatusName } from "./run-types";
+import { RUN_CURRENT } from "./schema";
 import type { Sql } from "./sql";
 
 const DAY_MS = 86_400_000;
@@ -38,7 +39,7 @@ export async function finishedRunAlarm(
   sql: Sql,
   setAlarm: (at: number) => Promise<void>,
 ): Promise<boolean> {
-  const run = sql.one<{ id: string; worker: string; status: RunStatusName; updated_at: number }>`SELECT id, worker, status, updated_at FROM run_current`!;
+  const run = sql.one<{ id: string; worker: string; status: RunStatusName; updated_at: number }>`SELECT id, worker, status, updated_at FROM ${RUN_CURRENT} AS run_current`!;
   const due = deletionDue(env, run.updated_at);
   const now = Date.now();
   if (now < due) {

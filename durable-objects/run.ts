@@ -19,7 +19,7 @@ import { DeltaBuffer, type ModelDelta } from "./run-deltas";
 import { FaultInjector, type TestHooks } from "./run-faults";
 import { RunMail } from "./run-mail";
 import { TERMINAL, type Answer, type RunEvent, type RunStatusName, type RunView, type StartRun } from "./run-types";
-import { migrateRun } from "./schema";
+import { migrateRun, RUN_CURRENT } from "./schema";
 import { deliveredAnswer, ModelDispatch, type ClaimedRequest, type DeliveredAnswer } from "./model-dispatch";
 import { json, parse, Sql } from "./sql";
 import { SqliteJournalStore } from "./sqlite-journal";
@@ -356,10 +356,10 @@ export class RunDO extends DurableObject<Env> {
   }
 
   private row() {
-    return this.deleted ? undefined : this.sql.one`SELECT * FROM run_current`;
+    return this.deleted ? undefined : this.sql.one`SELECT * FROM ${RUN_CURRENT} AS run_current`;
   }
 
-  /** One row: the event is the status (see run_current in schema.ts). */
+  /** One row: the event is the status (see RUN_CURRENT in schema.ts). */
   private markRunning(): void {
     this.event("run_running", {});
   }

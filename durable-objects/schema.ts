@@ -1,4 +1,4 @@
-import type { Sql } from "./sql";
+import { raw, type Sql } from "./sql";
 
 /** Toolset state by scope; both Durable Objects keep it. WITHOUT ROWID: the key is the row. */
 const STATE = `
@@ -12,49 +12,48 @@ CREATE TABLE IF NOT EXISTS state (
  * index, so each step costs one row written (the SSE cursor is their seq columns).
  * Tables keyed by text are WITHOUT ROWID: a rowid table would keep its text key in
  * a second b-tree, one more row written per insert. (Objects created before keep
- * their rowid tables: same columns, same queries.)
+ * their rowid tables: same columns, same queries.) Each CREATE writes 2 rows, each
+ * ALTER 1: a new object gets the latest tables at once, never the upgrades below.
  */
-const RUN_SCHEMA = [
-  `CREATE TABLE IF NOT EXISTS run (
-    id TEXT PRIMARY KEY, worker TEXT NOT NULL, input TEXT NOT NULL, status TEXT NOT NULL,
-    approval_mode TEXT NOT NULL, budget TEXT NOT NULL, trigger TEXT,
-    output TEXT, error TEXT, usage TEXT, retries INTEGER NOT NULL DEFAULT 0,
-    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
-  ) WITHOUT ROWID`,
-  `CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL, at INTEGER NOT NULL)`,
-  `CREATE TABLE IF NOT EXISTS approvals (
-    id TEXT PRIMARY KEY, key TEXT NOT NULL, call_path TEXT NOT NULL, worker_chain TEXT NOT NULL,
-    tool TEXT NOT NULL, args TEXT NOT NULL, description TEXT NOT NULL, notify TEXT,
-    status TEXT NOT NULL, note TEXT, decided_by TEXT,
-    created_at INTEGER NOT NULL, decided_at INTEGER, expires_at INTEGER NOT NULL
-  ) WITHOUT ROWID`,
-  // after_step: the journal seq this event follows, so SSE merges both logs in true order.
-  `CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, after_step INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)`,
-  // Each approval email, planned or sent: request, reminder, escalation (one row per recipient).
-  // sent_at is claimed before sending, so a crash never sends one twice (at most once).
-  `CREATE TABLE IF NOT EXISTS approval_mail (
-    approval_id TEXT NOT NULL, kind TEXT NOT NULL, recipient TEXT NOT NULL, due_at INTEGER NOT NULL, sent_at INTEGER,
-    PRIMARY KEY (approval_id, kind, recipient)
-  ) WITHOUT ROWID`,
-  STATE,
-  // Version 3: the catalog a run started on, in its row (written with it: no row of its own).
-  // Added, not declared above, so one list upgrades version-2 objects and builds new ones.
-  `ALTER TABLE run ADD COLUMN catalog_version TEXT`,
-  `ALTER TABLE run ADD COLUMN catalog_files TEXT`,
-];
+const RUN = `CREATE TABLE IF NOT EXISTS run (
+  id TEXT PRIMARY KEY, worker TEXT NOT NULL, input TEXT NOT NULL, status TEXT NOT NULL,
+  approval_mode TEXT NOT NULL, budget TEXT NOT NULL, trigger TEXT,
+  output TEXT, error TEXT, usage TEXT, retries INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+  catalog_version TEXT, catalog_files TEXT
+) WITHOUT ROWID`;
+const JOURNAL = `CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL, at INTEGER NOT NULL)`;
+const APPROVALS = `CREATE TABLE IF NOT EXISTS approvals (
+  id TEXT PRIMARY KEY, key TEXT NOT NULL, call_path TEXT NOT NULL, worker_chain TEXT NOT NULL,
+  tool TEXT NOT NULL, args TEXT NOT NULL, description TEXT NOT NULL, notify TEXT,
+  status TEXT NOT NULL, note TEXT, decided_by TEXT,
+  created_at INTEGER NOT NULL, decided_at INTEGER, expires_at INTEGER NOT NULL,
+  asked_step INTEGER
+) WITHOUT ROWID`;
+// after_step: the journal seq this event follows, so SSE merges both logs in true order.
+const EVENTS = `CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, after_step INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)`;
+// Each approval email, planned or sent: request, reminder, escalation (one row per recipient).
+// sent_at is claimed before sending, so a crash never sends one twice (at most once).
+const APPROVAL_MAIL = `CREATE TABLE IF NOT EXISTS approval_mail (
+  approval_id TEXT NOT NULL, kind TEXT NOT NULL, recipient TEXT NOT NULL, due_at INTEGER NOT NULL, sent_at INTEGER,
+  PRIMARY KEY (approval_id, kind, recipient)
+) WITHOUT ROWID`;
 
-/**
- * Version 4: a run's outcome lives in the event that ends (or pauses) it, and an
- * approval's decision in its journal step, so neither row is UPDATEd any more (see
- * the views below). asked_step: the journal seq when the approval was asked; its
- * decision can only come later, so the view looks no further back.
- */
-const RUN_SCHEMA_V4 = [`ALTER TABLE approvals ADD COLUMN asked_step INTEGER`, `DROP VIEW IF EXISTS run_current`];
+/** A new run object: version 0 → latest in one step. */
+const RUN_TABLES = [RUN, JOURNAL, APPROVALS, EVENTS, APPROVAL_MAIL, STATE];
 
-/** Each version's statements, applied in order to an object below that version. */
+/** Each version's statements, applied in order to an object below that version (and above 0). */
 const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
-  [3, RUN_SCHEMA],
-  [4, RUN_SCHEMA_V4],
+  // Version 3: the catalog a run started on, in its row (written with it: no row of its own);
+  // the tables an object of version 1 or 2 may lack.
+  [3, [JOURNAL, EVENTS, APPROVAL_MAIL, STATE, `ALTER TABLE run ADD COLUMN catalog_version TEXT`, `ALTER TABLE run ADD COLUMN catalog_files TEXT`]],
+  // Version 4: a run's outcome lives in the event that ends (or pauses) it, and an
+  // approval's decision in its journal step, so neither row is UPDATEd any more (see
+  // RUN_CURRENT and APPROVALS_CURRENT). asked_step: the journal seq when the approval
+  // was asked; its decision can only come later, so nothing looks further back.
+  [4, [`ALTER TABLE approvals ADD COLUMN asked_step INTEGER`]],
+  // Version 5: the views became subqueries the queries inline (a view costs rows to create).
+  [5, [`DROP VIEW IF EXISTS run_current`, `DROP VIEW IF EXISTS approvals_current`]],
 ];
 
 /**
@@ -66,8 +65,7 @@ const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
  * events since. Objects of older versions also wrote these into the row: a
  * terminal row status, and an outcome column their events lack, still count.
  */
-const RUN_CURRENT = `
-CREATE VIEW IF NOT EXISTS run_current AS
+export const RUN_CURRENT = raw(`(
 SELECT id, worker, input, approval_mode, budget, trigger, created_at, output, error, usage, retries,
   CASE WHEN row_status IN ('succeeded', 'failed', 'cancelled') OR type IS NULL THEN row_status
        WHEN type = 'approval_recorded' OR decided_at IS NOT NULL THEN 'running' ELSE substr(type, 5) END AS status,
@@ -89,7 +87,7 @@ FROM (
     ORDER BY seq DESC LIMIT 1
   ) e ON 1
   LEFT JOIN (SELECT seq, data FROM events WHERE type IN ('run_awaiting_approval', 'run_succeeded', 'run_failed') ORDER BY seq DESC LIMIT 1) o ON 1
-)`;
+))`);
 
 /**
  * An approval as it stands: pending until its decision (or expiry) is in the
@@ -99,8 +97,7 @@ FROM (
  * The decision is looked for after asked_step only (a walk of the journal's seq
  * range, no index to write), and stops at the first match.
  */
-const APPROVALS_CURRENT = `
-CREATE VIEW IF NOT EXISTS approvals_current AS
+export const APPROVALS_CURRENT = raw(`(
 SELECT a.id, a.key, a.call_path, a.worker_chain, a.tool, a.args, a.description, a.notify, a.created_at, a.expires_at,
   CASE WHEN a.status <> 'pending' OR d.value IS NULL THEN a.status
        WHEN d.value ->> '$.approved' THEN 'approved' WHEN d.value ->> '$.expired' THEN 'expired' ELSE 'rejected' END AS status,
@@ -111,21 +108,18 @@ FROM (
   SELECT *, CASE WHEN status = 'pending' THEN (
     SELECT j.seq FROM journal j WHERE j.seq > coalesce(approvals.asked_step, 0) AND j.key = approvals.key ORDER BY j.seq LIMIT 1
   ) END AS decision_seq FROM approvals
-) a LEFT JOIN journal d ON d.seq = a.decision_seq`;
+) a LEFT JOIN journal d ON d.seq = a.decision_seq)`);
 
-function migrate(sql: Sql, upgrades: Array<[version: number, statements: string[]]>): void {
+function migrate(sql: Sql, tables: string[], upgrades: Array<[version: number, statements: string[]]>): void {
   sql.script(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`);
   const row = sql.one<{ value: string }>`SELECT value FROM meta WHERE key = 'schema_version'`;
   const current = Number(row?.value ?? 0);
   const latest = upgrades.at(-1)![0];
   if (current >= latest) return;
-  for (const [version, statements] of upgrades) if (version > current) for (const s of statements) sql.script(s);
+  if (current === 0) for (const s of tables) sql.script(s);
+  else for (const [version, statements] of upgrades) if (version > current) for (const s of statements) sql.script(s);
   sql.run`INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ${String(latest)})`;
 }
 
-export function migrateRun(sql: Sql): void {
-  migrate(sql, RUN_UPGRADES);
-  sql.script(RUN_CURRENT);
-  sql.script(APPROVALS_CURRENT);
-}
-export const migrateGlobal = (sql: Sql) => migrate(sql, [[3, [STATE]]]);
+export const migrateRun = (sql: Sql) => migrate(sql, RUN_TABLES, RUN_UPGRADES);
+export const migrateGlobal = (sql: Sql) => migrate(sql, [STATE], [[3, [STATE]]]);

@@ -1,8 +1,30 @@
 type Row = Record<string, SqlStorageValue>;
 
+/** SQL text the code itself wrote (never a value): a template splices it in as is. */
+export class RawSql {
+  constructor(readonly text: string) {}
+}
+export const raw = (text: string) => new RawSql(text);
+
+/** The query text and its bound values: each value a `?`, each RawSql its text. */
+function compose(strings: TemplateStringsArray, values: unknown[]): [query: string, bound: unknown[]] {
+  let query = strings[0]!;
+  const bound: unknown[] = [];
+  values.forEach((v, i) => {
+    if (v instanceof RawSql) query += v.text;
+    else {
+      query += "?";
+      bound.push(v);
+    }
+    query += strings[i + 1]!;
+  });
+  return [query, bound];
+}
+
 /**
- * SQL through tagged templates: every interpolated value is a bound parameter,
- * failures name the query, and rows read/written are counted (for cost reports).
+ * SQL through tagged templates: every interpolated value is a bound parameter
+ * (only a RawSql fragment is spliced), failures name the query, and rows
+ * read/written are counted (for cost reports).
  */
 export class Sql {
   rowsRead = 0;
@@ -11,15 +33,15 @@ export class Sql {
   constructor(private readonly storage: SqlStorage) {}
 
   all<T extends Row = Row>(strings: TemplateStringsArray, ...values: unknown[]): T[] {
-    return this.exec<T>(strings.join("?"), values);
+    return this.exec<T>(...compose(strings, values));
   }
 
   one<T extends Row = Row>(strings: TemplateStringsArray, ...values: unknown[]): T | undefined {
-    return this.exec<T>(strings.join("?"), values)[0];
+    return this.exec<T>(...compose(strings, values))[0];
   }
 
   run(strings: TemplateStringsArray, ...values: unknown[]): void {
-    this.exec(strings.join("?"), values);
+    this.exec(...compose(strings, values));
   }
 
   /** For statements without parameters (schema). */

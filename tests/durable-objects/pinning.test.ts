@@ -145,6 +145,7 @@ describe("runs are pinned across deploys", () => {
     // Back to how version 2 stored it: no catalog columns in the run row, the snapshot in run_catalog.
     await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
       const sql = state.storage.sql;
+      sql.exec("CREATE TABLE run_catalog (version TEXT NOT NULL, files TEXT NOT NULL)");
       sql.exec("INSERT INTO run_catalog (version, files) SELECT catalog_version, catalog_files FROM run");
       sql.exec(`CREATE TABLE run_v2 (
         id TEXT PRIMARY KEY, worker TEXT NOT NULL, input TEXT NOT NULL, status TEXT NOT NULL,
@@ -152,8 +153,6 @@ describe("runs are pinned across deploys", () => {
         output TEXT, error TEXT, usage TEXT, retries INTEGER NOT NULL DEFAULT 0,
         created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`);
       sql.exec("INSERT INTO run_v2 SELECT id, worker, input, status, approval_mode, budget, trigger, output, error, usage, retries, created_at, updated_at FROM run");
-      sql.exec("DROP VIEW run_current");
-      sql.exec("DROP VIEW approvals_current");
       sql.exec("ALTER TABLE approvals DROP COLUMN asked_step");
       sql.exec("DROP TABLE run");
       sql.exec("ALTER TABLE run_v2 RENAME TO run");

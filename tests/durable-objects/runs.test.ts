@@ -80,7 +80,7 @@ describe("suspension and decisions", () => {
     expect(paused.approvals.map((a) => a.status)).toEqual(["pending", "pending"]);
     for (const a of paused.approvals) await stub(id).decide(a.id, { decision: "approve", by: "test" });
     // As if the activation after the first decision had recorded "awaiting_approval" after the second arrived:
-    // (A live run's status is its newest lifecycle event: see run_current in durable-objects/schema.ts.)
+    // (A live run's status is its newest lifecycle event: see RUN_CURRENT in durable-objects/schema.ts.)
     await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
       state.storage.sql.exec("UPDATE run SET status = 'awaiting_approval'");
       state.storage.sql.exec("INSERT INTO events (after_step, type, data, at) VALUES ((SELECT coalesce(max(seq), 0) FROM journal), 'run_awaiting_approval', '{}', 0)");

@@ -1,7 +1,21 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
+import { APPROVALS_CURRENT, RUN_CURRENT } from "../../durable-objects/schema";
 import { effectCount, effectUrl, script, settle, stub } from "./helpers";
+
+/** An object's tables, views and columns (without workerd's own _cf_ tables), to compare a new object with an upgraded one. */
+const shape = (id: string) =>
+  runInDurableObject(env.RUNS.getByName(id), (_o, state) =>
+    state.storage.sql
+      .exec("SELECT m.type, m.name, p.name AS col FROM sqlite_master m LEFT JOIN pragma_table_info(m.name) p WHERE m.type IN ('table', 'view') AND substr(m.name, 1, 4) <> '_cf_' ORDER BY 1, 2, p.cid")
+      .toArray()
+      .map((r) => `${r.type} ${r.name}.${r.col}`),
+  );
+
+/** A new instance (as after a deploy) migrates the object. */
+const redeploy = (id: string) =>
+  runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) => expect(err.durableObjectReset).toBe(true));
 
 /** How schema version 3 defined the run's status: from its row, or its newest lifecycle event while it lived. */
 const RUN_CURRENT_V3 = `
@@ -21,8 +35,6 @@ FROM run r LEFT JOIN (
  */
 function toVersion3(sql: SqlStorage, decided: string) {
   const usage = sql.exec("SELECT data ->> '$.usage' AS u FROM events WHERE type = 'run_awaiting_approval'").one().u as string;
-  sql.exec("DROP VIEW run_current");
-  sql.exec("DROP VIEW approvals_current");
   sql.exec("ALTER TABLE approvals DROP COLUMN asked_step");
   sql.exec("UPDATE run SET status = 'awaiting_approval', usage = ?, updated_at = updated_at + 1", usage);
   sql.exec("UPDATE events SET data = '{}' WHERE type = 'run_awaiting_approval'");
@@ -45,13 +57,15 @@ it("a run paused under schema version 3 (outcome in its row, decisions in the ap
   expect(paused.approvals.map((a) => a.status)).toEqual(["pending", "pending"]);
   const [first, second] = paused.approvals.map((a) => a.id) as [string, string];
 
+  const built = await shape(id);
   await runInDurableObject(env.RUNS.getByName(id), (_o, state) => toVersion3(state.storage.sql, first)).catch((err) => expect.unreachable(String(err)));
-  // A new instance (as after a deploy) migrates the object.
-  await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) => expect(err.durableObjectReset).toBe(true));
+  await redeploy(id);
 
   const upgraded = (await stub(id).status())!;
   expect(upgraded).toMatchObject({ status: "awaiting_approval", usage: paused.usage });
   expect(upgraded.approvals).toMatchObject([{ id: first, status: "approved", decided_by: "v3" }, { id: second, status: "pending" }]);
+  // The upgrades end where a new object starts: the same tables and columns, version 3's view gone.
+  expect(await shape(id)).toEqual(built);
 
   expect(await stub(id).decide(second, { decision: "approve", note: "fine", by: "v4" })).toEqual({ ok: true, approved: true });
   const done = await settle(id);
@@ -68,4 +82,33 @@ it("a run paused under schema version 3 (outcome in its row, decisions in the ap
     { approval_id: first, status: "approved", by: "v3" },
     { approval_id: second, status: "approved", by: "v4" },
   ]);
+});
+
+it("a run paused under schema version 4 (views run_current and approvals_current) loses the views on upgrade and reads the same", async () => {
+  const id = "upgrade-v4";
+  await script("pause-writer", [{ tool_calls: [{ id: "p1", name: "fx_fetch", arguments: { url: effectUrl(`${id}-1`), method: "POST" } }] }, { text: "posted" }]);
+  await stub(id).start({ id, worker: "pause-writer", input: { input: "go" }, approvalMode: "ask", budget: {} });
+  const paused = await settle(id);
+  expect(paused.status).toBe("awaiting_approval");
+  const built = await shape(id);
+  // Version 4 kept both as views: the same SQL the queries now inline.
+  await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
+    state.storage.sql.exec(`CREATE VIEW run_current AS ${RUN_CURRENT.text.slice(1, -1)}`);
+    state.storage.sql.exec(`CREATE VIEW approvals_current AS ${APPROVALS_CURRENT.text.slice(1, -1)}`);
+    state.storage.sql.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'");
+  });
+  await redeploy(id);
+  expect(await shape(id)).toEqual(built);
+  expect(await stub(id).status()).toEqual(paused);
+  await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "v5" });
+  expect(await settle(id)).toMatchObject({ status: "succeeded", output: "posted" });
+  expect(await effectCount(`${id}-1`)).toBe(1);
+});
+
+it("a new run object's schema costs 15 rows written: the latest tables at once (no upgrade statements, no views)", async () => {
+  // The object's constructor builds its schema: nothing else has written yet.
+  expect((await stub("fresh-schema").storageStats()).rowsWritten).toBeLessThanOrEqual(15);
+  const built = await shape("fresh-schema");
+  expect(built).toEqual(expect.arrayContaining(["table run.catalog_version", "table approvals.asked_step"]));
+  expect(built.filter((s) => s.startsWith("view"))).toEqual([]);
 });

@@ -143,7 +143,7 @@ describe("POST /runs/:id/resume", () => {
 
     expect((await post(`/runs/${id}/approvals/${approvalId}`, { decision: "approve" })).status).toBe(200);
     // As if the wake-up after the decision was lost: paused again, no alarm.
-    // (A live run's status is its newest lifecycle event: see run_current in durable-objects/schema.ts.)
+    // (A live run's status is its newest lifecycle event: see RUN_CURRENT in durable-objects/schema.ts.)
     await sql(id, "UPDATE run SET status = 'awaiting_approval'");
     await sql(id, "INSERT INTO events (after_step, type, data, at) VALUES ((SELECT coalesce(max(seq), 0) FROM journal), 'run_awaiting_approval', '{}', 0)");
     await runInDurableObject(object(id), (_o, state) => state.storage.deleteAlarm());
