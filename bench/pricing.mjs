@@ -6,6 +6,10 @@
 // operations, a message ≤ 64 KB costs 3 (write, read, delete). Workers Standard:
 // developers.cloudflare.com/workers/platform/pricing/ — $0.30/M requests (a queue consumer
 // invocation is one), $0.02/M CPU ms. All before the plan's included amounts.
+/** Queue mode's lease (durable-objects/model-dispatch.ts LEASE_MS): renewed every third of it while the model thinks. */
+const LEASE_SECONDS = 60;
+const RENEW_EVERY_SECONDS = LEASE_SECONDS / 3;
+
 export const PRICES = {
   doRequestPerM: 0.15,
   gbSecondPerM: 12.5,
@@ -25,12 +29,20 @@ export const PRICES = {
  * the object is active for them only when it awaits the model itself (`direct`).
  */
 export function priceRun({ mode, modelRequests, modelSeconds, measured }) {
-  const activeSeconds = measured.activeMs / 1000 + (mode === "direct" ? modelRequests * modelSeconds : 0);
+  // Queue mode, per request the model takes long over: the consumer renews its claim (one request,
+  // one row) every 20 s after the first, and the lapse alarm fires once a minute to find it renewed
+  // (one request and one activation, priced at the measured mean activation time).
+  const renewals = mode === "queue" ? modelRequests * Math.max(0, Math.ceil(modelSeconds / RENEW_EVERY_SECONDS) - 1) : 0;
+  const lapseChecks = mode === "queue" ? modelRequests * Math.floor(modelSeconds / LEASE_SECONDS) : 0;
+  const meanActivationMs = measured.alarms ? measured.activeMs / measured.alarms : 0;
+  const activeSeconds = (measured.activeMs + lapseChecks * meanActivationMs) / 1000 + (mode === "direct" ? modelRequests * modelSeconds : 0);
   const gbSeconds = activeSeconds * PRICES.objectGb;
+  const requests = measured.requests + renewals + lapseChecks;
+  const rowsWritten = measured.rowsWritten + renewals;
   const lines = [
-    ["Durable Object requests", measured.requests, measured.requests * PRICES.doRequestPerM],
+    ["Durable Object requests", requests, requests * PRICES.doRequestPerM],
     ["Durable Object duration (GB-s)", gbSeconds, gbSeconds * PRICES.gbSecondPerM],
-    ["rows written", measured.rowsWritten, measured.rowsWritten * PRICES.rowWrittenPerM],
+    ["rows written", rowsWritten, rowsWritten * PRICES.rowWrittenPerM],
     ["rows read", measured.rowsRead, measured.rowsRead * PRICES.rowReadPerM],
   ];
   if (mode === "queue") {
@@ -42,5 +54,5 @@ export function priceRun({ mode, modelRequests, modelSeconds, measured }) {
     );
   }
   const priced = lines.map(([unit, count, perMillionUsd]) => ({ unit, count, usd: perMillionUsd / 1e6 }));
-  return { mode, modelSeconds, activeSeconds, lines: priced, usd: priced.reduce((s, l) => s + l.usd, 0) };
+  return { mode, modelSeconds, activeSeconds, renewals, lapseChecks, lines: priced, usd: priced.reduce((s, l) => s + l.usd, 0) };
 }

@@ -176,8 +176,8 @@ ${names
 
 At ${SHORT} turns edgework costs **${fmt(ratios.overBare, 1)}× the bare loop** (goal ≤ 5×) and **${fmt(ratios.overAiSdk, 3)}× the AI SDK** (goal ≤ 0.1×).
 edgework's number includes journaling every model response and tool result (each step's JSON made once, size-checked
-and written to the memory store as text, as the SQLite store writes it), building each call's ToolContext (with its
-SHA-256 idempotency key) and the toolset wrappers (journal, approval gate, combined); the others do none of that.
+and written to the memory store as text, as the SQLite store writes it), building each call's ToolContext (its
+SHA-256 idempotency key is computed only when a tool reads it) and the toolset wrappers (journal, approval gate, combined); the others do none of that.
 
 Where edgework's time goes: \`node --cpu-prof bench/profile-engine.mjs 10 5000\` (${profiled}), top self time
 (module loading left out; read with \`node bench/profile-top.mjs <file>.cpuprofile\`):
@@ -332,8 +332,9 @@ ${dispatchPrices
   .join("\n")}
 
 Line by line at ${dispatchPrices[1].seconds} s (USD): ${["direct", "queue"].map((m) => `${m}: ${dispatchPrices[1][m].lines.map((l) => `${l.unit} ${fmt(l.count, l.count % 1 ? 2 : 0)} → ${fmt(l.usd, 8)}`).join("; ")}`).join(". ")}.
-Not priced: a claim's renewal, one request and one row every 20 s a model takes beyond the first 20 (two for a 60 s answer:
-$${fmt(((2 * UNIT_PRICES.doRequestPerM + 2 * UNIT_PRICES.rowWrittenPerM) / 1e6) * results.dispatch_queue.modelRequests, 8)} per run at 60 s).
+Queue mode's prices include what a slow model adds (bench/pricing.mjs): the consumer renews its claim every 20 s after the first
+(one request and one row each; ${dispatchPrices.map((p) => `${p.queue.renewals} per run at ${p.seconds} s`).join(", ")}) and the lapse alarm fires each minute
+to find it renewed (one request and one activation; ${dispatchPrices.map((p) => `${p.queue.lapseChecks} at ${p.seconds} s`).join(", ")}).
 
 Latency, \`wrangler dev\` (local workerd and its local queue), the section 5 workload run again with MODEL_DISPATCH=queue
 (${e2eQueue.runs} runs through the webhook, one at a time):
