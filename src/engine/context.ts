@@ -25,7 +25,8 @@ export interface AgentOptions {
  * What every tool implementation receives. Each effect method is journaled under
  * `<callPath>/<kind>:<n>`, `n` counting this context's effects in call order, so a
  * deterministic tool replays onto the same keys. Copy one with `contextWith`, not a
- * spread: the engine's contexts keep `idempotencyKey` as a getter on their prototype.
+ * spread: the engine's contexts keep `idempotencyKey` and the methods as getters on
+ * their prototype (each made when first read).
  */
 export interface ToolContext {
   readonly runId: string;
@@ -57,56 +58,131 @@ export function toolContext(run: RunServices, frame: CallFrame, toolset: Toolset
   return new CallContext(run, frame, toolset, callPath, usage, state);
 }
 
+/** What a context's effect methods act on: shared by a context and its `contextWith` copies, the effect counter too. */
+interface CallCore {
+  readonly run: RunServices;
+  readonly frame: CallFrame;
+  readonly toolset: Toolset;
+  readonly callPath: string;
+  readonly usage: UsageMeter;
+  readonly state: StateKV;
+  /** Effects so far: `n` of the next `<kind>:<n>` key. */
+  n: number;
+}
+
+const CORE = Symbol("callCore");
+
+const next = (core: CallCore, kind: string) => `${core.callPath}/${kind}:${++core.n}`;
+
 /**
- * One tool call's context. A class so the idempotency key can be a getter on its
- * prototype: hashed when a tool reads it, not for every call (almost no tool does),
- * and still there on a copy made by `contextWith`.
+ * One tool call's context. A class so what most tools never touch costs nothing until
+ * read: the idempotency key is hashed, and each effect method made, on first access
+ * (then kept on the instance, so `const { step } = ctx` works unbound). The methods act
+ * on the call's core — the context's original members, as when they were closures made
+ * up front — also on a `contextWith` copy, which shares the core and its effect counter.
  */
 class CallContext implements ToolContext {
   readonly runId: string;
   readonly depth: number;
   readonly workerChain: readonly string[];
-  readonly files: WorkerFiles;
-  readonly llmAsk: ToolContext["llmAsk"];
-  readonly llmAgent: ToolContext["llmAgent"];
-  readonly callTool: ToolContext["callTool"];
-  readonly callWorker: ToolContext["callWorker"];
-  readonly step: ToolContext["step"];
-  readonly now: ToolContext["now"];
-  readonly randomId: ToolContext["randomId"];
+  readonly [CORE]: CallCore;
 
   constructor(run: RunServices, frame: CallFrame, toolset: Toolset, readonly callPath: string, readonly usage: UsageMeter, readonly state: StateKV) {
-    let n = 0;
-    const next = (kind: string) => `${callPath}/${kind}:${++n}`;
     this.runId = run.runId;
     this.depth = frame.depth;
     this.workerChain = frame.chain;
-    this.files = workerFiles(run, frame);
-    this.llmAsk = (prompt, opts = {}) => askModel(run, frame, next("ask"), usage, prompt, opts);
-    this.llmAgent = async (opts) => {
-      const base = next("agent");
-      const agent = run.callables.worker(adHocWorker(run, frame, opts));
-      const meter = usage.child();
-      return recordedCall(run.journal, `${base}/result`, meter, () =>
-        agent.call(typeof opts.input === "string" ? { input: opts.input } : opts.input, { path: base, parent: frame, usage: meter, model: opts.model }),
-      );
-    };
-    this.callTool = async (name, args) => toolset.callTool(name, args, toolContext(run, frame, toolset, next("call"), usage.child(), state));
-    this.callWorker = async (name, input) => {
-      const base = next("worker");
-      const callee = run.callables.get(name);
-      if (!callee) throw new ToolError(`unknown worker "${name}"; known: ${run.callables.names().join(", ")}`);
-      const meter = usage.child();
-      return recordedCall(run.journal, `${base}/result`, meter, () => callee.call(input, { path: `${base}/${name}`, parent: frame, usage: meter }));
-    };
-    this.step = (key, fn) => run.journal.step(`${callPath}/step:${key}`, fn);
-    this.now = () => run.journal.step(next("now"), () => run.clock.now());
-    this.randomId = () => run.journal.step(next("random"), () => crypto.randomUUID());
+    this[CORE] = { run, frame, toolset, callPath, usage, state, n: 0 };
   }
 
   get idempotencyKey(): string {
     return idempotencyKey(this.runId, this.callPath);
   }
+
+  get files(): WorkerFiles {
+    const { run, frame } = this[CORE];
+    return own(this, "files", workerFiles(run, frame));
+  }
+  set files(value: WorkerFiles) {
+    own(this, "files", value);
+  }
+
+  get llmAsk(): ToolContext["llmAsk"] {
+    const core = this[CORE];
+    return own(this, "llmAsk", (prompt, opts = {}) => askModel(core.run, core.frame, next(core, "ask"), core.usage, prompt, opts));
+  }
+  set llmAsk(value) {
+    own(this, "llmAsk", value);
+  }
+
+  get llmAgent(): ToolContext["llmAgent"] {
+    const core = this[CORE];
+    const { run, frame, usage } = core;
+    return own(this, "llmAgent", async (opts: AgentOptions) => {
+      const base = next(core, "agent");
+      const agent = run.callables.worker(adHocWorker(run, frame, opts));
+      const meter = usage.child();
+      return recordedCall(run.journal, `${base}/result`, meter, () =>
+        agent.call(typeof opts.input === "string" ? { input: opts.input } : opts.input, { path: base, parent: frame, usage: meter, model: opts.model }),
+      );
+    });
+  }
+  set llmAgent(value) {
+    own(this, "llmAgent", value);
+  }
+
+  get callTool(): ToolContext["callTool"] {
+    const core = this[CORE];
+    const { run, frame, toolset, usage, state } = core;
+    return own(this, "callTool", async (name: string, args: unknown) => toolset.callTool(name, args, toolContext(run, frame, toolset, next(core, "call"), usage.child(), state)));
+  }
+  set callTool(value) {
+    own(this, "callTool", value);
+  }
+
+  get callWorker(): ToolContext["callWorker"] {
+    const core = this[CORE];
+    const { run, frame, usage } = core;
+    return own(this, "callWorker", async (name: string, input: unknown) => {
+      const base = next(core, "worker");
+      const callee = run.callables.get(name);
+      if (!callee) throw new ToolError(`unknown worker "${name}"; known: ${run.callables.names().join(", ")}`);
+      const meter = usage.child();
+      return recordedCall(run.journal, `${base}/result`, meter, () => callee.call(input, { path: `${base}/${name}`, parent: frame, usage: meter }));
+    });
+  }
+  set callWorker(value) {
+    own(this, "callWorker", value);
+  }
+
+  get step(): ToolContext["step"] {
+    const { run, callPath } = this[CORE];
+    return own(this, "step", <T>(key: string, fn: () => T | Promise<T>) => run.journal.step(`${callPath}/step:${key}`, fn));
+  }
+  set step(value) {
+    own(this, "step", value);
+  }
+
+  get now(): ToolContext["now"] {
+    const core = this[CORE];
+    return own(this, "now", () => core.run.journal.step(next(core, "now"), () => core.run.clock.now()));
+  }
+  set now(value) {
+    own(this, "now", value);
+  }
+
+  get randomId(): ToolContext["randomId"] {
+    const core = this[CORE];
+    return own(this, "randomId", () => core.run.journal.step(next(core, "random"), () => crypto.randomUUID()));
+  }
+  set randomId(value) {
+    own(this, "randomId", value);
+  }
+}
+
+/** Sets `key` as a plain own member of `ctx` (as `contextWith` and an assignment expect), hiding the prototype's accessor. */
+function own<T>(ctx: ToolContext, key: keyof ToolContext, value: T): T {
+  Object.defineProperty(ctx, key, { value, writable: true, enumerable: true, configurable: true });
+  return value;
 }
 
 /** `llmAgent` options as a worker, checked like a worker file (kinds, configs). */

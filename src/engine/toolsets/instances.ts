@@ -44,7 +44,16 @@ function withVars(spec: InstanceSpec, schema: z.ZodType, vars: RunServices["vars
 }
 
 /** Same name, kind and config → the same run- or global-scoped instance. */
-const instanceKey = (name: string, spec: InstanceSpec) => `${name}:${spec.use}:${shortHash(stableJson(spec.config))}`;
+const instanceKey = (name: string, spec: InstanceSpec) => `${name}:${spec.use}:${configHash(spec.config)}`;
+
+/** A catalog's configs are parsed once and never changed: each is hashed once, not for every call of its worker. */
+const configHashes = new WeakMap<object, string>();
+function configHash(config: InstanceSpec["config"]): string {
+  if (config === null || typeof config !== "object") return shortHash(stableJson(config));
+  let hash = configHashes.get(config);
+  if (hash === undefined) configHashes.set(config, (hash = shortHash(stableJson(config))));
+  return hash;
+}
 
 /**
  * Builds the toolset one worker call sees: each instance from the cache its scope
