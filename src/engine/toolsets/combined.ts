@@ -1,4 +1,5 @@
 import { ToolError } from "../errors";
+import { LatestListing } from "./latest-listing";
 import type { ToolDef, Toolset } from "./toolset";
 
 type Routes = Map<string, { def: ToolDef; from: Toolset; label: string }>;
@@ -9,10 +10,7 @@ type Routes = Map<string, { def: ToolDef; from: Toolset; label: string }>;
  */
 export function combined(id: string, members: Array<[label: string, toolset: Toolset]>): Toolset {
   // Listed once, and again when asked to list (a member's list may grow: created workers).
-  // `routes` is the last listing once it is in, looked up without waiting; `listing` the one under way.
-  let routes: Routes | undefined;
-  let listing: Promise<Routes> | undefined;
-  const collect = async () => {
+  const routes = new LatestListing(async () => {
     const map: Routes = new Map();
     for (const [label, from] of members) {
       for (const def of await from.listTools()) {
@@ -22,27 +20,19 @@ export function combined(id: string, members: Array<[label: string, toolset: Too
       }
     }
     return map;
-  };
-  const list = () => {
-    routes = undefined;
-    const p = (listing = collect().then((map) => {
-      if (listing === p) routes = map;
-      return map;
-    }));
-    return p;
-  };
+  });
   const routed: Toolset["callTool"] = async (name, args, ctx) => {
-    const map = routes ?? (await (listing ?? list()));
+    const map = await routes.get();
     const r = map.get(name);
     if (!r) throw new ToolError(`unknown tool "${name}"; available: ${[...map.keys()].join(", ") || "(none)"}`);
     return r.from.callTool(name, args, ctx);
   };
   return {
     id,
-    listTools: async () => [...(await list()).values()].map((r) => r.def),
+    listTools: async () => [...(await routes.refresh()).values()].map((r) => r.def),
     callTool(name, args, ctx) {
       // Listed and known (almost every call): straight to its toolset, no frame of ours in between.
-      const r = routes?.get(name);
+      const r = routes.current?.get(name);
       return r ? r.from.callTool(name, args, ctx) : routed(name, args, ctx);
     },
   };

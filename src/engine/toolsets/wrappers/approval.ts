@@ -3,6 +3,7 @@ import { stableJson } from "../../ids";
 import type { Journal } from "../../journal/journal";
 import { approvalId } from "../../ids";
 import type { ToolContext } from "../../context";
+import { LatestListing } from "../latest-listing";
 import type { Policy, ToolDef, Toolset } from "../toolset";
 
 export type ApprovalMode = "ask" | "approve_all" | "reject_all";
@@ -50,18 +51,8 @@ export function rememberedApprovals(journal: Journal): Set<string> {
  * suspends. A rejection is the tool's result, so the model can adapt.
  */
 export function approvalGated(inner: Toolset, gate: ApprovalGate): Toolset {
-  // The last listing's map once it is in (looked up without waiting: every tool call needs it), and the one under way.
-  let defs: Map<string, ToolDef> | undefined;
-  let listing: Promise<Map<string, ToolDef>> | undefined;
-  const list = () => {
-    defs = undefined;
-    const p = (listing = inner.listTools().then((l) => {
-      const map = new Map(l.map((d) => [d.name, d]));
-      if (listing === p) defs = map;
-      return map;
-    }));
-    return p;
-  };
+  // Looked up by every tool call, without waiting once listed.
+  const defs = new LatestListing(async () => new Map((await inner.listTools()).map((d) => [d.name, d])));
   const policyOf = (def: ToolDef, args: unknown): Policy => gate.policies[def.name] ?? def.approval(args);
   // A policy function that throws is not "allow": `gated` calls it again, and its error fails the call.
   const allowed = (def: ToolDef, args: unknown) => {
@@ -72,7 +63,7 @@ export function approvalGated(inner: Toolset, gate: ApprovalGate): Toolset {
     }
   };
   const gated = async (name: string, args: unknown, ctx: ToolContext): Promise<unknown> => {
-    const def = (defs ?? (await (listing ?? list()))).get(name);
+    const def = (await defs.get()).get(name);
     // Nothing to gate: the inner toolset answers with the list of known tools.
     if (!def) return inner.callTool(name, args, ctx);
     const policy = policyOf(def, args);
@@ -112,10 +103,10 @@ export function approvalGated(inner: Toolset, gate: ApprovalGate): Toolset {
   return {
     id: inner.id,
     // Each listing refreshes the map, so a tool added since (a created worker) is gated by its own definition.
-    listTools: async () => [...(await list()).values()],
+    listTools: async () => [...(await defs.refresh()).values()],
     callTool(name, args, ctx) {
       // Listed and allowed (most calls): straight through, without a frame of ours.
-      const def = defs?.get(name);
+      const def = defs.current?.get(name);
       return def && allowed(def, args) ? inner.callTool(name, args, ctx) : gated(name, args, ctx);
     },
   };
