@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { RunError, RunInterrupted, type Model, type ModelRequest, type ModelResolver, type ModelResponse } from "../src/engine";
 import { MAX_STEP_BYTES, stepBytes } from "../src/engine/journal/bounds";
+import { answerTooLarge } from "../src/engine/model-step";
 import type { ContentPart, Message } from "../src/engine/model/model";
 import type { ModelsConfig } from "../src/engine/model/providers";
 import { numberVar } from "./engine-config";
@@ -237,8 +238,7 @@ export class ModelDispatch {
     if (answer.ok) {
       const bytes = stepBytes(key, { ...answer.response, model: row.model, costUsd: 0 });
       if (bytes > MAX_STEP_BYTES) {
-        const message = `model ${row.model as string} answered with ${bytes} bytes (text and tool calls, as JSON), over the journal's bound of ${MAX_STEP_BYTES} bytes per step; ask for a shorter answer or have it written in parts by tools`;
-        stored = { ok: false, tooLarge: true, message };
+        stored = { ok: false, tooLarge: true, message: answerTooLarge(row.model as string, bytes) };
       }
     }
     this.table().run`UPDATE model_dispatch SET answer = ${json(stored)} WHERE key = ${key}`;

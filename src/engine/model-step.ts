@@ -9,17 +9,17 @@ import { costOf, type UsageMeter } from "./usage";
 /** A model response as the journal keeps it: with what it cost when it was made. */
 export type RecordedResponse = ModelResponse & { model: string; costUsd: number };
 
+/** Why a model's answer cannot be its journal step (here, and where a queue consumer delivers it). */
+export const answerTooLarge = (model: string, bytes: number) =>
+  `model ${model} answered with ${bytes} bytes (text and tool calls, as JSON), over the journal's bound of ${MAX_STEP_BYTES} bytes per step; ask for a shorter answer or have it written in parts by tools`;
+
 /** One model request as a journal step: budget checked first, usage added (also on replay). */
 export async function modelStep(run: RunServices, frame: CallFrame, key: string, usage: UsageMeter, model: string, req: ModelRequest): Promise<RecordedResponse> {
   // Unrecorded, the answer would be requested (and paid for) again on every retry: the run ends here.
   // The journal calls this only when the answer is over its bound, with the size of the JSON it made.
   const tooLarge = (recorded: RecordedResponse, bytes: number): never => {
     addUsage(usage, recorded);
-    throw new RunError(
-      "too_large",
-      `${frame.worker.file}: model ${model} answered with ${bytes} bytes (text and tool calls, as JSON), over the journal's bound of ${MAX_STEP_BYTES} bytes per step; ask for a shorter answer or have it written in parts by tools`,
-      true,
-    );
+    throw new RunError("too_large", `${frame.worker.file}: ${answerTooLarge(model, bytes)}`, true);
   };
   const failed = (err: unknown) => {
     if (propagates(err)) return err; // a signal (the request was handed off): not the model's failure
