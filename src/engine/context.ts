@@ -74,9 +74,40 @@ const CORE = Symbol("callCore");
 
 const next = (core: CallCore, kind: string) => `${core.callPath}/${kind}:${++core.n}`;
 
+/** The methods that act for the tool (a journaled effect, a nested call): the ones a signal may leave. */
+export const EFFECT_METHODS = ["llmAsk", "llmAgent", "callTool", "callWorker", "step", "now", "randomId"] as const;
+type LazyMember = (typeof EFFECT_METHODS)[number] | "files";
+
+/** Each member a context makes only when it is first read, from the call's core. */
+const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
+  files: ({ run, frame }) => workerFiles(run, frame),
+  llmAsk: (core) => (prompt, opts = {}) => askModel(core.run, core.frame, next(core, "ask"), core.usage, prompt, opts),
+  llmAgent: (core) => async (opts) => {
+    const { run, frame, usage } = core;
+    const base = next(core, "agent");
+    const agent = run.callables.worker(adHocWorker(run, frame, opts));
+    const meter = usage.child();
+    return recordedCall(run.journal, `${base}/result`, meter, () =>
+      agent.call(typeof opts.input === "string" ? { input: opts.input } : opts.input, { path: base, parent: frame, usage: meter, model: opts.model }),
+    );
+  },
+  callTool: (core) => async (name, args) => core.toolset.callTool(name, args, toolContext(core.run, core.frame, core.toolset, next(core, "call"), core.usage.child(), core.state)),
+  callWorker: (core) => async (name, input) => {
+    const { run, frame, usage } = core;
+    const base = next(core, "worker");
+    const callee = run.callables.get(name);
+    if (!callee) throw new ToolError(`unknown worker "${name}"; known: ${run.callables.names().join(", ")}`);
+    const meter = usage.child();
+    return recordedCall(run.journal, `${base}/result`, meter, () => callee.call(input, { path: `${base}/${name}`, parent: frame, usage: meter }));
+  },
+  step: ({ run, callPath }) => (key, fn) => run.journal.step(`${callPath}/step:${key}`, fn),
+  now: (core) => () => core.run.journal.step(next(core, "now"), () => core.run.clock.now()),
+  randomId: (core) => () => core.run.journal.step(next(core, "random"), () => crypto.randomUUID()),
+};
+
 /**
  * One tool call's context. A class so what most tools never touch costs nothing until
- * read: the idempotency key is hashed, and each effect method made, on first access
+ * read: the idempotency key is hashed, and each LAZY member made, on first access
  * (then kept on the instance, so `const { step } = ctx` works unbound). The methods act
  * on the call's core — the context's original members, as when they were closures made
  * up front — also on a `contextWith` copy, which shares the core and its effect counter.
@@ -86,6 +117,15 @@ class CallContext implements ToolContext {
   readonly depth: number;
   readonly workerChain: readonly string[];
   readonly [CORE]: CallCore;
+  // Accessors on the prototype (below), not fields: a field would be made for every call.
+  declare readonly files: WorkerFiles;
+  declare readonly llmAsk: ToolContext["llmAsk"];
+  declare readonly llmAgent: ToolContext["llmAgent"];
+  declare readonly callTool: ToolContext["callTool"];
+  declare readonly callWorker: ToolContext["callWorker"];
+  declare readonly step: ToolContext["step"];
+  declare readonly now: ToolContext["now"];
+  declare readonly randomId: ToolContext["randomId"];
 
   constructor(run: RunServices, frame: CallFrame, toolset: Toolset, readonly callPath: string, readonly usage: UsageMeter, readonly state: StateKV) {
     this.runId = run.runId;
@@ -97,86 +137,20 @@ class CallContext implements ToolContext {
   get idempotencyKey(): string {
     return idempotencyKey(this.runId, this.callPath);
   }
+}
 
-  get files(): WorkerFiles {
-    const { run, frame } = this[CORE];
-    return own(this, "files", workerFiles(run, frame));
-  }
-  set files(value: WorkerFiles) {
-    own(this, "files", value);
-  }
-
-  get llmAsk(): ToolContext["llmAsk"] {
-    const core = this[CORE];
-    return own(this, "llmAsk", (prompt, opts = {}) => askModel(core.run, core.frame, next(core, "ask"), core.usage, prompt, opts));
-  }
-  set llmAsk(value) {
-    own(this, "llmAsk", value);
-  }
-
-  get llmAgent(): ToolContext["llmAgent"] {
-    const core = this[CORE];
-    const { run, frame, usage } = core;
-    return own(this, "llmAgent", async (opts: AgentOptions) => {
-      const base = next(core, "agent");
-      const agent = run.callables.worker(adHocWorker(run, frame, opts));
-      const meter = usage.child();
-      return recordedCall(run.journal, `${base}/result`, meter, () =>
-        agent.call(typeof opts.input === "string" ? { input: opts.input } : opts.input, { path: base, parent: frame, usage: meter, model: opts.model }),
-      );
-    });
-  }
-  set llmAgent(value) {
-    own(this, "llmAgent", value);
-  }
-
-  get callTool(): ToolContext["callTool"] {
-    const core = this[CORE];
-    const { run, frame, toolset, usage, state } = core;
-    return own(this, "callTool", async (name: string, args: unknown) => toolset.callTool(name, args, toolContext(run, frame, toolset, next(core, "call"), usage.child(), state)));
-  }
-  set callTool(value) {
-    own(this, "callTool", value);
-  }
-
-  get callWorker(): ToolContext["callWorker"] {
-    const core = this[CORE];
-    const { run, frame, usage } = core;
-    return own(this, "callWorker", async (name: string, input: unknown) => {
-      const base = next(core, "worker");
-      const callee = run.callables.get(name);
-      if (!callee) throw new ToolError(`unknown worker "${name}"; known: ${run.callables.names().join(", ")}`);
-      const meter = usage.child();
-      return recordedCall(run.journal, `${base}/result`, meter, () => callee.call(input, { path: `${base}/${name}`, parent: frame, usage: meter }));
-    });
-  }
-  set callWorker(value) {
-    own(this, "callWorker", value);
-  }
-
-  get step(): ToolContext["step"] {
-    const { run, callPath } = this[CORE];
-    return own(this, "step", <T>(key: string, fn: () => T | Promise<T>) => run.journal.step(`${callPath}/step:${key}`, fn));
-  }
-  set step(value) {
-    own(this, "step", value);
-  }
-
-  get now(): ToolContext["now"] {
-    const core = this[CORE];
-    return own(this, "now", () => core.run.journal.step(next(core, "now"), () => core.run.clock.now()));
-  }
-  set now(value) {
-    own(this, "now", value);
-  }
-
-  get randomId(): ToolContext["randomId"] {
-    const core = this[CORE];
-    return own(this, "randomId", () => core.run.journal.step(next(core, "random"), () => crypto.randomUUID()));
-  }
-  set randomId(value) {
-    own(this, "randomId", value);
-  }
+// Read: made from the core and kept on the instance. Assigned (`contextWith`, a wrapper): kept as given.
+for (const name of Object.keys(LAZY) as LazyMember[]) {
+  const make = LAZY[name] as (core: CallCore) => unknown;
+  Object.defineProperty(CallContext.prototype, name, {
+    get(this: CallContext) {
+      return own(this, name, make(this[CORE]));
+    },
+    set(this: CallContext, value: unknown) {
+      own(this, name, value);
+    },
+    configurable: true,
+  });
 }
 
 /** Sets `key` as a plain own member of `ctx` (as `contextWith` and an assignment expect), hiding the prototype's accessor. */

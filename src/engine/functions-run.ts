@@ -1,7 +1,7 @@
 import type { CallSite } from "./callables";
 import { inFrame, openFrame } from "./call-frame";
 import type { CatalogWorker } from "./catalog";
-import { toolContext, type ToolContext } from "./context";
+import { EFFECT_METHODS, toolContext, type ToolContext } from "./context";
 import { contextWith } from "./context-with";
 import { messageOf, propagates, RunError, ToolError } from "./errors";
 import type { CodeFunction } from "./functions";
@@ -60,15 +60,8 @@ function watched(ctx: ToolContext): { ctx: ToolContext; readonly signal: unknown
         throw err;
       }
     };
-  seen.ctx = contextWith(ctx, {
-    llmAsk: watch(ctx.llmAsk),
-    llmAgent: watch(ctx.llmAgent),
-    callTool: watch(ctx.callTool),
-    callWorker: watch(ctx.callWorker),
-    step: watch(ctx.step) as ToolContext["step"],
-    now: watch(ctx.now),
-    randomId: watch(ctx.randomId),
-  });
+  const methods = EFFECT_METHODS.map((m) => [m, watch(ctx[m] as (...args: unknown[]) => Promise<unknown>)]);
+  seen.ctx = contextWith(ctx, Object.fromEntries(methods) as Partial<ToolContext>);
   return seen;
 }
 
