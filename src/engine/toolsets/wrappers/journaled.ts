@@ -20,8 +20,10 @@ export type RecordedCall = ({ ok: true; value: unknown } | { ok: false; error: s
  */
 export async function recordedCall(journal: Journal, key: string, meter: UsageMeter, fn: () => Promise<unknown>): Promise<unknown> {
   let outcome = journal.get<RecordedCall>(key);
-  if (outcome?.usage) meter.add(outcome.usage);
-  else outcome = await journal.step<RecordedCall>(key, () => settled(fn, meter), (big) => fitted(key, big));
+  // Replayed: re-add what it spent (a call that spent nothing recorded no usage).
+  if (outcome) {
+    if (outcome.usage) meter.add(outcome.usage);
+  } else outcome = await journal.step<RecordedCall>(key, () => settled(fn, meter), (big) => fitted(key, big));
   if (!outcome.ok) throw new ToolError(outcome.error);
   return outcome.value;
 }
