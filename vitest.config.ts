@@ -7,7 +7,7 @@ const testFunctions = fileURLToPath(new URL("./tests/fixtures/functions/index.ts
 
 /**
  * A project in the Workers pool (workerd): the tests here, the Durable Object benchmarks in vitest.bench.config.ts.
- * `vars` over wrangler.toml's (MODEL_DISPATCH: direct for most tests, queue for `*.queue.test.ts`); `exclude` besides the e2e tests.
+ * `vars` over wrangler.toml's (MODEL_DISPATCH: direct for most tests, queue for `*.queue.test.ts`); `exclude` besides the e2e and node tests.
  */
 export const workersProject = (name: string, include: string[], testTimeout = 30_000, vars: Record<string, string> = {}, exclude: string[] = []) => ({
   plugins: [
@@ -60,7 +60,7 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
     name,
     globalSetup: ["tests/support/global-setup.ts"],
     include,
-    exclude: ["tests/e2e/**", ...exclude],
+    exclude: ["tests/e2e/**", "tests/node/**", ...exclude],
     testTimeout,
     hookTimeout: 30_000,
   },
@@ -73,6 +73,10 @@ export default defineConfig({
       workersProject("workers", ["tests/**/*.test.ts"], 30_000, { MODEL_DISPATCH: "direct" }, ["tests/**/*.queue.test.ts"]),
       // The same app with MODEL_DISPATCH=queue (its own miniflare: vars are per instance).
       workersProject("workers-queue", ["tests/**/*.queue.test.ts"], 30_000, { MODEL_DISPATCH: "queue" }),
+      {
+        // Plain Node, no app: checks of the repository itself (e.g. the docs' links), which need its files.
+        test: { name: "node", environment: "node", include: ["tests/node/**/*.test.ts"] },
+      },
       {
         // The app under wrangler dev, driven from Node: a real browser, the demo.
         test: {

@@ -141,5 +141,5 @@ export class RunIndexDO extends DurableObject<Env> {
 
 export type RunIndexRpc = Pick<RunIndexDO, "upsert" | "listRuns" | "pendingApprovals" | "retire" | "tombstone" | "storageStats" | "failNextUpserts">;
 
-/** The run index: a single object (see README, "Operate", for why one and how far it goes). */
+/** The run index: a single object (see docs/operate.md, "The run index", for why one and how far it goes). */
 export const runIndex = (env: Env) => env.RUN_INDEX.getByName("index") as unknown as RunIndexRpc;

@@ -2,7 +2,7 @@ import * as z from "zod";
 import { defineToolset, tool } from "../engine";
 
 /**
- * A durable counter: the smallest useful kind, and the README's example. Its value
+ * A durable counter: the smallest useful kind, and the example of docs/guide.md. Its value
  * lives in `ctx.state`, so `scope: run` counts per run and `scope: global` across runs.
  */
 export const counter = defineToolset({

@@ -3,6 +3,6 @@ import { counter } from "./counter";
 
 /**
  * The toolset kinds this app knows. To add your own kind, define it with
- * `defineToolset` (see README, "Write a toolset kind") and list it here.
+ * `defineToolset` (see docs/guide.md, "Write a toolset kind") and list it here.
  */
 export const kinds = toolsetRegistry(files, http, mcp, workerCreation, counter);

@@ -32,7 +32,7 @@ function problems(yaml: string): string[] {
 }
 
 describe("triggers.yaml: scheduled and email kinds", () => {
-  it("loads the README's examples", () => {
+  it("loads the examples of docs/triggers.md", () => {
     const app = loadApp({
       ...WORKERS,
       "workers/triggers.yaml": `
