@@ -25,6 +25,9 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
           FAKE_UPSTREAM_B: `http://127.0.0.1:${inject("fakeUpstreamPorts")[1]}`,
           OPENAI_BASE_URL: `http://127.0.0.1:${inject("fakeOpenAIPort")}/v1`,
           OPENAI_API_KEY: "sk-test",
+          // The openai client reads this from process.env (nodejs_compat fills it with these bindings):
+          // no provider may send it (tests/durable-objects/providers.test.ts, model-dispatch.queue.test.ts).
+          OPENAI_CUSTOM_HEADERS: "X-From-Env: OPENAI_CUSTOM_HEADERS",
           // Two providers of tests/fixtures/workers/models.yaml, each on its own fake server with its own key.
           FAKE_OPENAI_2_URL: `http://127.0.0.1:${inject("fakeOpenAI2Port")}`,
           ALPHA_API_KEY: "sk-alpha",

@@ -2,6 +2,7 @@ import { modelResolver, type EngineConfig, type ModelResolver } from "../src/eng
 import { DEFAULT_MAX_DEPTH } from "../src/engine/run";
 import { defaultPrices, type PriceTable } from "../src/engine/usage";
 import { definitions as current, type Definitions } from "../src/catalog";
+import { wranglerVarNames } from "../src/generated/wrangler-vars";
 
 /** Reads a positive number from a var, or the default; a bad value is a config error, not a silent default. */
 export function numberVar(env: Env, name: keyof Env, fallback: number): number {
@@ -25,6 +26,16 @@ function prices(env: Env, models: Definitions["models"]): PriceTable {
 
 /** The app's string vars and secrets: the values of `${NAME}` in provider and toolset configs. */
 const stringVars = (env: Env) => Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"));
+
+/**
+ * The vars whose values runs may show (in results, the journal, the run page): the
+ * names of wrangler.toml's [vars], less those named in SECRET_VARS (comma- or
+ * space-separated). Every other value — secrets, `.dev.vars` — is redacted.
+ */
+export const plainVarNames = (env: Env): string[] => {
+  const marked = new Set((env.SECRET_VARS ?? "").split(/[\s,]+/).filter(Boolean));
+  return wranglerVarNames.filter((name) => !marked.has(name));
+};
 
 /**
  * The models of a run's models.yaml as this app resolves them: the run's object in
@@ -61,5 +72,6 @@ export function engineConfig(env: Env, ports: Pick<EngineConfig, "states" | "glo
     prices: prices(env, models),
     defaultModel: env.DEFAULT_MODEL || "test:tools",
     vars,
+    plainVars: plainVarNames(env),
   };
 }

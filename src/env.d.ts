@@ -37,6 +37,8 @@ declare namespace Cloudflare {
     ACCESS_AUD?: string;
     /** MODEL_DISPATCH=queue: how long a run waits for a handed-off model request's answer before sending it again, in ms; default 11 minutes. */
     MODEL_DISPATCH_TIMEOUT_MS?: string;
+    /** Names of wrangler.toml [vars] whose values are redacted like secrets' (comma- or space-separated). */
+    SECRET_VARS?: string;
     /** "1" only in the test pool: enables RunDO.setTestHooks and sets alarms a minute ahead. */
     EDGEWORK_TEST_HOOKS?: string;
   }

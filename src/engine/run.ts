@@ -11,6 +11,8 @@ import { consoleLogger, type Clock, type GlobalToolsets, type Logger, type State
 import { MemoryStateBackend } from "./state/memory-state";
 import { inProcessGlobals } from "./toolsets/in-process-globals";
 import { closeAll } from "./toolsets/instances";
+import type { Substitution } from "./toolsets/interpolate";
+import { secretsAmong } from "./toolsets/secret-vars";
 import type { Toolset } from "./toolsets/toolset";
 import { rememberedApprovals, type ApprovalMode, type ApprovalNotifier } from "./toolsets/wrappers/approval";
 import { defaultPrices, UsageMeter, type PriceTable, type Usage } from "./usage";
@@ -40,6 +42,8 @@ export interface EngineConfig {
   notifier?: ApprovalNotifier;
   /** Values for `${NAME}` in toolset configs (the app's vars and secrets). */
   vars?: Readonly<Record<string, string | undefined>>;
+  /** Names in `vars` whose values are configuration, shown where secrets are redacted; every other value is a secret. Default none. */
+  plainVars?: readonly string[];
 }
 
 export interface RunRequest {
@@ -81,6 +85,8 @@ export interface RunServices {
   /** Calls approved "for the rest of the run", from the journal at activation start. */
   rememberedApprovals: ReadonlySet<string>;
   vars: Readonly<Record<string, string | undefined>>;
+  /** The secrets among values filled into a config (what its instance must redact). */
+  secretsOf: (filled: readonly Substitution[]) => Substitution[];
   usage: UsageMeter;
 }
 
@@ -116,6 +122,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     notifier: config.notifier,
     rememberedApprovals: rememberedApprovals(journal),
     vars: config.vars ?? {},
+    secretsOf: secretsAmong(config.vars ?? {}, config.plainVars ?? []),
     usage: new UsageMeter(),
   };
   const usage = () => run.usage.snapshot();

@@ -15,6 +15,12 @@ export async function modelRequests(model: string): Promise<unknown[]> {
   return ((await (await fetch(`${env.FAKE_OPENAI_URL}/scripts/${model}`)).json()) as { requests: unknown[] }).requests;
 }
 
+/** The header names of each request the fake server took for `model` (lower-case, as Node gives them). */
+export async function modelHeaderNames(model: string): Promise<string[][]> {
+  const { headers } = (await (await fetch(`${env.FAKE_OPENAI_URL}/scripts/${model}`)).json()) as { headers: Array<Record<string, unknown>> };
+  return headers.map((h) => Object.keys(h));
+}
+
 export const effectUrl = (id: string) => `${env.FAKE_OPENAI_URL}/effects/${id}`;
 
 export async function effectCount(id: string): Promise<number> {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { dispatchMode } from "../../durable-objects/engine-config";
 import { LEASE_MS, MAX_ATTEMPTS, ModelDispatch, modelQueue } from "../../durable-objects/model-dispatch";
 import { Sql } from "../../durable-objects/sql";
-import { effectCount, effectUrl, modelRequests, script, stub } from "./helpers";
+import { effectCount, effectUrl, modelHeaderNames, modelRequests, script, stub } from "./helpers";
 import { consume, handOffs, holdDispatches, settleQueued, timeOutHandOffs } from "./queue-dispatch";
 
 afterEach(() => vi.restoreAllMocks());
@@ -100,6 +100,8 @@ describe("MODEL_DISPATCH=queue", () => {
     }
     expect(await stub(id).status()).toMatchObject({ status: "succeeded", output: "helped" });
     expect(await modelRequests("dispatch-helper")).toHaveLength(2);
+    // OPENAI_CUSTOM_HEADERS is set in this pool's env (vitest.config.ts): the consumer's client sends none of it.
+    expect((await modelHeaderNames("dispatch-helper")).flat()).not.toContain("x-from-env");
     expect((await handOffs(id)).map((h) => ({ attempt: h.attempt, claimed: h.claimed, answered: h.answer !== null }))).toEqual([
       { attempt: 1, claimed: 1, answered: true },
       { attempt: 1, claimed: 1, answered: true },
@@ -227,6 +229,8 @@ describe("MODEL_DISPATCH=queue", () => {
     expect(held).toEqual([expect.objectContaining({ key: "dispatch-helper/turn:1/model", attempt: 2 })]);
     expect(await settleQueued(id, held)).toMatchObject({ status: "succeeded", output: "helped" });
     expect(await modelRequests("dispatch-helper")).toHaveLength(2);
+    // OPENAI_CUSTOM_HEADERS is set in this pool's env (vitest.config.ts): the consumer's client sends none of it.
+    expect((await modelHeaderNames("dispatch-helper")).flat()).not.toContain("x-from-env");
     expect((await handOffs(id)).map((h) => h.attempt)).toEqual([2, 1]);
   });
 

@@ -6,7 +6,7 @@ import { settle, stub } from "./helpers";
 async function provider(baseUrl: string, id: string, replies: unknown[]) {
   const res = await fetch(`${baseUrl}/scripts/${id}`, { method: "PUT", body: JSON.stringify(replies) });
   if (!res.ok) throw new Error(`fake server refused the script ${id}`);
-  return async () => (await (await fetch(`${baseUrl}/scripts/${id}`)).json()) as { requests: any[]; authorizations: Array<string | null> };
+  return async () => (await (await fetch(`${baseUrl}/scripts/${id}`)).json()) as { requests: any[]; authorizations: Array<string | null>; headers: Array<Record<string, string>> };
 }
 
 describe("model providers from models.yaml in a durable run", () => {
@@ -26,6 +26,9 @@ describe("model providers from models.yaml in a durable run", () => {
     const seenByBeta = await beta();
     expect(seenByAlpha.authorizations).toEqual(["Bearer sk-alpha", "Bearer sk-alpha"]);
     expect(seenByBeta.authorizations).toEqual(["Bearer sk-beta"]);
+    // OPENAI_CUSTOM_HEADERS is set in this pool's env (vitest.config.ts); neither provider was configured with it.
+    expect([...seenByAlpha.headers, ...seenByBeta.headers].map((h) => h["x-from-env"])).toEqual([undefined, undefined, undefined]);
+    expect(seenByBeta.headers[0]).toMatchObject({ "x-provider": "beta" });
     expect(seenByAlpha.requests.map((r) => r.model)).toEqual(["lead", "lead"]);
     expect(seenByBeta.requests[0]).toMatchObject({ model: "helper", messages: [{ role: "system" }, { role: "user", content: "help me" }] });
     expect(seenByAlpha.requests[1].messages.at(-1)).toEqual({ role: "tool", tool_call_id: "h1", content: "helped" });

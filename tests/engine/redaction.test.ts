@@ -107,6 +107,20 @@ describe("redaction of resolved ${NAME} values", () => {
     });
   }
 
+  it("plain vars (wrangler.toml [vars]: config.plainVars) are shown; secrets are not, nor a plain var whose value a secret shares", async () => {
+    const file = workerFile(`name: w\nmodel: test:m\ntoolsets:\n  up: { use: echo, header: "Bearer \${TOKEN}", region: "\${REGION}" }`);
+    const echoed = async (vars: Record<string, string>, plainVars: string[]) => {
+      const h = harness({ "w.worker": file }, { kinds: [echoKind], models: { "test:m": scriptedModel([{ toolCalls: [{ id: "e", name: "up_echo", args: {} }] }, { text: "done" }]) } });
+      const store = new MemoryJournalStore();
+      await executeRun({ ...h.config, vars, plainVars }, store, { runId: "plain-vars", worker: "w", input: { input: "x" } });
+      return (store.entries.get("w/turn:1/tool:e/result") as { value: { region: string; list: string[] } }).value;
+    };
+    expect(await echoed({ TOKEN, REGION: "eu-west-region-1" }, ["REGION"])).toMatchObject({ region: "eu-west-region-1", list: ["Bearer [redacted:TOKEN]", expect.anything()] });
+    // A plain var's name on a secret's value: redacted (and so is any name the build does not know as a var).
+    expect(await echoed({ TOKEN, REGION: "eu-west-region-1", BACKUP_KEY: "eu-west-region-1" }, ["REGION"])).toMatchObject({ region: "[redacted:REGION]" });
+    expect(await echoed({ TOKEN, REGION: "eu-west-region-1" }, [])).toMatchObject({ region: "[redacted:REGION]" });
+  });
+
   it("a config the kind refuses after filling in variables names the field without the resolved value", async () => {
     const file = workerFile(`name: w\nmodel: test:m\ntoolsets:\n  up: { use: echo, header: "x", api_key: "\${TOKEN}" }`);
     const h = harness({ "w.worker": file }, { kinds: [echoKind], models: { "test:m": scriptedModel([{ text: "never" }]) } });

@@ -44,4 +44,27 @@ describe("secrets echoed by an upstream", () => {
       for (const f of forms) expect(text, `${where} shows ${f}`).not.toContain(f);
     }
   });
+
+  it("leave a wrangler.toml [vars] value readable in GET /runs/:id and the run page, beside a redacted secret", async () => {
+    // DEFAULT_MODEL is in wrangler.toml's [vars]; GITHUB_WEBHOOK_SECRET is a binding of the test pool only (a secret).
+    expect((env as unknown as Record<string, string>).DEFAULT_MODEL).toBe("test:tools");
+    const upstream = globalThis.fetch;
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const req = new Request(input, init);
+      if (new URL(req.url).hostname !== "echo.example") return upstream(input, init);
+      return Response.json({ model_sent: `model=${req.headers.get("x-default-model")}`, auth_sent: req.headers.get("authorization") });
+    });
+    await script("vars-upstream", [{ tool_calls: [{ name: "up_fetch", arguments: { url: "https://echo.example/whoami" } }] }, { text: "checked" }]);
+    const start = await call("/runs", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ worker: "vars-upstream", input: "who am I" }) });
+    const { id } = (await start.json()) as { id: string };
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: "checked" });
+    const status = await (await call(`/runs/${id}`, { headers: auth })).text();
+    const page = await (await call(`/runs/${id}/view`, { headers: auth })).text();
+    for (const [where, text] of Object.entries({ status, page })) {
+      expect(text, where).toContain("model=test:tools");
+      expect(text, where).not.toContain("[redacted:DEFAULT_MODEL]");
+      expect(text, where).toContain("[redacted:GITHUB_WEBHOOK_SECRET]");
+      for (const f of forms) expect(text, `${where} shows ${f}`).not.toContain(f);
+    }
+  });
 });

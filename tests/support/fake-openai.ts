@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
  * A test loads a script with `PUT /scripts/<id>` (a list of replies), points a model
  * at `/scripts/<id>/v1` — or at `/v1`, where the request's model name picks the
  * script — and reads back what was asked with `GET /scripts/<id>`
- * (with each request's Authorization header, `null` when none was sent).
+ * (with each request's Authorization header, `null` when none was sent, and all its headers).
  * `POST /effects/<id>` counts side effects outside any run; `GET` reads the count.
  * A reply is `{text?, tool_calls?: [{id?, name, arguments}], usage?}` or
  * `{status, body?, headers?}` for an error response.
@@ -28,6 +28,7 @@ interface Script {
   replies: FakeReply[];
   requests: unknown[];
   authorizations: Array<string | null>;
+  headers: Array<Record<string, string | string[] | undefined>>;
 }
 
 const readBody = async (req: IncomingMessage) => {
@@ -71,15 +72,16 @@ export async function startFakeOpenAI(port = 0): Promise<{ port: number; close()
     if (!m) return send(404, { error: { message: `no route ${req.method} ${req.url}` } });
     const id = m[1]!;
     if (!m[2] && req.method === "PUT") {
-      scripts.set(id, { replies: JSON.parse(body), requests: [], authorizations: [] });
+      scripts.set(id, { replies: JSON.parse(body), requests: [], authorizations: [], headers: [] });
       return send(200, { ok: true });
     }
     const script = scripts.get(id);
     if (!script) return send(404, { error: { message: `no script ${id}` } });
-    if (!m[2]) return send(200, { requests: script.requests, authorizations: script.authorizations, remaining: script.replies.length });
+    if (!m[2]) return send(200, { requests: script.requests, authorizations: script.authorizations, headers: script.headers, remaining: script.replies.length });
 
     script.requests.push(JSON.parse(body));
     script.authorizations.push(req.headers.authorization ?? null);
+    script.headers.push(req.headers);
     const reply = script.replies.shift();
     if (!reply) return send(500, { error: { message: `script ${id} has no reply left for request ${script.requests.length}` } });
     if ("status" in reply) return send(reply.status, reply.body ?? { error: { message: `scripted ${reply.status}` } }, reply.headers);

@@ -6,7 +6,9 @@ import { readBodyCapped } from "../net/read-body";
 import type { RunServices } from "../run";
 import { interpolate } from "../toolsets/interpolate";
 import { http } from "../toolsets/kinds/http";
+import { redactor } from "../toolsets/wrappers/redacted";
 import { essence, typeByName } from "./mime";
+import { withoutSecrets } from "./without-secrets";
 
 interface HttpConfig {
   allow: string[];
@@ -18,7 +20,9 @@ interface HttpConfig {
  * Fetches an https attachment through the first of the caller's `http` instances
  * whose allow-list admits the URL and whose `fetch` the worker lets run unasked, by
  * that instance's rules: every redirect hop checked, its configured headers sent to
- * the URL's origin only, the body read as a stream up to `maxBytes`.
+ * the URL's origin only, the body read as a stream up to `maxBytes`, and that
+ * instance's secrets kept out of what is returned (`withoutSecrets`: a redacted text
+ * can grow past `maxBytes`, which counts as truncated).
  */
 export async function fetchForAttachment(run: RunServices, caller: CallFrame, ref: string, maxBytes: number) {
   let url: URL;
@@ -32,23 +36,27 @@ export async function fetchForAttachment(run: RunServices, caller: CallFrame, re
     .filter(([, spec]) => spec.use === http.kind)
     .map(([name, spec]) => {
       const field = { file: caller.worker.file, field: `toolsets.${name}` };
-      return { name, readonly: spec.readonly === true, config: http.config.parse(interpolate(spec.config, run.vars, field).config) as HttpConfig };
+      const { config, substituted } = interpolate(spec.config, run.vars, field);
+      return { name, readonly: spec.readonly === true, config: http.config.parse(config) as HttpConfig, secrets: run.secretsOf(substituted) };
     });
   const reaching = instances.filter((i) => allowList(i.config.allow).allows(url));
   if (!reaching.length) {
-    const reach = instances.map((i) => `${i.name}: ${i.config.allow.join(", ")}`).join("; ");
+    const reach = instances.map((i) => `${i.name}: ${redactor(i.secrets)(i.config.allow.join(", "))}`).join("; ");
     throw new ToolError(`attachment "${ref}": host ${url.host} is not allowed by any http instance of ${caller.worker.name}${reach ? ` (${reach})` : " (it has none)"}`);
   }
   const refusals = reaching.map((i) => fetchRefusal(caller, i.name, i.readonly, url));
-  const config = reaching.find((_, n) => refusals[n] === undefined)?.config;
-  if (!config) throw new ToolError(`attachment "${ref}": ${caller.worker.name} may not fetch it unasked: ${refusals.join("; ")}`);
+  const chosen = reaching.find((_, n) => refusals[n] === undefined);
+  if (!chosen) throw new ToolError(`attachment "${ref}": ${caller.worker.name} may not fetch it unasked: ${refusals.join("; ")}`);
+  const { config, secrets } = chosen;
   const fetch = guardedFetch({ allow: allowList(config.allow), headers: config.headers });
   let res;
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(config.timeout_ms) });
   } catch (err) {
-    if (err instanceof ToolError) throw new ToolError(`attachment "${ref}": ${err.message}`);
-    throw new ToolError(`attachment "${ref}": request to ${url.host} failed: ${String(err)}`);
+    // A refused redirect quotes the upstream's Location, which may echo a header.
+    const redact = redactor(secrets);
+    if (err instanceof ToolError) throw new ToolError(redact(`attachment "${ref}": ${err.message}`));
+    throw new ToolError(redact(`attachment "${ref}": request to ${url.host} failed: ${String(err)}`));
   }
   if (!res.ok) {
     await res.body?.cancel();
@@ -56,7 +64,10 @@ export async function fetchForAttachment(run: RunServices, caller: CallFrame, re
   }
   const body = await readBodyCapped(res, maxBytes);
   const name = url.pathname.slice(url.pathname.lastIndexOf("/") + 1) || url.hostname;
-  return { bytes: body.bytes, truncated: body.truncated, name, type: essence(res.headers.get("content-type")) ?? typeByName(url.pathname) };
+  const type = essence(res.headers.get("content-type")) ?? typeByName(url.pathname);
+  if (body.truncated) return { bytes: body.bytes, truncated: true, name, type };
+  const bytes = withoutSecrets(body.bytes, type, secrets, ref);
+  return { bytes, truncated: bytes.length > maxBytes, name, type };
 }
 
 /**

@@ -70,7 +70,8 @@ export async function resolveAttachments(run: RunServices, caller: CallFrame, ca
       const known = fresh.get(i);
       if (known) return known;
       // A replay whose model request is not recorded: the same bytes, or a clear stop.
-      const again = (await read(rec.ref, rec.size)).bytes;
+      // Bounded by the policy, not the recorded size: a fetched text is recorded redacted, and its raw bytes may be longer.
+      const again = (await read(rec.ref, policy.max_bytes)).bytes;
       if (again.length !== rec.size || (await sha256Hex(again)) !== rec.sha256) {
         throw new ToolError(`attachment "${rec.ref}" changed since it was given to ${callee.name} (sha256 ${rec.sha256.slice(0, 12)}…, ${rec.size} bytes); the run cannot resume with different content`);
       }

@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import OpenAI, { type ClientOptions } from "openai";
 import { dataUrl, resolveParts } from "./content-parts";
 import type { ContentPart, Model, ModelRequest, ModelResponse } from "./model";
 
@@ -16,18 +16,30 @@ export interface OpenAIOptions {
 }
 
 /**
- * A model through the official client, against any OpenAI-compatible base URL.
- * Everything is passed explicitly: left unset, the client would read OPENAI_API_KEY,
- * OPENAI_BASE_URL, OPENAI_ORG_ID… from `process.env` (which nodejs_compat fills with
- * the app's vars and secrets) and send OpenAI's key to every other provider.
+ * The official client with nothing taken from `process.env` (which nodejs_compat fills
+ * with the app's vars and secrets): left unset, it would read OPENAI_API_KEY,
+ * OPENAI_BASE_URL, OPENAI_ORG_ID, OPENAI_PROJECT_ID, OPENAI_ADMIN_KEY,
+ * OPENAI_WEBHOOK_SECRET and OPENAI_LOG, and send OpenAI's key to every other provider.
+ * OPENAI_CUSTOM_HEADERS has no option that turns it off (openai 6.49 merges it under
+ * `defaultHeaders` in the constructor), so the configured headers are set again after it.
  */
+class ConfiguredOpenAI extends OpenAI {
+  constructor(options: ClientOptions) {
+    super(options);
+    this._options = { ...this._options, defaultHeaders: options.defaultHeaders };
+  }
+}
+
+/** A model through the official client, against any OpenAI-compatible base URL; every option explicit (see ConfiguredOpenAI). */
 export function openaiModel(model: string, opts: OpenAIOptions): Model {
-  const client = new OpenAI({
+  const client = new ConfiguredOpenAI({
     // The client insists on a key; the null header below keeps this placeholder off the wire.
     apiKey: opts.apiKey || "none",
     adminAPIKey: null,
     organization: null,
     project: null,
+    webhookSecret: null,
+    logLevel: "warn",
     baseURL: opts.baseURL || "https://api.openai.com/v1",
     defaultHeaders: { ...(opts.apiKey ? {} : { Authorization: null }), ...opts.headers },
     fetch: opts.fetch,

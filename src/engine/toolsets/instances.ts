@@ -30,17 +30,18 @@ export function instanceInit(states: StateBackend, scope: Scope, scopeId: string
 
 /**
  * The instance spec with `${VAR}`s resolved and the result checked again by the kind,
- * and the values filled in (to redact). The kind's complaint may quote a value: it is
- * redacted too, since the error is stored with the run.
+ * and the secrets among the values filled in (to redact; plain vars stay readable).
+ * The kind's complaint may quote a value: it is redacted too, since the error is stored with the run.
  */
-function withVars(spec: InstanceSpec, schema: z.ZodType, vars: RunServices["vars"], where: { file: string; field: string }): { spec: InstanceSpec; secrets: Substitution[] } {
+function withVars(spec: InstanceSpec, schema: z.ZodType, run: RunServices, where: { file: string; field: string }): { spec: InstanceSpec; secrets: Substitution[] } {
   if (!usesVars(spec.config)) return { spec, secrets: [] };
-  const { config, substituted } = interpolate(spec.config, vars, where);
+  const { config, substituted } = interpolate(spec.config, run.vars, where);
+  const secrets = run.secretsOf(substituted);
   const parsed = schema.safeParse(config);
   if (!parsed.success) {
-    throw new RunError("config", redactor(substituted)(`${where.file}: ${where.field}: after filling in variables: ${describeIssues(parsed.error)}`));
+    throw new RunError("config", redactor(secrets)(`${where.file}: ${where.field}: after filling in variables: ${describeIssues(parsed.error)}`));
   }
-  return { spec: { ...spec, config: parsed.data as Record<string, unknown> }, secrets: substituted };
+  return { spec: { ...spec, config: parsed.data as Record<string, unknown> }, secrets };
 }
 
 /** Same name, kind and config → the same run- or global-scoped instance. */
@@ -77,7 +78,7 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
       }
       // Keyed by the config as written: resolved secrets never become part of a key.
       const key = instanceKey(name, declared);
-      const { spec, secrets } = withVars(declared, kind.config, run.vars, { file: frame.worker.file, field: `toolsets.${name}` });
+      const { spec, secrets } = withVars(declared, kind.config, run, { file: frame.worker.file, field: `toolsets.${name}` });
       let ts = await scopedInstance(run, frame, { name, key, kind, spec, secrets }, owned).catch((err) => {
         throw redactError(err, redactor(secrets));
       });
