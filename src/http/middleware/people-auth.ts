@@ -41,7 +41,7 @@ export async function csrfOk(person: Person, given: unknown): Promise<boolean> {
   return typeof given === "string" && !!person.csrf && (await sameSecret(given, person.csrf));
 }
 
-/** The object that knows whether a session was signed out: one per session id (ids are random, and signed, so never ours to collide). */
+/** The object that knows whether a session was signed out: one per session id (random, and read only from a signed cookie, so no one else picks it). */
 const endedSession = (env: Env, sid: string) => env.ENDED_SESSIONS.getByName(sid);
 
 /** Signs a session out on the server: its cookie opens nothing from now until it expires. */
