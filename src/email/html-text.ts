@@ -1,7 +1,7 @@
 /**
  * Readable text from an email's HTML body, for messages that carry no text part.
  * The HTML is hostile: one forward scan with indexOf (no regex over the markup, so
- * nothing can backtrack), script/style/head content dropped, entities decoded, and
+ * nothing can backtrack), script/style content dropped, entities decoded, and
  * the work stops once `maxChars` of text are out.
  */
 
