@@ -4,7 +4,7 @@
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "RunDO" | "GlobalToolsetsDO" | "DeliveryLedgerDO" | "RunIndexDO";
+		durableNamespaces: "RunDO" | "GlobalToolsetsDO" | "DeliveryLedgerDO" | "RunIndexDO" | "EndedSessionDO";
 	}
 	interface Env {
 		APPROVAL_EMAIL: SendEmail;
@@ -16,6 +16,7 @@ declare namespace Cloudflare {
 		GLOBAL_TOOLSETS: DurableObjectNamespace<import("./src/index").GlobalToolsetsDO>;
 		RUN_INDEX: DurableObjectNamespace<import("./src/index").RunIndexDO>;
 		DELIVERIES: DurableObjectNamespace<import("./src/index").DeliveryLedgerDO>;
+		ENDED_SESSIONS: DurableObjectNamespace<import("./src/index").EndedSessionDO>;
 	}
 }
 interface Env extends Cloudflare.Env {}

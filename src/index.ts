@@ -8,6 +8,7 @@ export { RunDO } from "../durable-objects/run";
 export { GlobalToolsetsDO } from "../durable-objects/global-toolsets";
 export { DeliveryLedgerDO } from "../durable-objects/delivery-ledger";
 export { RunIndexDO } from "../durable-objects/run-index";
+export { EndedSessionDO } from "../durable-objects/ended-session";
 
 export default {
   fetch: app.fetch,

@@ -65,11 +65,13 @@ async function judge(message: ForwardableEmailMessage, env: Env): Promise<Verdic
   const raw = await readBounded(message.raw, MAX_REPLY_BYTES);
   if (!raw) return { accept: false, reason: `the reply is too large (over ${MAX_REPLY_BYTES / 1024} KiB)` };
   const email = await PostalMime.parse(raw, { maxNestingDepth: 10, maxHeadersSize: 64 * 1024 });
-  // The envelope sender is what Email Routing authenticated (SPF/DKIM/DMARC); a From
-  // header naming someone else is refused rather than trusted either way.
+  // The envelope sender is what Email Routing authenticated (SPF/DKIM/DMARC); DMARC
+  // aligns it with the From header, so a reply must carry one naming the same address:
+  // a missing, empty or unparsable From is refused like one naming someone else.
   const sender = message.from.trim().toLowerCase();
   const headerFrom = email.from?.address?.trim().toLowerCase();
-  if (headerFrom && headerFrom !== sender) return { accept: false, reason: "the From header and the envelope sender differ; reply directly from the address the approval was sent to" };
+  if (!headerFrom) return { accept: false, reason: "the reply has no From header with an address; reply directly from the address the approval was sent to" };
+  if (headerFrom !== sender) return { accept: false, reason: "the From header and the envelope sender differ; reply directly from the address the approval was sent to" };
   const decision = parseReplyDecision(email.text ?? "");
   if (!decision) return { accept: false, reason: 'no decision found: the first line of the reply must start with "yes" (or approve, ok) or "no" (or reject); the rest of that line is the note' };
 
@@ -87,5 +89,8 @@ async function judge(message: ForwardableEmailMessage, env: Env): Promise<Verdic
 export async function handleApprovalReply(message: ForwardableEmailMessage, env: Env, _ctx: ExecutionContext): Promise<void> {
   const verdict = await judge(message, env);
   if ("ignore" in verdict) return;
-  if (!verdict.accept) message.setReject(verdict.reason);
+  if (verdict.accept) return;
+  // The reason only: it names no address, reference or reply text.
+  console.warn("approval reply refused:", verdict.reason);
+  message.setReject(verdict.reason);
 }

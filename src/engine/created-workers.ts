@@ -3,6 +3,7 @@ import { checkWorker, type CatalogWorker } from "./catalog";
 import type { Journal } from "./journal/journal";
 import type { ToolsetRegistry } from "./toolsets/define";
 import { readWorkerFields } from "./worker-file";
+import { toYaml } from "./yaml-text";
 
 /** Where a creation is recorded: under the `worker_create` call, a key no `ToolContext` method can make. */
 const CREATION = "/worker-create";
@@ -94,11 +95,11 @@ export class CreatedWorkers {
 
 /**
  * A created worker as `.worker` file text, to commit to `workers/`: its frontmatter
- * as JSON (which is YAML, so the catalog reads it), then its instructions. JSON keeps
- * every string on one line, so no value can close the frontmatter early.
+ * in YAML, as worker files are written, then its instructions. Every string stays on
+ * one line (toYaml), so no value can close the frontmatter early.
  */
 export function workerFileText(c: RecordedCreation): string {
-  return `---\n${JSON.stringify(c.frontmatter, null, 2)}\n---\n${c.instructions}\n`;
+  return `---\n${toYaml(c.frontmatter)}\n---\n${c.instructions}\n`;
 }
 
 /** The definition of the worker a run created under `name`, from its journal's entries. */

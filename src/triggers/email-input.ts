@@ -1,4 +1,5 @@
 import type { Email } from "postal-mime";
+import { htmlToText } from "../email/html-text";
 
 /** What an inbound message gives its worker; every field bounded (the run's row holds it). */
 export interface EmailInput {
@@ -7,7 +8,7 @@ export interface EmailInput {
   /** The address the message was delivered to (the envelope recipient, the trigger's `to`). */
   to: string;
   subject: string;
-  /** The plain-text body (postal-mime derives it from the HTML when there is none), cut to MAX_TEXT characters. */
+  /** The plain-text body, else text derived from the HTML body, cut to MAX_TEXT characters. */
   text: string;
   message_id: string | null;
   /** Names, types and sizes only: the bytes stay out of the run for now. */
@@ -34,13 +35,22 @@ const cut = (s: string, max: number, marker = "") => (s.length > max ? s.slice(0
 const byteSize = (content: Email["attachments"][number]["content"]) =>
   typeof content === "string" ? new TextEncoder().encode(content).length : content.byteLength;
 
+/** The text part, else (postal-mime derives none) the HTML part read as text; bounded either way. */
+function bodyText(parsed: Email): string {
+  if (parsed.text !== undefined || parsed.html === undefined) {
+    const text = parsed.text ?? "";
+    return cut(text, MAX_TEXT, `\n[… ${text.length - MAX_TEXT} more characters cut]`);
+  }
+  const derived = htmlToText(parsed.html, MAX_TEXT);
+  return derived.complete ? derived.text : `${derived.text}\n[… the rest of the HTML body cut]`;
+}
+
 export function emailInput(parsed: Email, from: string, to: string): EmailInput {
-  const text = parsed.text ?? "";
   return {
     from,
     to,
     subject: cut(parsed.subject ?? "", MAX_SUBJECT),
-    text: cut(text, MAX_TEXT, `\n[… ${text.length - MAX_TEXT} more characters cut]`),
+    text: bodyText(parsed),
     message_id: parsed.messageId ? cut(parsed.messageId, 998) : null,
     attachments: parsed.attachments.slice(0, MAX_ATTACHMENTS).map((a) => ({
       filename: a.filename === null ? null : cut(a.filename, MAX_NAME),

@@ -78,6 +78,38 @@ describe("approve by replying", () => {
     expect(await stub(id).status()).toEqual(before);
   });
 
+  it("refuses, changing nothing, a reply whose From header is missing, empty, unparsable or names another address; the reason is logged", async () => {
+    const { id, mail, address } = await pausedRun("reply-no-from", [{ text: "never" }]);
+    const before = await stub(id).status();
+    const warn = vi.spyOn(console, "warn");
+    const good = replyTo(mail, APPROVER, address, "yes");
+    // The same reply with its From header line replaced (or removed).
+    const withFrom = (line: string | null) => good.replace(/^From: .*\r?\n/m, line === null ? "" : `${line}\r\n`);
+    expect(withFrom(null)).not.toMatch(/^From:/m);
+    const cases: Array<[string, string | null]> = [
+      ["no From", null],
+      ["empty From", "From: "],
+      ["empty address", "From: <>"],
+      ["a name only", "From: Approver"],
+      ["a group", "From: undisclosed-recipients:;"],
+      ["another address", "From: mallory@example.com"],
+    ];
+    for (const [name, line] of cases) {
+      const rejects = await deliver(APPROVER, address, withFrom(line));
+      expect([name, rejects.length]).toEqual([name, 1]);
+      expect(rejects[0]).toMatch(/From header/);
+    }
+    expect(await stub(id).status()).toEqual(before);
+    expect(await effectCount("reply-no-from")).toBe(0);
+    const logged = warn.mock.calls.map((c) => c.join(" ")).filter((l) => l.startsWith("approval reply refused"));
+    expect(logged).toHaveLength(cases.length);
+    // Neither the reply address (it carries the signed reference) nor the sender is logged.
+    for (const line of logged) expect(line).not.toMatch(new RegExp(`${address.split("@")[0]}|${APPROVER}|mallory`, "i"));
+    // The same reply with its From intact still decides.
+    expect(await deliver(APPROVER, address, good)).toEqual([]);
+    expect((await settle(id)).approvals[0]).toMatchObject({ status: "approved" });
+  });
+
   it("a second reply, and a reply after expiry, are refused", async () => {
     const first = await pausedRun("reply-twice", [{ text: "posted" }]);
     expect(await deliver(APPROVER, first.address, replyTo(first.mail, APPROVER, first.address, "ok"))).toEqual([]);

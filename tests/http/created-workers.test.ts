@@ -25,6 +25,10 @@ describe("GET /runs/:id/workers/:name", () => {
     const got = await call(`/runs/${id}/workers/reader`, { headers: auth });
     expect(got.status).toBe(200);
     const text = await got.text();
+    // YAML as worker files are written (not JSON), and the same frontmatter read back.
+    const frontmatter = text.split("\n---\n")[0]!.slice("---\n".length);
+    expect(frontmatter.split("\n").slice(0, 3)).toEqual(["name: reader", "description: Reads one source file", 'model: "openai:maker"']);
+    expect(parseYaml(frontmatter)).toMatchObject({ name: "reader", input: definition.input, toolsets: { src: { use: "files", root: "/src" } } });
     // As a person would commit it under workers/: the build reads it as YAML.
     const catalog = loadCatalog({ "workers/reader.worker": text }, kinds, parseYaml);
     const reader = catalog.get("reader")!;

@@ -1,9 +1,9 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { app } from "../../src/http/app";
 import { signSession } from "../../src/tokens/session-token";
-import { toBase64Url } from "../../src/tokens/base64url";
+import { fromBase64Url, toBase64Url } from "../../src/tokens/base64url";
 import { signApprovalToken } from "../../src/tokens/approval-token";
 import { http } from "../../src/engine/toolsets/kinds/http";
 import { InboxPage } from "../../src/views/inbox-page";
@@ -100,6 +100,31 @@ describe("login form → session cookie", () => {
     const out = await call("/logout", form({ csrf: await csrfIn(inbox) }, session));
     expect(out.status).toBe(303);
     expect(out.headers.getSetCookie().find((c) => c.startsWith("__Host-edgework_session="))).toMatch(/Max-Age=0/);
+  });
+
+  it("sign-out ends the session on the server: the same cookie replayed opens nothing, a fresh sign-in works, and the record goes at expiry", async () => {
+    const session = await signIn();
+    const inbox = await call("/inbox", { headers: { cookie: session } });
+    expect(inbox.status).toBe(200);
+    const csrf = await csrfIn(inbox);
+    const out = await call("/logout", form({ csrf }, session));
+    expect(out.status).toBe(303);
+    // A copy of the cookie (a stolen one, or a browser that ignored Max-Age=0): refused everywhere.
+    expect((await call("/inbox", { headers: { ...html, cookie: session } })).headers.get("Location")).toBe("/login?next=%2Finbox");
+    expect((await call("/inbox", { headers: { cookie: session } })).status).toBe(401);
+    const id = await startLive([{ text: "hi" }]);
+    expect((await call(`/runs/${id}/view`, { headers: { cookie: session } })).status).toBe(403);
+    expect((await call(`/runs/${id}/view/events`, { headers: { cookie: session } })).status).toBe(403);
+    expect((await call("/logout", form({ csrf }, session))).status).toBe(403);
+    const again = await signIn();
+    expect(again).not.toBe(session);
+    expect((await call("/inbox", { headers: { cookie: again } })).status).toBe(200);
+    // What is kept is bounded: the record of the ended session deletes itself when its token expires.
+    const sid = (JSON.parse(new TextDecoder().decode(fromBase64Url(session.split("=")[1]!.split(".")[0]!))) as { sid: string }).sid;
+    const ended = env.ENDED_SESSIONS.getByName(sid);
+    expect(await ended.ended()).toBe(true);
+    expect(await runDurableObjectAlarm(ended)).toBe(true);
+    expect(await runInDurableObject(ended, (_o, state) => state.storage.kv.get("ended_until"))).toBeUndefined();
   });
 
   it("forged, re-signed, tampered or expired session cookies open nothing", async () => {

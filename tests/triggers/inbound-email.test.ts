@@ -8,13 +8,13 @@ import { MAX_TEXT } from "../../src/triggers/email-input";
 import { stub } from "../durable-objects/helpers";
 
 /** A raw RFC 5322 message as a mail client would send it (mimetext, as src/email/mime.ts builds ours). */
-function rawMessage(m: { from: string; to: string; subject: string; text: string; messageId?: string | null; attachment?: { filename: string; type: string; bytes: Uint8Array } }): string {
+function rawMessage(m: { from: string; to: string; subject: string; text: string; contentType?: string; messageId?: string | null; attachment?: { filename: string; type: string; bytes: Uint8Array } }): string {
   const msg = createMimeMessage();
   msg.setSender(m.from);
   msg.setRecipient(m.to);
   msg.setSubject(m.subject);
   if (m.messageId) msg.setHeader("Message-ID", m.messageId);
-  msg.addMessage({ contentType: "text/plain", data: m.text });
+  msg.addMessage({ contentType: m.contentType ?? "text/plain", data: m.text });
   if (m.attachment) msg.addAttachment({ filename: m.attachment.filename, contentType: m.attachment.type, data: btoa(String.fromCharCode(...m.attachment.bytes)) });
   const raw = msg.asRaw();
   // mimetext always adds a Message-ID; a message without one needs it taken out.
@@ -146,6 +146,17 @@ describe("inbound email triggers", () => {
     expect(lying.setReject).toHaveBeenCalledWith("the message is larger than 4096 bytes");
     expect(lying.pulled()).toBeLessThanOrEqual(4096 + 1024);
     expect(await runCount()).toBe(0);
+  });
+
+  it("an html-only message gives its worker the html's text: no markup, no script or style, entities decoded", async () => {
+    const html = `<!DOCTYPE html><html><head><style>p { color: red }</style><title>t</title></head><body>
+      <p>Hello&nbsp;<b>team</b>,</p><p>the printer is <i>on fire</i> &amp; smoking &#8212; see &lt;attached&gt;.</p>
+      <script>alert("x")</script><!-- hidden --><div>Ann</div></body></html>`;
+    const raw = rawMessage({ from: "ann@example.com", to: "support@example.com", subject: "Html", text: html, contentType: "text/html", messageId: "<html@example.com>" });
+    const m = await deliver(inbound("ann@example.com", "support@example.com", raw));
+    expect(m.setReject).not.toHaveBeenCalled();
+    const view = (await runFor("support-mail", "ann@example.com", "<html@example.com>"))!;
+    expect((view.input as { text: string }).text).toBe("Hello team,\n\nthe printer is on fire & smoking — see <attached>.\n\nAnn");
   });
 
   it("a long body is stored cut to MAX_TEXT characters, marked as cut", async () => {

@@ -1,16 +1,20 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie } from "hono/cookie";
 import { verifyAccessJwt } from "../../tokens/access-jwt";
-import { csrfToken, verifySession } from "../../tokens/session-token";
+import { csrfToken, verifySession, type Session } from "../../tokens/session-token";
 import { Problem } from "../../views/layout";
 import { sameSecret } from "../../security/constant-time";
 import { hasApiToken } from "./api-token";
 
-/** Who looks at a page, and how they proved it. `csrf` is the token their forms must carry (null: no form can be forged for them). */
+/**
+ * Who looks at a page, and how they proved it. `csrf` is the token their forms must
+ * carry (null: no form can be forged for them); `session` is the one a cookie carries.
+ */
 export interface Person {
   via: "api token" | "session" | "access";
   who: string;
   csrf: string | null;
+  session?: Session;
 }
 
 export type PeopleEnv = { Bindings: Env; Variables: { person: Person } };
@@ -37,7 +41,13 @@ export async function csrfOk(person: Person, given: unknown): Promise<boolean> {
   return typeof given === "string" && !!person.csrf && (await sameSecret(given, person.csrf));
 }
 
-/** The person a request proves: the API token, a signed session cookie, or (when configured) a Cloudflare Access JWT. */
+/** The object that knows whether a session was signed out: one per session id (random, and read only from a signed cookie, so no one else picks it). */
+const endedSession = (env: Env, sid: string) => env.ENDED_SESSIONS.getByName(sid);
+
+/** Signs a session out on the server: its cookie opens nothing from now until it expires. */
+export const endSession = (env: Env, session: Session) => endedSession(env, session.sid).end(session.exp);
+
+/** The person a request proves: the API token, a signed session cookie that was not signed out, or (when configured) a Cloudflare Access JWT. */
 export async function personOf(c: Context<PeopleEnv>): Promise<Person | null> {
   const env = c.env;
   if (await hasApiToken(env, c.req.header("Authorization"))) return { via: "api token", who: "API token", csrf: null };
@@ -45,7 +55,10 @@ export async function personOf(c: Context<PeopleEnv>): Promise<Person | null> {
   const cookie = getCookie(c, sessionCookie(c.req.url).name);
   if (cookie && secret && env.API_TOKEN) {
     const session = await verifySession(cookie, secret, env.API_TOKEN);
-    if (session) return { via: "session", who: "API token (signed in)", csrf: await csrfToken(`session:${session.sid}`, secret, env.API_TOKEN) };
+    // One RPC per page request with a valid cookie; none for a forged or expired one.
+    if (session && !(await endedSession(env, session.sid).ended())) {
+      return { via: "session", who: "API token (signed in)", csrf: await csrfToken(`session:${session.sid}`, secret, env.API_TOKEN), session };
+    }
   }
   const assertion = c.req.header("Cf-Access-Jwt-Assertion");
   if (assertion && env.ACCESS_TEAM_DOMAIN && env.ACCESS_AUD) {

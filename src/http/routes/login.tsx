@@ -5,7 +5,7 @@ import { sameSecret } from "../../security/constant-time";
 import { csrfToken, randomId, signSession } from "../../tokens/session-token";
 import { Problem } from "../../views/layout";
 import { LoginPage } from "../../views/login-page";
-import { csrfOk, personOf, sessionCookie, sessionSecret, type PeopleEnv } from "../middleware/people-auth";
+import { csrfOk, endSession, personOf, sessionCookie, sessionSecret, type PeopleEnv } from "../middleware/people-auth";
 
 /** `GET/POST /login`, `POST /logout`: a session cookie for whoever knows the API token. */
 export const login = new Hono<PeopleEnv>();
@@ -61,6 +61,8 @@ login.post("/logout", async (c) => {
   const person = await personOf(c);
   const form = await c.req.parseBody();
   if (!person || !(await csrfOk(person, form.csrf))) return c.html(<Problem title="Not signed out" message="The form did not come from this site." />, 403);
+  // Deleting the cookie is not enough: a copy of it must open nothing either.
+  if (person.session) await endSession(c.env, person.session);
   deleteCookie(c, sessionCookie(c.req.url).name, cookieOptions(c.req.url, 0));
   return c.redirect("/login", 303);
 });
