@@ -88,7 +88,7 @@ export const http = defineToolset({
         method: z.enum(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]).default("GET"),
         headers: z.record(z.string(), z.string()).optional(),
         body: z.string().optional(),
-        save_to: z.string().min(1).max(1024).optional().describe('save the response body as this file of your files toolset, e.g. "docs:/img.png" (or a bare path with one files toolset); answers with its type and size'),
+        save_to: z.string().min(1).max(1024).optional().describe('save the response body as this file of your files toolset, e.g. "docs:img.png" (a path as its read_file takes it, or a bare path with one files toolset); answers with its type and size'),
       }),
       // Reads are allowed by default; anything that can change something asks.
       // A read that saves into the worker's files writes there: it asks like a write.
