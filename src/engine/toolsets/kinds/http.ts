@@ -6,7 +6,7 @@ import { cappedText, readBodyCapped } from "../../net/read-body";
 import { saveResponse } from "../../attachments/save-response";
 import { defineToolset, tool } from "../define";
 import type { CallDescription } from "../toolset";
-import { prettyBody } from "../unfold-json";
+import { prettyValue } from "../unfold-json";
 
 const allowEntry = z.string().min(1).superRefine((entry, ctx) => {
   // `${VAR}` entries are checked again once the variables are filled in.
@@ -67,7 +67,7 @@ function describeRequest(args: { url: string; method: string; headers?: Record<s
   const effective = effectiveMethod(args);
   const method = effective === args.method ? effective : `${effective} (sent as ${args.method} with a method-override header)`;
   const headers = Object.entries(args.headers ?? {}).map(([k, v]) => `${k}: ${v}`);
-  const parts = [...(headers.length ? [headers.join("\n")] : []), ...(args.body !== undefined ? [prettyBody(args.body)] : [])];
+  const parts = [...(headers.length ? [headers.join("\n")] : []), ...(args.body !== undefined ? [prettyValue(args.body)] : [])];
   const saved = args.save_to !== undefined ? `, saved to ${args.save_to}` : "";
   return { summary: `${method} ${url.host}${url.pathname}${url.search}${saved}`, ...(parts.length ? { details: parts.join("\n\n") } : {}) };
 }
