@@ -1,6 +1,7 @@
 import { runIndex } from "./run-index";
 import { triggerRef, type RunSummary } from "./run-index-types";
 import { logRunEvent } from "./run-log";
+import { runUsage } from "./run-usage";
 import type { RunStatusName } from "./run-types";
 import { APPROVALS_CURRENT, RUN_CURRENT } from "./schema";
 import { parse, type Sql } from "./sql";
@@ -95,7 +96,7 @@ export class RunIndexSync {
       trigger: triggerRef(parse(r.trigger)),
       created_at: r.created_at as number,
       updated_at: r.updated_at as number,
-      usage: parse(r.usage),
+      usage: runUsage(this.sql, r.usage),
       version: this.version(),
       pending: pending.map((p) => ({
         id: p.id as string,

@@ -1,5 +1,6 @@
 import type { RecordedCall } from "../src/engine/toolsets/wrappers/journaled";
 import { triggerRef } from "./run-index-types";
+import { runUsage } from "./run-usage";
 import { RUN_CURRENT } from "./schema";
 import { parse, type Sql } from "./sql";
 import { SqliteJournalStore } from "./sqlite-journal";
@@ -43,7 +44,7 @@ export function logRunEvent(sql: Sql, event: string, data: Record<string, unknow
     trigger: triggerRef(parse(run.trigger)),
     status: run.status,
     run_ms: now - (run.created_at as number),
-    usage: parse(run.usage),
+    usage: runUsage(sql, run.usage),
   };
   if (event === "run_failed") line.error_code = parse<{ code?: unknown } | null>(run.error)?.code ?? null;
   for (const f of fields) if (f in data) line[f] = data[f];

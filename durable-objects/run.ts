@@ -2,6 +2,8 @@ import { DurableObject } from "cloudflare:workers";
 import { clearRunState, executeRun, messageOf, RunError, RunInterrupted, StorageError, type Catalog, type PendingApproval, type RunOutcome } from "../src/engine";
 import { findCreation, workerFileText } from "../src/engine/created-workers";
 import { callTree } from "../src/engine/journal/call-tree";
+import { journalUsage } from "../src/engine/journal/run-usage";
+import { shownUsage } from "./run-usage";
 import type { Journal } from "../src/engine/journal/journal";
 import { emptyUsage } from "../src/engine/usage";
 import { sameSecret } from "../src/security/constant-time";
@@ -239,6 +241,7 @@ export class RunDO extends DurableObject<Env> {
   async status(): Promise<RunView | null> {
     const run = this.row();
     if (!run) return null;
+    const journal = this.journal.load();
     return {
       id: run.id as string,
       worker: run.worker as string,
@@ -246,14 +249,14 @@ export class RunDO extends DurableObject<Env> {
       input: parse(run.input),
       output: parse(run.output),
       error: parse(run.error),
-      usage: parse(run.usage),
+      usage: shownUsage(journalUsage(journal), run.usage),
       approval_mode: run.approval_mode as RunView["approval_mode"],
       trigger: parse(run.trigger),
       created_at: run.created_at as number,
       updated_at: run.updated_at as number,
       catalog_version: this.pinned.version(),
       approvals: this.approvals.list(),
-      call_tree: callTree(this.journal.load()),
+      call_tree: callTree(journal),
     };
   }
 

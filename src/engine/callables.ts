@@ -1,3 +1,4 @@
+import { withAttachmentsParameter } from "./attachments/parameter";
 import type { CallFrame } from "./call-frame";
 import type { CatalogWorker } from "./catalog";
 import type { JSONSchema } from "./json-schema";
@@ -46,9 +47,13 @@ export interface Callables {
   worker(spec: CatalogWorker): Callable;
 }
 
-/** How a callable appears as a tool to a worker that lists it. */
-export function callableTool(c: Pick<Callable, "name" | "description" | "input">): ToolDef {
-  return {
+/**
+ * How a callable appears as a tool to a worker that lists it: exactly what the calling
+ * model is offered (an `attachments` parameter for a worker that takes them), and what
+ * `GET /workers` shows.
+ */
+export function callableTool(c: Pick<Callable, "name" | "description" | "input" | "attachments">): ToolDef {
+  const def: ToolDef = {
     name: c.name,
     description: c.description,
     parameters: c.input,
@@ -56,4 +61,5 @@ export function callableTool(c: Pick<Callable, "name" | "description" | "input">
     // The callee's own tools do the gating; `approval: {callee: ask}` overrides this.
     approval: () => "allow",
   };
+  return withAttachmentsParameter(def, c);
 }

@@ -24,9 +24,9 @@ export interface Catalog {
   get(name: string): CatalogWorker | undefined;
 }
 
-/** How a worker appears as a tool to the workers that list it. */
+/** How a worker appears as a tool to the workers that list it (`callableTool`, as the calling model sees it). */
 export function workerToolDef(w: WorkerSpec): ToolDef {
-  return callableTool({ name: w.name, description: w.description ?? w.instructions.slice(0, 200), input: w.input });
+  return callableTool({ name: w.name, description: w.description ?? w.instructions.slice(0, 200), input: w.input, attachments: w.attachments });
 }
 
 /**

@@ -52,6 +52,8 @@ export function workersServer(env: Env, origin: string): Server {
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: [...catalog().workers.values()].map((w) => {
       const def = workerToolDef(w);
+      // The worker's input only, never the `attachments` parameter a calling worker gets:
+      // an outside client holds no caller's files for a reference to name.
       return { name: def.name, description: def.description, inputSchema: w.input as { type: "object" } };
     }),
   }));

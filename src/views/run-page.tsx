@@ -1,15 +1,19 @@
 import type { RunView } from "../../durable-objects/run-types";
 import type { CallNode } from "../engine/journal/call-tree";
+import { rolledUpUsage } from "../engine/journal/run-usage";
 import { AttachmentList } from "./attachments";
+import { ResultView } from "./call-view";
 import { describeTrigger, isoTime, prettyArgs, usd } from "./format";
 import { Badge, Page } from "./layout";
 import { RUN_LIVE_SCRIPT } from "./run-live-script";
 
+/** Each call with its usage and that of the calls under it: the top one's is the run's, as in the summary. */
 function CallTree(props: { call: CallNode }) {
   const { call } = props;
+  const usage = rolledUpUsage(call);
   return (
     <li>
-      <strong>{call.worker}</strong> — {call.turns} turn{call.turns === 1 ? "" : "s"}, {call.usage.inputTokens + call.usage.outputTokens} tokens, {usd(call.usage.costUsd)}
+      <strong>{call.worker}</strong> — {call.turns} turn{call.turns === 1 ? "" : "s"}, {usage.inputTokens + usage.outputTokens} tokens, {usd(usage.costUsd)}
       {call.tools.length ? (
         <ul class="tree">
           {call.tools.map((t) => (
@@ -17,7 +21,7 @@ function CallTree(props: { call: CallNode }) {
               <code>{t.name}</code> <Badge status={t.status} />
               <pre>{prettyArgs(t.args, 600)}</pre>
               {t.attachments?.length ? <AttachmentList attachments={t.attachments} /> : null}
-              {t.error ? <pre>{t.error}</pre> : t.result ? <pre>{t.result}</pre> : null}
+              {t.error ? <pre>{t.error}</pre> : t.result ? <ResultView text={t.result} /> : null}
               {t.calls.length ? (
                 <ul class="tree">
                   {t.calls.map((c) => (

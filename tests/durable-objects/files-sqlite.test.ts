@@ -22,7 +22,7 @@ describe("files in a RunDO's SQLite", () => {
     // Quotes and control characters escape in JSON: as one row this would be over 4 MB.
     const text = "line \"quoted\" \u0001 日本 é\n".repeat(120_000);
     expect(utf8Bytes(text)).toBeGreaterThan(3_000_000);
-    const to = { instance: "docs", ref: "docs:/log.txt", path: "/docs/log.txt", maxFileBytes: 10_000_000, readonly: false };
+    const to = { instance: "docs", ref: "docs:/docs/log.txt", path: "/docs/log.txt", maxFileBytes: 10_000_000, readonly: false };
     await inRunDO("files-sqlite-3mb", async (disk, rows) => {
       // Made inside the object: a body belongs to the context that created it.
       const res = Object.assign(new Response(text, { headers: { "content-type": "text/plain; charset=utf-8" } }), { finalUrl: "https://x.example/log.txt" }) as GuardedResponse;

@@ -31,7 +31,7 @@ describe("code functions in the app (tests/fixtures/functions)", () => {
     const { id } = await started(await post("/runs", { worker: "fn-caller", input: "go" }));
     const view = await settle(id);
     expect(view).toMatchObject({ status: "succeeded", output: "called it" });
-    expect(view.call_tree!.tools[0]).toMatchObject({ name: "fn-shout", status: "ok", result: JSON.stringify({ shouted: "FROM A WORKER" }) });
+    expect(view.call_tree!.tools[0]).toMatchObject({ name: "fn-shout", status: "ok", result: JSON.stringify({ shouted: "FROM A WORKER" }, null, 2) });
   });
 
   it("a function's tool call that needs approval pauses the run; after approval it resumes and posts exactly once", async () => {

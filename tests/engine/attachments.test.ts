@@ -64,13 +64,13 @@ describe("attachments", () => {
     expect(Object.keys(params("plain").properties)).toEqual(["input"]);
     expect(params("reader").properties.attachments).toMatchObject({ type: "array", maxItems: 4, items: { type: "string" } });
     // Passing some anyway to a worker that takes none is refused by its input schema.
-    const { result } = await callOnce({ input: "x", attachments: ["docs:/a.png"] }, { tool: "plain" });
+    const { result } = await callOnce({ input: "x", attachments: ["docs:a.png"] }, { tool: "plain" });
     expect(result().ok).toBe(false);
   });
 
   it("the real openai client sends an image and a PDF from the caller's files as documented content parts", async () => {
     const fake = await fakeOpenAI(env.FAKE_OPENAI_URL, `attach-${crypto.randomUUID()}`, [{ text: "a cat and a report" }]);
-    const caller = scriptedModel([{ toolCalls: [{ id: "c1", name: "reader", args: { input: "what are these?", attachments: ["docs:/shot.png", "/docs/report.pdf", "docs:/notes.txt"] } }] }, { text: "done" }]);
+    const caller = scriptedModel([{ toolCalls: [{ id: "c1", name: "reader", args: { input: "what are these?", attachments: ["docs:shot.png", "/docs/report.pdf", "docs:notes.txt"] } }] }, { text: "done" }]);
     const h = harness({ "desk.worker": desk, "reader.worker": reader("openai:gpt-4.1-mini"), "plain.worker": plain }, { models: { "test:caller": caller }, openai: { baseURL: fake.baseURL, apiKey: "sk-test" } });
     const runId = `att-${crypto.randomUUID()}`;
     const disk = h.config.states!.open("run", runId, "~files");
@@ -95,21 +95,21 @@ describe("attachments", () => {
     expect(journal).not.toContain(toBase64(PNG));
     expect(journal).not.toContain(toBase64(PDF));
     expect(store.entries.get("desk/turn:1/tool:c1/step:attachments")).toEqual([
-      { ref: "docs:/shot.png", name: "shot.png", type: "image/png", size: PNG.length, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
-      { ref: "/docs/report.pdf", name: "report.pdf", type: "application/pdf", size: PDF.length, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
-      { ref: "docs:/notes.txt", name: "notes.txt", type: "text/plain", size: 8, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      { ref: "docs:/docs/shot.png", name: "shot.png", type: "image/png", size: PNG.length, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      { ref: "docs:/docs/report.pdf", name: "report.pdf", type: "application/pdf", size: PDF.length, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      { ref: "docs:/docs/notes.txt", name: "notes.txt", type: "text/plain", size: 8, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
     ]);
   });
 
   it("refuses a wrong type, too many files, too many bytes and a path outside the caller's roots, naming the limit", async () => {
     const files = { "/docs/a.png": [PNG, "image/png"], "/docs/x.zip": [PNG, "application/zip"] } as Record<string, [Uint8Array, string]>;
     const cases: Array<[string[], RegExp]> = [
-      [["docs:/x.zip"], /attachment "docs:\/x\.zip" is application\/zip; reader accepts image\/\*, application\/pdf, text\/\* \(attachments\.types in reader\.worker\)/],
-      [["docs:/a.png", "docs:/a.png", "docs:/a.png", "docs:/a.png", "docs:/a.png"], /reader takes at most 4 attachments per call \(attachments\.max_files in reader\.worker\); got 5/],
-      [["docs:/../secrets/key.png"], /uses "\.\."/],
+      [["docs:x.zip"], /attachment "docs:x\.zip" is application\/zip; reader accepts image\/\*, application\/pdf, text\/\* \(attachments\.types in reader\.worker\)/],
+      [["docs:a.png", "docs:a.png", "docs:a.png", "docs:a.png", "docs:a.png"], /reader takes at most 4 attachments per call \(attachments\.max_files in reader\.worker\); got 5/],
+      [["docs:../secrets/key.png"], /uses "\.\."/],
       [["/etc/passwd"], /outside this toolset's root \/docs/],
       [["other:/a.png"], /desk has no files instance "other"/],
-      [["docs:/missing.png"], /no file at \/docs\/missing\.png/],
+      [["docs:missing.png"], /no file at \/docs\/missing\.png/],
     ];
     for (const [refs, message] of cases) {
       const { result, seen } = await callOnce({ input: "x", attachments: refs }, { files });
@@ -117,8 +117,8 @@ describe("attachments", () => {
       expect(seen).toEqual([]);
     }
     const big = new Uint8Array(5_000_001);
-    const { result } = await callOnce({ input: "x", attachments: ["docs:/big.png"] }, { files: { "/docs/big.png": [big, "image/png"] } });
-    expect(result().error).toMatch(/attachment "docs:\/big\.png" is 5000001 bytes; reader takes at most 5000000 bytes of attachments per call \(attachments\.max_bytes in reader\.worker\)/);
+    const { result } = await callOnce({ input: "x", attachments: ["docs:big.png"] }, { files: { "/docs/big.png": [big, "image/png"] } });
+    expect(result().error).toMatch(/attachment "docs:big\.png" is 5000001 bytes; reader takes at most 5000000 bytes of attachments per call \(attachments\.max_bytes in reader\.worker\)/);
   });
 
   it("refuses a URL on a host none of the caller's http instances may fetch, and plain http", async () => {
@@ -145,8 +145,8 @@ describe("attachments", () => {
 
   it("a GET that saves into files asks like a write (nothing is fetched or written before a decision)", async () => {
     const fetched = vi.spyOn(globalThis, "fetch");
-    const { out } = await callOnce({}, { calls: [{ toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/cat.png", save_to: "docs:/in/cat.png" } }] }, { text: "done" }] });
-    expect(out).toMatchObject({ status: "awaiting_approval", pending: [{ tool: "web_fetch", args: { save_to: "docs:/in/cat.png" } }] });
+    const { out } = await callOnce({}, { calls: [{ toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/cat.png", save_to: "docs:in/cat.png" } }] }, { text: "done" }] });
+    expect(out).toMatchObject({ status: "awaiting_approval", pending: [{ tool: "web_fetch", args: { save_to: "docs:in/cat.png" } }] });
     expect(fetched).not.toHaveBeenCalled();
   });
 
@@ -155,13 +155,13 @@ describe("attachments", () => {
     const { out, result, seen, store } = await callOnce({}, {
       approvalMode: "approve_all",
       calls: [
-        { toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/cat.png", save_to: "docs:/in/cat.png" } }] },
-        { toolCalls: [{ id: "c2", name: "reader", args: { input: "look", attachments: ["docs:/in/cat.png"] } }] },
+        { toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/cat.png", save_to: "docs:in/cat.png" } }] },
+        { toolCalls: [{ id: "c2", name: "reader", args: { input: "look", attachments: ["docs:in/cat.png"] } }] },
         { text: "done" },
       ],
     });
     expect(out).toMatchObject({ status: "succeeded" });
-    expect(result()).toMatchObject({ ok: true, value: { status: 200, saved: { path: "docs:/in/cat.png", type: "image/png", size: PNG.length } } });
+    expect(result()).toMatchObject({ ok: true, value: { status: 200, saved: { path: "docs:/docs/in/cat.png", type: "image/png", size: PNG.length } } });
     expect(seen[0]).toEqual([{ type: "text", text: "look" }, { type: "image", mime: "image/png", base64: toBase64(PNG) }]);
     expect(JSON.stringify([...store.entries])).not.toContain(toBase64(PNG));
   });
@@ -192,9 +192,9 @@ describe("attachments", () => {
     expect(utf8Bytes(text)).toBeGreaterThan(3_000_000);
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(text, { headers: { "content-type": "text/plain; charset=utf-8" } }));
     const script: ScriptedReply[] = [
-      { toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/log.txt", save_to: "docs:/log.txt" } }] },
+      { toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/log.txt", save_to: "docs:log.txt" } }] },
       { toolCalls: [{ id: "c2", name: "docs_read_file", args: { path: "log.txt", offset: 2_000_000, max_chars: 50_000 } }] },
-      { toolCalls: [{ id: "c3", name: "reader", args: { input: "look", attachments: ["docs:/log.txt"] } }] },
+      { toolCalls: [{ id: "c3", name: "reader", args: { input: "look", attachments: ["docs:log.txt"] } }] },
       { text: "done" },
     ];
     // The rows as stored while the run holds the file (its state is cleared when it ends).
@@ -209,7 +209,7 @@ describe("attachments", () => {
     const store = new MemoryJournalStore();
     expect(await h.run({ worker: "desk", input: { input: "go" }, approvalMode: "approve_all" }, store)).toMatchObject({ status: "succeeded" });
     const result = (id: string) => store.entries.get(`desk/turn:${id.slice(1)}/tool:${id}/result`);
-    expect(result("c1")).toMatchObject({ ok: true, value: { saved: { path: "docs:/log.txt", type: "text/plain", size: utf8Bytes(text) } } });
+    expect(result("c1")).toMatchObject({ ok: true, value: { saved: { path: "docs:/docs/log.txt", type: "text/plain", size: utf8Bytes(text) } } });
     expect(result("c2")).toMatchObject({ ok: true, value: { content: text.slice(2_000_000, 2_050_000), total_chars: text.length, truncated: true } });
     expect(seen[0]![1]).toEqual({ type: "text", text: `Attachment log.txt (text/plain):\n${text}` });
     expect(rows.length).toBeGreaterThan(10);
@@ -218,7 +218,7 @@ describe("attachments", () => {
 
   it("a state store that cannot write the download stops the activation; the model never reads the storage error", async () => {
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("hello", { headers: { "content-type": "text/plain" } }));
-    const caller = scriptedModel([{ toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/a.txt", save_to: "docs:/a.txt" } }] }, { text: "done" }]);
+    const caller = scriptedModel([{ toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/a.txt", save_to: "docs:a.txt" } }] }, { text: "done" }]);
     const h = harness({ "desk.worker": desk, "reader.worker": reader("test:reader"), "plain.worker": plain }, { models: { "test:caller": caller } });
     const states = h.config.states as MemoryStateBackend;
     const open = states.open.bind(states);
@@ -236,7 +236,7 @@ describe("attachments", () => {
 
   it("a 5 MB attachment keeps every journal step and every state row within bounds", async () => {
     const big = new Uint8Array(5_000_000).map((_, i) => (i * 7) & 0xff);
-    const { out, store, seen, h } = await callOnce({ input: "x", attachments: ["docs:/big.pdf"] }, { files: { "/docs/big.pdf": [big, "application/pdf"] } });
+    const { out, store, seen, h } = await callOnce({ input: "x", attachments: ["docs:big.pdf"] }, { files: { "/docs/big.pdf": [big, "application/pdf"] } });
     expect(out).toMatchObject({ status: "succeeded" });
     expect((seen[0]![1] as { base64: string }).base64).toBe(toBase64(big));
     for (const [key, value] of store.entries) expect(stepBytes(key, value), key).toBeLessThan(MAX_STEP_BYTES);
@@ -257,7 +257,7 @@ describe("attachments", () => {
           return wrote ? { text: "ok", toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } } : { text: null, toolCalls: [{ id: "w", name: "write_file", arguments: '{"path":"x","content":"y"}' }], usage: { inputTokens: 1, outputTokens: 1 } };
         },
       };
-      const caller = scriptedModel((_req, n) => (n === 0 ? { toolCalls: [{ id: "c1", name: "reader", args: { input: "x", attachments: ["docs:/a.png"] } }] } : { text: "done" }));
+      const caller = scriptedModel((_req, n) => (n === 0 ? { toolCalls: [{ id: "c1", name: "reader", args: { input: "x", attachments: ["docs:a.png"] } }] } : { text: "done" }));
       const h = harness({ "desk.worker": desk, "reader.worker": asking, "plain.worker": plain }, { models: { "test:caller": caller, "test:asker": asker } });
       const runId = `att-${crypto.randomUUID()}`;
       const disk = h.config.states!.open("run", runId, "~files");
@@ -275,7 +275,7 @@ describe("attachments", () => {
         expect(second).toMatchObject({ status: "succeeded" });
         expect(reads[1]![1]).toEqual({ type: "image", mime: "image/png", base64: toBase64(PNG) });
       } else {
-        expect(second).toMatchObject({ status: "failed", error: { message: expect.stringMatching(/attachment "docs:\/a\.png" changed since it was given to reader/) } });
+        expect(second).toMatchObject({ status: "failed", error: { message: expect.stringMatching(/attachment "docs:\/docs\/a\.png" changed since it was given to reader/) } });
       }
     }
   });
@@ -284,7 +284,7 @@ describe("attachments", () => {
 /** The run page and the approval page of a call inside `reader` name the attachment, its type and size — never its bytes. */
 async function expectPagesShowAttachments(store: MemoryJournalStore, approvalKey: string) {
   const tree = callTree(store.entries);
-  expect(tree!.tools[0]!.attachments).toEqual([{ ref: "docs:/a.png", name: "a.png", type: "image/png", size: PNG.length, sha256: expect.any(String) }]);
+  expect(tree!.tools[0]!.attachments).toEqual([{ ref: "docs:/docs/a.png", name: "a.png", type: "image/png", size: PNG.length, sha256: expect.any(String) }]);
   const run = { id: "r", worker: "desk", status: "awaiting_approval", input: {}, output: null, error: null, usage: null, approvals: [], call_tree: tree, trigger: { kind: "api" }, created_at: 1, updated_at: 1 } as unknown as RunView;
   const approval = { id: "a", status: "pending", tool: "write_file", args: {}, description: "", worker_chain: ["desk", "reader"], call_path: approvalKey.slice(0, -"/approval".length), notify: null, note: null, decided_by: null, created_at: 1, decided_at: null, expires_at: 2 } as ApprovalView;
   for (const page of [String(await RunPage({ run, events: "/runs/r/view/events" })), String(await ApprovalPage({ run, approval, action: "/x", runLink: "/r" }))]) {

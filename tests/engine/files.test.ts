@@ -4,7 +4,7 @@ import { CatalogError, defineToolset, files, MemoryJournalStore, MemoryStateBack
 import { MAX_GLOB_LENGTH } from "../../src/engine/glob";
 import { utf8Bytes } from "../../src/engine/journal/bounds";
 import { instanceInit } from "../../src/engine/toolsets/instances";
-import { confine } from "../../src/engine/toolsets/kinds/files";
+import { confine } from "../../src/engine/toolsets/kinds/files-path";
 import { sha256Hex } from "../../src/engine/ids";
 import { readBytes, writeBytes, writeText } from "../../src/engine/toolsets/kinds/files-disk";
 import { harness, workerFile } from "./helpers";

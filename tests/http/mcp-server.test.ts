@@ -46,6 +46,14 @@ describe("/mcp: the workers as an MCP server", () => {
     await client.close();
   });
 
+  it("tools/list offers no attachments parameter: an outside client holds no caller's files", async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    const reader = tools.find((t) => t.name === "attach-reader")!;
+    expect(Object.keys(reader.inputSchema.properties!)).toEqual(["input"]);
+    await client.close();
+  });
+
   it("a call to a worker that finishes returns its output, from a run started with trigger mcp", async () => {
     const client = await connect();
     const result = await driving(client.callTool({ name: "hook-echo", arguments: { kind: "ping" } }));

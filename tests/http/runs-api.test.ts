@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/http/app";
-import { effectCount, effectUrl, script, settle } from "../durable-objects/helpers";
+import { effectCount, effectUrl, modelRequests, script, settle } from "../durable-objects/helpers";
 
 const auth = { Authorization: "Bearer test-token" };
 const call = (path: string, init: RequestInit = {}) => exports.default.fetch(new Request(`https://edgework.test${path}`, init));
@@ -36,6 +36,21 @@ describe("run API", () => {
       description: "Fixture — counters in run and global scope, and a child sharing the run's.",
       parameters: { type: "object", properties: { input: { type: "string" } }, required: ["input"] },
     });
+  });
+
+  it("GET /workers shows a worker's tool exactly as a calling model is offered it, attachments parameter and policy included", async () => {
+    const { workers } = (await (await call("/workers", { headers: auth })).json()) as { workers: Array<{ name: string; description: string; parameters: any; attachments: unknown }> };
+    const listed = workers.find((w) => w.name === "attach-reader")!;
+    expect(listed.attachments).toEqual({ max_files: 3, max_bytes: 200000, types: ["image/*", "text/*"] });
+    expect(listed.parameters.properties.attachments).toMatchObject({ type: "array", maxItems: 3 });
+    expect(workers.find((w) => w.name === "scoped")!.attachments).toBeNull();
+    // What the calling worker's model was sent, captured at the fake OpenAI server.
+    await script("attach-desk", [{ text: "done" }]);
+    const res = await post("/runs", { worker: "attach-desk", input: "go" });
+    await settle(((await res.json()) as { id: string }).id);
+    const sent = ((await modelRequests("attach-desk")).at(-1) as { tools: Array<{ function: { name: string; description: string; parameters: unknown } }> }).tools;
+    const offered = sent.find((t) => t.function.name === "attach-reader")!.function;
+    expect({ name: listed.name, description: listed.description, parameters: listed.parameters }).toEqual(offered);
   });
 
   it("no token → 401; wrong token → 401", async () => {

@@ -11,7 +11,7 @@ const MAX_REF_LENGTH = 2048;
  * A worker's tool definition with an `attachments` parameter when the worker accepts
  * them (its file has `attachments:`); others are offered no such parameter.
  */
-export function withAttachmentsParameter(def: ToolDef, worker: AttachmentCallee): ToolDef {
+export function withAttachmentsParameter(def: ToolDef, worker: Pick<AttachmentCallee, "name" | "attachments">): ToolDef {
   const policy = worker.attachments;
   if (!policy) return def;
   const properties = (def.parameters.properties ?? {}) as Record<string, unknown>;
@@ -19,7 +19,7 @@ export function withAttachmentsParameter(def: ToolDef, worker: AttachmentCallee)
     type: "array",
     maxItems: policy.max_files,
     items: { type: "string", minLength: 1, maxLength: MAX_REF_LENGTH },
-    description: `Files for ${worker.name} to read (${policy.types.join(", ")}; at most ${policy.max_files} files, ${policy.max_bytes} bytes in all): your files as "<files toolset>:/path" (or a bare path with one files toolset), or https URLs your http toolset may fetch`,
+    description: `Files for ${worker.name} to read (${policy.types.join(", ")}; at most ${policy.max_files} files, ${policy.max_bytes} bytes in all): your files as "<files toolset>:<path>", the path as its read_file takes it (a bare path with one files toolset), or https URLs your http toolset may fetch`,
   };
   return { ...def, parameters: { ...def.parameters, properties: { ...properties, attachments } } };
 }

@@ -27,6 +27,8 @@ export interface AttachmentRecord {
 export const ATTACHMENTS_STEP = "attachments";
 
 interface Read {
+  /** The reference as recorded: a file's canonical `<instance>:<absolute path>`, a URL as given. */
+  ref: string;
   bytes: Uint8Array;
   name: string;
   type: string;
@@ -57,7 +59,7 @@ export async function resolveAttachments(run: RunServices, caller: CallFrame, ca
       }
       total += r.bytes.length;
       fresh.set(i, r.bytes);
-      out.push({ ref, name: r.name, type: r.type, size: r.bytes.length, sha256: await sha256Hex(r.bytes) });
+      out.push({ ref: r.ref, name: r.name, type: r.type, size: r.bytes.length, sha256: await sha256Hex(r.bytes) });
     }
     return out;
   });
@@ -88,7 +90,7 @@ async function readRef(run: RunServices, caller: CallFrame, callee: AttachmentCa
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(ref)) {
     const r = await fetchForAttachment(run, caller, ref, maxBytes);
     if (r.truncated) throw tooBig(`over ${maxBytes}`);
-    return r;
+    return { ...r, ref };
   }
   const at = workerFiles(run, caller).locate(ref);
   const stored = await at.disk.get<StoredFile>(fileKey(at.path));
@@ -97,5 +99,5 @@ async function readRef(run: RunServices, caller: CallFrame, callee: AttachmentCa
   const size = fileBytes(stored);
   if (size > maxBytes) throw tooBig(size);
   const file = (await readBytes(at.disk, at.path))!;
-  return { bytes: file.bytes, name: at.path.slice(at.path.lastIndexOf("/") + 1), type: file.type ?? typeByName(at.path) };
+  return { ref: at.ref, bytes: file.bytes, name: at.path.slice(at.path.lastIndexOf("/") + 1), type: file.type ?? typeByName(at.path) };
 }

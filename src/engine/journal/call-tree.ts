@@ -1,8 +1,8 @@
 import { ATTACHMENTS_STEP, type AttachmentRecord } from "../attachments/resolve";
 import { toolCallKeys } from "../loop";
 import type { RecordedResponse } from "../model-step";
-import { preview } from "./events";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
+import { prettyValue } from "../toolsets/unfold-json";
 import { emptyUsage, type Usage } from "../usage";
 
 export interface ToolNode {
@@ -12,7 +12,7 @@ export interface ToolNode {
   args: unknown;
   /** `pending`: no result yet (running, or waiting for approval). */
   status: "ok" | "error" | "pending";
-  /** The result, cut to 500 characters of JSON. */
+  /** The result as a person reads it (JSON inside strings unfolded, pretty-printed), cut to 2000 characters. */
   result?: string;
   error?: string;
   /** Set when the outcome was cut to fit the journal: its full size in bytes. */
@@ -72,7 +72,7 @@ export function callTree(entries: Iterable<[string, unknown]>): CallNode | null 
     const tool = tools.get(path);
     if (!tool) continue;
     tool.status = r.ok ? "ok" : "error";
-    if (r.ok) tool.result = preview(r.value);
+    if (r.ok) tool.result = prettyValue(r.value, 2000);
     else tool.error = r.error;
     if (r.truncatedFrom !== undefined) tool.truncatedFrom = r.truncatedFrom;
   }

@@ -22,8 +22,12 @@ export function unfoldJson(value: unknown, depth = 0): unknown {
   return value;
 }
 
-/** Text that is JSON (or JSON with JSON inside strings) pretty-printed; any other text as it is. */
-export function prettyBody(text: string): string {
-  const unfolded = unfoldJson(text);
-  return typeof unfolded === "string" ? unfolded : JSON.stringify(unfolded, null, 2);
+/**
+ * A value as a person reads it: JSON (also JSON inside strings, or text that is JSON)
+ * pretty-printed; any other text as it is. Cut to `max` characters, saying how many more.
+ */
+export function prettyValue(value: unknown, max = Infinity): string {
+  const unfolded = unfoldJson(value);
+  const text = typeof unfolded === "string" ? unfolded : (JSON.stringify(unfolded, null, 2) ?? "null");
+  return text.length > max ? `${text.slice(0, max)}\n… (${text.length - max} more characters)` : text;
 }

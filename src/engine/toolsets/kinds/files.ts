@@ -3,30 +3,19 @@ import { ToolError } from "../../errors";
 import { globMatcher, MAX_GLOB_LENGTH } from "../../glob";
 import { defineToolset, tool } from "../define";
 import type { StateKV } from "../toolset";
+import { resolveFilePath, type FilesRoot } from "./files-path";
 import { fileKey, fileLength, isBinary, readText, removeFile, writeText, type StoredFile } from "./files-disk";
 
-interface FilesInstance {
-  root: string;
+interface FilesInstance extends FilesRoot {
   max_file_bytes: number;
   /** The scope's disk, shared by every `files` instance in that scope. */
   disk: StateKV;
 }
 
-const path = z.string().min(1).max(1024).describe("path relative to the root, e.g. notes/todo.md");
+const path = z.string().min(1).max(1024).describe("path relative to the root, e.g. notes/todo.md, or absolute under the root");
 
-/**
- * Resolves a tool's path under the instance root. Refuses NUL, `..` segments and
- * absolute paths outside the root, with an error that says which root applies.
- */
-export function confine(root: string, p: string): string {
-  if (p.includes("\0")) throw new ToolError("path contains a NUL character");
-  const rel = p.startsWith("/") ? (p === root || p.startsWith(root === "/" ? "/" : root + "/") ? p.slice(root.length) : null) : p;
-  if (rel === null) throw new ToolError(`path "${p}" is outside this toolset's root ${root}`);
-  const parts = rel.split("/").filter((s) => s && s !== ".");
-  if (parts.includes("..")) throw new ToolError(`path "${p}" uses "..": paths stay under the root ${root}`);
-  if (!parts.length) throw new ToolError(`path "${p}" names the root itself, not a file`);
-  return (root === "/" ? "" : root) + "/" + parts.join("/");
-}
+/** A tool's path, by the same rule as attachment references (an own `<instance>:` prefix is allowed). */
+const resolve = (self: FilesInstance, p: string) => resolveFilePath(p, [self], `this tool (files instance "${self.instance}")`).path;
 
 const key = fileKey;
 
@@ -46,7 +35,7 @@ export const files = defineToolset({
     /** Bounds each file written here, by a tool or by an http download (`save_to`). */
     max_file_bytes: z.number().int().min(1).max(20_000_000).default(10_000_000),
   }),
-  create: (config, init): FilesInstance => ({ ...config, disk: init.shared("files") }),
+  create: (config, init): FilesInstance => ({ ...config, instance: init.name, disk: init.shared("files") }),
   tools: {
     read_file: tool({
       description: "Read a text file. Long files come in pieces: pass offset to continue. A binary file (image, PDF) gives its type and size only.",
@@ -57,7 +46,7 @@ export const files = defineToolset({
         max_chars: z.number().int().min(1).max(100_000).optional().describe("at most this many characters (default 20000)"),
       }),
       async run({ path: p, offset = 0, max_chars = 20_000 }, _ctx, self: FilesInstance) {
-        const abs = confine(self.root, p);
+        const abs = resolve(self, p);
         const content = await self.disk.get<StoredFile>(key(abs));
         if (content === undefined) throw new ToolError(`no file at ${abs}`);
         // The bytes would be noise to the model and could flood the journal: describe them.
@@ -83,7 +72,7 @@ export const files = defineToolset({
       description: "Create or replace a text file",
       input: z.strictObject({ path, content: z.string() }),
       async run({ path: p, content }, _ctx, self: FilesInstance) {
-        const abs = confine(self.root, p);
+        const abs = resolve(self, p);
         const bytes = new TextEncoder().encode(content).byteLength;
         if (bytes > self.max_file_bytes) throw new ToolError(`${abs}: ${bytes} bytes is over this toolset's max_file_bytes (${self.max_file_bytes})`);
         await writeText(self.disk, abs, content);
@@ -94,7 +83,7 @@ export const files = defineToolset({
       description: "Delete a file",
       input: z.strictObject({ path }),
       async run({ path: p }, _ctx, self: FilesInstance) {
-        const abs = confine(self.root, p);
+        const abs = resolve(self, p);
         if (!(await removeFile(self.disk, abs))) throw new ToolError(`no file at ${abs}`);
         return { path: abs, deleted: true };
       },

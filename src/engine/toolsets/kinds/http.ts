@@ -6,7 +6,7 @@ import { cappedText, readBodyCapped } from "../../net/read-body";
 import { saveResponse } from "../../attachments/save-response";
 import { defineToolset, tool } from "../define";
 import type { CallDescription } from "../toolset";
-import { prettyBody } from "../unfold-json";
+import { prettyValue } from "../unfold-json";
 
 const allowEntry = z.string().min(1).superRefine((entry, ctx) => {
   // `${VAR}` entries are checked again once the variables are filled in.
@@ -67,7 +67,7 @@ function describeRequest(args: { url: string; method: string; headers?: Record<s
   const effective = effectiveMethod(args);
   const method = effective === args.method ? effective : `${effective} (sent as ${args.method} with a method-override header)`;
   const headers = Object.entries(args.headers ?? {}).map(([k, v]) => `${k}: ${v}`);
-  const parts = [...(headers.length ? [headers.join("\n")] : []), ...(args.body !== undefined ? [prettyBody(args.body)] : [])];
+  const parts = [...(headers.length ? [headers.join("\n")] : []), ...(args.body !== undefined ? [prettyValue(args.body)] : [])];
   const saved = args.save_to !== undefined ? `, saved to ${args.save_to}` : "";
   return { summary: `${method} ${url.host}${url.pathname}${url.search}${saved}`, ...(parts.length ? { details: parts.join("\n\n") } : {}) };
 }
@@ -88,7 +88,7 @@ export const http = defineToolset({
         method: z.enum(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]).default("GET"),
         headers: z.record(z.string(), z.string()).optional(),
         body: z.string().optional(),
-        save_to: z.string().min(1).max(1024).optional().describe('save the response body as this file of your files toolset, e.g. "docs:/img.png" (or a bare path with one files toolset); answers with its type and size'),
+        save_to: z.string().min(1).max(1024).optional().describe('save the response body as this file of your files toolset, e.g. "docs:img.png" (a path as its read_file takes it, or a bare path with one files toolset); answers with its type and size'),
       }),
       // Reads are allowed by default; anything that can change something asks.
       // A read that saves into the worker's files writes there: it asks like a write.

@@ -1,4 +1,4 @@
-import { takeAttachments, withAttachmentsParameter } from "../../attachments/parameter";
+import { takeAttachments } from "../../attachments/parameter";
 import { resolveAttachments } from "../../attachments/resolve";
 import type { CallFrame } from "../../call-frame";
 import { callableTool } from "../../callables";
@@ -16,7 +16,7 @@ export function workersToolset(run: RunServices, frame: CallFrame, names: () => 
   const callees = () => names().flatMap((n) => run.callables.get(n) ?? []);
   return {
     id,
-    listTools: async () => callees().map((c) => withAttachmentsParameter(callableTool(c), c)),
+    listTools: async () => callees().map(callableTool),
     async callTool(name, args, ctx) {
       const callee = callees().find((c) => c.name === name);
       if (!callee) throw new ToolError(`unknown worker tool "${name}"`);

@@ -1,0 +1,26 @@
+import { journalUsage } from "../src/engine/journal/run-usage";
+import type { Usage } from "../src/engine/usage";
+import { parse, type Sql } from "./sql";
+
+/**
+ * The run's usage as every reader shows it (`GET /runs/:id`, the page, the index, the
+ * logs): the journal's count (`journalUsage`), which is current while the run is in
+ * flight or after a cancel; or the outcome's when the engine counted more there — an
+ * answer over the journal's bound is paid for and counted, never journaled (the run
+ * fails on it). `outcome`: `run_current.usage` (JSON text), from the last pause or end.
+ */
+export function shownUsage(journal: Usage, outcome: SqlStorageValue | undefined): Usage {
+  const ended = parse<Usage | null>(outcome);
+  return ended && ended.requests > journal.requests ? ended : journal;
+}
+
+/**
+ * `shownUsage` for the index and the logs, which do not load the journal: only rows whose
+ * key could be a model step (a superset that `journalUsage` narrows), and only their
+ * usage and cost, never the answer's text.
+ */
+export function runUsage(sql: Sql, outcome: SqlStorageValue | undefined): Usage {
+  const rows = sql.all`SELECT key, value ->> '$.usage.inputTokens' AS i, value ->> '$.usage.outputTokens' AS o, value ->> '$.costUsd' AS c
+    FROM journal WHERE key LIKE '%/model' OR key LIKE '%/ask:%'`;
+  return shownUsage(journalUsage(rows.map((r) => [r.key as string, { usage: { inputTokens: r.i, outputTokens: r.o }, costUsd: r.c }])), outcome);
+}

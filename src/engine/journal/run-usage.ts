@@ -1,0 +1,39 @@
+import type { RecordedResponse } from "../model-step";
+import { emptyUsage, type Usage } from "../usage";
+import type { CallNode } from "./call-tree";
+
+// A model answer's step: a worker's turn (`…/turn:3/model`) or a function's `llmAsk` (`…/ask:2`).
+const MODEL_STEP = /\/(?:turn:\d+\/model|ask:\d+)$/;
+
+/**
+ * The run's usage as its journal records it: every model answer of every call, nested
+ * ones included. The one number `GET /runs/:id`, the run page, the run index and the
+ * logs show, whatever state the run is in (running between activations, handed off to
+ * the queue, paused, cancelled): the journal is written with each answer, while the
+ * outcome events that also carry usage are written only when a run pauses or ends.
+ */
+export function journalUsage(entries: Iterable<[string, unknown]>): Usage {
+  const total = emptyUsage();
+  for (const [key, value] of entries) {
+    if (!MODEL_STEP.test(key)) continue;
+    const r = value as Partial<RecordedResponse> | null;
+    const u = r?.usage;
+    if (!u || !Number.isFinite(u.inputTokens) || !Number.isFinite(u.outputTokens)) continue;
+    add(total, { requests: 1, inputTokens: u.inputTokens, outputTokens: u.outputTokens, costUsd: Number.isFinite(r.costUsd) ? r.costUsd! : 0 });
+  }
+  return total;
+}
+
+/** A call's usage with that of every call nested under it (its tree node holds its own only). */
+export function rolledUpUsage(call: CallNode): Usage {
+  const total = { ...call.usage };
+  for (const tool of call.tools) for (const nested of tool.calls) add(total, rolledUpUsage(nested));
+  return total;
+}
+
+function add(total: Usage, u: Usage): void {
+  total.requests += u.requests;
+  total.inputTokens += u.inputTokens;
+  total.outputTokens += u.outputTokens;
+  total.costUsd += u.costUsd;
+}
