@@ -1,5 +1,6 @@
 import { sleep } from "./abort";
 import { ConnectionError, EdgeworkError } from "./errors";
+import { EventCursor } from "./event-cursor";
 import { ENDING_EVENTS, type RunEvent, toRunEvent } from "./event-types";
 import { backoffMs } from "./retry";
 import { readSse, SseLimitError, type SseLimits } from "./sse";
@@ -24,7 +25,7 @@ const HEALTHY_CONNECTION_MS = 1_000;
 /**
  * A run's events, across reconnections. The server ends each response after
  * `SSE_MAX_MS` (and when the run has ended and everything is sent); the iterator
- * reconnects with `Last-Event-ID` so no event is repeated or missed, and ends
+ * reconnects with `Last-Event-ID` (event-cursor.ts) so no event is repeated or missed, and ends
  * after the run's ending event (`run_succeeded`, `run_failed`, `run_cancelled`).
  * A response that ends with nothing new is told apart from the end by asking
  * for the run's status. Errors of the request itself (404, 401…) are thrown.
@@ -32,7 +33,7 @@ const HEALTHY_CONNECTION_MS = 1_000;
 export async function* runEvents(transport: Transport, runId: string, options: RunEventsOptions = {}): AsyncGenerator<RunEvent> {
   const path = `/runs/${encodeURIComponent(runId)}`;
   const maxReconnects = options.maxReconnects ?? 5;
-  let lastId = options.lastEventId;
+  const cursor = new EventCursor(options.lastEventId);
   let failures = 0;
   for (;;) {
     const opened = Date.now();
@@ -40,14 +41,16 @@ export async function* runEvents(transport: Transport, runId: string, options: R
     let ended = false;
     let broke: EdgeworkError | undefined;
     try {
+      const lastId = cursor.connect();
       const res = await transport.open(
         { method: "GET", path: `${path}/events`, query: { deltas: options.deltas ? 1 : undefined }, headers: { accept: "text/event-stream", ...(lastId ? { "last-event-id": lastId } : {}) }, idempotent: true },
         { signal: options.signal, maxRetries: 0 },
       );
       if (!res.body) throw new ConnectionError(`GET ${path}/events answered without a body`);
       for await (const message of readSse(res.body, options.signal, options.limits)) {
-        const event = toRunEvent(message.event, message.event === "model_delta" ? null : message.id, parseData(message.data, path));
-        if (event.id) lastId = event.id;
+        const id = message.event === "model_delta" ? null : message.id;
+        if (!cursor.admit(id)) continue;
+        const event = toRunEvent(message.event, id, parseData(message.data, path));
         delivered++;
         ended ||= ENDING_EVENTS.has(event.type);
         yield event;
