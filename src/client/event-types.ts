@@ -5,7 +5,7 @@ import type { RunStatus, Usage } from "./types";
  * event (pass it as `lastEventId` to get only what follows); `model_delta`
  * events have none (they are not persisted).
  */
-interface Event<T extends string, D> {
+interface TypedEvent<T extends string, D> {
   id: string;
   type: T;
   data: D;
@@ -14,19 +14,19 @@ interface Event<T extends string, D> {
 type RunLifecycle = Exclude<RunStatus, "failed"> | "checkpoint";
 
 export type RunEvent =
-  | Event<`run_${RunLifecycle}`, Record<string, unknown>>
-  | Event<"run_failed", { error: { code: string; message: string } }>
-  | Event<"run_retry", { detail: string; attempt: number }>
-  | Event<"call", { path: string; worker: string }>
-  | Event<"turn", { path: string; turn: number; text: string; tool_calls: Array<{ id: string; name: string }>; usage: { inputTokens: number; outputTokens: number }; cost_usd: number }>
-  | Event<"tool", { path: string; ok: boolean; result?: string; error?: string; truncated_from?: number }>
-  | Event<"approval_requested", { approval_id: string; tool: string; worker_chain: string[]; description: string }>
-  | Event<"approval_recorded", { approval_id: string; status: "approved" | "rejected" | "expired"; by: string }>
-  | Event<"approval_notified", { path: string } & Record<string, unknown>>
-  | Event<"approval_decided", { path: string; approved: boolean; by: string; note: string | null }>
-  | Event<"approval_emailed" | "approval_reminder_emailed" | "approval_escalation_emailed", { approval_id: string; to: string }>
-  | Event<"approval_email_failed", { approval_id: string; kind: string; to: string; error: string }>
-  | Event<"step", { key: string }>
+  | TypedEvent<`run_${RunLifecycle}`, Record<string, unknown>>
+  | TypedEvent<"run_failed", { error: { code: string; message: string } }>
+  | TypedEvent<"run_retry", { detail: string; attempt: number }>
+  | TypedEvent<"call", { path: string; worker: string }>
+  | TypedEvent<"turn", { path: string; turn: number; text: string; tool_calls: Array<{ id: string; name: string }>; usage: { inputTokens: number; outputTokens: number }; cost_usd: number }>
+  | TypedEvent<"tool", { path: string; ok: boolean; result?: string; error?: string; truncated_from?: number }>
+  | TypedEvent<"approval_requested", { approval_id: string; tool: string; worker_chain: string[]; description: string }>
+  | TypedEvent<"approval_recorded", { approval_id: string; status: "approved" | "rejected" | "expired"; by: string }>
+  | TypedEvent<"approval_notified", { path: string } & Record<string, unknown>>
+  | TypedEvent<"approval_decided", { path: string; approved: boolean; by: string; note: string | null }>
+  | TypedEvent<"approval_emailed" | "approval_reminder_emailed" | "approval_escalation_emailed", { approval_id: string; to: string }>
+  | TypedEvent<"approval_email_failed", { approval_id: string; kind: string; to: string; error: string }>
+  | TypedEvent<"step", { key: string }>
   | { id: null; type: "model_delta"; data: { stream: number; text: string } }
   /** A type this client does not know (a newer server): its name in `event`. */
   | { id: string | null; type: "other"; event: string; data: unknown };

@@ -15,7 +15,9 @@ export {
 } from "./errors";
 export type { RunEvent, RunEventType } from "./event-types";
 export type { RunEventsOptions } from "./run-events";
-export type { WaitOptions } from "./runs";
+export type { Approvals } from "./approvals";
+export type { Runs, WaitOptions } from "./runs";
+export type { Workers } from "./workers";
 export type { Fetch, RequestOptions } from "./transport";
 export { TERMINAL_STATUSES } from "./types";
 export type * from "./types";
