@@ -18,7 +18,7 @@ export type RunEvent =
   | TypedEvent<"run_failed", { error: { code: string; message: string } }>
   | TypedEvent<"run_retry", { detail: string; attempt: number }>
   | TypedEvent<"call", { path: string; worker: string }>
-  | TypedEvent<"turn", { path: string; turn: number; text: string; tool_calls: Array<{ id: string; name: string }>; usage: { inputTokens: number; outputTokens: number }; cost_usd: number }>
+  | TypedEvent<"turn", { path: string; turn: number; text: string | null; tool_calls: Array<{ id: string; name: string }>; usage: { inputTokens: number; outputTokens: number }; cost_usd: number }>
   | TypedEvent<"tool", { path: string; ok: boolean; result?: string; error?: string; truncated_from?: number }>
   | TypedEvent<"approval_requested", { approval_id: string; tool: string; worker_chain: string[]; description: string }>
   | TypedEvent<"approval_recorded", { approval_id: string; status: "approved" | "rejected" | "expired"; by: string }>
