@@ -1,0 +1,23 @@
+import { runPath } from "./runs";
+import type { RequestOptions, Transport } from "./transport";
+import type { Decision, DecideParams, PendingApprovals } from "./types";
+
+/** Approvals across runs, and deciding one. */
+export class Approvals {
+  constructor(private readonly transport: Transport) {}
+
+  /** `GET /approvals?status=pending`: every pending approval, oldest first. */
+  list(options?: RequestOptions): Promise<PendingApprovals> {
+    return this.transport.json({ method: "GET", path: "/approvals", query: { status: "pending" }, idempotent: true }, options);
+  }
+
+  /**
+   * `POST /runs/:runId/approvals/:approvalId`. Retried like a read: a second
+   * decision is refused (ConflictError), so a retry cannot decide twice; after a
+   * lost response that refusal may be the answer to your own first decision.
+   */
+  decide(runId: string, approvalId: string, params: DecideParams, options?: RequestOptions): Promise<Decision> {
+    const body = { decision: params.decision, ...(params.note !== undefined ? { note: params.note } : {}) };
+    return this.transport.json({ method: "POST", path: `${runPath(runId)}/approvals/${encodeURIComponent(approvalId)}`, body, idempotent: true }, options);
+  }
+}

@@ -1,0 +1,49 @@
+import type { RunStatus, Usage } from "./types";
+
+/**
+ * The events of `GET /runs/:id/events`, by type. `id` is the cursor after the
+ * event (pass it as `lastEventId` to get only what follows); `model_delta`
+ * events have none (they are not persisted).
+ */
+interface TypedEvent<T extends string, D> {
+  id: string;
+  type: T;
+  data: D;
+}
+
+type RunLifecycle = Exclude<RunStatus, "failed"> | "checkpoint";
+
+export type RunEvent =
+  | TypedEvent<`run_${RunLifecycle}`, Record<string, unknown>>
+  | TypedEvent<"run_failed", { error: { code: string; message: string } }>
+  | TypedEvent<"run_retry", { detail: string; attempt: number }>
+  | TypedEvent<"call", { path: string; worker: string }>
+  | TypedEvent<"turn", { path: string; turn: number; text: string | null; tool_calls: Array<{ id: string; name: string }>; usage: { inputTokens: number; outputTokens: number }; cost_usd: number }>
+  | TypedEvent<"tool", { path: string; ok: boolean; result?: string; error?: string; truncated_from?: number }>
+  | TypedEvent<"approval_requested", { approval_id: string; tool: string; worker_chain: string[]; description: string }>
+  | TypedEvent<"approval_recorded", { approval_id: string; status: "approved" | "rejected" | "expired"; by: string }>
+  | TypedEvent<"approval_notified", { path: string } & Record<string, unknown>>
+  | TypedEvent<"approval_decided", { path: string; approved: boolean; by: string; note: string | null }>
+  | TypedEvent<"approval_emailed" | "approval_reminder_emailed" | "approval_escalation_emailed", { approval_id: string; to: string }>
+  | TypedEvent<"approval_email_failed", { approval_id: string; kind: string; to: string; error: string }>
+  | TypedEvent<"step", { key: string }>
+  | { id: null; type: "model_delta"; data: { stream: number; text: string } }
+  /** A type this client does not know (a newer server): its name in `event`. */
+  | { id: string | null; type: "other"; event: string; data: unknown };
+
+export type RunEventType = RunEvent["type"];
+
+const KNOWN = new Set<string>([
+  "run_queued", "run_running", "run_awaiting_approval", "run_succeeded", "run_failed", "run_cancelled", "run_checkpoint", "run_retry",
+  "call", "turn", "tool", "approval_requested", "approval_recorded", "approval_notified", "approval_decided",
+  "approval_emailed", "approval_reminder_emailed", "approval_escalation_emailed", "approval_email_failed", "step", "model_delta",
+]);
+
+/** The events after which a run changes no more. */
+export const ENDING_EVENTS: ReadonlySet<string> = new Set(["run_succeeded", "run_failed", "run_cancelled"]);
+
+/** A parsed SSE message as a typed event (the server's data is trusted to match its type). */
+export function toRunEvent(event: string, id: string | null, data: unknown): RunEvent {
+  if (!KNOWN.has(event)) return { id, type: "other", event, data };
+  return { id, type: event, data } as RunEvent;
+}

@@ -1,0 +1,23 @@
+export { EdgeworkClient, type ClientOptions } from "./client";
+export {
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  EdgeworkError,
+  GoneError,
+  InternalServerError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PermissionDeniedError,
+  RateLimitError,
+  TimeoutError,
+} from "./errors";
+export type { RunEvent, RunEventType } from "./event-types";
+export type { RunEventsOptions } from "./run-events";
+export type { Approvals } from "./approvals";
+export type { Runs, WaitOptions } from "./runs";
+export type { Workers } from "./workers";
+export type { Fetch, RequestOptions } from "./transport";
+export { TERMINAL_STATUSES } from "./types";
+export type * from "./types";

@@ -1,0 +1,97 @@
+import { deadline, sleep } from "./abort";
+import { TimeoutError } from "./errors";
+import type { RunEvent } from "./event-types";
+import { runEvents, type RunEventsOptions } from "./run-events";
+import type { RequestOptions, Transport } from "./transport";
+import { type CancelledRun, type ListRunsQuery, type ResumedRun, type Run, type RunPage, type RunStatus, type StartedRun, type StartRunParams, TERMINAL_STATUSES } from "./types";
+
+export interface WaitOptions {
+  /** Statuses to wait for; default: any terminal status or `awaiting_approval`. A terminal status always ends the wait. */
+  until?: readonly RunStatus[];
+  /** Overall; past it the wait rejects with TimeoutError. Default: no limit. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+const WAIT_DEFAULT: readonly RunStatus[] = [...TERMINAL_STATUSES, "awaiting_approval"];
+const POLL_FIRST_MS = 250;
+const POLL_MAX_MS = 5_000;
+
+/** `/runs`: start, read, wait for, list, cancel, resume, and follow runs. */
+export class Runs {
+  constructor(private readonly transport: Transport) {}
+
+  /**
+   * `POST /runs`. Never retried after a lost response or a 5xx: the server picks the
+   * run's id, so sending it again could start a second run (only a 429 is retried).
+   */
+  start(params: StartRunParams, options?: RequestOptions): Promise<StartedRun> {
+    const { worker, input, approvalMode, budget } = params;
+    const body = {
+      worker,
+      input,
+      ...(approvalMode ? { approval_mode: approvalMode } : {}),
+      ...(budget ? { budget: { max_tokens: budget.maxTokens, max_cost_usd: budget.maxCostUsd, on_exceed: budget.onExceed } } : {}),
+    };
+    return this.transport.json({ method: "POST", path: "/runs", body, idempotent: false }, options);
+  }
+
+  /** `GET /runs/:id`. */
+  get(id: string, options?: RequestOptions): Promise<Run> {
+    return this.transport.json({ method: "GET", path: runPath(id), idempotent: true }, options);
+  }
+
+  /**
+   * Polls `GET /runs/:id` (0.25 s, growing to 5 s apart) until the run's status is
+   * one of `until`, or terminal (it changes no more: check `status`).
+   */
+  async wait(id: string, options: WaitOptions = {}): Promise<Run> {
+    const until = options.until ?? WAIT_DEFAULT;
+    let last: Run | undefined;
+    const limit = deadline(options.signal, options.timeoutMs, () =>
+      new TimeoutError(`run "${id}" is ${last ? `still ${last.status}` : "unread"} after ${options.timeoutMs} ms; waited for ${until.join(" or ")}`),
+    );
+    try {
+      for (let delay = POLL_FIRST_MS; ; delay = Math.min(delay * 1.5, POLL_MAX_MS)) {
+        last = await this.get(id, { signal: limit.signal });
+        if (until.includes(last.status) || TERMINAL_STATUSES.includes(last.status)) return last;
+        await sleep(delay, limit.signal);
+      }
+    } finally {
+      limit.dispose();
+    }
+  }
+
+  /** One page of `GET /runs` (pass a page's `next_cursor` as `cursor` for the next). */
+  page(query: ListRunsQuery = {}, options?: RequestOptions): Promise<RunPage> {
+    const since = query.since instanceof Date ? query.since.getTime() : query.since;
+    return this.transport.json({ method: "GET", path: "/runs", query: { ...query, since }, idempotent: true }, options);
+  }
+
+  /** Every page of `GET /runs` from `query.cursor` on (newest first), following `next_cursor` to the end. */
+  async *list(query: ListRunsQuery = {}, options?: RequestOptions): AsyncGenerator<RunPage> {
+    let cursor = query.cursor;
+    do {
+      const page = await this.page({ ...query, cursor }, options);
+      yield page;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** `POST /runs/:id/cancel`; a run that already ended → ConflictError. */
+  cancel(id: string, options?: RequestOptions): Promise<CancelledRun> {
+    return this.transport.json({ method: "POST", path: `${runPath(id)}/cancel`, idempotent: true }, options);
+  }
+
+  /** `POST /runs/:id/resume`: re-arms a run that lost its wake-up; ConflictError says why not. */
+  resume(id: string, options?: RequestOptions): Promise<ResumedRun> {
+    return this.transport.json({ method: "POST", path: `${runPath(id)}/resume`, idempotent: true }, options);
+  }
+
+  /** `GET /runs/:id/events` as typed events, reconnecting with Last-Event-ID, until the run ends (run-events.ts). */
+  events(id: string, options?: RunEventsOptions): AsyncGenerator<RunEvent> {
+    return runEvents(this.transport, id, options);
+  }
+}
+
+export const runPath = (id: string) => `/runs/${encodeURIComponent(id)}`;

@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import { BadRequestError, ConnectionError, EdgeworkClient, EdgeworkError, type Fetch, GoneError, InternalServerError, RateLimitError, TimeoutError } from "../../src/client";
+import { effectUrl, script, settle } from "../durable-objects/helpers";
+import { appClient } from "./app-client";
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
+const RUN = { id: "r1", status: "running" };
+
+/** A client whose fetch answers from a script, one response (or thrown error) per call; `calls` records what was sent. */
+function scripted(answers: Array<Response | Error | "hang">, opts: { maxRetries?: number; timeoutMs?: number } = {}) {
+  const calls: Array<{ url: string; method: string; signal: AbortSignal | null | undefined; at: number }> = [];
+  const fetch: Fetch = async (url, init) => {
+    calls.push({ url, method: init.method ?? "GET", signal: init.signal, at: Date.now() });
+    const next = answers.shift() ?? json(500, { error: "script ran out" });
+    if (next === "hang") return new Promise<Response>(() => {}); // ignores its signal too
+    if (next instanceof Error) throw next;
+    return next;
+  };
+  return { client: new EdgeworkClient({ baseURL: "https://edgework.test/agents/", apiToken: "t", fetch, ...opts }), calls };
+}
+
+describe("retries", () => {
+  it("a read is retried after 503s (Retry-After honoured) and network errors, then succeeds", async () => {
+    const { client, calls } = scripted([json(503, { error: "busy" }, { "retry-after": "0" }), new TypeError("fetch failed"), json(200, RUN)]);
+    expect(await client.runs.get("r1")).toEqual(RUN);
+    expect(calls.map((c) => `${c.method} ${c.url}`)).toEqual(Array(3).fill("GET https://edgework.test/agents/runs/r1"));
+  });
+
+  it("Retry-After of 1 s is waited for; one longer than a minute is not retried", async () => {
+    const slow = scripted([json(429, { error: "slow down" }, { "retry-after": "1" }), json(200, RUN)]);
+    expect(await slow.client.runs.get("r1")).toEqual(RUN);
+    expect(slow.calls[1]!.at - slow.calls[0]!.at).toBeGreaterThanOrEqual(950);
+
+    const later = scripted([json(429, { error: "come back tomorrow" }, { "retry-after": "86400" })]);
+    const err = await later.client.runs.get("r1").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RateLimitError);
+    expect((err as RateLimitError).headers?.get("retry-after")).toBe("86400");
+    expect(later.calls).toHaveLength(1);
+  });
+
+  it("gives up after maxRetries with the last error, its cause kept", async () => {
+    const down = scripted([new TypeError("a"), new TypeError("b"), new TypeError("c")], { maxRetries: 2 });
+    const err = await down.client.workers.list().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConnectionError);
+    expect((err as ConnectionError).cause).toMatchObject({ message: "c" });
+    expect(down.calls).toHaveLength(3);
+
+    const failing = scripted([json(500, { error: "internal error" }), json(500, { error: "internal error" })], { maxRetries: 1 });
+    await expect(failing.client.approvals.list()).rejects.toBeInstanceOf(InternalServerError);
+    expect(failing.calls).toHaveLength(2);
+  });
+
+  it("a 400, a 410 or another 4xx is never retried", async () => {
+    for (const [status, cls] of [[400, BadRequestError], [410, GoneError]] as const) {
+      const { client, calls } = scripted([json(status, { error: "no" }), json(200, RUN)]);
+      await expect(client.approvals.decide("r1", "ap_1", { decision: "approve" })).rejects.toBeInstanceOf(cls);
+      expect(calls).toHaveLength(1);
+    }
+  });
+
+  it("starting a run is not retried after a 503 or a lost response (it may have started); after a 429 it is", async () => {
+    for (const answer of [json(503, { error: "busy" }, { "retry-after": "0" }), new TypeError("connection reset"), json(502, "bad gateway")]) {
+      const { client, calls } = scripted([answer, json(202, { id: "r1", status_url: "x" })]);
+      await expect(client.runs.start({ worker: "w", input: "x" })).rejects.toBeInstanceOf(EdgeworkError);
+      expect(calls).toHaveLength(1);
+    }
+    const limited = scripted([json(429, { error: "slow down" }, { "retry-after": "0" }), json(202, { id: "r1", status_url: "x" })]);
+    expect(await limited.client.runs.start({ worker: "w", input: "x" })).toEqual({ id: "r1", status_url: "x" });
+    expect(limited.calls).toHaveLength(2);
+  });
+});
+
+describe("timeouts and signals", () => {
+  it("a fetch that never answers (ignoring its signal) → TimeoutError per attempt, retried, then thrown", async () => {
+    const { client, calls } = scripted(["hang", "hang"], { timeoutMs: 50, maxRetries: 1 });
+    const err = await client.runs.get("r1").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect(err).toBeInstanceOf(ConnectionError);
+    expect((err as Error).message).toBe("GET /runs/r1 got no answer within 50 ms");
+    expect(calls).toHaveLength(2);
+    expect(calls[0]!.signal?.aborted).toBe(true);
+  });
+
+  it("the caller's AbortSignal stops a request and its retries with the caller's reason", async () => {
+    const { client, calls } = scripted(["hang", "hang"]);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error("user gave up")), 30);
+    await expect(client.runs.get("r1", { signal: controller.signal })).rejects.toThrow("user gave up");
+    expect(calls).toHaveLength(1);
+    await expect(client.runs.get("r1", { signal: AbortSignal.abort(new Error("before")) })).rejects.toThrow("before");
+  });
+
+  it("wait: timeoutMs → TimeoutError naming the status; a signal stops it; a terminal status ends it whatever `until` says", async () => {
+    await script("pause-writer", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl("client-wait"), method: "POST" } }] }, { text: "done" }]);
+    const client = appClient();
+    const { id } = await client.runs.start({ worker: "pause-writer", input: "post" });
+    await settle(id);
+    const started = Date.now();
+    const err = await client.runs.wait(id, { until: ["succeeded"], timeoutMs: 600 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect((err as Error).message).toBe(`run "${id}" is still awaiting_approval after 600 ms; waited for succeeded`);
+    expect(Date.now() - started).toBeLessThan(3_000);
+
+    await expect(client.runs.wait(id, { until: ["succeeded"], signal: AbortSignal.timeout(300) })).rejects.toMatchObject({ name: "TimeoutError" });
+    expect((await client.runs.wait(id)).status).toBe("awaiting_approval"); // the default includes paused
+
+    await client.runs.cancel(id);
+    expect((await client.runs.wait(id, { until: ["succeeded"] })).status).toBe("cancelled");
+  });
+});
