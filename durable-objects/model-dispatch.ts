@@ -4,7 +4,7 @@ import { MAX_STEP_BYTES, stepBytes } from "../src/engine/journal/bounds";
 import { answerTooLarge } from "../src/engine/model-step";
 import type { ContentPart, Message } from "../src/engine/model/model";
 import type { ModelsConfig } from "../src/engine/model/providers";
-import { numberVar } from "./engine-config";
+import { numberVar } from "../src/config";
 import { json, parse, type Sql } from "./sql";
 
 /**

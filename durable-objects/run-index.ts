@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
-import type { RunStatusName } from "./run-types";
-import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, Tombstone } from "./run-index-types";
+import type { RunStatusName } from "../src/runs/types";
+import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, Tombstone } from "../src/runs/index-types";
+import type { RunIndexRpc } from "../src/runs/rpc";
 import { json, parse, Sql } from "./sql";
 
 /**
@@ -33,10 +34,8 @@ export const MAX_PENDING_LISTED = 1000;
  * whole summary with a version, applied only when newer, so reports may arrive
  * late, twice or out of order and the index still converges on the last one.
  */
-export class RunIndexDO extends DurableObject<Env> {
-  private readonly sql: Sql;
-  private failUpserts = 0;
-  private reports = 0;
+export class RunIndexDO extends DurableObject<Env> implements RunIndexRpc {
+  protected readonly sql: Sql;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -46,11 +45,6 @@ export class RunIndexDO extends DurableObject<Env> {
 
   /** Applies a run's summary if it is newer than what the index holds; its pending approvals replace the old ones. */
   async upsert(s: RunSummary): Promise<{ applied: boolean }> {
-    this.reports++;
-    if (this.failUpserts > 0) {
-      this.failUpserts--;
-      throw new Error("index write failed (injected by a test)");
-    }
     return this.ctx.storage.transactionSync(() => {
       const dead = this.sql.one`SELECT deleted_at FROM tombstones WHERE id = ${s.id}`;
       if (dead && (dead.deleted_at as number) >= s.created_at) return { applied: false }; // a late report of a deleted run
@@ -126,20 +120,4 @@ export class RunIndexDO extends DurableObject<Env> {
   async tombstone(id: string): Promise<Tombstone | null> {
     return (this.sql.one`SELECT * FROM tombstones WHERE id = ${id}` as Tombstone | undefined) ?? null;
   }
-
-  /** Reports received, rows read and written since construction, and the database's bytes (cost reports). */
-  async storageStats(): Promise<{ reports: number; rowsRead: number; rowsWritten: number; databaseSize: number }> {
-    return { reports: this.reports, rowsRead: this.sql.rowsRead, rowsWritten: this.sql.rowsWritten, databaseSize: this.ctx.storage.sql.databaseSize };
-  }
-
-  /** Test pool only: the next `n` upserts throw, as a failed index write would. */
-  async failNextUpserts(n: number): Promise<void> {
-    if (this.env.EDGEWORK_TEST_HOOKS !== "1") throw new Error("test hooks are only available in the test pool");
-    this.failUpserts = n;
-  }
 }
-
-export type RunIndexRpc = Pick<RunIndexDO, "upsert" | "listRuns" | "pendingApprovals" | "retire" | "tombstone" | "storageStats" | "failNextUpserts">;
-
-/** The run index: a single object (see docs/operate.md, "The run index", for why one and how far it goes). */
-export const runIndex = (env: Env) => env.RUN_INDEX.getByName("index") as unknown as RunIndexRpc;

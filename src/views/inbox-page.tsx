@@ -1,5 +1,5 @@
 import type { CallDescription } from "../engine/toolsets/toolset";
-import type { PendingApprovalItem, RunListItem, RunQuery } from "../../durable-objects/run-index-types";
+import type { PendingApprovalItem, RunListItem, RunQuery } from "../runs/index-types";
 import { CallView } from "./call-view";
 import { isoTime, usd } from "./format";
 import { Badge, Page } from "./layout";

@@ -1,12 +1,5 @@
-import type { Model, ModelResolver } from "../src/engine/model/model";
-
-export interface ModelDelta {
-  /** Increases by one per piece; watchers ask for pieces after the last one they saw. */
-  seq: number;
-  /** One model request of this activation: pieces of one answer share it. */
-  stream: number;
-  text: string;
-}
+import type { Model, ModelResolver } from "../../src/engine/model/model";
+import type { ModelDelta } from "../../src/runs/types";
 
 /** At most this much streamed text is kept; older pieces are dropped (a watcher that lags sees the recorded turn instead). */
 const MAX_CHARS = 64 * 1024;

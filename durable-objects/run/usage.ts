@@ -1,6 +1,6 @@
-import { journalUsage } from "../src/engine/journal/run-usage";
-import type { Usage } from "../src/engine/usage";
-import { parse, type Sql } from "./sql";
+import { journalUsage } from "../../src/engine/journal/run-usage";
+import type { Usage } from "../../src/engine/usage";
+import { parse, type JsonText, type Sql } from "../sql";
 
 /**
  * The run's usage as every reader shows it (`GET /runs/:id`, the page, the index, the
@@ -9,8 +9,8 @@ import { parse, type Sql } from "./sql";
  * answer over the journal's bound is paid for and counted, never journaled (the run
  * fails on it). `outcome`: `run_current.usage` (JSON text), from the last pause or end.
  */
-export function shownUsage(journal: Usage, outcome: SqlStorageValue | undefined): Usage {
-  const ended = parse<Usage | null>(outcome);
+export function shownUsage(journal: Usage, outcome: JsonText<Usage> | null): Usage {
+  const ended = parse(outcome);
   return ended && ended.requests > journal.requests ? ended : journal;
 }
 
@@ -19,8 +19,8 @@ export function shownUsage(journal: Usage, outcome: SqlStorageValue | undefined)
  * key could be a model step (a superset that `journalUsage` narrows), and only their
  * usage and cost, never the answer's text.
  */
-export function runUsage(sql: Sql, outcome: SqlStorageValue | undefined): Usage {
-  const rows = sql.all`SELECT key, value ->> '$.usage.inputTokens' AS i, value ->> '$.usage.outputTokens' AS o, value ->> '$.costUsd' AS c
+export function runUsage(sql: Sql, outcome: JsonText<Usage> | null): Usage {
+  const rows = sql.all<{ key: string; i: number | null; o: number | null; c: number | null }>`SELECT key, value ->> '$.usage.inputTokens' AS i, value ->> '$.usage.outputTokens' AS o, value ->> '$.costUsd' AS c
     FROM journal WHERE key LIKE '%/model' OR key LIKE '%/ask:%'`;
-  return shownUsage(journalUsage(rows.map((r) => [r.key as string, { usage: { inputTokens: r.i, outputTokens: r.o }, costUsd: r.c }])), outcome);
+  return shownUsage(journalUsage(rows.map((r) => [r.key, { usage: { inputTokens: r.i, outputTokens: r.o }, costUsd: r.c }])), outcome);
 }
