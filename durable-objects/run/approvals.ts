@@ -1,3 +1,10 @@
+/**
+ * A run's approvals. Owns the `approvals` and `approval_mail` tables (schema.ts);
+ * reads decisions from the journal (APPROVALS_CURRENT). Needs from its host: the
+ * SQL, `event` (approval_requested) and `noted` (approval_recorded: its row is the
+ * journal step). The caller runs each method inside its transaction.
+ */
+
 import type { ApprovalDecision, PendingApproval } from "../../src/engine";
 import type { FollowUp } from "../../src/engine/worker-file";
 import { TERMINAL, type Answer, type ApprovalView, type DecisionRequest, type RunStatusName } from "../../src/runs/types";
@@ -7,16 +14,9 @@ import { json, parse } from "../sql";
 import type { SqliteJournalStore } from "../sqlite-journal";
 import type { RunHost } from "./host";
 
-/*
- * Owns the `approvals` and `approval_mail` tables of a run (schema.ts), and reads
- * decisions from the journal (APPROVALS_CURRENT). Needs from its host: the SQL,
- * `event` (approval_requested) and `noted` (approval_recorded: the journal step is its row).
- * The caller runs each method inside its transaction.
- */
-
 /** A follow-up email that is due, with the approval it is about. */
 export interface DueMail {
-  kind: MailKind;
+  kind: Exclude<MailKind, "request">;
   recipient: string;
   /** Whom the approval was first emailed to (for the escalation's note). */
   originallyTo: string | null;
@@ -123,7 +123,8 @@ export class RunApprovals {
    * they go out: a crash between claim and send loses that email, never repeats it.
    */
   claimDueMail(now: number): DueMail[] {
-    const due = this.sql.all<Pick<ApprovalMailRow, "approval_id" | "kind" | "recipient">>`SELECT m.approval_id, m.kind, m.recipient FROM approval_mail m JOIN ${APPROVALS_CURRENT} a ON a.id = m.approval_id
+    // Only follow-ups are unsent: a request is recorded as sent (planMail).
+    const due = this.sql.all<Pick<ApprovalMailRow, "approval_id" | "recipient"> & { kind: DueMail["kind"] }>`SELECT m.approval_id, m.kind, m.recipient FROM approval_mail m JOIN ${APPROVALS_CURRENT} a ON a.id = m.approval_id
       WHERE m.sent_at IS NULL AND m.due_at <= ${now} AND a.status = 'pending' AND a.expires_at > m.due_at ORDER BY m.due_at, m.recipient`;
     const views = new Map(this.list().map((a) => [a.id, a]));
     return due.map((m) => {

@@ -1,3 +1,8 @@
+/**
+ * The catalog a run is pinned to. Owns the `run` row's catalog columns (and reads
+ * run_catalog, the table of objects older than schema version 3). Needs the SQL only.
+ */
+
 import { definitions, type Definitions } from "../../src/catalog";
 import type { RunError } from "../../src/engine";
 import { pinnedDefinitions, type CatalogSnapshot } from "../../src/pinned-catalog";

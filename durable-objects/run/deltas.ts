@@ -1,3 +1,8 @@
+/**
+ * Model text as it streams (direct dispatch), for watchers of the run page. Owns no
+ * table: memory only. Needs nothing from its host.
+ */
+
 import type { Model, ModelResolver } from "../../src/engine/model/model";
 import type { ModelDelta } from "../../src/runs/types";
 

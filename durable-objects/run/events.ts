@@ -1,3 +1,8 @@
+/**
+ * The events watchers see: the `journal` and `events` tables as one stream, in true
+ * order. Owns no table; a pure function of their rows.
+ */
+
 import type { ApprovalDecision } from "../../src/engine";
 import { stepEvents } from "../../src/engine/journal/events";
 import type { RunEvent } from "../../src/runs/types";

@@ -1,3 +1,9 @@
+/**
+ * A run's reports to the run index. Owns no table: reads `run`, `approvals`,
+ * `events` and `journal` to build the summary. Needs from its host: `ctx`
+ * (waitUntil, the alarm), `env` (the RUN_INDEX binding) and the SQL.
+ */
+
 import { runIndex } from "../../src/runs/rpc";
 import { triggerRef, type RunSummary } from "../../src/runs/index-types";
 import { logRunEvent } from "./log";

@@ -1,3 +1,8 @@
+/**
+ * A run's log lines (Workers Logs). Owns no table: reads the run row and the
+ * journal's usage. Needs the SQL only.
+ */
+
 import type { RecordedCall } from "../../src/engine/toolsets/wrappers/journaled";
 import { triggerRef } from "../../src/runs/index-types";
 import { runUsage } from "./usage";

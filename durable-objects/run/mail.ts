@@ -1,3 +1,10 @@
+/**
+ * A run's approval emails: the request, reminders, escalations. Owns no table (it
+ * plans and claims mail through RunApprovals). Needs from its host: `ctx` (storage
+ * transactions, the object's id), `env` (the mail binding and vars), `event`
+ * (approval_emailed…) and `activeCatalog` (a worker's follow-up plan).
+ */
+
 import { sendApprovalEmail, type EmailOutcome } from "../../src/email/approval-notifier";
 import { messageOf, RunInterrupted, type PendingApproval } from "../../src/engine";
 import { numberVar } from "../../src/config";
@@ -68,7 +75,7 @@ export class RunMail {
       const a = m.approval;
       const subject = { id: a.id, workerChain: a.worker_chain, tool: a.tool, args: a.args, notify: a.notify ?? undefined };
       try {
-        const outcome = await sendApprovalEmail(env, subject, { ...run, objectId: ctx.id.toString() }, a.expires_at, { kind: m.kind as "reminder" | "escalation", to: m.recipient, originallyTo: m.originallyTo });
+        const outcome = await sendApprovalEmail(env, subject, { ...run, objectId: ctx.id.toString() }, a.expires_at, { kind: m.kind, to: m.recipient, originallyTo: m.originallyTo });
         if (outcome.emailed) this.host.event(`approval_${m.kind}_emailed`, { approval_id: a.id, to: m.recipient });
       } catch (err) {
         this.approvals.unclaim(m, now + FOLLOW_UP_RETRY_MS);

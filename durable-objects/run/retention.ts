@@ -1,3 +1,9 @@
+/**
+ * Retention of a finished run. Deletes every table of the run's object and leaves
+ * one KV row (the tombstone). Needs from its host: `ctx` (storage), `env`
+ * (RUN_RETENTION_DAYS, RUN_INDEX), the SQL and `setAlarm`.
+ */
+
 import { numberVar } from "../../src/config";
 import { runIndex } from "../../src/runs/rpc";
 import { logRunEvent } from "./log";

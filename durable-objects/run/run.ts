@@ -1,3 +1,9 @@
+/**
+ * RunDO, the Durable Object of one run. Owns the run's SQLite (schema.ts: `run`,
+ * `journal`, `events`, `state`; `approvals` and `approval_mail` through approvals.ts)
+ * and its alarm. Its collaborators in this folder reach it through RunHost (host.ts).
+ */
+
 import { DurableObject } from "cloudflare:workers";
 import { clearRunState, executeRun, messageOf, RunError, RunInterrupted, StorageError, type Catalog, type PendingApproval, type RunOutcome } from "../../src/engine";
 import { findCreation, workerFileText } from "../../src/engine/created-workers";

@@ -1,3 +1,8 @@
+/**
+ * A run's usage as readers show it. Owns no table: reads the `journal` and the
+ * run's outcome. Needs the SQL only.
+ */
+
 import { journalUsage } from "../../src/engine/journal/run-usage";
 import type { Usage } from "../../src/engine/usage";
 import { parse, type JsonText, type Sql } from "../sql";
