@@ -5,19 +5,8 @@ import { answerTooLarge } from "../src/engine/model-step";
 import type { ContentPart, Message } from "../src/engine/model/model";
 import type { ModelsConfig } from "../src/engine/model/providers";
 import { numberVar } from "../src/config";
+import { makeOnFirstUse } from "./schema";
 import { json, parse, type Sql } from "./sql";
-
-/**
- * Model requests handed to the queue, by journal key, until their answer is recorded
- * in the journal. `claimed`: the attempt a consumer took, so a duplicated message
- * makes no second request even after the object was evicted; `lease_until`: until
- * when that consumer is known to be alive (it renews while the model thinks), so one
- * that died is replaced within a lease, not after the model's whole timeout. Made
- * on first use (see `table()`), so it joins objects of any schema version.
- */
-const TABLE = `CREATE TABLE IF NOT EXISTS model_dispatch (
-  key TEXT PRIMARY KEY, model TEXT NOT NULL, attempt INTEGER NOT NULL, sent_at INTEGER NOT NULL, claimed INTEGER, lease_until INTEGER, answer TEXT
-) WITHOUT ROWID`;
 
 /**
  * How long a hand-off waits to be claimed, and a claim holds without renewal,
@@ -129,7 +118,7 @@ export class ModelDispatch {
    * off pay for creating it (a direct-mode run writes no rows for it).
    */
   private table(): Sql {
-    if (!this.tableMade) this.sql.script(TABLE);
+    if (!this.tableMade) makeOnFirstUse(this.sql, "model_dispatch");
     this.tableMade = true;
     return this.sql;
   }

@@ -112,3 +112,11 @@ it("a new run object's schema costs 15 rows written: the latest tables at once (
   expect(built).toEqual(expect.arrayContaining(["table run.catalog_version", "table approvals.asked_step"]));
   expect(built.filter((s) => s.startsWith("view"))).toEqual([]);
 });
+
+it("a direct-mode run never makes the model_dispatch table (schema.ts makes it on first use, for a hand-off)", async () => {
+  const id = "direct-no-dispatch-table";
+  await script("pause-writer", [{ text: "done" }]);
+  await stub(id).start({ id, worker: "pause-writer", input: { input: "go" }, approvalMode: "auto", budget: {} });
+  expect(await settle(id)).toMatchObject({ status: "succeeded" });
+  expect((await shape(id)).filter((s) => s.includes("model_dispatch"))).toEqual([]);
+});
