@@ -1,11 +1,11 @@
-import type { ApprovalDecision, ApprovalMode, Budget, Usage } from "../src/engine";
-import type { ApprovalView, RunStatusName } from "../src/runs/types";
-import type { JsonText } from "./sql";
-
 /**
  * The rows the run's queries read, one type per table or view of schema.ts,
  * declared once: `sql.one<RunRow>\`…\``. Columns holding JSON are `JsonText<T>`.
  */
+
+import type { ApprovalMode, Budget, Usage } from "../src/engine";
+import type { ApprovalView, RunStatusName } from "../src/runs/types";
+import type { JsonText } from "./sql";
 
 /** RUN_CURRENT: the run row as it stands. */
 export interface RunRow {
@@ -73,6 +73,16 @@ export interface ApprovalMailRow {
   sent_at: number | null;
 }
 
+/** Toolset state (both objects keep it). */
+export interface StateRow {
+  scope: string;
+  scope_id: string;
+  namespace: string;
+  key: string;
+  /** JSON of whatever type its reader asks for (StateKV.get<T>). */
+  value: string;
+}
+
 /** An aggregate (`min(…) AS at`, `count(*) AS n`): null over no rows. */
 export interface AtRow {
   at: number | null;
@@ -80,6 +90,3 @@ export interface AtRow {
 export interface CountRow {
   n: number;
 }
-
-/** A decision step's value in the journal, as APPROVALS_CURRENT reads it. */
-export type DecisionValue = ApprovalDecision & { expired?: boolean };

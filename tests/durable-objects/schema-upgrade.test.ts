@@ -116,7 +116,7 @@ it("a new run object's schema costs 15 rows written: the latest tables at once (
 it("a direct-mode run never makes the model_dispatch table (schema.ts makes it on first use, for a hand-off)", async () => {
   const id = "direct-no-dispatch-table";
   await script("pause-writer", [{ text: "done" }]);
-  await stub(id).start({ id, worker: "pause-writer", input: { input: "go" }, approvalMode: "auto", budget: {} });
+  await stub(id).start({ id, worker: "pause-writer", input: { input: "go" }, approvalMode: "approve_all", budget: {} });
   expect(await settle(id)).toMatchObject({ status: "succeeded" });
   expect((await shape(id)).filter((s) => s.includes("model_dispatch"))).toEqual([]);
 });

@@ -1,6 +1,7 @@
 import type { Journal } from "../../src/engine/journal/journal";
 import type { RunSummary } from "../../src/runs/index-types";
 import type { RunIndexRpc, RunRpc } from "../../src/runs/rpc";
+import type { CountRow } from "../../durable-objects/rows";
 import { RunIndexDO } from "../../durable-objects/run-index";
 import { RunDO } from "../../durable-objects/run/run";
 import { FaultInjector, type TestHooks } from "./faults";
@@ -48,7 +49,7 @@ export class TestRunDO extends RunDO {
 
   /** A fault between the last step and saving the outcome (e.g. right after an approval email). */
   protected override async outcomeReached(): Promise<void> {
-    if (this.faults.armed) await this.faults.check(this.sql.one<{ n: number }>`SELECT count(*) AS n FROM journal`!.n);
+    if (this.faults.armed) await this.faults.check(this.sql.one<CountRow>`SELECT count(*) AS n FROM journal`!.n);
   }
 
   /** A minute ahead: tests drive activations with runDurableObjectAlarm, which the real scheduler would race. */
