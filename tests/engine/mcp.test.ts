@@ -96,7 +96,7 @@ describe("hostile MCP servers", () => {
   it("an outputSchema whose $refs blow up is refused when the tools are listed, naming the tool and the bound", async () => {
     const out = await run(`hb: { use: mcp, url: "${at("blowup")}" }`, recordingModel([]));
     expect(out).toMatchObject({ status: "failed", error: { code: "config" } });
-    expect((out as { error: { message: string } }).error.message).toMatch(/MCP server "hb" \(127\.0\.0\.1:\d+\): the output schema of tool "deep" expands to more than 1000 subschemas with its \$refs followed/);
+    expect((out as { error: { message: string } }).error.message).toMatch(/MCP server "hb" \(127\.0\.0\.1:\d+\): the output schema of tool "deep" expands to more than 4000 JSON values with its \$refs followed/);
   });
 
   it("a redirect, even to the same origin, is not followed: an error naming the server, and no second request", async () => {

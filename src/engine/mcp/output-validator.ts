@@ -8,11 +8,14 @@ import { MAX_VALIDATION_CHECKS, schemaBoundsProblem, validationWorkProblem } fro
  */
 export const CHECKS_PER_MS = 400;
 
-/** Keywords whose value is a regex (`format`s are regexes of the validator's, still run on hostile strings). */
-const REGEX_KEYWORDS = ["pattern", "format"];
+/**
+ * Keywords skipped: a regex (`format`s are the validator's own, still run on hostile
+ * strings), and `uniqueItems` (compared pairwise: quadratic in the array's length).
+ */
+const SKIPPED = new Set(["pattern", "format", "uniqueItems"]);
 
 /**
- * The schema without what would run a regex: `pattern` and `format` are skipped, and
+ * The schema without what could run long: `pattern`, `format`, `uniqueItems`, and
  * `patternProperties` with the `additionalProperties` beside it (which would otherwise
  * refuse the properties it matched). Skipping only makes the check more lenient; a
  * server's own output checked against its own schema is a courtesy, not a defence.
@@ -24,7 +27,7 @@ function withoutRegexes(v: unknown): unknown {
   const hasPatternProperties = typeof o.patternProperties === "object" && o.patternProperties !== null;
   return Object.fromEntries(
     Object.entries(o)
-      .filter(([k, x]) => !(REGEX_KEYWORDS.includes(k) && typeof x === "string") && !(hasPatternProperties && (k === "patternProperties" || k === "additionalProperties")))
+      .filter(([k, x]) => !(SKIPPED.has(k) && typeof x !== "object") && !(hasPatternProperties && (k === "patternProperties" || k === "additionalProperties")))
       .map(([k, x]) => [k, withoutRegexes(x)]),
   );
 }
@@ -33,8 +36,8 @@ const invalid = (errorMessage: string) => ({ valid: false as const, data: undefi
 
 /**
  * The MCP client's validator of `structuredContent` against a tool's `outputSchema`
- * (both from the server): a schema over `SCHEMA_BOUNDS` is not compiled, regexes are
- * skipped, and a value is checked only when the work fits what is left of the call's
+ * (both from the server): a schema over `SCHEMA_BOUNDS` is not compiled, regexes and
+ * `uniqueItems` are skipped, and a value is checked only when the work fits what is left of the call's
  * `timeout_ms` (`remainingMs`) — validation is synchronous and cannot be interrupted.
  */
 export class BoundedOutputValidator implements jsonSchemaValidator {
