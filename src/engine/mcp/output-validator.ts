@@ -13,22 +13,23 @@ export const CHECKS_PER_MS = 400;
  * strings), and `uniqueItems` (compared pairwise: quadratic in the array's length).
  */
 const SKIPPED = new Set(["pattern", "format", "uniqueItems"]);
+const BESIDE_PATTERN_PROPERTIES = new Set(["patternProperties", "additionalProperties", "unevaluatedProperties"]);
 
 /**
  * The schema without what could run long: `pattern`, `format`, `uniqueItems`, and
- * `patternProperties` with the `additionalProperties` beside it (which would otherwise
- * refuse the properties it matched). Skipping only makes the check more lenient; a
+ * `patternProperties` with the `additionalProperties`/`unevaluatedProperties` beside it
+ * (which would otherwise refuse the properties it matched). Skipping only makes the check more lenient; a
  * server's own output checked against its own schema is a courtesy, not a defence.
  */
-function withoutRegexes(v: unknown): unknown {
+function withoutSlowKeywords(v: unknown): unknown {
   if (typeof v !== "object" || v === null) return v;
-  if (Array.isArray(v)) return v.map(withoutRegexes);
+  if (Array.isArray(v)) return v.map(withoutSlowKeywords);
   const o = v as Record<string, unknown>;
   const hasPatternProperties = typeof o.patternProperties === "object" && o.patternProperties !== null;
   return Object.fromEntries(
     Object.entries(o)
-      .filter(([k, x]) => !(SKIPPED.has(k) && typeof x !== "object") && !(hasPatternProperties && (k === "patternProperties" || k === "additionalProperties")))
-      .map(([k, x]) => [k, withoutRegexes(x)]),
+      .filter(([k, x]) => !(SKIPPED.has(k) && typeof x !== "object") && !(hasPatternProperties && BESIDE_PATTERN_PROPERTIES.has(k)))
+      .map(([k, x]) => [k, withoutSlowKeywords(x)]),
   );
 }
 
@@ -45,7 +46,7 @@ export class BoundedOutputValidator implements jsonSchemaValidator {
 
   getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
     const problem = schemaBoundsProblem(schema);
-    const validator = problem ? undefined : new Validator(withoutRegexes(schema) as Schema, "2020-12", true);
+    const validator = problem ? undefined : new Validator(withoutSlowKeywords(schema) as Schema, "2020-12", true);
     return (input) => {
       if (!validator) return invalid(`the output schema ${problem}`);
       const checks = Math.min(MAX_VALIDATION_CHECKS, Math.floor(Math.max(0, this.remainingMs()) * CHECKS_PER_MS));
