@@ -179,6 +179,9 @@ export class ModelDispatch {
       if (row.claimed !== row.attempt) this.waiting.set(key, { model, attempt: row.attempt as number, request: req, models });
       throw new RunInterrupted("dispatched", key);
     }
+    // Read here, in the run's activation: an attached file that changed fails the run at once
+    // (fatal), instead of failing every consumer's claim until the hand-offs run out.
+    await readAttachments(req);
     const attempt = ((row?.attempt as number | undefined) ?? 0) + 1;
     // Each attempt was lost or its consumer died: something is wrong that sending again will not fix.
     if (attempt > MAX_ATTEMPTS) throw new RunError("model_error", `model ${model}: no answer came back for ${MAX_ATTEMPTS} hand-offs of ${key} to the queue (MODEL_DISPATCH=queue); is its consumer deployed?`, true);
@@ -250,6 +253,13 @@ export class ModelDispatch {
   private async wakeRun(): Promise<void> {
     this.woken = true;
     await this.wake();
+  }
+}
+
+/** Reads every attachment of the request (each checks its recorded sha256; `claim` reuses the bytes read). */
+async function readAttachments(req: ModelRequest): Promise<void> {
+  for (const m of req.messages) {
+    if (m.role === "user" && typeof m.content !== "string") for (const p of m.content) if (p.type === "attachment") await p.bytes();
   }
 }
 

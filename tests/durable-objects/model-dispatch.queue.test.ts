@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { dispatchMode } from "../../durable-objects/engine-config";
 import { LEASE_MS, MAX_ATTEMPTS, ModelDispatch, modelQueue } from "../../durable-objects/model-dispatch";
 import { Sql } from "../../durable-objects/sql";
+import { RunError } from "../../src/engine";
 import { effectCount, effectUrl, modelHeaderNames, modelRequests, script, stub } from "./helpers";
 import { consume, handOffs, holdDispatches, settleQueued, timeOutHandOffs } from "./queue-dispatch";
 
@@ -323,6 +324,23 @@ describe("MODEL_DISPATCH=queue", () => {
     expect(view.error).toMatchObject({ code: "too_large" });
     expect(view.error!.message).toMatch(/model openai:dispatch-helper answered with \d+ bytes .*over the journal's bound of 1500000 bytes per step/);
     expect((await handOffs(id))[0]!.answer!.length).toBeLessThan(1000);
+  });
+
+  it("an attached file that changed since it was attached fails the request in the run's activation, naming the file; nothing is handed off", async () => {
+    const send = vi.spyOn(modelQueue, "send");
+    await runInDurableObject(env.RUNS.getByName("dq-att-changed"), async (_o, state) => {
+      const dispatch = new ModelDispatch(new Sql(state.storage.sql), env, "x", async () => {});
+      const model = dispatch.models(() => ({ request: async () => ({ text: "", toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } }) }), { providers: {}, prices: {} } as never)("openai:dispatch-helper");
+      const changed = new RunError("attachment_changed", 'attachment "docs:/a.png" changed since it was given to reader', true);
+      const request = model.request({
+        key: "r/turn:1/model",
+        tools: [],
+        messages: [{ role: "user", content: [{ type: "attachment", name: "a.png", mime: "image/png", size: 3, bytes: () => Promise.reject(changed) }] }],
+      });
+      await expect(request).rejects.toBe(changed);
+      expect(state.storage.sql.exec("SELECT count(*) AS n FROM model_dispatch").one().n).toBe(0);
+    });
+    expect(send).not.toHaveBeenCalled();
   });
 
   it("a message that is not a hand-off is acknowledged and changes nothing", async () => {
