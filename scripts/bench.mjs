@@ -350,7 +350,7 @@ ${[
   .join("\n")}
 | webhook → two-turn run finished | ${fmt(e2e.completion.p50, 1)} / ${fmt(e2e.completion.p99, 1)} ms | ${fmt(e2eQueue.completion.p50, 1)} / ${fmt(e2eQueue.completion.p99, 1)} ms | ${fmt(e2eQueue.completion.p50 - e2e.completion.p50, 1)} ms |
 
-Queue mode is the shipped default (\`MODEL_DISPATCH = "queue"\` in wrangler.toml): its fault benchmark is green (section 7), it adds
+Queue mode is the default (\`MODEL_DISPATCH\` unset means queue, durable-objects/engine-config.ts): its fault benchmark is green (section 7), it adds
 ${fmt(addedP50("toolTurn"), 1)} ms p50 per model request here (goal ≤ 100 ms), and it is the cheaper mode once models take seconds. With models that
 answer in about a second, \`direct\` costs less (the table's first row) and streams answers to the run page: set it for those.
 

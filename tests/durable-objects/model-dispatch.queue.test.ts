@@ -18,8 +18,10 @@ const deliver = (id: string, key: string, attempt: number, answer: unknown) =>
   (env.RUNS.getByName(id) as unknown as { deliverModelAnswer(k: string, a: number, x: unknown): Promise<{ recorded: boolean }> }).deliverModelAnswer(key, attempt, answer);
 
 describe("MODEL_DISPATCH=queue", () => {
-  it("is this project's setting; any other value than direct or queue is a config error naming the var", () => {
+  it("is this project's setting and the default when the var is unset; any other value than direct or queue is a config error naming the var", () => {
     expect(dispatchMode(env)).toBe("queue");
+    expect(dispatchMode({ ...env, MODEL_DISPATCH: undefined } as unknown as Env)).toBe("queue");
+    expect(dispatchMode({ ...env, MODEL_DISPATCH: "" } as unknown as Env)).toBe("queue");
     expect(() => dispatchMode({ ...env, MODEL_DISPATCH: "later" } as unknown as Env)).toThrow(/MODEL_DISPATCH must be "direct" or "queue", got "later"/);
   });
 
