@@ -12,8 +12,11 @@ export interface OpenAIOptions {
   fetch?: typeof fetch;
   /** Retries with exponential backoff on 408/409/429/5xx and network errors. */
   maxRetries?: number;
+  /** How long one model request may take, retries included; never retried itself (default 60 s). */
   timeoutMs?: number;
 }
+
+const DEFAULT_TIMEOUT_MS = 60_000;
 
 /**
  * A model through the official client, against any OpenAI-compatible base URL.
@@ -22,6 +25,7 @@ export interface OpenAIOptions {
  * the app's vars and secrets) and send OpenAI's key to every other provider.
  */
 export function openaiModel(model: string, opts: OpenAIOptions): Model {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const client = new OpenAI({
     // The client insists on a key; the null header below keeps this placeholder off the wire.
     apiKey: opts.apiKey || "none",
@@ -32,7 +36,9 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
     defaultHeaders: { ...(opts.apiKey ? {} : { Authorization: null }), ...opts.headers },
     fetch: opts.fetch,
     maxRetries: opts.maxRetries ?? 3,
-    timeout: opts.timeoutMs ?? 60_000,
+    // The client retries its own timeout, asking (and paying) the model again while the first
+    // request may still be answering: the request's signal bounds it instead, and an abort is not retried.
+    timeout: 2 * timeoutMs,
   });
   return {
     async request(req: ModelRequest): Promise<ModelResponse> {
@@ -44,8 +50,14 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
           : {}),
         ...(req.output ? { response_format: { type: "json_schema" as const, json_schema: { name: "output", schema: req.output } } } : {}),
       };
-      if (req.onDelta) return streamed(client, params, req.onDelta);
-      return fromCompletion(await client.chat.completions.create(params));
+      const signal = AbortSignal.timeout(timeoutMs);
+      try {
+        if (req.onDelta) return await streamed(client, params, req.onDelta, signal);
+        return fromCompletion(await client.chat.completions.create(params, { signal }));
+      } catch (err) {
+        if (signal.aborted) throw new Error(`no answer within ${timeoutMs / 1000} s (timeout_ms)`);
+        throw err;
+      }
     },
   };
 }
@@ -62,8 +74,8 @@ function fromCompletion(completion: OpenAI.Chat.ChatCompletion): ModelResponse {
 const MAX_TOOL_CALLS = 128;
 
 /** The same request streamed: text pieces go to `onDelta` as they arrive; tool calls and usage are put together from the chunks. */
-async function streamed(client: OpenAI, params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, onDelta: (text: string) => void): Promise<ModelResponse> {
-  const { data: stream, response } = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }).withResponse();
+async function streamed(client: OpenAI, params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, onDelta: (text: string) => void, signal: AbortSignal): Promise<ModelResponse> {
+  const { data: stream, response } = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal }).withResponse();
   // A compatible server that does not stream answers with the whole completion as JSON.
   if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) return fromCompletion((await response.json()) as OpenAI.Chat.ChatCompletion);
   let text: string | null = null;
