@@ -12,7 +12,7 @@ export interface OpenAIOptions {
   fetch?: typeof fetch;
   /** Retries with exponential backoff on 408/409/429/5xx and network errors. */
   maxRetries?: number;
-  /** How long one model request may take, retries included; never retried itself (default 60 s). */
+  /** How long one model request may wait for its answer to begin, retries included; never retried itself (default 60 s). */
   timeoutMs?: number;
 }
 
@@ -50,13 +50,16 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
           : {}),
         ...(req.output ? { response_format: { type: "json_schema" as const, json_schema: { name: "output", schema: req.output } } } : {}),
       };
-      const signal = AbortSignal.timeout(timeoutMs);
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(), timeoutMs);
       try {
-        if (req.onDelta) return await streamed(client, params, req.onDelta, signal);
-        return fromCompletion(await client.chat.completions.create(params, { signal }));
+        if (req.onDelta) return await streamed(client, params, req.onDelta, deadline.signal, () => clearTimeout(timer));
+        return fromCompletion(await client.chat.completions.create(params, { signal: deadline.signal }));
       } catch (err) {
-        if (signal.aborted) throw new Error(`no answer within ${timeoutMs / 1000} s (timeout_ms)`);
+        if (deadline.signal.aborted) throw new Error(`no answer within ${timeoutMs / 1000} s (timeout_ms)`);
         throw err;
+      } finally {
+        clearTimeout(timer);
       }
     },
   };
@@ -74,8 +77,9 @@ function fromCompletion(completion: OpenAI.Chat.ChatCompletion): ModelResponse {
 const MAX_TOOL_CALLS = 128;
 
 /** The same request streamed: text pieces go to `onDelta` as they arrive; tool calls and usage are put together from the chunks. */
-async function streamed(client: OpenAI, params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, onDelta: (text: string) => void, signal: AbortSignal): Promise<ModelResponse> {
+async function streamed(client: OpenAI, params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, onDelta: (text: string) => void, signal: AbortSignal, begun: () => void): Promise<ModelResponse> {
   const { data: stream, response } = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal }).withResponse();
+  begun(); // the answer streams as long as it takes (as under the client's own timeout, which ends with the headers)
   // A compatible server that does not stream answers with the whole completion as JSON.
   if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) return fromCompletion((await response.json()) as OpenAI.Chat.ChatCompletion);
   let text: string | null = null;
