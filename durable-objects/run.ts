@@ -67,6 +67,18 @@ export class RunDO extends DurableObject<Env> {
     this.faults = new FaultInjector(ctx);
     this.mail = new RunMail(ctx, env, this.approvals, (type, data) => this.event(type, data), () => this.activeCatalog);
     this.dispatch = new ModelDispatch(this.sql, env, ctx.id.toString(), () => this.wakeSoon());
+    void ctx.blockConcurrencyWhile(() => this.armDispatchLapse());
+  }
+
+  /**
+   * A running run that waits for a handed-off answer has an alarm, at the latest when
+   * the hand-off lapses: checked as the object starts, so a restart that lost the alarm
+   * (local dev keeps none) cannot leave a dead consumer's claim unnoticed.
+   */
+  private async armDispatchLapse(): Promise<void> {
+    if (this.row()?.status !== "running" || (await this.ctx.storage.getAlarm()) !== null) return;
+    const at = this.dispatch.earliestLapse();
+    if (at !== null) await this.setAlarm(at);
   }
 
   /** Stores the run and arms the alarm. Idempotent: a second start returns the first. */
