@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { clearRunState, executeRun, messageOf, RunError, RunInterrupted, StorageError, type Catalog, type PendingApproval, type RunOutcome } from "../src/engine";
 import { findCreation, workerFileText } from "../src/engine/created-workers";
 import { callTree } from "../src/engine/journal/call-tree";
+import type { KeyGrammar } from "../src/engine/journal/keys";
 import type { Journal } from "../src/engine/journal/journal";
 import { emptyUsage } from "../src/engine/usage";
 import { sameSecret } from "../src/security/constant-time";
@@ -19,7 +20,7 @@ import { DeltaBuffer, type ModelDelta } from "./run-deltas";
 import { FaultInjector, type TestHooks } from "./run-faults";
 import { RunMail } from "./run-mail";
 import { TERMINAL, type Answer, type RunEvent, type RunStatusName, type RunView, type StartRun } from "./run-types";
-import { migrateRun, RUN_CURRENT } from "./schema";
+import { keyGrammarOf, migrateRun, RUN_CURRENT } from "./schema";
 import { deliveredAnswer, ModelDispatch, type ClaimedRequest, type DeliveredAnswer } from "./model-dispatch";
 import { json, parse, Sql } from "./sql";
 import { SqliteJournalStore } from "./sqlite-journal";
@@ -52,6 +53,8 @@ export class RunDO extends DurableObject<Env> {
   private readonly deltas = new DeltaBuffer();
   /** MODEL_DISPATCH=queue: model requests handed to the queue, answers delivered back. */
   private readonly dispatch: ModelDispatch;
+  /** How the run's journal keys are written (schema.ts keyGrammarOf), read when first needed. */
+  private grammar?: KeyGrammar;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -65,6 +68,10 @@ export class RunDO extends DurableObject<Env> {
     this.faults = new FaultInjector(ctx);
     this.mail = new RunMail(ctx, env, this.approvals, (type, data) => this.event(type, data), () => this.activeCatalog);
     this.dispatch = new ModelDispatch(this.sql, env, ctx.id.toString(), () => this.wakeSoon());
+  }
+
+  private get keyGrammar(): KeyGrammar {
+    return (this.grammar ??= keyGrammarOf(this.sql));
   }
 
   /** Stores the run and arms the alarm. Idempotent: a second start returns the first. */
@@ -128,6 +135,7 @@ export class RunDO extends DurableObject<Env> {
         input: parse(run.input),
         approvalMode: run.approval_mode as StartRun["approvalMode"],
         budget: parse(run.budget),
+        keyGrammar: this.keyGrammar,
       });
       // A fault between the last step and saving the outcome (e.g. right after an approval email).
       if (this.faults.armed) await this.faults.check(this.sql.one`SELECT count(*) AS n FROM journal`!.n as number);
@@ -253,7 +261,7 @@ export class RunDO extends DurableObject<Env> {
       updated_at: run.updated_at as number,
       catalog_version: this.pinned.version(),
       approvals: this.approvals.list(),
-      call_tree: callTree(this.journal.load()),
+      call_tree: callTree(this.journal.load(), this.keyGrammar),
     };
   }
 
@@ -272,7 +280,7 @@ export class RunDO extends DurableObject<Env> {
     const [j, e] = cursor.split("-").map((n) => Number(n) || 0) as [number, number];
     const steps = this.sql.all`SELECT seq, key, value FROM journal WHERE seq > ${j} ORDER BY seq LIMIT ${limit}`;
     const runEvents = this.sql.all`SELECT seq, after_step, type, data FROM events WHERE seq > ${e} ORDER BY seq LIMIT ${limit}`;
-    const events = mergeEvents(steps, runEvents, j, e, this.approvals.recordedEvents());
+    const events = mergeEvents(steps, runEvents, j, e, this.approvals.recordedEvents(), this.keyGrammar);
     const full = steps.length === limit || runEvents.length === limit;
     return { events, done: !full && TERMINAL.includes(run.status as RunStatusName) };
   }

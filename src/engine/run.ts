@@ -12,6 +12,7 @@ import { MemoryStateBackend } from "./state/memory-state";
 import { inProcessGlobals } from "./toolsets/in-process-globals";
 import { closeAll } from "./toolsets/instances";
 import type { Toolset } from "./toolsets/toolset";
+import { KEY_GRAMMAR, type KeyGrammar } from "./journal/keys";
 import { rememberedApprovals, type ApprovalMode, type ApprovalNotifier } from "./toolsets/wrappers/approval";
 import { defaultPrices, UsageMeter, type PriceTable, type Usage } from "./usage";
 
@@ -48,6 +49,8 @@ export interface RunRequest {
   input: unknown;
   approvalMode?: ApprovalMode;
   budget?: Budget;
+  /** The key grammar the run's journal is written in (journal/keys.ts): 1 only for a journal begun before grammar 2. */
+  keyGrammar?: KeyGrammar;
 }
 
 export type RunOutcome =
@@ -65,6 +68,8 @@ export interface RunServices {
   created: CreatedWorkers;
   models: ModelResolver;
   journal: Journal;
+  /** How this run's journal keys are written (journal/keys.ts). */
+  keyGrammar: KeyGrammar;
   states: StateBackend;
   globals: GlobalToolsets;
   /** Run-scoped instances of this activation, by instance key. */
@@ -103,6 +108,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     created: CreatedWorkers.fromJournal(journal, config.catalog.kinds),
     models: config.models,
     journal,
+    keyGrammar: req.keyGrammar ?? KEY_GRAMMAR,
     states,
     globals: config.globals ?? inProcessGlobals(states),
     runInstances: new Map(),

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { APPROVALS_CURRENT, RUN_CURRENT } from "../../durable-objects/schema";
 import { effectCount, effectUrl, script, settle, stub } from "./helpers";
+import { toKeyGrammar1 } from "./key-grammar";
 
 /** An object's tables, views and columns (without workerd's own _cf_ tables), to compare a new object with an upgraded one. */
 const shape = (id: string) =>
@@ -31,9 +32,10 @@ FROM run r LEFT JOIN (
 /**
  * Rewrites a paused run as version 3 stored it: its first approval decided then
  * (row status + an approval_recorded event), the pause's outcome in the run row,
- * events without outcome, approvals without asked_step, the old view.
+ * events without outcome, approvals without asked_step, the old view, journal keys of grammar 1.
  */
 function toVersion3(sql: SqlStorage, decided: string) {
+  toKeyGrammar1(sql);
   const usage = sql.exec("SELECT data ->> '$.usage' AS u FROM events WHERE type = 'run_awaiting_approval'").one().u as string;
   sql.exec("ALTER TABLE approvals DROP COLUMN asked_step");
   sql.exec("UPDATE run SET status = 'awaiting_approval', usage = ?, updated_at = updated_at + 1", usage);
@@ -91,15 +93,17 @@ it("a run paused under schema version 4 (views run_current and approvals_current
   const paused = await settle(id);
   expect(paused.status).toBe("awaiting_approval");
   const built = await shape(id);
-  // Version 4 kept both as views: the same SQL the queries now inline.
+  // Version 4 kept both as views: the same SQL the queries now inline; its journal keys were of grammar 1.
   await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
+    toKeyGrammar1(state.storage.sql);
     state.storage.sql.exec(`CREATE VIEW run_current AS ${RUN_CURRENT.text.slice(1, -1)}`);
     state.storage.sql.exec(`CREATE VIEW approvals_current AS ${APPROVALS_CURRENT.text.slice(1, -1)}`);
     state.storage.sql.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'");
   });
   await redeploy(id);
   expect(await shape(id)).toEqual(built);
-  expect(await stub(id).status()).toEqual(paused);
+  // The same view, its paths (call tree, approval) in grammar 1.
+  expect(await stub(id).status()).toEqual(JSON.parse(JSON.stringify(paused).replaceAll("/tool:1", "/tool:p1")));
   await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "v5" });
   expect(await settle(id)).toMatchObject({ status: "succeeded", output: "posted" });
   expect(await effectCount(`${id}-1`)).toBe(1);
