@@ -60,7 +60,8 @@ describe("journal keys", () => {
     expect(stepKey(2, call, `${long}y`)).not.toBe(longKey);
     expect(stepKey(2, call, "x".repeat(MAX_STEP_NAME))).toBe(`${call}/step:${"x".repeat(MAX_STEP_NAME)}`);
     // A cut never splits a character: the key stays text the store keeps as written.
-    expect(stepKey(2, call, `${"x".repeat(63)}${"😀".repeat(100)}`).isWellFormed()).toBe(true);
+    const cut = stepKey(2, call, `${"x".repeat(63)}${"😀".repeat(100)}`);
+    expect(new TextDecoder().decode(new TextEncoder().encode(cut))).toBe(cut);
     expect(stepKey(1, call, "a/b")).toBe(`${call}/step:a/b`);
   });
 });
