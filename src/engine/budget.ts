@@ -17,7 +17,7 @@ export function runBudget(request: Budget, root: Budget = {}): Budget {
 /** Extensions approved so far: each adds the original limit again. Replay sees the same journal, so agrees. */
 function extensions(run: RunServices): number {
   let n = 0;
-  for (const [key, value] of run.journal.entries()) if ((value as ApprovalDecision).approved && parseKey(key).kind === "budget_approval") n++;
+  for (const [key, value] of run.journal.entries()) if ((value as ApprovalDecision | null)?.approved && parseKey(key).kind === "budget_approval") n++;
   return n;
 }
 

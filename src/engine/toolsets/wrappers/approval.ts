@@ -40,8 +40,9 @@ export const callSignature = (worker: string, tool: string, args: unknown) => `$
 export function rememberedApprovals(journal: Journal): Set<string> {
   const set = new Set<string>();
   for (const [key, value] of journal.entries()) {
-    const d = value as ApprovalDecision;
-    if (d.approved && d.remember && parseKey(key).kind === "approval") set.add(callSignature(d.remember.worker, d.remember.tool, d.remember.args));
+    // Any step's value (null too): the key is parsed only for an approved decision to remember.
+    const d = value as ApprovalDecision | null;
+    if (d?.approved && d.remember && parseKey(key).kind === "approval") set.add(callSignature(d.remember.worker, d.remember.tool, d.remember.args));
   }
   return set;
 }
