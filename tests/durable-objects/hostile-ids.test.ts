@@ -58,6 +58,12 @@ describe("tool-call ids a model chose to do harm, across evictions", () => {
         ["d", "turn:2/tool:1", "ok"],
       ]);
       expect(inner.calls[0]!.tools[2]!.result).toContain("i3");
+      // Watchers read each turn's calls as the model named them, with the paths their later events carry.
+      const turns = (await stub(`ids-${tag}`).eventsSince())!.events.filter((e) => e.type === "turn" && e.data.path === "evict-outer");
+      expect(turns[0]!.data.tool_calls).toEqual([
+        { id: "k", name: "evict-inner", path: "evict-outer/turn:1/tool:1" },
+        { id: "k/evict-inner/turn:2/tool:d", name: "fx_fetch", path: "evict-outer/turn:1/tool:2" },
+      ]);
     }
   });
 });
