@@ -4,6 +4,7 @@ import { findCreation, workerFileText } from "../src/engine/created-workers";
 import { callTree } from "../src/engine/journal/call-tree";
 import { journalUsage } from "../src/engine/journal/run-usage";
 import { shownUsage } from "./run-usage";
+import type { KeyGrammar } from "../src/engine/journal/keys";
 import type { Journal } from "../src/engine/journal/journal";
 import { emptyUsage } from "../src/engine/usage";
 import { sameSecret } from "../src/security/constant-time";
@@ -21,7 +22,7 @@ import { DeltaBuffer, type ModelDelta } from "./run-deltas";
 import { FaultInjector, type TestHooks } from "./run-faults";
 import { RunMail } from "./run-mail";
 import { TERMINAL, type Answer, type RunEvent, type RunStatusName, type RunView, type StartRun } from "./run-types";
-import { migrateRun, RUN_CURRENT } from "./schema";
+import { keyGrammarOf, migrateRun, RUN_CURRENT } from "./schema";
 import { deliveredAnswer, ModelDispatch, type ClaimedRequest, type DeliveredAnswer } from "./model-dispatch";
 import { json, parse, Sql } from "./sql";
 import { SqliteJournalStore } from "./sqlite-journal";
@@ -54,6 +55,8 @@ export class RunDO extends DurableObject<Env> {
   private readonly deltas = new DeltaBuffer();
   /** MODEL_DISPATCH=queue: model requests handed to the queue, answers delivered back. */
   private readonly dispatch: ModelDispatch;
+  /** How the run's journal keys are written (schema.ts keyGrammarOf), read when first needed. */
+  private grammar?: KeyGrammar;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -79,6 +82,10 @@ export class RunDO extends DurableObject<Env> {
     if (this.row()?.status !== "running" || (await this.ctx.storage.getAlarm()) !== null) return;
     const at = this.dispatch.earliestLapse();
     if (at !== null) await this.setAlarm(at);
+  }
+
+  private get keyGrammar(): KeyGrammar {
+    return (this.grammar ??= keyGrammarOf(this.sql));
   }
 
   /** Stores the run and arms the alarm. Idempotent: a second start returns the first. */
@@ -142,6 +149,7 @@ export class RunDO extends DurableObject<Env> {
         input: parse(run.input),
         approvalMode: run.approval_mode as StartRun["approvalMode"],
         budget: parse(run.budget),
+        keyGrammar: this.keyGrammar,
       });
       // A fault between the last step and saving the outcome (e.g. right after an approval email).
       if (this.faults.armed) await this.faults.check(this.sql.one`SELECT count(*) AS n FROM journal`!.n as number);
@@ -268,7 +276,7 @@ export class RunDO extends DurableObject<Env> {
       updated_at: run.updated_at as number,
       catalog_version: this.pinned.version(),
       approvals: this.approvals.list(),
-      call_tree: callTree(journal),
+      call_tree: callTree(journal, this.keyGrammar),
     };
   }
 
@@ -287,7 +295,7 @@ export class RunDO extends DurableObject<Env> {
     const [j, e] = cursor.split("-").map((n) => Number(n) || 0) as [number, number];
     const steps = this.sql.all`SELECT seq, key, value FROM journal WHERE seq > ${j} ORDER BY seq LIMIT ${limit}`;
     const runEvents = this.sql.all`SELECT seq, after_step, type, data FROM events WHERE seq > ${e} ORDER BY seq LIMIT ${limit}`;
-    const events = mergeEvents(steps, runEvents, j, e, this.approvals.recordedEvents());
+    const events = mergeEvents(steps, runEvents, j, e, this.approvals.recordedEvents(), this.keyGrammar);
     const full = steps.length === limit || runEvents.length === limit;
     return { events, done: !full && TERMINAL.includes(run.status as RunStatusName) };
   }

@@ -1,12 +1,12 @@
 import { ApprovalRequired, RunError, type PendingApproval } from "./errors";
 import { approvalId } from "./ids";
+import { approvalKey, budgetPath, notifyKey, parseKey } from "./journal/keys";
 import type { CallFrame } from "./call-frame";
 import type { Budget, RunServices } from "./run";
 import type { ApprovalDecision } from "./toolsets/wrappers/approval";
 
 /** The pseudo-tool a budget approval is about: the approval page, email, link and API show it like any call. */
 export const BUDGET_TOOL = "continue_past_budget";
-const BUDGET_KEY = /\/budget\/approval$/;
 
 /** The run request's limits over the root worker's (`budget:` in its file): the run's limits, made once per activation. */
 export function runBudget(request: Budget, root: Budget = {}): Budget {
@@ -17,7 +17,7 @@ export function runBudget(request: Budget, root: Budget = {}): Budget {
 /** Extensions approved so far: each adds the original limit again. Replay sees the same journal, so agrees. */
 function extensions(run: RunServices): number {
   let n = 0;
-  for (const [key, value] of run.journal.entries()) if (BUDGET_KEY.test(key) && (value as ApprovalDecision).approved) n++;
+  for (const [key, value] of run.journal.entries()) if ((value as ApprovalDecision | null)?.approved && parseKey(key).kind === "budget_approval") n++;
   return n;
 }
 
@@ -73,7 +73,8 @@ function exceededLimit(run: RunServices): Exceeded | undefined {
 async function overBudget(run: RunServices, frame: CallFrame, stepKey: string, over: Exceeded): Promise<void> {
   if (run.budget.onExceed !== "ask") throw new RunError("budget_exceeded", over.message, true);
 
-  const key = `${stepKey}/budget/approval`;
+  const callPath = budgetPath(stepKey);
+  const key = approvalKey(callPath);
   let decision = run.journal.get<ApprovalDecision>(key);
   // Only a person extends a budget: approve_all (e.g. a public webhook's trigger) would make it no budget.
   if (!decision && run.approvalMode !== "ask") {
@@ -81,7 +82,6 @@ async function overBudget(run: RunServices, frame: CallFrame, stepKey: string, o
     await run.journal.record(key, decision);
   }
   if (!decision) {
-    const callPath = `${stepKey}/budget`;
     const pending: PendingApproval = {
       key,
       id: await approvalId(key),
@@ -93,7 +93,7 @@ async function overBudget(run: RunServices, frame: CallFrame, stepKey: string, o
       notify: run.catalog.get(frame.chain[0]!)?.notify,
     };
     const notifier = run.notifier;
-    if (notifier) await run.journal.step(`${callPath}/notify`, () => notifier(pending));
+    if (notifier) await run.journal.step(notifyKey(callPath), () => notifier(pending));
     throw new ApprovalRequired([pending]);
   }
   // Approved: this key now counts as an extension, so the check above passes. Rejected: the run ends.

@@ -3,6 +3,7 @@ import type { CallFrame } from "./call-frame";
 import { checkWorker, type CatalogWorker } from "./catalog";
 import { ToolError } from "./errors";
 import { idempotencyKey } from "./idempotency-key";
+import { calleePath, effectKey, resultKey, stepKey, type EffectKind } from "./journal/keys";
 import { askModel } from "./model-step";
 import { recordedCall } from "./toolsets/wrappers/journaled";
 import type { RunServices } from "./run";
@@ -23,7 +24,7 @@ export interface AgentOptions {
 
 /**
  * What every tool implementation receives. Each effect method is journaled under
- * `<callPath>/<kind>:<n>`, `n` counting this context's effects in call order, so a
+ * `<callPath>/<kind>:<n>` (journal/keys.ts), `n` counting this context's effects in call order, so a
  * deterministic tool replays onto the same keys. Copy one with `contextWith`, not a
  * spread: the engine's contexts keep `idempotencyKey` and the methods as getters on
  * their prototype (each made when first read).
@@ -72,7 +73,7 @@ interface CallCore {
 
 const CORE = Symbol("callCore");
 
-const next = (core: CallCore, kind: string) => `${core.callPath}/${kind}:${++core.n}`;
+const next = (core: CallCore, kind: EffectKind) => effectKey(core.callPath, kind, ++core.n);
 
 /** The methods that act for the tool (a journaled effect, a nested call): the ones a signal may leave. */
 export const EFFECT_METHODS = ["llmAsk", "llmAgent", "callTool", "callWorker", "step", "now", "randomId"] as const;
@@ -87,7 +88,7 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
     const base = next(core, "agent");
     const agent = run.callables.worker(adHocWorker(run, frame, opts));
     const meter = usage.child();
-    return recordedCall(run.journal, `${base}/result`, meter, () =>
+    return recordedCall(run.journal, resultKey(base), meter, () =>
       agent.call(typeof opts.input === "string" ? { input: opts.input } : opts.input, { path: base, parent: frame, usage: meter, model: opts.model }),
     );
   },
@@ -98,9 +99,9 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
     const callee = run.callables.get(name);
     if (!callee) throw new ToolError(`unknown worker "${name}"; known: ${run.callables.names().join(", ")}`);
     const meter = usage.child();
-    return recordedCall(run.journal, `${base}/result`, meter, () => callee.call(input, { path: `${base}/${name}`, parent: frame, usage: meter }));
+    return recordedCall(run.journal, resultKey(base), meter, () => callee.call(input, { path: calleePath(base, name), parent: frame, usage: meter }));
   },
-  step: ({ run, callPath }) => (key, fn) => run.journal.step(`${callPath}/step:${key}`, fn),
+  step: ({ run, callPath }) => (key, fn) => run.journal.step(stepKey(run.keyGrammar, callPath, key), fn),
   now: (core) => () => core.run.journal.step(next(core, "now"), () => core.run.clock.now()),
   randomId: (core) => () => core.run.journal.step(next(core, "random"), () => crypto.randomUUID()),
 };

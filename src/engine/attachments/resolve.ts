@@ -9,6 +9,7 @@ import type { AttachmentCallee } from "./parameter";
 import { fetchForAttachment } from "./fetch-url";
 import { typeAccepted, typeByName } from "./mime";
 import { workerFiles } from "./worker-files";
+import { ATTACHMENTS_STEP } from "../journal/keys";
 
 /**
  * What the journal keeps of one attachment: the reference and what it resolved to,
@@ -23,8 +24,6 @@ export interface AttachmentRecord {
   sha256: string;
 }
 
-/** The journal step (under the tool call's path) that records a call's attachments. */
-export const ATTACHMENTS_STEP = "attachments";
 
 interface Read {
   /** The reference as recorded: a file's canonical `<instance>:<absolute path>`, a URL as given. */

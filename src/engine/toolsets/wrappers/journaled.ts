@@ -1,6 +1,7 @@
 import { messageOf, propagates, ToolError } from "../../errors";
 import { cutToJsonBytes, MAX_STEP_BYTES, stepBytes, utf8Bytes } from "../../journal/bounds";
 import type { Journal } from "../../journal/journal";
+import { resultKey } from "../../journal/keys";
 import type { Usage, UsageMeter } from "../../usage";
 import type { Toolset } from "../toolset";
 
@@ -68,6 +69,6 @@ export function journaled(inner: Toolset, journal: Journal): Toolset {
   return {
     id: inner.id,
     listTools: () => inner.listTools(),
-    callTool: (name, args, ctx) => recordedCall(journal, `${ctx.callPath}/result`, ctx.usage, () => inner.callTool(name, args, ctx)),
+    callTool: (name, args, ctx) => recordedCall(journal, resultKey(ctx.callPath), ctx.usage, () => inner.callTool(name, args, ctx)),
   };
 }
