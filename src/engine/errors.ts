@@ -48,6 +48,7 @@ export type RunErrorCode =
   | "too_large"
   | "storage"
   | "function_failed"
+  | "nondeterministic"
   | "internal";
 
 /**

@@ -1,0 +1,119 @@
+import type { ToolContext } from "./context";
+import { contextWith } from "./context-with";
+import { ApprovalRequired, propagates } from "./errors";
+
+/** The ctx methods that act for user code (a journaled effect, a nested call): the ones a signal may leave, so the ones a boundary guards. */
+export const EFFECT_METHODS = ["llmAsk", "llmAgent", "callTool", "callWorker", "step", "now", "randomId"] as const;
+
+/** Where a ctx handed to user code keeps its boundary (read by the engine's contexts when they make a method). */
+export const BOUNDARY = Symbol("signalBoundary");
+
+/** A promise that never settles: what user code awaits once its activation is to end. */
+const NEVER: Promise<never> = new Promise<never>(() => {});
+
+/**
+ * The line between engine code and user code that holds a `ctx` (a function's body,
+ * a kind's tool): no engine signal crosses it into user code, as an activity in
+ * Temporal's workflows is a pending promise, never an exception. A ctx call that
+ * meets a signal reports it here and stays pending; the boundary, once none of its
+ * calls is in flight, rejects to the engine with the signals combined. After a
+ * signal nothing of the body runs on: new calls stay pending without acting, and
+ * whatever it returns or throws is ignored (replay runs it again).
+ */
+export class SignalBoundary {
+  private inFlight = 0;
+  private signal: unknown = undefined;
+  /** Settles `run`'s promise when nothing is in flight; set while the body runs. */
+  private settle?: () => void;
+
+  /** Runs `body` inside the boundary: its result, or the signal its calls met. */
+  run<T>(body: () => T | Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined;
+      this.settle = () => {
+        if (this.inFlight > 0) return;
+        if (this.signal !== undefined) reject(this.signal);
+        else if (outcome) outcome.ok ? resolve(outcome.value) : reject(outcome.error);
+      };
+      const ended = (o: NonNullable<typeof outcome>) => {
+        // A signal engine code inside the body raised itself (not through ctx) joins the others.
+        if (!o.ok && propagates(o.error)) this.report(o.error);
+        outcome = o;
+        this.settle!();
+      };
+      let result: T | Promise<T>;
+      try {
+        result = body();
+      } catch (error) {
+        return ended({ ok: false, error });
+      }
+      Promise.resolve(result).then(
+        (value) => ended({ ok: true, value }),
+        (error) => ended({ ok: false, error }),
+      );
+    });
+  }
+
+  /** `effect` as the body sees it: its value or real failure, or pending forever once a signal is met here. */
+  call<R>(effect: () => Promise<R>): Promise<R> {
+    if (this.signal !== undefined) return NEVER;
+    this.inFlight++;
+    let running: Promise<R>;
+    try {
+      running = effect();
+    } catch (err) {
+      running = Promise.reject(err);
+    }
+    return running.then(
+      (value) => (this.done() ? NEVER : value),
+      (err: unknown) => {
+        if (propagates(err)) this.report(err);
+        if (this.done()) return NEVER;
+        throw err;
+      },
+    );
+  }
+
+  /** One call less in flight; true once a signal is met (the body must not go on). */
+  private done(): boolean {
+    this.inFlight--;
+    if (this.signal === undefined) return false;
+    this.settle?.();
+    return true;
+  }
+
+  private report(err: unknown): void {
+    this.signal = combinedSignal(this.signal, err);
+  }
+}
+
+/**
+ * Two signals as one: a fatal error, an interruption or a storage failure wins
+ * (the first); pauses for approval are merged, so parallel calls that each wait for
+ * a person are asked together (as the loop does with one turn's tool calls).
+ */
+export function combinedSignal(seen: unknown, err: unknown): unknown {
+  if (seen === undefined) return err;
+  if (seen instanceof ApprovalRequired && err instanceof ApprovalRequired) return new ApprovalRequired([...seen.pending, ...err.pending]);
+  return seen instanceof ApprovalRequired ? err : seen;
+}
+
+export type Effect = (...args: never[]) => Promise<unknown>;
+
+export const guarded =
+  (boundary: SignalBoundary, effect: Effect): Effect =>
+  (...args) =>
+    boundary.call(() => effect(...args));
+
+/**
+ * `ctx` (with `members` replaced) as handed to user code running inside `boundary`:
+ * each effect method, already there or made later, reports a signal to the boundary
+ * instead of rejecting. Copies of it (`contextWith`) stay bound.
+ */
+export function boundContext(ctx: ToolContext, boundary: SignalBoundary, members: Partial<ToolContext> = {}): ToolContext {
+  const bound = contextWith(ctx, members);
+  const own = bound as unknown as Record<string | symbol, unknown>;
+  own[BOUNDARY] = boundary;
+  for (const name of EFFECT_METHODS) if (Object.hasOwn(bound, name)) own[name] = guarded(boundary, bound[name] as Effect);
+  return bound;
+}
