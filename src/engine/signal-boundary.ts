@@ -1,6 +1,7 @@
 import type { ToolContext } from "./context";
 import { contextWith } from "./context-with";
 import { ApprovalRequired, propagates } from "./errors";
+import type { StateKV } from "./toolsets/toolset";
 
 /** The ctx methods that act for user code (a journaled effect, a nested call): the ones a signal may leave, so the ones a boundary guards. */
 export const EFFECT_METHODS = ["llmAsk", "llmAgent", "callTool", "callWorker", "step", "now", "randomId"] as const;
@@ -107,13 +108,34 @@ export const guarded =
 
 /**
  * `ctx` (with `members` replaced) as handed to user code running inside `boundary`:
- * each effect method, already there or made later, reports a signal to the boundary
- * instead of rejecting. Copies of it (`contextWith`) stay bound.
+ * each effect method, already there or made later, and its state store (a failed
+ * write is a `StorageError`) report a signal to the boundary instead of rejecting.
+ * Copies of it (`contextWith`) stay bound.
  */
 export function boundContext(ctx: ToolContext, boundary: SignalBoundary, members: Partial<ToolContext> = {}): ToolContext {
-  const bound = contextWith(ctx, members);
+  const bound = contextWith(ctx, { ...members, state: new BoundState(members.state ?? ctx.state, boundary) });
   const own = bound as unknown as Record<string | symbol, unknown>;
   own[BOUNDARY] = boundary;
   for (const name of EFFECT_METHODS) if (Object.hasOwn(bound, name)) own[name] = guarded(boundary, bound[name] as Effect);
   return bound;
+}
+
+/** A state store whose failures (signals) stop the code holding it, as its ctx calls do. */
+class BoundState implements StateKV {
+  constructor(
+    private readonly inner: StateKV,
+    private readonly boundary: SignalBoundary,
+  ) {}
+  get<T>(key: string): Promise<T | undefined> {
+    return this.boundary.call(() => this.inner.get<T>(key));
+  }
+  put(key: string, value: unknown): Promise<void> {
+    return this.boundary.call(() => this.inner.put(key, value));
+  }
+  delete(key: string): Promise<boolean> {
+    return this.boundary.call(() => this.inner.delete(key));
+  }
+  list(prefix?: string): Promise<Array<[string, unknown]>> {
+    return this.boundary.call(() => this.inner.list(prefix));
+  }
 }

@@ -1,7 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ApprovalRequired, defineFunction, defineToolset, executeRun, MemoryJournalStore, RunError, RunInterrupted, scriptedModel, tool, type PendingApproval } from "../../src/engine";
-import { SignalBoundary } from "../../src/engine/signal-boundary";
+import {
+  ApprovalRequired,
+  defineFunction,
+  defineToolset,
+  executeRun,
+  MemoryJournalStore,
+  RunError,
+  RunInterrupted,
+  scriptedModel,
+  StorageError,
+  tool,
+  type PendingApproval,
+  type ToolContext,
+} from "../../src/engine";
+import { boundContext, SignalBoundary } from "../../src/engine/signal-boundary";
 import { harness, workerFile } from "./helpers";
 
 const pending = (tool: string): PendingApproval => ({ key: `k/${tool}`, id: tool, callPath: "p", workerChain: [], tool, args: {}, description: tool });
@@ -54,6 +67,22 @@ describe("SignalBoundary: user code never observes an engine signal", () => {
     });
     await expect(done).rejects.toBeInstanceOf(RunInterrupted);
     expect(acted).toBe(0);
+  });
+
+  it("a bound ctx's state store is guarded too: a write the journal's store refuses (StorageError) is no error the code can catch", async () => {
+    const b = new SignalBoundary();
+    const refusing = { get: async () => undefined, put: () => Promise.reject(new StorageError("disk full")), delete: async () => false, list: async () => [] };
+    const ctx = boundContext({ state: refusing } as unknown as ToolContext, b);
+    let caught = false;
+    const done = b.run(async () => {
+      try {
+        await ctx.state.put("k", 1);
+      } catch {
+        caught = true;
+      }
+    });
+    await expect(done).rejects.toBeInstanceOf(StorageError);
+    expect(caught).toBe(false);
   });
 
   it("without a signal: a real failure reaches the body, and the body's result or error is the boundary's", async () => {
