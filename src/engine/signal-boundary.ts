@@ -24,35 +24,47 @@ const NEVER: Promise<never> = new Promise<never>(() => {});
 export class SignalBoundary {
   private inFlight = 0;
   private signal: unknown = undefined;
-  /** Settles `run`'s promise when nothing is in flight; set while the body runs. */
-  private settle?: () => void;
+  /** The body's outcome once it settled (before a signal), and `run`'s promise to settle. */
+  private ended = false;
+  private ok = false;
+  private outcome: unknown = undefined;
+  private resolve?: (value: unknown) => void;
+  private reject?: (err: unknown) => void;
 
   /** Runs `body` inside the boundary: its result, or the signal its calls met. */
   run<T>(body: () => T | Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      let outcome: { ok: true; value: T } | { ok: false; error: unknown } | undefined;
-      this.settle = () => {
-        if (this.inFlight > 0) return;
-        if (this.signal !== undefined) reject(this.signal);
-        else if (outcome) outcome.ok ? resolve(outcome.value) : reject(outcome.error);
-      };
-      const ended = (o: NonNullable<typeof outcome>) => {
-        // A signal engine code inside the body raised itself (not through ctx) joins the others.
-        if (!o.ok && propagates(o.error)) this.report(o.error);
-        outcome = o;
-        this.settle!();
-      };
-      let result: T | Promise<T>;
-      try {
-        result = body();
-      } catch (error) {
-        return ended({ ok: false, error });
-      }
-      Promise.resolve(result).then(
-        (value) => ended({ ok: true, value }),
-        (error) => ended({ ok: false, error }),
-      );
+    const done = new Promise<T>((resolve, reject) => {
+      this.resolve = resolve as (value: unknown) => void;
+      this.reject = reject;
     });
+    let result: T | Promise<T>;
+    try {
+      result = body();
+    } catch (error) {
+      this.end(false, error);
+      return done;
+    }
+    (result instanceof Promise ? result : Promise.resolve(result)).then(
+      (value) => this.end(true, value),
+      (error: unknown) => this.end(false, error),
+    );
+    return done;
+  }
+
+  private end(ok: boolean, outcome: unknown): void {
+    // A signal engine code inside the body raised itself (not through ctx) joins the others.
+    if (!ok && propagates(outcome)) this.report(outcome);
+    this.ended = true;
+    this.ok = ok;
+    this.outcome = outcome;
+    this.settle();
+  }
+
+  /** Settles `run`'s promise once nothing is in flight: with the signal if one was met, else with the body's outcome. */
+  private settle(): void {
+    if (this.inFlight > 0) return;
+    if (this.signal !== undefined) this.reject!(this.signal);
+    else if (this.ended) (this.ok ? this.resolve! : this.reject!)(this.outcome);
   }
 
   /** `effect` as the body sees it: its value or real failure, or pending forever once a signal is met here. */
@@ -79,7 +91,7 @@ export class SignalBoundary {
   private done(): boolean {
     this.inFlight--;
     if (this.signal === undefined) return false;
-    this.settle?.();
+    this.settle();
     return true;
   }
 
@@ -113,9 +125,10 @@ export const guarded =
  * Copies of it (`contextWith`) stay bound.
  */
 export function boundContext(ctx: ToolContext, boundary: SignalBoundary, members: Partial<ToolContext> = {}): ToolContext {
-  const bound = contextWith(ctx, { ...members, state: new BoundState(members.state ?? ctx.state, boundary) });
+  const bound = contextWith(ctx, members);
   const own = bound as unknown as Record<string | symbol, unknown>;
   own[BOUNDARY] = boundary;
+  own.state = new BoundState(bound.state, boundary);
   for (const name of EFFECT_METHODS) if (Object.hasOwn(bound, name)) own[name] = guarded(boundary, bound[name] as Effect);
   return bound;
 }
