@@ -9,8 +9,11 @@ export const EFFECT_METHODS = ["llmAsk", "llmAgent", "callTool", "callWorker", "
 /** Where a ctx handed to user code keeps its boundary (read by the engine's contexts when they make a method). */
 export const BOUNDARY = Symbol("signalBoundary");
 
-/** A promise that never settles: what user code awaits once its activation is to end. */
-const NEVER: Promise<never> = new Promise<never>(() => {});
+/**
+ * A promise that never settles: what user code awaits once its activation is to end.
+ * A new one each time: code awaiting a shared one would stay reachable from it for good.
+ */
+const never = (): Promise<never> => new Promise<never>(() => {});
 
 /**
  * The line between engine code and user code that holds a `ctx` (a function's body,
@@ -31,7 +34,7 @@ export class SignalBoundary {
   private resolve?: (value: unknown) => void;
   private reject?: (err: unknown) => void;
 
-  /** Runs `body` inside the boundary: its result, or the signal its calls met. */
+  /** Runs `body` inside the boundary (once per boundary): its result, or the signal its calls met. */
   run<T>(body: () => T | Promise<T>): Promise<T> {
     const done = new Promise<T>((resolve, reject) => {
       this.resolve = resolve as (value: unknown) => void;
@@ -69,7 +72,7 @@ export class SignalBoundary {
 
   /** `effect` as the body sees it: its value or real failure, or pending forever once a signal is met here. */
   call<R>(effect: () => Promise<R>): Promise<R> {
-    if (this.signal !== undefined) return NEVER;
+    if (this.signal !== undefined) return never();
     this.inFlight++;
     let running: Promise<R>;
     try {
@@ -78,21 +81,20 @@ export class SignalBoundary {
       running = Promise.reject(err);
     }
     return running.then(
-      (value) => (this.done() ? NEVER : value),
+      (value) => (this.done() ? never() : value),
       (err: unknown) => {
         if (propagates(err)) this.report(err);
-        if (this.done()) return NEVER;
+        if (this.done()) return never();
         throw err;
       },
     );
   }
 
-  /** One call less in flight; true once a signal is met (the body must not go on). */
+  /** One call less in flight (the last may settle `run`: a signal met, or a body that returned before it); true once a signal is met (the body must not go on). */
   private done(): boolean {
     this.inFlight--;
-    if (this.signal === undefined) return false;
-    this.settle();
-    return true;
+    if (this.ended || this.signal !== undefined) this.settle();
+    return this.signal !== undefined;
   }
 
   private report(err: unknown): void {

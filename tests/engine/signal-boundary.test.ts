@@ -85,6 +85,24 @@ describe("SignalBoundary: user code never observes an engine signal", () => {
     expect(caught).toBe(false);
   });
 
+  it("a body that returns while a call is in flight settles when that call does: with its own result, or with the signal the call met", async () => {
+    const b = new SignalBoundary();
+    const log: string[] = [];
+    const returned = b.run(async () => {
+      void b.call(() => tick().then(() => void log.push("call done")));
+      return "result";
+    });
+    expect(await returned.then((r) => (log.push("settled"), r))).toBe("result");
+    expect(log).toEqual(["call done", "settled"]);
+
+    const c = new SignalBoundary();
+    const paused = c.run(async () => {
+      void c.call(() => tick().then(() => Promise.reject(new ApprovalRequired([pending("late")]))));
+      return "result";
+    });
+    await expect(paused).rejects.toBeInstanceOf(ApprovalRequired);
+  });
+
   it("without a signal: a real failure reaches the body, and the body's result or error is the boundary's", async () => {
     const b = new SignalBoundary();
     expect(await b.run(async () => b.call(() => Promise.reject(new Error("boom"))).catch((e: Error) => `handled ${e.message}`))).toBe("handled boom");
