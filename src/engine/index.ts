@@ -2,6 +2,7 @@
 export { checkCatalog, loadCatalog, type Catalog, type CatalogWorker } from "./catalog";
 export type { ToolContext, AgentOptions } from "./context";
 export * from "./errors";
+export { combinedSignal } from "./signal-boundary";
 export { defineFunction, type CodeFunction, type FunctionSpec } from "./functions";
 export { KEY_GRAMMAR, type KeyGrammar } from "./journal/keys";
 export { MemoryJournalStore } from "./journal/memory-store";
