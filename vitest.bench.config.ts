@@ -6,8 +6,8 @@ export default defineConfig({
   test: {
     projects: [
       workersProject("bench", ["bench/do/**/*.bench.test.ts"], 300_000, { MODEL_DISPATCH: "direct" }),
-      // The fault and dispatch-cost benchmarks again with MODEL_DISPATCH=queue (sections `faultsQueue`, `dispatch_queue`).
-      workersProject("bench-queue", ["bench/do/faults.bench.test.ts", "bench/do/dispatch.bench.test.ts"], 300_000, { MODEL_DISPATCH: "queue" }),
+      // The fault and dispatch benchmarks again with MODEL_DISPATCH=queue (sections `faultsQueue`, `dispatch_queue`, `dispatch_wait_queue`, `dispatch_recovery`).
+      workersProject("bench-queue", ["bench/do/faults.bench.test.ts", "bench/do/dispatch.bench.test.ts", "bench/do/dispatch-wait.bench.test.ts"], 300_000, { MODEL_DISPATCH: "queue" }),
     ],
   },
 });

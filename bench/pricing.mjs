@@ -6,9 +6,9 @@
 // operations, a message ≤ 64 KB costs 3 (write, read, delete). Workers Standard:
 // developers.cloudflare.com/workers/platform/pricing/ — $0.30/M requests (a queue consumer
 // invocation is one), $0.02/M CPU ms. All before the plan's included amounts.
-/** Queue mode's lease (durable-objects/model-dispatch.ts LEASE_MS): renewed every third of it while the model thinks. */
+/** Queue mode's lease (durable-objects/model-dispatch.ts LEASE_MS): renewed RENEWALS_PER_LEASE (4) times per lease while the model thinks. */
 const LEASE_SECONDS = 60;
-const RENEW_EVERY_SECONDS = LEASE_SECONDS / 3;
+export const RENEW_EVERY_SECONDS = LEASE_SECONDS / 4;
 
 export const PRICES = {
   doRequestPerM: 0.15,
@@ -30,7 +30,7 @@ export const PRICES = {
  */
 export function priceRun({ mode, modelRequests, modelSeconds, measured }) {
   // Queue mode, per request the model takes long over: the consumer renews its claim (one request,
-  // one row) every 20 s after the first, and the lapse alarm fires once a minute to find it renewed
+  // one row) every RENEW_EVERY_SECONDS while the model thinks, and the lapse alarm fires once a minute to find it renewed
   // (one request and one activation, priced at the measured mean activation time).
   const renewals = mode === "queue" ? modelRequests * Math.max(0, Math.ceil(modelSeconds / RENEW_EVERY_SECONDS) - 1) : 0;
   const lapseChecks = mode === "queue" ? modelRequests * Math.floor(modelSeconds / LEASE_SECONDS) : 0;

@@ -43,9 +43,12 @@ export function appModels(env: Env, models: Definitions["models"]): ModelResolve
   });
 }
 
-/** Where a run's model requests are made: in its object (`direct`) or by the queue consumer (`queue`). */
+/** The one default of MODEL_DISPATCH (wrangler.toml does not repeat it). */
+export const DEFAULT_DISPATCH = "queue";
+
+/** Where a run's model requests are made: in its object (`direct`) or by the queue consumer (`queue`, the default). */
 export function dispatchMode(env: Env): "direct" | "queue" {
-  const mode: string = env.MODEL_DISPATCH || "direct";
+  const mode: string = env.MODEL_DISPATCH || DEFAULT_DISPATCH;
   if (mode !== "direct" && mode !== "queue") throw new Error(`MODEL_DISPATCH must be "direct" or "queue", got ${JSON.stringify(mode)}`);
   return mode;
 }

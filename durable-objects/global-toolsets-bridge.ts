@@ -1,5 +1,5 @@
 import { RpcTarget } from "cloudflare:workers";
-import { messageOf, propagates, ToolError, type AgentOptions, type GlobalToolsets, type ToolContext, type Toolset } from "../src/engine";
+import { combinedSignal, messageOf, propagates, ToolError, type AgentOptions, type GlobalToolsets, type ToolContext, type Toolset } from "../src/engine";
 
 /** What a global tool call sends to the singleton: plain data. */
 export interface GlobalCall {
@@ -14,11 +14,15 @@ export interface GlobalCall {
 
 export type GlobalResult = { ok: true; value: unknown } | { ok: false; error: string };
 
+/** A bridged ctx call's answer: its value, or word that it met a signal (kept on the run's side). */
+export type Bridged<T> = { value: T } | { signalled: true };
+
 /**
  * The calling run's ToolContext, reachable from GlobalToolsetsDO by RPC: a global
  * tool's llmAsk, callTool, step… run in the caller's run and journal. Signals
- * (approval, checkpoint) cannot cross RPC as themselves, so they are kept here
- * and rethrown on the run's side.
+ * (approval, checkpoint) cannot cross RPC as themselves: they are kept here (combined,
+ * as a SignalBoundary does) and rethrown on the run's side; the singleton only hears
+ * that one was met, so the tool's own boundary there stops the tool.
  */
 export class ToolContextBridge extends RpcTarget {
   signal: unknown;
@@ -27,12 +31,13 @@ export class ToolContextBridge extends RpcTarget {
     super();
   }
 
-  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+  private async guard<T>(fn: () => Promise<T>): Promise<Bridged<T>> {
     try {
-      return await fn();
+      return { value: await fn() };
     } catch (err) {
-      if (propagates(err)) this.signal ??= err;
-      throw new Error(messageOf(err));
+      if (!propagates(err)) throw new Error(messageOf(err));
+      this.signal = combinedSignal(this.signal, err);
+      return { signalled: true };
     }
   }
 

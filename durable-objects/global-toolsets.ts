@@ -1,9 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
-import { messageOf, type Toolset } from "../src/engine";
+import { messageOf, RunInterrupted, type Toolset } from "../src/engine";
 import { instanceInit } from "../src/engine/toolsets/instances";
 import { UsageMeter } from "../src/engine/usage";
 import { kinds } from "../src/toolsets";
-import type { GlobalCall, GlobalResult, ToolContextBridge } from "./global-toolsets-bridge";
+import type { Bridged, GlobalCall, GlobalResult, ToolContextBridge } from "./global-toolsets-bridge";
 import { migrateGlobal } from "./schema";
 import { Sql } from "./sql";
 import { SqliteStateBackend } from "./sqlite-state";
@@ -39,17 +39,28 @@ export class GlobalToolsetsDO extends DurableObject<Env> {
         ...call.ctx,
         usage: new UsageMeter(),
         state: this.states.open("global", "global", call.key),
-        llmAsk: (prompt, opts) => bridge.llmAsk(prompt, opts),
-        llmAgent: (opts) => bridge.llmAgent(opts),
-        callTool: (name, args) => bridge.callTool(name, args),
-        callWorker: (name, input) => bridge.callWorker(name, input),
-        step: (key, fn) => bridge.step(key, async () => fn()) as Promise<never>,
-        now: () => bridge.now(),
-        randomId: () => bridge.randomId(),
+        llmAsk: (prompt, opts) => unbridged(bridge.llmAsk(prompt, opts)),
+        llmAgent: (opts) => unbridged(bridge.llmAgent(opts)),
+        callTool: (name, args) => unbridged(bridge.callTool(name, args)),
+        callWorker: (name, input) => unbridged(bridge.callWorker(name, input)),
+        step: (key, fn) => unbridged(bridge.step(key, async () => fn())) as Promise<never>,
+        now: () => unbridged(bridge.now()),
+        randomId: () => unbridged(bridge.randomId()),
       });
       return { ok: true, value: value ?? null };
     } catch (err) {
       return { ok: false, error: messageOf(err) };
     }
   }
+}
+
+/**
+ * A bridged call's value; a signal met on the run's side is raised here as an
+ * interruption, which the tool's SignalBoundary keeps from the tool and turns into
+ * this call's end (the run's side then throws the real signal).
+ */
+async function unbridged<T>(answer: Promise<Bridged<T>>): Promise<T> {
+  const a = await answer;
+  if ("signalled" in a) throw new RunInterrupted("fault", "a signal of the calling run");
+  return a.value;
 }

@@ -1,6 +1,6 @@
 import { messageOf } from "../src/engine";
 import { appModels } from "./engine-config";
-import { dispatchMessage, dispatchTimeoutMs, LEASE_MS, unwire, type ClaimedRequest, type DeliveredAnswer } from "./model-dispatch";
+import { dispatchMessage, dispatchTimeoutMs, RENEWALS_PER_LEASE, unwire, type ClaimedRequest, type DeliveredAnswer } from "./model-dispatch";
 import type { RunDO } from "./run/run";
 
 type RunDispatchRpc = Pick<RunDO, "claimModelRequest" | "renewModelClaim" | "deliverModelAnswer">;
@@ -43,8 +43,12 @@ async function consume(message: Message<unknown>, env: Env): Promise<void> {
     return message.retry(); // the object could not answer: nothing was claimed
   }
   if (!claimed) return message.ack(); // a duplicate, a stale attempt, an answered or ended run
-  // Renewed while the model thinks, so the run sends the request again only if this consumer dies.
-  const renewing = setInterval(() => void stub.renewModelClaim(key, attempt).catch(() => undefined), LEASE_MS / 3);
+  // Renewed while the model thinks, at the lease the run granted, several times per lease: the run
+  // sends the request again only when this consumer missed a whole lease of renewals (it died).
+  // Refused: another attempt took over (or the run ended); the first answer delivered is the one recorded.
+  const renewing = setInterval(() => {
+    stub.renewModelClaim(key, attempt).then((held) => held || clearInterval(renewing), () => undefined);
+  }, claimed.leaseMs / RENEWALS_PER_LEASE);
   let answer: DeliveredAnswer;
   try {
     answer = await ask(env, claimed);

@@ -5,15 +5,24 @@ import { answerTooLarge } from "../src/engine/model-step";
 import type { ContentPart, Message } from "../src/engine/model/model";
 import type { ModelsConfig } from "../src/engine/model/providers";
 import { numberVar } from "../src/config";
-import { makeOnFirstUse } from "./schema";
+import { madeOnFirstUse, makeOnFirstUse } from "./schema";
 import { json, parse, type Sql } from "./sql";
 
 /**
- * How long a hand-off waits to be claimed, and a claim holds without renewal,
- * before the run's alarm sends the request again. The consumer renews every third
- * of it while the model thinks, so only a lost message or a dead consumer waits it out.
+ * How long a claim holds without renewal before the run's alarm sends the request
+ * again (its consumer is taken for dead). The consumer renews it RENEWALS_PER_LEASE
+ * times per lease while the model thinks, so three renewals in a row must fail first.
  */
 export const LEASE_MS = 60_000;
+export const RENEWALS_PER_LEASE = 4;
+/**
+ * How long a hand-off may wait unclaimed before the run asks the model itself, as
+ * in direct mode. Bounds the wait behind a busy consumer (one working a batch of
+ * slow requests takes no new batch), a lost message or a missing consumer.
+ */
+export const CLAIM_TIMEOUT_MS = 10_000;
+/** The timing in force: one object, so tests can shorten it (the consumer renews at the lease its claim names). */
+export const dispatchTiming = { leaseMs: LEASE_MS, claimTimeoutMs: CLAIM_TIMEOUT_MS };
 /** Hand-offs of one request before the run fails with model_error instead of sending it again. */
 export const MAX_ATTEMPTS = 5;
 /** Default time the consumer waits for a model's answer before it delivers a failure. */
@@ -55,15 +64,17 @@ type WireAttachment = { type: "attachment"; name: string; mime: string; size: nu
 type WireMessage = Exclude<Message, { role: "user" }> | { role: "user"; content: string | Array<Exclude<ContentPart, { type: "attachment" }> | WireAttachment> };
 export type WireRequest = Omit<ModelRequest, "messages" | "onDelta" | "key"> & { messages: WireMessage[] };
 
-/** What `claimModelRequest` hands a consumer: the model as the run names it, the request, the run's pinned models.yaml. */
+/** What `claimModelRequest` hands a consumer: the model as the run names it, the request, the run's pinned models.yaml, the lease to renew. */
 export interface ClaimedRequest {
   model: string;
+  leaseMs: number;
   request: WireRequest;
   models: ModelsConfig;
 }
 
-/** When an unanswered hand-off lapses: its lease once claimed, else a lease after it was sent. */
-const lapsesAt = (row: Record<string, SqlStorageValue>) => (row.claimed === row.attempt ? (row.lease_until as number) : (row.sent_at as number) + LEASE_MS);
+const isClaimed = (row: Record<string, SqlStorageValue>) => row.claimed === row.attempt;
+/** When an unanswered hand-off lapses: its lease once claimed, else the claim timeout after it was sent. */
+const lapsesAt = (row: Record<string, SqlStorageValue>) => (isClaimed(row) ? (row.lease_until as number) : (row.sent_at as number) + dispatchTiming.claimTimeoutMs);
 
 /** The one seam for sending (tests spy on it to drop, duplicate or hold messages). */
 export const modelQueue = {
@@ -109,7 +120,7 @@ export class ModelDispatch {
       if (!this.env.MODEL_QUEUE) {
         throw new RunError("config", "MODEL_DISPATCH=queue needs the MODEL_QUEUE queue binding ([[queues.producers]] in wrangler.toml, after `wrangler queues create edgework-model-requests`), or set MODEL_DISPATCH=direct", true);
       }
-      return { request: (req) => this.request(name, req, pinned), requested: (key) => this.requested(key) } satisfies Model;
+      return { request: (req) => this.request(name, req, pinned, direct), requested: (key) => this.requested(key) } satisfies Model;
     };
   }
 
@@ -133,10 +144,19 @@ export class ModelDispatch {
    */
   rearmAt(): number | null {
     if (this.woken) return null;
-    // Only hand-offs the journal still waits for (a row left from a mode switch must not arm the past).
+    return this.earliestLapse() ?? Date.now() + dispatchTiming.leaseMs;
+  }
+
+  /**
+   * When the earliest hand-off the journal still waits for lapses, or null when none
+   * waits. Only those (a row left from a mode switch must not arm the past); read
+   * also when the object starts, so a lost alarm cannot leave a dead claim unnoticed.
+   */
+  earliestLapse(): number | null {
+    if (!madeOnFirstUse(this.sql, "model_dispatch")) return null;
     const lapses = this.table().all`SELECT attempt, sent_at, claimed, lease_until FROM model_dispatch
       WHERE answer IS NULL AND key NOT IN (SELECT key FROM journal)`.map(lapsesAt);
-    return lapses.length ? Math.min(...lapses) : Date.now() + LEASE_MS;
+    return lapses.length ? Math.min(...lapses) : null;
   }
 
   /** Forgets requests waiting in memory (the run ended). */
@@ -152,7 +172,7 @@ export class ModelDispatch {
     return this.table().one`SELECT 1 AS sent FROM model_dispatch WHERE key = ${key}` !== undefined;
   }
 
-  private async request(model: string, req: ModelRequest, models: ModelsConfig): Promise<ModelResponse> {
+  private async request(model: string, req: ModelRequest, models: ModelsConfig, direct: ModelResolver): Promise<ModelResponse> {
     const key = req.key;
     if (!key) throw new Error("a model request handed to the queue needs its journal key");
     const row = this.table().one`SELECT attempt, sent_at, claimed, lease_until, answer FROM model_dispatch WHERE key = ${key}`;
@@ -165,12 +185,16 @@ export class ModelDispatch {
     const now = Date.now();
     if (row && lapsesAt(row) > now) {
       // In flight: if no consumer took it yet, a late message (or one after an eviction) can still claim it.
-      if (row.claimed !== row.attempt) this.waiting.set(key, { model, attempt: row.attempt as number, request: req, models });
+      if (!isClaimed(row)) this.waiting.set(key, { model, attempt: row.attempt as number, request: req, models });
       throw new RunInterrupted("dispatched", key);
     }
+    // Read here, in the run's activation: an attached file that changed fails the run at once
+    // (fatal), instead of failing every consumer's claim until the hand-offs run out.
+    await readAttachments(req);
     const attempt = ((row?.attempt as number | undefined) ?? 0) + 1;
     // Each attempt was lost or its consumer died: something is wrong that sending again will not fix.
     if (attempt > MAX_ATTEMPTS) throw new RunError("model_error", `model ${model}: no answer came back for ${MAX_ATTEMPTS} hand-offs of ${key} to the queue (MODEL_DISPATCH=queue); is its consumer deployed?`, true);
+    if (row && !isClaimed(row)) return this.askDirectly(key, attempt, direct(model), req);
     this.table().run`INSERT INTO model_dispatch (key, model, attempt, sent_at) VALUES (${key}, ${model}, ${attempt}, ${now})
       ON CONFLICT (key) DO UPDATE SET model = excluded.model, attempt = excluded.attempt, sent_at = excluded.sent_at`;
     this.waiting.set(key, { model, attempt, request: req, models });
@@ -181,6 +205,20 @@ export class ModelDispatch {
       console.warn(JSON.stringify({ edgework: "model_dispatch_send_failed", key, attempt, error: err instanceof Error ? err.message : String(err) }));
     }
     throw new RunInterrupted("dispatched", key);
+  }
+
+  /**
+   * Nobody claimed the hand-off within the claim timeout (the consumer is busy, the
+   * message lost, or the object forgot the request): this activation asks the model,
+   * under a new attempt it holds, so the old message can no longer claim it. Should the
+   * activation die meanwhile, that claim's lease lapses and the request is sent again.
+   */
+  private async askDirectly(key: string, attempt: number, model: Model, req: ModelRequest): Promise<ModelResponse> {
+    const now = Date.now();
+    this.table().run`UPDATE model_dispatch SET attempt = ${attempt}, sent_at = ${now}, claimed = ${attempt}, lease_until = ${now + dispatchTiming.leaseMs} WHERE key = ${key}`;
+    this.waiting.delete(key);
+    console.warn(JSON.stringify({ edgework: "model_dispatch_unclaimed", key, attempt, claim_timeout_ms: dispatchTiming.claimTimeoutMs }));
+    return model.request(req);
   }
 
   /**
@@ -201,15 +239,16 @@ export class ModelDispatch {
       return null;
     }
     this.waiting.delete(key);
-    this.table().run`UPDATE model_dispatch SET claimed = ${attempt}, lease_until = ${now + LEASE_MS} WHERE key = ${key}`;
-    return { model: waiting.model, request: await wire(waiting.request), models: waiting.models };
+    const leaseMs = dispatchTiming.leaseMs;
+    this.table().run`UPDATE model_dispatch SET claimed = ${attempt}, lease_until = ${now + leaseMs} WHERE key = ${key}`;
+    return { model: waiting.model, leaseMs, request: await wire(waiting.request), models: waiting.models };
   }
 
   /** The consumer holding `attempt` is alive: its lease runs on. False: the request is no longer wanted (answered, sent again, run ended). */
   renew(key: string, attempt: number): boolean {
     const row = this.table().one`SELECT attempt, claimed, answer FROM model_dispatch WHERE key = ${key}`;
     if (!row || row.answer !== null || row.attempt !== attempt || row.claimed !== attempt) return false;
-    this.table().run`UPDATE model_dispatch SET lease_until = ${Date.now() + LEASE_MS} WHERE key = ${key}`;
+    this.table().run`UPDATE model_dispatch SET lease_until = ${Date.now() + dispatchTiming.leaseMs} WHERE key = ${key}`;
     return true;
   }
 
@@ -239,6 +278,13 @@ export class ModelDispatch {
   private async wakeRun(): Promise<void> {
     this.woken = true;
     await this.wake();
+  }
+}
+
+/** Reads every attachment of the request (each checks its recorded sha256; `claim` reuses the bytes read). */
+async function readAttachments(req: ModelRequest): Promise<void> {
+  for (const m of req.messages) {
+    if (m.role === "user" && typeof m.content !== "string") for (const p of m.content) if (p.type === "attachment") await p.bytes();
   }
 }
 

@@ -1,3 +1,4 @@
+import { KEY_GRAMMAR, type KeyGrammar } from "../src/engine/journal/keys";
 import { raw, type Sql } from "./sql";
 
 /** Toolset state by scope; both Durable Objects keep it. WITHOUT ROWID: the key is the row. */
@@ -60,6 +61,9 @@ const ON_FIRST_USE = { model_dispatch: MODEL_DISPATCH } as const;
 /** Makes a table of ON_FIRST_USE unless this object has it (no rows written then). */
 export const makeOnFirstUse = (sql: Sql, table: keyof typeof ON_FIRST_USE) => sql.script(ON_FIRST_USE[table]);
 
+/** Whether this object made a table of ON_FIRST_USE (a read: nothing is made). */
+export const madeOnFirstUse = (sql: Sql, table: keyof typeof ON_FIRST_USE) => sql.one`SELECT 1 AS made FROM sqlite_master WHERE type = 'table' AND name = ${table}` !== undefined;
+
 /** A new run object: version 0 → latest in one step. */
 const RUN_TABLES = [RUN, JOURNAL, APPROVALS, EVENTS, APPROVAL_MAIL, STATE];
 
@@ -75,6 +79,10 @@ const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
   [4, [`ALTER TABLE approvals ADD COLUMN asked_step INTEGER`]],
   // Version 5: the views became subqueries the queries inline (a view costs rows to create).
   [5, [`DROP VIEW IF EXISTS run_current`, `DROP VIEW IF EXISTS approvals_current`]],
+  // Version 6: journal keys of grammar 2 (src/engine/journal/keys.ts). A journal begun
+  // before keeps grammar 1, so its run replays onto the keys it recorded; marked here,
+  // once, from the schema version alone (never guessed from a key a model could shape).
+  [6, [`INSERT OR IGNORE INTO meta (key, value) SELECT 'key_grammar', '1' WHERE EXISTS (SELECT 1 FROM journal)`]],
 ];
 
 /**
@@ -140,6 +148,11 @@ function migrate(sql: Sql, tables: string[], upgrades: Array<[version: number, s
   if (current === 0) for (const s of tables) sql.script(s);
   else for (const [version, statements] of upgrades) if (version > current) for (const s of statements) sql.script(s);
   sql.run`INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ${String(latest)})`;
+}
+
+/** The key grammar of the run's journal: 1 when marked by the version 6 upgrade, else the current one (no row). */
+export function keyGrammarOf(sql: Sql): KeyGrammar {
+  return sql.one<{ value: string }>`SELECT value FROM meta WHERE key = 'key_grammar'`?.value === "1" ? 1 : KEY_GRAMMAR;
 }
 
 export const migrateRun = (sql: Sql) => migrate(sql, RUN_TABLES, RUN_UPGRADES);

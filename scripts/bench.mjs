@@ -9,7 +9,7 @@ import { endToEnd } from "../bench/e2e.mjs";
 import { loadTest } from "../bench/load.mjs";
 import { topFrames } from "../bench/profile-top.mjs";
 import { yamlCost } from "../bench/yaml-cost.mjs";
-import { PRICES as UNIT_PRICES, priceRun } from "../bench/pricing.mjs";
+import { PRICES as UNIT_PRICES, priceRun, RENEW_EVERY_SECONDS } from "../bench/pricing.mjs";
 import { importTs, root } from "./import-ts.mjs";
 
 process.chdir(root);
@@ -54,7 +54,8 @@ const results = Object.fromEntries(
     return [r.section, r.data];
   }),
 );
-if (!results.storage || !results.resume || !results.faults || !results.retention || !results.dispatch_direct || !results.dispatch_queue) {
+const dispatchWaits = ["dispatch_wait_direct", "dispatch_wait_queue", "dispatch_recovery"];
+if (!results.storage || !results.resume || !results.faults || !results.retention || !results.dispatch_direct || !results.dispatch_queue || dispatchWaits.some((s) => !results[s])) {
   console.error(pool.stdout.slice(-4000), pool.stderr.slice(-4000));
   throw new Error("the Durable Object benchmarks failed");
 }
@@ -332,9 +333,11 @@ ${dispatchPrices
   .join("\n")}
 
 Line by line at ${dispatchPrices[1].seconds} s (USD): ${["direct", "queue"].map((m) => `${m}: ${dispatchPrices[1][m].lines.map((l) => `${l.unit} ${fmt(l.count, l.count % 1 ? 2 : 0)} → ${fmt(l.usd, 8)}`).join("; ")}`).join(". ")}.
-Queue mode's prices include what a slow model adds (bench/pricing.mjs): the consumer renews its claim every 20 s after the first
+Queue mode's prices include what a slow model adds (bench/pricing.mjs): the consumer renews its claim every ${RENEW_EVERY_SECONDS} s while the model thinks
 (one request and one row each; ${dispatchPrices.map((p) => `${p.queue.renewals} per run at ${p.seconds} s`).join(", ")}) and the lapse alarm fires each minute
 to find it renewed (one request and one activation; ${dispatchPrices.map((p) => `${p.queue.lapseChecks} at ${p.seconds} s`).join(", ")}).
+
+${waitsText()}
 
 Latency, \`wrangler dev\` (local workerd and its local queue), the section 5 workload run again with MODEL_DISPATCH=queue
 (${e2eQueue.runs} runs through the webhook, one at a time):
@@ -350,7 +353,7 @@ ${[
   .join("\n")}
 | webhook → two-turn run finished | ${fmt(e2e.completion.p50, 1)} / ${fmt(e2e.completion.p99, 1)} ms | ${fmt(e2eQueue.completion.p50, 1)} / ${fmt(e2eQueue.completion.p99, 1)} ms | ${fmt(e2eQueue.completion.p50 - e2e.completion.p50, 1)} ms |
 
-Queue mode is the shipped default (\`MODEL_DISPATCH = "queue"\` in wrangler.toml): its fault benchmark is green (section 7), it adds
+Queue mode is the default (\`MODEL_DISPATCH\` unset means queue, durable-objects/engine-config.ts): its fault benchmark is green (section 7), it adds
 ${fmt(addedP50("toolTurn"), 1)} ms p50 per model request here (goal ≤ 100 ms), and it is the cheaper mode once models take seconds. With models that
 answer in about a second, \`direct\` costs less (the table's first row) and streams answers to the run page: set it for those.
 
@@ -366,3 +369,26 @@ node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-engine.mjs 10 5000 && nod
 `;
 writeFileSync(join(root, "BENCHMARKS.md"), md);
 log("wrote BENCHMARKS.md");
+
+/**
+ * Section 8's slow-model measurements (bench/do/dispatch-wait.bench.test.ts), reported
+ * at full scale: every wait there is a timer or a model's answer scaled by the same factor.
+ */
+function waitsText() {
+  const [d, q, r] = dispatchWaits.map((s) => results[s]);
+  const full = (ms) => `${fmt((ms / d.scale) / 1000, 1)} s`;
+  const scaled = (ms) => `${fmt(ms / 1000, 2)} s`;
+  return `Slow models, bench/do/dispatch-wait.bench.test.ts, time scaled by ${d.scale} (a ${full(d.slowMs)} model answers in ${scaled(d.slowMs)}, the lease and
+the claim timeout shortened by the same factor, so every wait is the same fraction of the others; the fixed costs of RPCs and
+replays, tens of ms, weigh ${fmt(1 / d.scale, 0)}× more than at full scale, so the full-scale figures below are upper bounds).
+A ${full(d.quickMs)} request started while ${d.inFlight} requests of ${full(d.slowMs)} are in flight waits, besides its own ${full(d.quickMs)}:
+
+| mode | added wait, scaled | at full scale |
+|---|---|---|
+| direct (each run's object asks its own model) | ${scaled(d.addedMs)} | ≤ ${full(d.addedMs)} |
+| queue without a claim timeout (as before: the consumer's batch holds it until its slowest request ends) | ${scaled(q.unboundedAddedMs)} | ≤ ${full(q.unboundedAddedMs)} |
+| queue (a hand-off unclaimed for the claim timeout, ${full(q.claimTimeoutMs)}, is asked by the run's object) | ${scaled(q.addedMs)} | ≤ ${full(q.addedMs)} |
+
+A consumer that dies holding a claim (no renewal, no answer): the request is sent again ${scaled(r.resentMs)} after its claim
+(the lease, ${full(r.leaseMs)} at full scale: ≤ ${full(r.resentMs)}) and answered ${scaled(r.answeredMs)} after it (a ${full(r.quickMs)} model; ≤ ${full(r.answeredMs)} at full scale).`;
+}

@@ -35,6 +35,8 @@ declare namespace Cloudflare {
     ACCESS_TEAM_DOMAIN?: string;
     /** Cloudflare Access: the application's Audience (AUD) tag. */
     ACCESS_AUD?: string;
+    /** Where runs make model requests: "queue" (default, durable-objects/engine-config.ts) or "direct". */
+    MODEL_DISPATCH?: string;
     /** MODEL_DISPATCH=queue: how long a run waits for a handed-off model request's answer before sending it again, in ms; default 11 minutes. */
     MODEL_DISPATCH_TIMEOUT_MS?: string;
     /** Names of wrangler.toml [vars] whose values are redacted like secrets' (comma- or space-separated). */

@@ -5,6 +5,7 @@
 
 import type { ApprovalDecision } from "../../src/engine";
 import { stepEvents } from "../../src/engine/journal/events";
+import { KEY_GRAMMAR, type KeyGrammar } from "../../src/engine/journal/keys";
 import type { RunEvent } from "../../src/runs/types";
 import type { EventRow, JournalRow } from "../rows";
 import { parse } from "../sql";
@@ -24,9 +25,16 @@ function shown(type: string, data: Record<string, unknown>): Record<string, unkn
  * (s, 0); an event written after step s at (s, 1, its seq). Each event's id is
  * the cursor after it (`<journal seq>-<event seq>`), starting from (j, e).
  */
-export function mergeEvents(steps: Pick<JournalRow, "seq" | "key" | "value">[], runEvents: Pick<EventRow, "seq" | "after_step" | "type" | "data">[], j: number, e: number, recorded: RecordedEvents = new Map()): RunEvent[] {
+export function mergeEvents(
+  steps: Pick<JournalRow, "seq" | "key" | "value">[],
+  runEvents: Pick<EventRow, "seq" | "after_step" | "type" | "data">[],
+  j: number,
+  e: number,
+  recorded: RecordedEvents = new Map(),
+  grammar: KeyGrammar = KEY_GRAMMAR,
+): RunEvent[] {
   const stepItems = (key: string, value: unknown) => {
-    const items = stepEvents(key, value);
+    const items = stepEvents(key, value, grammar);
     const implied = recorded.get(key);
     return implied ? [...items, { type: "approval_recorded", data: implied(value as ApprovalDecision) }] : items;
   };

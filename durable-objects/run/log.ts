@@ -3,6 +3,7 @@
  * journal's usage. Needs the SQL only.
  */
 
+import { parseKey } from "../../src/engine/journal/keys";
 import type { RecordedCall } from "../../src/engine/toolsets/wrappers/journaled";
 import { triggerRef } from "../../src/runs/index-types";
 import { runUsage } from "./usage";
@@ -65,6 +66,8 @@ export class LoggedJournalStore extends SqliteJournalStore {
 
   override put(key: string, value: unknown, text?: string): void {
     super.put(key, value, text);
-    if (key.endsWith("/result") && (value as RecordedCall | null)?.ok === false) logRunEvent(this.runSql, "step_failed", { step: key.slice(0, -"/result".length) });
+    if ((value as RecordedCall | null)?.ok !== false) return;
+    const k = parseKey(key);
+    if (k.kind === "result") logRunEvent(this.runSql, "step_failed", { step: k.call });
   }
 }

@@ -11,6 +11,7 @@ import { callTree } from "../../src/engine/journal/call-tree";
 import { journalUsage } from "../../src/engine/journal/run-usage";
 import { shownUsage } from "./usage";
 import type { Journal } from "../../src/engine/journal/journal";
+import type { KeyGrammar } from "../../src/engine/journal/keys";
 import { emptyUsage } from "../../src/engine/usage";
 import { sameSecret } from "../../src/security/constant-time";
 import { replyMac } from "../../src/tokens/reply-reference";
@@ -22,7 +23,7 @@ import { dispatchMode, engineConfig } from "../engine-config";
 import { rpcGlobals } from "../global-toolsets-bridge";
 import { deliveredAnswer, ModelDispatch, type ClaimedRequest, type DeliveredAnswer } from "../model-dispatch";
 import type { EventRow, JournalRow, RunRow } from "../rows";
-import { migrateRun, RUN_CURRENT } from "../schema";
+import { keyGrammarOf, migrateRun, RUN_CURRENT } from "../schema";
 import { json, parse, Sql } from "../sql";
 import { SqliteStateBackend } from "../sqlite-state";
 import { RunApprovals, runEnded } from "./approvals";
@@ -67,6 +68,8 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private readonly dispatch: ModelDispatch;
   /** The catalog of the activation in progress (the run's pinned one). */
   private activeCatalog: Catalog | undefined;
+  /** How the run's journal keys are written (schema.ts keyGrammarOf), read when first needed. */
+  private grammar?: KeyGrammar;
   private cancelled = false;
   /** Retention deleted the run: this instance answers as for an unknown run. */
   private deleted = false;
@@ -83,6 +86,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.pinned = new RunCatalog(this.sql);
     this.mail = new RunMail(host, this.approvals);
     this.dispatch = new ModelDispatch(this.sql, env, ctx.id.toString(), () => this.wakeSoon());
+    void ctx.blockConcurrencyWhile(() => this.armDispatchLapse());
   }
 
   // ——— RPC: what the app asks (src/runs/rpc.ts) ———
@@ -182,7 +186,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       updated_at: run.updated_at,
       catalog_version: this.pinned.version(),
       approvals: this.approvals.list(),
-      call_tree: callTree(journal),
+      call_tree: callTree(journal, this.keyGrammar),
     };
   }
 
@@ -201,7 +205,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     const [j = 0, e = 0] = cursor.split("-").map((n) => Number(n) || 0);
     const steps = this.sql.all<JournalRow>`SELECT seq, key, value FROM journal WHERE seq > ${j} ORDER BY seq LIMIT ${limit}`;
     const runEvents = this.sql.all<EventRow>`SELECT seq, after_step, type, data FROM events WHERE seq > ${e} ORDER BY seq LIMIT ${limit}`;
-    const events = mergeEvents(steps, runEvents, j, e, this.approvals.recordedEvents());
+    const events = mergeEvents(steps, runEvents, j, e, this.approvals.recordedEvents(), this.keyGrammar);
     const full = steps.length === limit || runEvents.length === limit;
     return { events, done: !full && TERMINAL.includes(run.status) };
   }
@@ -299,6 +303,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       input: parse(run.input),
       approvalMode: run.approval_mode,
       budget: parse(run.budget),
+      keyGrammar: this.keyGrammar,
     });
     await this.outcomeReached();
     return outcome;
@@ -405,6 +410,21 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   }
 
   // ——— The run's rows and events, and the collaborators' host ———
+
+  /**
+   * A running run that waits for a handed-off answer has an alarm, at the latest when
+   * the hand-off lapses: checked as the object starts, so a restart that lost the alarm
+   * (local dev keeps none) cannot leave a dead consumer's claim unnoticed.
+   */
+  private async armDispatchLapse(): Promise<void> {
+    if (this.row()?.status !== "running" || (await this.ctx.storage.getAlarm()) !== null) return;
+    const at = this.dispatch.earliestLapse();
+    if (at !== null) await this.setAlarm(at);
+  }
+
+  private get keyGrammar(): KeyGrammar {
+    return (this.grammar ??= keyGrammarOf(this.sql));
+  }
 
   private live(): boolean {
     const status = this.row()?.status;

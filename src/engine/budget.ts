@@ -1,12 +1,12 @@
 import { ApprovalRequired, RunError, type PendingApproval } from "./errors";
 import { approvalId } from "./ids";
+import { approvalKey, budgetPath, notifyKey, parseKey } from "./journal/keys";
 import type { CallFrame } from "./call-frame";
 import type { Budget, RunServices } from "./run";
 import type { ApprovalDecision } from "./toolsets/wrappers/approval";
 
 /** The pseudo-tool a budget approval is about: the approval page, email, link and API show it like any call. */
 export const BUDGET_TOOL = "continue_past_budget";
-const BUDGET_KEY = /\/budget\/approval$/;
 
 /** The run request's limits over the root worker's (`budget:` in its file): the run's limits, made once per activation. */
 export function runBudget(request: Budget, root: Budget = {}): Budget {
@@ -17,11 +17,18 @@ export function runBudget(request: Budget, root: Budget = {}): Budget {
 /** Extensions approved so far: each adds the original limit again. Replay sees the same journal, so agrees. */
 function extensions(run: RunServices): number {
   let n = 0;
-  for (const [key, value] of run.journal.entries()) if (BUDGET_KEY.test(key) && (value as ApprovalDecision).approved) n++;
+  for (const [key, value] of run.journal.entries()) if ((value as ApprovalDecision | null)?.approved && parseKey(key).kind === "budget_approval") n++;
   return n;
 }
 
 const usd = (n: number) => `$${n.toFixed(2)}`;
+
+/** A limit the run is over: the failure's message, and what the approval to continue past it shows. */
+interface Exceeded {
+  message: string;
+  args: Record<string, number>;
+  description: string;
+}
 
 /**
  * Checked before each model request that is about to execute (never on replay).
@@ -30,23 +37,44 @@ const usd = (n: number) => `$${n.toFixed(2)}`;
  * Under budget (almost always) it returns without a promise.
  */
 export function checkBudget(run: RunServices, frame: CallFrame, stepKey: string): void | Promise<void> {
-  const budget = run.budget;
-  const used = run.usage.total;
-  const times = budget.onExceed === "ask" ? 1 + extensions(run) : 1;
-  if (budget.maxTokens !== undefined && used.inputTokens + used.outputTokens >= budget.maxTokens * times) {
-    throw new RunError("budget_exceeded", `run budget exceeded: ${used.inputTokens + used.outputTokens} tokens used, max_tokens is ${budget.maxTokens}`, true);
-  }
-  if (budget.maxCostUsd === undefined || used.costUsd < budget.maxCostUsd * times) return;
-  return overCost(run, frame, stepKey, budget.maxCostUsd, times);
+  const over = exceededLimit(run);
+  if (over) return overBudget(run, frame, stepKey, over);
 }
 
-/** Over `max_cost_usd`: fails, or (`on_exceed: ask`) asks the run's approver to continue past it. */
-async function overCost(run: RunServices, frame: CallFrame, stepKey: string, maxCostUsd: number, times: number): Promise<void> {
+/**
+ * `max_tokens` or `max_cost_usd`, whichever the run is over (tokens first). Each
+ * approved extension adds every limit's original amount again, so approving a
+ * run over either lets it go on by one more of that limit.
+ */
+function exceededLimit(run: RunServices): Exceeded | undefined {
+  const { maxTokens, maxCostUsd, onExceed } = run.budget;
   const used = run.usage.total;
-  const exceeded = `run budget exceeded: $${used.costUsd.toFixed(6)} spent, max_cost_usd is ${maxCostUsd}`;
-  if (run.budget.onExceed !== "ask") throw new RunError("budget_exceeded", exceeded, true);
+  const times = onExceed === "ask" ? 1 + extensions(run) : 1;
+  const tokens = used.inputTokens + used.outputTokens;
+  if (maxTokens !== undefined && tokens >= maxTokens * times) {
+    const limit = maxTokens * times;
+    return {
+      message: `run budget exceeded: ${tokens} tokens used, max_tokens is ${maxTokens}`,
+      args: { max_tokens: limit, used_tokens: tokens, extend_by_tokens: maxTokens },
+      description: `continue past the budget of ${limit} tokens? used ${tokens}`,
+    };
+  }
+  if (maxCostUsd !== undefined && used.costUsd >= maxCostUsd * times) {
+    const limit = maxCostUsd * times;
+    return {
+      message: `run budget exceeded: $${used.costUsd.toFixed(6)} spent, max_cost_usd is ${maxCostUsd}`,
+      args: { max_cost_usd: limit, spent_usd: Number(used.costUsd.toFixed(6)), extend_by_usd: maxCostUsd },
+      description: `continue past the budget of ${usd(limit)}? spent ${usd(used.costUsd)}`,
+    };
+  }
+}
 
-  const key = `${stepKey}/budget/approval`;
+/** Over a limit: fails, or (`on_exceed: ask`) asks the run's approver to continue past it. */
+async function overBudget(run: RunServices, frame: CallFrame, stepKey: string, over: Exceeded): Promise<void> {
+  if (run.budget.onExceed !== "ask") throw new RunError("budget_exceeded", over.message, true);
+
+  const callPath = budgetPath(stepKey);
+  const key = approvalKey(callPath);
   let decision = run.journal.get<ApprovalDecision>(key);
   // Only a person extends a budget: approve_all (e.g. a public webhook's trigger) would make it no budget.
   if (!decision && run.approvalMode !== "ask") {
@@ -54,22 +82,20 @@ async function overCost(run: RunServices, frame: CallFrame, stepKey: string, max
     await run.journal.record(key, decision);
   }
   if (!decision) {
-    const callPath = `${stepKey}/budget`;
-    const limit = maxCostUsd * times;
     const pending: PendingApproval = {
       key,
       id: await approvalId(key),
       callPath,
       workerChain: [...frame.chain],
       tool: BUDGET_TOOL,
-      args: { max_cost_usd: limit, spent_usd: Number(used.costUsd.toFixed(6)), extend_by_usd: maxCostUsd },
-      description: `continue past the budget of ${usd(limit)}? spent ${usd(used.costUsd)}`,
+      args: over.args,
+      description: over.description,
       notify: run.catalog.get(frame.chain[0]!)?.notify,
     };
     const notifier = run.notifier;
-    if (notifier) await run.journal.step(`${callPath}/notify`, () => notifier(pending));
+    if (notifier) await run.journal.step(notifyKey(callPath), () => notifier(pending));
     throw new ApprovalRequired([pending]);
   }
   // Approved: this key now counts as an extension, so the check above passes. Rejected: the run ends.
-  if (!decision.approved) throw new RunError("budget_exceeded", `${exceeded}; continuing past it was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`, true);
+  if (!decision.approved) throw new RunError("budget_exceeded", `${over.message}; continuing past it was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`, true);
 }

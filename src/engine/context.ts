@@ -3,9 +3,11 @@ import type { CallFrame } from "./call-frame";
 import { checkWorker, type CatalogWorker } from "./catalog";
 import { ToolError } from "./errors";
 import { idempotencyKey } from "./idempotency-key";
+import { calleePath, effectKey, resultKey, stepKey, type EffectKind } from "./journal/keys";
 import { askModel } from "./model-step";
 import { recordedCall } from "./toolsets/wrappers/journaled";
 import type { RunServices } from "./run";
+import { BOUNDARY, EFFECT_METHODS, guarded, type Effect, type SignalBoundary } from "./signal-boundary";
 import type { JSONSchema } from "./json-schema";
 import type { StateKV, Toolset } from "./toolsets/toolset";
 import type { UsageMeter } from "./usage";
@@ -23,7 +25,7 @@ export interface AgentOptions {
 
 /**
  * What every tool implementation receives. Each effect method is journaled under
- * `<callPath>/<kind>:<n>`, `n` counting this context's effects in call order, so a
+ * `<callPath>/<kind>:<n>` (journal/keys.ts), `n` counting this context's effects in call order, so a
  * deterministic tool replays onto the same keys. Copy one with `contextWith`, not a
  * spread: the engine's contexts keep `idempotencyKey` and the methods as getters on
  * their prototype (each made when first read).
@@ -72,10 +74,8 @@ interface CallCore {
 
 const CORE = Symbol("callCore");
 
-const next = (core: CallCore, kind: string) => `${core.callPath}/${kind}:${++core.n}`;
+const next = (core: CallCore, kind: EffectKind) => effectKey(core.callPath, kind, ++core.n);
 
-/** The methods that act for the tool (a journaled effect, a nested call): the ones a signal may leave. */
-export const EFFECT_METHODS = ["llmAsk", "llmAgent", "callTool", "callWorker", "step", "now", "randomId"] as const;
 type LazyMember = (typeof EFFECT_METHODS)[number] | "files";
 
 /** Each member a context makes only when it is first read, from the call's core. */
@@ -87,8 +87,12 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
     const base = next(core, "agent");
     const agent = run.callables.worker(adHocWorker(run, frame, opts));
     const meter = usage.child();
-    return recordedCall(run.journal, `${base}/result`, meter, () =>
-      agent.call(typeof opts.input === "string" ? { input: opts.input } : opts.input, { path: base, parent: frame, usage: meter, model: opts.model }),
+    return recordedCall(
+      run.journal,
+      resultKey(base),
+      meter,
+      () => agent.call(typeof opts.input === "string" ? { input: opts.input } : opts.input, { path: base, parent: frame, usage: meter, model: opts.model }),
+      "llmAgent",
     );
   },
   callTool: (core) => async (name, args) => core.toolset.callTool(name, args, toolContext(core.run, core.frame, core.toolset, next(core, "call"), core.usage.child(), core.state)),
@@ -98,9 +102,9 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
     const callee = run.callables.get(name);
     if (!callee) throw new ToolError(`unknown worker "${name}"; known: ${run.callables.names().join(", ")}`);
     const meter = usage.child();
-    return recordedCall(run.journal, `${base}/result`, meter, () => callee.call(input, { path: `${base}/${name}`, parent: frame, usage: meter }));
+    return recordedCall(run.journal, resultKey(base), meter, () => callee.call(input, { path: calleePath(base, name), parent: frame, usage: meter }), name);
   },
-  step: ({ run, callPath }) => (key, fn) => run.journal.step(`${callPath}/step:${key}`, fn),
+  step: ({ run, callPath }) => (key, fn) => run.journal.step(stepKey(run.keyGrammar, callPath, key), fn),
   now: (core) => () => core.run.journal.step(next(core, "now"), () => core.run.clock.now()),
   randomId: (core) => () => core.run.journal.step(next(core, "random"), () => crypto.randomUUID()),
 };
@@ -117,6 +121,8 @@ class CallContext implements ToolContext {
   readonly depth: number;
   readonly workerChain: readonly string[];
   readonly [CORE]: CallCore;
+  /** Set on a copy handed to user code (`boundContext`): its effect methods made later report signals there. */
+  declare [BOUNDARY]?: SignalBoundary;
   // Accessors on the prototype (below), not fields: a field would be made for every call.
   declare readonly files: WorkerFiles;
   declare readonly llmAsk: ToolContext["llmAsk"];
@@ -139,12 +145,14 @@ class CallContext implements ToolContext {
   }
 }
 
-// Read: made from the core and kept on the instance. Assigned (`contextWith`, a wrapper): kept as given.
+// Read: made from the core (guarded on a bound copy) and kept on the instance. Assigned (`contextWith`, a wrapper): kept as given.
 for (const name of Object.keys(LAZY) as LazyMember[]) {
   const make = LAZY[name] as (core: CallCore) => unknown;
   Object.defineProperty(CallContext.prototype, name, {
     get(this: CallContext) {
-      return own(this, name, make(this[CORE]));
+      const made = make(this[CORE]);
+      const boundary = this[BOUNDARY];
+      return own(this, name, boundary && name !== "files" ? guarded(boundary, made as Effect) : made);
     },
     set(this: CallContext, value: unknown) {
       own(this, name, value);

@@ -1,13 +1,10 @@
 import * as z from "zod";
 import { checkWorker, type CatalogWorker } from "./catalog";
 import type { Journal } from "./journal/journal";
+import { parseKey } from "./journal/keys";
 import type { ToolsetRegistry } from "./toolsets/define";
 import { readWorkerFields } from "./worker-file";
 import { toYaml } from "./yaml-text";
-
-/** Where a creation is recorded: under the `worker_create` call, a key no `ToolContext` method can make. */
-const CREATION = "/worker-create";
-export const creationKey = (callPath: string) => `${callPath}${CREATION}`;
 
 /** A created worker as the journal keeps it: a worker file's fields, and who made it with which instance. */
 export const recordedCreation = z.object({
@@ -53,7 +50,7 @@ export class CreatedWorkers {
   static fromJournal(journal: Journal, kinds: ToolsetRegistry): CreatedWorkers {
     const created = new CreatedWorkers();
     for (const [key, value] of journal.entries()) {
-      if (!key.endsWith(CREATION)) continue;
+      if (parseKey(key).kind !== "creation") continue;
       const c = recordedCreation.parse(value);
       const name = String(c.frontmatter.name);
       const worker = readCreation(c, createdFile(name, c.by), kinds);
@@ -105,7 +102,7 @@ export function workerFileText(c: RecordedCreation): string {
 /** The definition of the worker a run created under `name`, from its journal's entries. */
 export function findCreation(entries: Iterable<[string, unknown]>, name: string): RecordedCreation | undefined {
   for (const [key, value] of entries) {
-    if (!key.endsWith(CREATION)) continue;
+    if (parseKey(key).kind !== "creation") continue;
     const c = recordedCreation.safeParse(value);
     if (c.success && c.data.frontmatter.name === name) return c.data;
   }

@@ -1,9 +1,19 @@
 /**
  * Three kinds of error, kept apart on purpose (see STYLE.md):
  * - developer mistakes in worker files or catalogs: `WorkerFileError`, `CatalogError`;
- * - signals the engine raises to change control flow: `ApprovalRequired`;
+ * - signals the engine raises to change control flow (`propagates`, below);
  * - run-time failures: `ToolError` (goes back to the model as the tool's result)
  *   and `RunError` (ends the worker call; `fatal` ones end the whole run).
+ *
+ * The signals, each raised by engine code and caught only by engine code:
+ * - `ApprovalRequired`: the approval gate (a call, a budget extension) → the loop
+ *   merges one turn's, the run suspends (`executeRun`);
+ * - `RunInterrupted`: the host (checkpoint, cancel, a test's fault), a model
+ *   request handed to the queue, a notification to retry → the host's activation;
+ * - `StorageError`: the journal or a state store → the host, which retries or fails the run;
+ * - a fatal `RunError` (budget, model outage, too large, nondeterministic) → `executeRun`.
+ * User code (a function's body, a kind's tool) never sees one: its ctx calls stay
+ * pending instead, and its `SignalBoundary` passes the signal on (signal-boundary.ts).
  */
 
 /** One problem in one worker file: `file: field: reason`. */
@@ -48,6 +58,8 @@ export type RunErrorCode =
   | "too_large"
   | "storage"
   | "function_failed"
+  | "attachment_changed"
+  | "nondeterministic"
   | "internal";
 
 /**

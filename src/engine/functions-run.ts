@@ -1,38 +1,37 @@
 import type { CallSite } from "./callables";
 import { inFrame, openFrame } from "./call-frame";
 import type { CatalogWorker } from "./catalog";
-import { EFFECT_METHODS, toolContext, type ToolContext } from "./context";
-import { contextWith } from "./context-with";
+import { toolContext } from "./context";
 import { messageOf, propagates, RunError, ToolError } from "./errors";
 import type { CodeFunction } from "./functions";
 import { describeIssues } from "./json-schema";
 import { MAX_STEP_BYTES, stepBytes } from "./journal/bounds";
 import type { RunServices } from "./run";
+import { boundContext, SignalBoundary } from "./signal-boundary";
 
 /**
  * Runs one call of a code function: in a call frame like a worker's (depth, its own
  * toolsets behind the approval gate and journal), its input and output checked by
  * its zod schemas. Its `ctx` is a `ToolContext` at the call's path, so each effect
- * is a journal step and a resumed run replays the body onto the same steps.
+ * is a journal step and a resumed run replays the body onto the same steps. The body
+ * runs inside a `SignalBoundary`: a pause or hand-off never reaches it as an error.
  */
 export async function runFunction(run: RunServices, entry: CatalogWorker, fn: CodeFunction, input: unknown, at: CallSite): Promise<unknown> {
   const frame = openFrame(run, entry, at);
   const parsed = fn.input.safeParse(input);
   if (!parsed.success) throw new RunError("invalid_input", `${entry.file}: input does not match its input schema: ${describeIssues(parsed.error)}`);
   return inFrame(run, frame, async (toolset, state) => {
-    const body = watched(toolContext(run, frame, toolset, frame.path, frame.usage, state));
+    const boundary = new SignalBoundary();
+    const ctx = boundContext(toolContext(run, frame, toolset, frame.path, frame.usage, state), boundary);
     let result: unknown;
     try {
-      result = await fn.run(parsed.data, body.ctx);
+      result = await boundary.run(() => fn.run(parsed.data, ctx));
     } catch (err) {
       // Signals pass through; a failure ends this call like a worker's (its caller's tool result).
-      if (body.signal) throw body.signal;
       if (propagates(err) || err instanceof RunError) throw err;
       // A failed ctx call (a nested call, a rejected approval) already says what failed; the code's own error is named.
       throw new RunError("function_failed", err instanceof ToolError ? err.message : `${entry.file} failed: ${messageOf(err)}`);
     }
-    // The body caught a signal (a pause, a hand-off) and went on: its result is not the call's. Replay runs it again.
-    if (body.signal) throw body.signal;
     if (fn.output) {
       const checked = fn.output.safeParse(result);
       if (!checked.success) throw new RunError("invalid_output", `${entry.file}: its result does not match its output schema: ${describeIssues(checked.error)}`);
@@ -40,29 +39,6 @@ export async function runFunction(run: RunServices, entry: CatalogWorker, fn: Co
     }
     return storable(entry.file, frame.path, result);
   });
-}
-
-/**
- * `ctx` for a function's body, noting the first signal (a pause for approval, a model
- * request handed off, a checkpoint, a fatal error) that leaves one of its calls: code
- * that catches every error around `ctx.llmAsk` or `ctx.callTool` would otherwise
- * return a fallback for a call that never failed, and have it recorded.
- */
-function watched(ctx: ToolContext): { ctx: ToolContext; readonly signal: unknown } {
-  const seen: { signal: unknown; ctx: ToolContext } = { signal: undefined, ctx };
-  const watch =
-    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      try {
-        return await call(...args);
-      } catch (err) {
-        if (propagates(err)) seen.signal ??= err;
-        throw err;
-      }
-    };
-  const methods = EFFECT_METHODS.map((m) => [m, watch(ctx[m] as (...args: unknown[]) => Promise<unknown>)]);
-  seen.ctx = contextWith(ctx, Object.fromEntries(methods) as Partial<ToolContext>);
-  return seen;
 }
 
 /**

@@ -2,7 +2,9 @@
 export { checkCatalog, loadCatalog, type Catalog, type CatalogWorker } from "./catalog";
 export type { ToolContext, AgentOptions } from "./context";
 export * from "./errors";
+export { combinedSignal } from "./signal-boundary";
 export { defineFunction, type CodeFunction, type FunctionSpec } from "./functions";
+export { KEY_GRAMMAR, type KeyGrammar } from "./journal/keys";
 export { MemoryJournalStore } from "./journal/memory-store";
 export type { JournalStore } from "./journal/store";
 export type { Model, ModelRequest, ModelResponse, ModelResolver } from "./model/model";

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { validationWorkProblem } from "./schema-bounds";
 
 /** A JSON Schema object, as written in worker files and sent to models. */
 export type JSONSchema = Record<string, unknown>;
@@ -7,12 +8,21 @@ const compiled = new WeakMap<JSONSchema, z.ZodType>();
 
 /**
  * Turns a JSON Schema into a zod validator (cached per schema object). Throws on a
- * schema zod cannot read, which the catalog reports as a worker-file error.
+ * schema zod cannot read, which the catalog reports as a worker-file error. A value
+ * too large to check against it within `MAX_VALIDATION_CHECKS` is refused before zod
+ * looks at it: validation is synchronous, and a run's object answers nothing meanwhile.
  */
 export function validatorFor(schema: JSONSchema): z.ZodType {
   let v = compiled.get(schema);
   if (!v) {
-    v = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+    const checked = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+    v = z
+      .unknown()
+      .superRefine((value, ctx) => {
+        const problem = validationWorkProblem(schema, value);
+        if (problem) ctx.addIssue({ code: "custom", message: `the value ${problem}` });
+      })
+      .pipe(checked);
     compiled.set(schema, v);
   }
   return v;

@@ -4,7 +4,8 @@ import type { CatalogWorker } from "./catalog";
 import { toolContext } from "./context";
 import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "./errors";
 import { describeIssues, validatorFor } from "./json-schema";
-import type { AttachmentPart, ContentPart, Message, ModelToolCall } from "./model/model";
+import type { AttachmentPart, ContentPart, Message } from "./model/model";
+import { modelKey, toolCallKeys } from "./journal/keys";
 import { modelStep } from "./model-step";
 import type { RunServices } from "./run";
 import type { StateKV, Toolset } from "./toolsets/toolset";
@@ -50,7 +51,7 @@ async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, state:
       tools = await list();
       toolNames = new Set(tools.map((t) => t.name));
     }
-    const res = await modelStep(run, frame, `${frame.path}/turn:${turn}/model`, frame.usage, frame.model, { messages: [...messages], tools, output: worker.output });
+    const res = await modelStep(run, frame, modelKey(frame.path, turn), frame.usage, frame.model, { messages: [...messages], tools, output: worker.output });
     messages.push({ role: "assistant", content: res.text, toolCalls: res.toolCalls });
 
     if (!res.toolCalls.length) {
@@ -63,7 +64,8 @@ async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, state:
       continue;
     }
 
-    const keys = toolCallKeys(frame.path, turn, res.toolCalls);
+    // Keyed by position: the model's ids are its data (kept in its recorded answer), never part of a key.
+    const keys = toolCallKeys(run.keyGrammar, frame.path, turn, res.toolCalls);
     const settled = await Promise.allSettled(
       res.toolCalls.map(async (call, i): Promise<ToolOutcome> => {
         if (!toolNames.has(call.name)) {
@@ -106,17 +108,6 @@ function throwSignals(settled: PromiseSettledResult<unknown>[]): void {
     else throw s.reason;
   }
   if (pending.length) throw new ApprovalRequired(pending);
-}
-
-/** `<path>/turn:<n>/tool:<call id>`, made unique if a model repeats an id. */
-export function toolCallKeys(path: string, turn: number, calls: ModelToolCall[]): string[] {
-  const seen = new Set<string>();
-  return calls.map((c, i) => {
-    let key = `${path}/turn:${turn}/tool:${c.id}`;
-    if (seen.has(key)) key += `~${i}`;
-    seen.add(key);
-    return key;
-  });
 }
 
 /** The input as text; with attachments, that text followed by one part per file. */

@@ -14,6 +14,7 @@ import { closeAll } from "./toolsets/instances";
 import type { Substitution } from "./toolsets/interpolate";
 import { secretsAmong } from "./toolsets/secret-vars";
 import type { Toolset } from "./toolsets/toolset";
+import { KEY_GRAMMAR, type KeyGrammar } from "./journal/keys";
 import { rememberedApprovals, type ApprovalMode, type ApprovalNotifier } from "./toolsets/wrappers/approval";
 import { defaultPrices, UsageMeter, type PriceTable, type Usage } from "./usage";
 
@@ -52,6 +53,8 @@ export interface RunRequest {
   input: unknown;
   approvalMode?: ApprovalMode;
   budget?: Budget;
+  /** The key grammar the run's journal is written in (journal/keys.ts): 1 only for a journal begun before grammar 2. */
+  keyGrammar?: KeyGrammar;
 }
 
 export type RunOutcome =
@@ -69,6 +72,8 @@ export interface RunServices {
   created: CreatedWorkers;
   models: ModelResolver;
   journal: Journal;
+  /** How this run's journal keys are written (journal/keys.ts). */
+  keyGrammar: KeyGrammar;
   states: StateBackend;
   globals: GlobalToolsets;
   /** Run-scoped instances of this activation, by instance key. */
@@ -109,6 +114,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     created: CreatedWorkers.fromJournal(journal, config.catalog.kinds),
     models: config.models,
     journal,
+    keyGrammar: req.keyGrammar ?? KEY_GRAMMAR,
     states,
     globals: config.globals ?? inProcessGlobals(states),
     runInstances: new Map(),

@@ -1,5 +1,6 @@
 import type { AttachmentRecord } from "../engine/attachments/resolve";
 import type { CallNode } from "../engine/journal/call-tree";
+import { within } from "../engine/journal/keys";
 
 /** Attachments by name, type and size: what a person needs to judge, never the bytes. */
 export function AttachmentList(props: { attachments: AttachmentRecord[] }) {
@@ -21,7 +22,7 @@ export function attachmentsOnPath(root: CallNode | null, path: string): Attachme
   const found: AttachmentRecord[] = [];
   const visit = (call: CallNode) => {
     for (const tool of call.tools) {
-      if (!path.startsWith(`${tool.path}/`)) continue;
+      if (path === tool.path || !within(path, tool.path)) continue;
       if (tool.attachments) found.push(...tool.attachments);
       tool.calls.forEach(visit);
     }

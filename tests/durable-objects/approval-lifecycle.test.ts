@@ -83,7 +83,7 @@ describe("approvals expire without anybody acting", () => {
     expect(await effectCount(`${id}-1`)).toBe(0);
     // The rejection is a journal step under the approval's key, like any decision (marked expired: the approval's status is read from it).
     const step = await runInDurableObject(object(id), (_o, state) =>
-      state.storage.sql.exec("SELECT value FROM journal WHERE key = ?", "expiry-writer/turn:1/tool:p1/approval").one().value as string);
+      state.storage.sql.exec("SELECT value FROM journal WHERE key = ?", "expiry-writer/turn:1/tool:1/approval").one().value as string);
     expect(JSON.parse(step)).toEqual({ approved: false, by: "expiry", note: "the approval expired before anyone decided", expired: true });
     // And a decision arriving after that answers as the expiry did: 410.
     expect(await stub(id).decide(approval.id, { decision: "approve", by: "late" })).toEqual({ ok: false, status: 410, error: "the approval expired; it counts as a rejection" });

@@ -1,6 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { effectCount, effectUrl, script, settle, stub } from "./helpers";
+import { approvalWithFallback, askWithFallback } from "./signals";
 
 const auth = { Authorization: "Bearer test-token" };
 const post = (path: string, body: unknown, headers: Record<string, string> = auth) =>
@@ -71,5 +72,11 @@ describe("code functions in the app (tests/fixtures/functions)", () => {
       expect(approvals, `approvals with interruption at ${k}`).toBe(1);
       expect(await effectCount(id), `effects with interruption at ${k}`).toBe(1);
     }
+  });
+
+  describe("a function that catches every error never sees a pause (issue 19; functions.queue.test.ts: the same in queue mode)", () => {
+    it("around ctx.llmAsk: no fallback post, the last call gets its own result, evicted before each step", () => askWithFallback("fn-fb", (id) => settle(id)));
+    it("around a call that waits for a person: nothing posted while it waits; approved, no fallback", () => approvalWithFallback("fn-afb", "approve", (id) => settle(id)));
+    it("around a call that waits for a person: rejected (a real failure), the fallback posts once", () => approvalWithFallback("fn-afb", "reject", (id) => settle(id)));
   });
 });

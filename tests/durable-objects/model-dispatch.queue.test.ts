@@ -2,8 +2,9 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { dispatchMode } from "../../durable-objects/engine-config";
-import { LEASE_MS, MAX_ATTEMPTS, ModelDispatch, modelQueue } from "../../durable-objects/model-dispatch";
+import { CLAIM_TIMEOUT_MS, MAX_ATTEMPTS, ModelDispatch, modelQueue } from "../../durable-objects/model-dispatch";
 import { Sql } from "../../durable-objects/sql";
+import { RunError } from "../../src/engine";
 import { effectCount, effectUrl, modelHeaderNames, modelRequests, script, stub } from "./helpers";
 import { consume, handOffs, holdDispatches, settleQueued, timeOutHandOffs } from "./queue-dispatch";
 
@@ -12,12 +13,16 @@ afterEach(() => vi.restoreAllMocks());
 const start = (id: string, worker = "dispatch-helper", input: unknown = { input: "go" }) => stub(id).start({ id, worker, input, approvalMode: "ask", budget: {} });
 /** The helper posts one effect (`dq-<tag>`, counted outside the run), then answers. */
 const twoTurns = (tag = "any") => script("dispatch-helper", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl(`dq-${tag}`), method: "POST", body: "x" } }] }, { text: "helped" }]);
+type ClaimRpc = { claimModelRequest(k: string, a: number): Promise<unknown>; renewModelClaim(k: string, a: number): Promise<boolean> };
+const claimer = (id: string) => env.RUNS.getByName(id) as unknown as ClaimRpc;
 const deliver = (id: string, key: string, attempt: number, answer: unknown) =>
   (env.RUNS.getByName(id) as unknown as { deliverModelAnswer(k: string, a: number, x: unknown): Promise<{ recorded: boolean }> }).deliverModelAnswer(key, attempt, answer);
 
 describe("MODEL_DISPATCH=queue", () => {
-  it("is this project's setting; any other value than direct or queue is a config error naming the var", () => {
+  it("is this project's setting and the default when the var is unset; any other value than direct or queue is a config error naming the var", () => {
     expect(dispatchMode(env)).toBe("queue");
+    expect(dispatchMode({ ...env, MODEL_DISPATCH: undefined } as unknown as Env)).toBe("queue");
+    expect(dispatchMode({ ...env, MODEL_DISPATCH: "" } as unknown as Env)).toBe("queue");
     expect(() => dispatchMode({ ...env, MODEL_DISPATCH: "later" } as unknown as Env)).toThrow(/MODEL_DISPATCH must be "direct" or "queue", got "later"/);
   });
 
@@ -45,14 +50,15 @@ describe("MODEL_DISPATCH=queue", () => {
     expect(await modelRequests("dispatch-helper")).toHaveLength(1);
   });
 
-  it(`a request whose hand-offs all lapse fails the run with model_error after ${MAX_ATTEMPTS} attempts, naming the queue`, async () => {
+  it(`a request whose consumers all die fails the run with model_error after ${MAX_ATTEMPTS} attempts, naming the queue`, async () => {
     const held = holdDispatches();
     await twoTurns();
     const id = "dq-never";
     await start(id);
     for (let i = 0; i <= MAX_ATTEMPTS; i++) {
       await runDurableObjectAlarm(env.RUNS.getByName(id));
-      held.splice(0); // every message lost
+      // Every consumer claims its message, then dies.
+      for (const m of held.splice(0)) await claimer(id).claimModelRequest(m.key, m.attempt);
       await timeOutHandOffs(id);
     }
     const view = (await stub(id).status())!;
@@ -84,7 +90,7 @@ describe("MODEL_DISPATCH=queue", () => {
     await runDurableObjectAlarm(env.RUNS.getByName(id));
     expect(held).toHaveLength(1);
     const alarm = await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.getAlarm());
-    expect(alarm! - Date.now()).toBeGreaterThan(LEASE_MS - 10_000);
+    expect(alarm! - Date.now()).toBeGreaterThan(CLAIM_TIMEOUT_MS - 5_000);
   });
 
   it("a two-turn run completes through the app's queue; each model request is made by the consumer, none inside the object", async () => {
@@ -118,10 +124,10 @@ describe("MODEL_DISPATCH=queue", () => {
     expect(held).toEqual([{ run: env.RUNS.idFromName(id).toString(), key: "dispatch-helper/turn:1/model", attempt: 1 }]);
     expect(await modelRequests("dispatch-helper")).toHaveLength(0);
     expect((await stub(id).status())!.status).toBe("running");
-    // Its alarm is the lost-delivery one: when the hand-off lapses unclaimed (LEASE_MS ahead).
+    // Its alarm is the claim timeout's: when the run asks the model itself if nobody claimed the hand-off.
     const alarm = await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.getAlarm());
-    expect(alarm! - Date.now()).toBeGreaterThan(LEASE_MS - 10_000);
-    expect(alarm! - Date.now()).toBeLessThanOrEqual(LEASE_MS);
+    expect(alarm! - Date.now()).toBeGreaterThan(CLAIM_TIMEOUT_MS - 5_000);
+    expect(alarm! - Date.now()).toBeLessThanOrEqual(CLAIM_TIMEOUT_MS);
     const result = await consume(held.splice(0));
     expect(result.explicitAcks).toHaveLength(1);
     expect(await modelRequests("dispatch-helper")).toHaveLength(1);
@@ -214,7 +220,7 @@ describe("MODEL_DISPATCH=queue", () => {
     expect(await rpc.renewModelClaim(message!.key, 2)).toBe(false);
   });
 
-  it("a lost message is sent again by the run's alarm once it timed out; each model request is made once", async () => {
+  it("a lost message: once the claim timeout passed, the run's alarm asks the model itself; each model request is made once", async () => {
     const held = holdDispatches();
     await twoTurns();
     const id = "dq-lost";
@@ -226,7 +232,9 @@ describe("MODEL_DISPATCH=queue", () => {
     expect(held).toHaveLength(0);
     await timeOutHandOffs(id);
     await runDurableObjectAlarm(env.RUNS.getByName(id));
-    expect(held).toEqual([expect.objectContaining({ key: "dispatch-helper/turn:1/model", attempt: 2 })]);
+    // Turn 1 asked in the object (attempt 2, held by the run), turn 2 handed off.
+    expect(await modelRequests("dispatch-helper")).toHaveLength(1);
+    expect(held).toEqual([expect.objectContaining({ key: "dispatch-helper/turn:2/model", attempt: 1 })]);
     expect(await settleQueued(id, held)).toMatchObject({ status: "succeeded", output: "helped" });
     expect(await modelRequests("dispatch-helper")).toHaveLength(2);
     // OPENAI_CUSTOM_HEADERS is set in this pool's env (vitest.config.ts): the consumer's client sends none of it.
@@ -234,7 +242,7 @@ describe("MODEL_DISPATCH=queue", () => {
     expect((await handOffs(id)).map((h) => h.attempt)).toEqual([2, 1]);
   });
 
-  it("a queue send that throws leaves the hand-off: the timeout alarm sends it", async () => {
+  it("a queue send that throws leaves the hand-off: the claim timeout's alarm asks the model in the object", async () => {
     const held = holdDispatches();
     vi.spyOn(modelQueue, "send").mockRejectedValueOnce(new Error("queue unavailable"));
     await twoTurns();
@@ -245,12 +253,13 @@ describe("MODEL_DISPATCH=queue", () => {
     expect((await stub(id).status())!.status).toBe("running");
     await timeOutHandOffs(id);
     await runDurableObjectAlarm(env.RUNS.getByName(id));
-    expect(held).toEqual([expect.objectContaining({ attempt: 2 })]);
+    expect(await modelRequests("dispatch-helper")).toHaveLength(1);
+    expect(held).toEqual([expect.objectContaining({ key: "dispatch-helper/turn:2/model", attempt: 1 })]);
     expect(await settleQueued(id, held)).toMatchObject({ status: "succeeded", output: "helped" });
     expect(await modelRequests("dispatch-helper")).toHaveLength(2);
   });
 
-  it("a request handed off just before the object was reset is sent again when its message arrives, not after the timeout", async () => {
+  it("a request handed off just before the object was reset is asked by the run when its message arrives, not after the timeout", async () => {
     const held = holdDispatches();
     await twoTurns();
     const id = "dq-evicted";
@@ -261,7 +270,8 @@ describe("MODEL_DISPATCH=queue", () => {
     expect((await consume(lost)).explicitAcks).toHaveLength(1);
     expect(await modelRequests("dispatch-helper")).toHaveLength(0);
     await runDurableObjectAlarm(env.RUNS.getByName(id));
-    expect(held).toEqual([expect.objectContaining({ attempt: 2 })]);
+    expect(await modelRequests("dispatch-helper")).toHaveLength(1);
+    expect(held).toEqual([expect.objectContaining({ key: "dispatch-helper/turn:2/model", attempt: 1 })]);
     // The first message, delivered late, is stale: no second request.
     await consume(lost);
     expect(await settleQueued(id, held)).toMatchObject({ status: "succeeded", output: "helped" });
@@ -292,7 +302,7 @@ describe("MODEL_DISPATCH=queue", () => {
     await runDurableObjectAlarm(env.RUNS.getByName(id));
     await consume(held.splice(0));
     await runDurableObjectAlarm(env.RUNS.getByName(id));
-    expect(held.map((m) => m.key.replace(/call_1_\d/, "call"))).toEqual(["dispatch-lead/turn:1/tool:call/dispatch-helper/turn:1/model", "dispatch-lead/turn:1/tool:call/dispatch-helper/turn:1/model"]);
+    expect(held.map((m) => m.key).sort()).toEqual(["dispatch-lead/turn:1/tool:1/dispatch-helper/turn:1/model", "dispatch-lead/turn:1/tool:2/dispatch-helper/turn:1/model"]);
     expect(new Set(held.map((m) => m.key)).size).toBe(2);
     expect(await settleQueued(id, held)).toMatchObject({ status: "succeeded", output: "led" });
     expect(await modelRequests("dispatch-helper")).toHaveLength(2);
@@ -323,6 +333,23 @@ describe("MODEL_DISPATCH=queue", () => {
     expect(view.error).toMatchObject({ code: "too_large" });
     expect(view.error!.message).toMatch(/model openai:dispatch-helper answered with \d+ bytes .*over the journal's bound of 1500000 bytes per step/);
     expect((await handOffs(id))[0]!.answer!.length).toBeLessThan(1000);
+  });
+
+  it("an attached file that changed since it was attached fails the request in the run's activation, naming the file; nothing is handed off", async () => {
+    const send = vi.spyOn(modelQueue, "send");
+    await runInDurableObject(env.RUNS.getByName("dq-att-changed"), async (_o, state) => {
+      const dispatch = new ModelDispatch(new Sql(state.storage.sql), env, "x", async () => {});
+      const model = dispatch.models(() => ({ request: async () => ({ text: "", toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } }) }), { providers: {}, prices: {} } as never)("openai:dispatch-helper");
+      const changed = new RunError("attachment_changed", 'attachment "docs:/a.png" changed since it was given to reader', true);
+      const request = model.request({
+        key: "r/turn:1/model",
+        tools: [],
+        messages: [{ role: "user", content: [{ type: "attachment", name: "a.png", mime: "image/png", size: 3, bytes: () => Promise.reject(changed) }] }],
+      });
+      await expect(request).rejects.toBe(changed);
+      expect(state.storage.sql.exec("SELECT count(*) AS n FROM model_dispatch").one().n).toBe(0);
+    });
+    expect(send).not.toHaveBeenCalled();
   });
 
   it("a message that is not a hand-off is acknowledged and changes nothing", async () => {

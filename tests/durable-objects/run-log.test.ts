@@ -17,7 +17,7 @@ describe("structured run logs", () => {
       const lines = log.mock.calls.map((c) => String(c[0])).filter((l) => l.startsWith('{"edgework"')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.run_id === id);
       expect(lines.map((l) => l.edgework)).toEqual(["run_queued", "run_running", "step_failed", "run_succeeded"]);
       for (const l of lines) expect(l).toMatchObject({ run_id: id, worker: "index-a", trigger: { kind: "webhook", name: "github-issues" }, run_ms: expect.any(Number) });
-      expect(lines[2]).toMatchObject({ status: "running", step: "index-a/turn:1/tool:bad" });
+      expect(lines[2]).toMatchObject({ status: "running", step: "index-a/turn:1/tool:1" });
       expect(lines[3]).toMatchObject({ status: "succeeded", usage: done.usage });
       const text = JSON.stringify(lines);
       for (const s of [secretInput, secretArg, secretOutput, "not-allowed.example", "d-1"]) expect(text).not.toContain(s);

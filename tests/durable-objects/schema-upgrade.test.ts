@@ -2,7 +2,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { APPROVALS_CURRENT, RUN_CURRENT } from "../../durable-objects/schema";
-import { effectCount, effectUrl, script, settle, stub } from "./helpers";
+import { effectCount, effectUrl, modelRequests, script, settle, stub } from "./helpers";
+import { toKeyGrammar1 } from "./key-grammar";
 
 /** An object's tables, views and columns (without workerd's own _cf_ tables), to compare a new object with an upgraded one. */
 const shape = (id: string) =>
@@ -31,9 +32,10 @@ FROM run r LEFT JOIN (
 /**
  * Rewrites a paused run as version 3 stored it: its first approval decided then
  * (row status + an approval_recorded event), the pause's outcome in the run row,
- * events without outcome, approvals without asked_step, the old view.
+ * events without outcome, approvals without asked_step, the old view, journal keys of grammar 1.
  */
 function toVersion3(sql: SqlStorage, decided: string) {
+  toKeyGrammar1(sql);
   const usage = sql.exec("SELECT data ->> '$.usage' AS u FROM events WHERE type = 'run_awaiting_approval'").one().u as string;
   sql.exec("ALTER TABLE approvals DROP COLUMN asked_step");
   sql.exec("UPDATE run SET status = 'awaiting_approval', usage = ?, updated_at = updated_at + 1", usage);
@@ -91,15 +93,17 @@ it("a run paused under schema version 4 (views run_current and approvals_current
   const paused = await settle(id);
   expect(paused.status).toBe("awaiting_approval");
   const built = await shape(id);
-  // Version 4 kept both as views: the same SQL the queries now inline.
+  // Version 4 kept both as views: the same SQL the queries now inline; its journal keys were of grammar 1.
   await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
+    toKeyGrammar1(state.storage.sql);
     state.storage.sql.exec(`CREATE VIEW run_current AS ${RUN_CURRENT.text.slice(1, -1)}`);
     state.storage.sql.exec(`CREATE VIEW approvals_current AS ${APPROVALS_CURRENT.text.slice(1, -1)}`);
     state.storage.sql.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'");
   });
   await redeploy(id);
   expect(await shape(id)).toEqual(built);
-  expect(await stub(id).status()).toEqual(paused);
+  // The same view, its paths (call tree, approval) in grammar 1.
+  expect(await stub(id).status()).toEqual(JSON.parse(JSON.stringify(paused).replaceAll("/tool:1", "/tool:p1")));
   await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "v5" });
   expect(await settle(id)).toMatchObject({ status: "succeeded", output: "posted" });
   expect(await effectCount(`${id}-1`)).toBe(1);
@@ -111,6 +115,55 @@ it("a new run object's schema costs 15 rows written: the latest tables at once (
   const built = await shape("fresh-schema");
   expect(built).toEqual(expect.arrayContaining(["table run.catalog_version", "table approvals.asked_step"]));
   expect(built.filter((s) => s.startsWith("view"))).toEqual([]);
+});
+
+const keyGrammarRow = (id: string) =>
+  runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.sql.exec("SELECT value FROM meta WHERE key = 'key_grammar'").toArray().map((r) => r.value));
+
+it("a run paused under schema version 5 (journal keys of grammar 1: tool calls by the model's ids) is marked grammar 1 on upgrade and resumes on its recorded steps, repeating nothing", async () => {
+  const id = "upgrade-v5-keys";
+  const post = (n: number) => ({ id: `p${n}`, name: "fx_fetch", arguments: { url: effectUrl(`${id}-${n}`), method: "POST" } });
+  await script("pause-writer", [{ tool_calls: [post(1), post(2)] }, { text: "both posted" }]);
+  await stub(id).start({ id, worker: "pause-writer", input: { input: "go" }, approvalMode: "ask", budget: {} });
+  const approvals = (await settle(id)).approvals;
+  const approvalOf = (n: number) => approvals.find((a) => (a.args as { url: string }).url.endsWith(`-${n}`))!.id;
+  const [first, second] = [approvalOf(1), approvalOf(2)];
+  // The first call approved and made before the deploy; the run waits on the second.
+  await stub(id).decide(first, { decision: "approve", by: "v5" });
+  expect(await settle(id)).toMatchObject({ status: "awaiting_approval" });
+  expect(await effectCount(`${id}-1`)).toBe(1);
+  await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
+    toKeyGrammar1(state.storage.sql);
+    state.storage.sql.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'");
+  });
+  await redeploy(id);
+  expect(await keyGrammarRow(id)).toEqual(["1"]);
+  expect((await stub(id).status())!.call_tree!.tools.map((t) => [t.id, t.path, t.status])).toEqual([
+    ["p1", "pause-writer/turn:1/tool:p1", "ok"],
+    ["p2", "pause-writer/turn:1/tool:p2", "pending"],
+  ]);
+
+  await stub(id).decide(second, { decision: "approve", by: "v6" });
+  expect(await settle(id)).toMatchObject({ status: "succeeded", output: "both posted" });
+  expect(await effectCount(`${id}-1`)).toBe(1);
+  expect(await effectCount(`${id}-2`)).toBe(1);
+  expect(await modelRequests("pause-writer")).toHaveLength(2);
+});
+
+it("the key grammar mark is written only by the upgrade of an object whose journal has rows: never for a new object or an empty journal", async () => {
+  const id = "keys-fresh";
+  await script("pause-writer", [{ tool_calls: [{ id: "p1", name: "fx_fetch", arguments: { url: effectUrl(`${id}-1`), method: "POST" } }] }, { text: "posted" }]);
+  await stub(id).start({ id, worker: "pause-writer", input: { input: "go" }, approvalMode: "ask", budget: {} });
+  expect(await settle(id)).toMatchObject({ status: "awaiting_approval" });
+  await redeploy(id);
+  expect(await keyGrammarRow(id)).toEqual([]);
+
+  const empty = "keys-empty-v5";
+  expect(await stub(empty).status()).toBeNull();
+  await runInDurableObject(env.RUNS.getByName(empty), (_o, state) => state.storage.sql.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'"));
+  await redeploy(empty);
+  expect(await stub(empty).status()).toBeNull();
+  expect(await keyGrammarRow(empty)).toEqual([]);
 });
 
 it("a direct-mode run never makes the model_dispatch table (schema.ts makes it on first use, for a hand-off)", async () => {

@@ -35,6 +35,30 @@ describe("budgets that ask", () => {
     expect(model.requests).toBe(4);
   });
 
+  it("crossing max_tokens with on_exceed: ask pauses for the approver too (not a failure); approving extends by max_tokens again", async () => {
+    const { h, model } = setup("");
+    const store = new MemoryJournalStore();
+    // 300k tokens per request: over 500k after two, over 1M after four.
+    const req = { worker: "w", input: { input: "x" }, runId: "bt", budget: { maxTokens: 500_000, onExceed: "ask" as const } };
+    const first = await h.run(req, store);
+    expect(first).toMatchObject({
+      status: "awaiting_approval",
+      pending: [{ key: "w/turn:3/model/budget/approval", tool: "continue_past_budget", args: { max_tokens: 500_000, used_tokens: 600_000, extend_by_tokens: 500_000 }, description: "continue past the budget of 500000 tokens? used 600000" }],
+    });
+    expect(model.requests).toBe(2);
+    await decide(store, "w/turn:3/model/budget/approval", { approved: true, by: "boss" });
+    expect(await h.run(req, store)).toMatchObject({ status: "awaiting_approval", pending: [{ key: "w/turn:5/model/budget/approval", args: { max_tokens: 1_000_000 } }] });
+    expect(model.requests).toBe(4);
+    await decide(store, "w/turn:5/model/budget/approval", { approved: false, by: "boss" });
+    const third = await h.run(req, store);
+    expect(third).toMatchObject({ status: "failed", error: { code: "budget_exceeded" } });
+    expect((third as { error: { message: string } }).error.message).toMatch(/1200000 tokens used, max_tokens is 500000; continuing past it was rejected by boss/);
+    // Without on_exceed: ask it still fails at once.
+    const strict = setup("");
+    expect(await strict.h.run({ worker: "w", input: { input: "x" }, budget: { maxTokens: 500_000 } })).toMatchObject({ status: "failed", error: { code: "budget_exceeded" } });
+    expect(strict.model.requests).toBe(2);
+  });
+
   it("the worker file's budget applies when the run request sets none; on_exceed defaults to fail", async () => {
     const ask = setup("budget: { max_cost_usd: 0.5, on_exceed: ask }");
     expect(await ask.h.run({ worker: "w", input: { input: "x" } })).toMatchObject({ status: "awaiting_approval", pending: [{ tool: "continue_past_budget" }] });

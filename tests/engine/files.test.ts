@@ -41,7 +41,7 @@ describe("files kind", () => {
     expect(seenTools.sort()).toEqual(
       ["delete_file", "list_files", "read_file", "write_file"].flatMap((t) => [`docs_${t}`, `src_${t}`]).sort(),
     );
-    const result = (n: number) => store.entries.get(`editor/turn:2/tool:call_2_${n}/result`);
+    const result = (n: number) => store.entries.get(`editor/turn:2/tool:${n}/result`);
     const byCall = [1, 2, 3, 4].map(result);
     expect(byCall[0]).toMatchObject({ ok: true, value: { path: "/src/main.ts", content: "code" } });
     expect(byCall[1]).toMatchObject({ ok: true, value: { path: "/docs/guide.md", content: "prose" } });
@@ -73,7 +73,7 @@ describe("files kind", () => {
     const h = writerHarness(model);
     const store = new MemoryJournalStore();
     await h.run({ worker: "w", input: { input: "x" } }, store);
-    const read = store.entries.get("w/turn:2/tool:call_2_1/result");
+    const read = store.entries.get("w/turn:2/tool:1/result");
     expect(read).toMatchObject({ ok: true, value: { content: "cde", offset: 2, total_chars: 10, truncated: true } });
   });
 
@@ -87,7 +87,7 @@ describe("files kind", () => {
     const h = writerHarness(model);
     const store = new MemoryJournalStore();
     expect((await h.run({ worker: "w", input: { input: "x" } }, store)).status).toBe("succeeded");
-    const result = (turn: number, n: number) => store.entries.get(`w/turn:${turn}/tool:call_${turn}_${n}/result`);
+    const result = (turn: number, n: number) => store.entries.get(`w/turn:${turn}/tool:${n}/result`);
     expect(result(2, 1)).toMatchObject({ ok: true, value: [{ path: "notes/b", size: 1 }] });
     expect(result(2, 2)).toMatchObject({ ok: true, value: [{ path: "notes/b", size: 1 }] });
     expect(result(3, 1)).toMatchObject({ ok: false, error: `invalid arguments for list_files: glob: at most ${MAX_GLOB_LENGTH} characters` });

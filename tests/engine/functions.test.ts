@@ -75,8 +75,8 @@ describe("calling a function", () => {
     expect(offered).toEqual([
       { name: "shout", description: "Upper-case a word", parameters: { type: "object", properties: { word: { type: "string", minLength: 1 } }, required: ["word"], additionalProperties: false } },
     ]);
-    expect(store.entries.get("lead/turn:1/tool:call_1_1/result")).toMatchObject({ ok: true, value: "HI" });
-    expect(store.entries.get("lead/turn:1/tool:call_1_2/result")).toMatchObject({ ok: false, error: expect.stringMatching(/^invalid arguments for shout: word: /) });
+    expect(store.entries.get("lead/turn:1/tool:1/result")).toMatchObject({ ok: true, value: "HI" });
+    expect(store.entries.get("lead/turn:1/tool:2/result")).toMatchObject({ ok: false, error: expect.stringMatching(/^invalid arguments for shout: word: /) });
   });
 
   it("its ctx reaches workers, the model and the journal like a tool's; usage rolls up; replay repeats nothing", async () => {
@@ -208,7 +208,7 @@ describe("stabilizing the flagship: labeler.worker becomes a function, triage an
       { runId: "stabilized", worker: "triage", input, approvalMode: "approve_all" },
     );
     expect(out).toMatchObject({ status: "succeeded", output: "Commented and labelled: 4 tool results." });
-    expect(store.entries.get("triage/turn:1/tool:call_1_2/result")).toMatchObject({ ok: true, value: { label: "bug", reason: "It reports a failure." } });
+    expect(store.entries.get("triage/turn:1/tool:2/result")).toMatchObject({ ok: true, value: { label: "bug", reason: "It reports a failure." } });
     // The labeler is code now: no model request has its instructions.
     expect(asked.filter((s) => s.startsWith("Choose"))).toEqual([]);
     expect(asked).toHaveLength(4);

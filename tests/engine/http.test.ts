@@ -14,7 +14,7 @@ async function callHttp(
   h.config.vars = opts.vars;
   const store = new MemoryJournalStore();
   const out = await h.run({ worker: "w", input: { input: "x" }, ...(opts.runId ? { runId: opts.runId } : {}) }, store);
-  return { out, results: calls.map((_, i) => store.entries.get(`w/turn:1/tool:h${i}/result`) as any) };
+  return { out, results: calls.map((_, i) => store.entries.get(`w/turn:1/tool:${i + 1}/result`) as any) };
 }
 
 const allowAll = "\napproval:\n  web_fetch: allow";

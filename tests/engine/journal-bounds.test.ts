@@ -127,7 +127,7 @@ describe("journal size bound", () => {
     const store = new MemoryJournalStore();
     const out = await h.run({ worker: "w", input: { input: "x" } }, store);
     expect(out.status).toBe("succeeded");
-    const key = "w/turn:1/tool:d/result";
+    const key = "w/turn:1/tool:1/result";
     const recorded = store.entries.get(key) as { ok: boolean; value: string; truncatedFrom: number };
     const full = JSON.stringify({ status: 200, items: [bigText(700_000), bigText(650_000)] });
     expect(utf8Bytes(full)).toBeGreaterThan(3_500_000);
@@ -142,7 +142,7 @@ describe("journal size bound", () => {
 
     const replay = setup(() => ({ text: "never asked" }));
     expect(await replay.h.run({ worker: "w", input: { input: "x" } }, store)).toEqual(out);
-    expect(calls).toEqual(["w/turn:1/tool:d"]);
+    expect(calls).toEqual(["w/turn:1/tool:1"]);
     expect(replay.calls).toEqual([]);
   });
 
@@ -150,9 +150,9 @@ describe("journal size bound", () => {
     const { h, requests } = setup((req, n) => (n === 0 ? { toolCalls: [{ id: "f", name: "fail", args: {} }] } : { text: "ok" }));
     const store = new MemoryJournalStore();
     expect((await h.run({ worker: "w", input: { input: "x" } }, store)).status).toBe("succeeded");
-    const recorded = store.entries.get("w/turn:1/tool:f/result") as { ok: boolean; error: string; truncatedFrom: number };
+    const recorded = store.entries.get("w/turn:1/tool:1/result") as { ok: boolean; error: string; truncatedFrom: number };
     expect(recorded).toMatchObject({ ok: false, truncatedFrom: utf8Bytes(bigText(900_000)) });
-    expect(stepBytes("w/turn:1/tool:f/result", recorded)).toBeLessThanOrEqual(MAX_STEP_BYTES);
+    expect(stepBytes("w/turn:1/tool:1/result", recorded)).toBeLessThanOrEqual(MAX_STEP_BYTES);
     expect(toolResults(requests[1]!)[0]).toBe(`Error: ${recorded.error}`);
   });
 
@@ -176,10 +176,10 @@ describe("journal size bound", () => {
       );
       const store = new MemoryJournalStore();
       const out = await h.run({ worker: "w", input: { input: "x" } }, store);
-      expect(out, `swallow ${swallow}`).toMatchObject({ status: "failed", error: { code: "too_large", message: expect.stringContaining("journal step w/turn:1/tool:m/step:big is ") } });
-      expect(calls).toEqual(["w/turn:1/tool:m"]);
+      expect(out, `swallow ${swallow}`).toMatchObject({ status: "failed", error: { code: "too_large", message: expect.stringContaining("journal step w/turn:1/tool:1/step:big is ") } });
+      expect(calls).toEqual(["w/turn:1/tool:1"]);
       expect(requests).toHaveLength(1);
-      expect(store.entries.has("w/turn:1/tool:m/result")).toBe(false);
+      expect(store.entries.has("w/turn:1/tool:1/result")).toBe(false);
     }
   });
 });
@@ -207,8 +207,8 @@ describe("a journal that cannot write", () => {
   it("stops the activation even when a tool catches the failure and returns", async () => {
     const { h, requests } = setup((_r, n) => (n === 0 ? { toolCalls: [{ id: "s", name: "small", args: { swallow: true } }] } : { text: "no" }));
     const store = new FailingStore(2, new Error("storage hiccup"));
-    await expect(h.run({ worker: "w", input: { input: "x" } }, store)).rejects.toThrow(new StorageError("the journal could not record step w/turn:1/tool:s/step:small: storage hiccup"));
+    await expect(h.run({ worker: "w", input: { input: "x" } }, store)).rejects.toThrow(new StorageError("the journal could not record step w/turn:1/tool:1/step:small: storage hiccup"));
     expect(requests).toHaveLength(1);
-    expect(store.entries.has("w/turn:1/tool:s/result")).toBe(false);
+    expect(store.entries.has("w/turn:1/tool:1/result")).toBe(false);
   });
 });

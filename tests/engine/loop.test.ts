@@ -157,7 +157,7 @@ describe("approvals in the engine", () => {
     expect(first.status).toBe("awaiting_approval");
     const [pending] = (first as { pending: any[] }).pending;
     expect(pending).toMatchObject({
-      key: "writer/turn:1/tool:call_1_1/approval",
+      key: "writer/turn:1/tool:1/approval",
       tool: "write_file",
       args: { path: "a.txt", content: "hi" },
       workerChain: ["writer"],
@@ -199,7 +199,7 @@ describe("approvals in the engine", () => {
     const h = harness({ "w.worker": writer }, { models: { "test:w": script() } });
     const store = new MemoryJournalStore();
     expect(await h.run({ worker: "writer", input: { input: "x" }, approvalMode: "approve_all" }, store)).toMatchObject({ status: "succeeded", output: expect.stringContaining("written_chars") });
-    expect(store.entries.get("writer/turn:1/tool:call_1_1/approval")).toEqual({ approved: true, by: "approval_mode approve_all" });
+    expect(store.entries.get("writer/turn:1/tool:1/approval")).toEqual({ approved: true, by: "approval_mode approve_all" });
     const h2 = harness({ "w.worker": writer }, { models: { "test:w": script() } });
     expect(await h2.run({ worker: "writer", input: { input: "x" }, approvalMode: "reject_all" })).toMatchObject({ output: "after: Error: the call to write_file was rejected by approval_mode reject_all" });
   });
@@ -219,7 +219,7 @@ describe("approvals in the engine", () => {
     const first = await h.run({ worker: "a", input: { input: "x" }, runId: "deep" }, store);
     expect(first).toMatchObject({ status: "awaiting_approval", pending: [{ tool: "write_file", workerChain: ["a", "b", "writer"], description: "a → b → writer wants to call write_file" }] });
     const key = (first as { pending: Array<{ key: string }> }).pending[0]!.key;
-    expect(key).toBe("a/turn:1/tool:call_1_1/b/turn:1/tool:call_1_1/writer/turn:1/tool:call_1_1/approval");
+    expect(key).toBe("a/turn:1/tool:1/b/turn:1/tool:1/writer/turn:1/tool:1/approval");
     store.put(key, { approved: true, by: "carol" });
     const done = await h.run({ worker: "a", input: { input: "x" }, runId: "deep" }, store);
     expect(done).toMatchObject({ status: "succeeded", output: 'b said writer said after: {"path":"/a.txt","written_chars":2}' });

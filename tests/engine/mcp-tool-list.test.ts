@@ -2,13 +2,14 @@ import { describe, expect, it } from "vitest";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { stepBytes, MAX_STEP_BYTES } from "../../src/engine/journal/bounds";
 import { MCP_TOOL_LIMITS, offeredTools } from "../../src/engine/mcp/tool-list";
+import { SCHEMA_BOUNDS } from "../../src/engine/schema-bounds";
 
 const opts = { keep: () => true, maxNameLength: 60, label: 'MCP server "gh" (mcp.example.com)' };
 /** A tool whose schema and description sit just under the per-tool limits (non-ASCII, so bytes exceed characters). */
 const fat = (i: number): Tool => ({
   name: `tool_${i}`,
   description: "é".repeat(MCP_TOOL_LIMITS.descriptionChars),
-  inputSchema: { type: "object", properties: { p: { type: "string", description: "ü".repeat(MCP_TOOL_LIMITS.schemaChars - 200) } } },
+  inputSchema: { type: "object", properties: { p: { type: "string", description: "ü".repeat(SCHEMA_BOUNDS.chars - 200) } } },
 });
 
 describe("the tool list an MCP server may hand us", () => {

@@ -80,6 +80,35 @@ describe("mcp toolset against @modelcontextprotocol/server-everything", () => {
   });
 });
 
+describe("hostile MCP servers", () => {
+  const at = (mode: string) => new URL(`/hostile/${mode}/mcp`, env.MCP_COUNTING_URL).href;
+  const hits = async (mode: string) => ((await (await fetch(env.MCP_COUNTING_CONTROL)).json()) as { counts: Record<string, number> }).counts[`hostile:${mode}`] ?? 0;
+
+  it("an outputSchema pattern that backtracks is skipped: the call answers within timeout_ms", async () => {
+    const model = recordingModel([{ name: "hx_match", args: {} }]);
+    const started = Date.now();
+    const out = await run(`hx: { use: mcp, url: "${at("regex")}", timeout_ms: 4000 }`, model);
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(out.status).toBe("succeeded");
+    expect(JSON.parse(toolMessages(model)[0]!)).toEqual({ text: "see structuredContent", structured_content: { s: `${"a".repeat(40)}!` } });
+  });
+
+  it("an outputSchema whose $refs blow up is refused when the tools are listed, naming the tool and the bound", async () => {
+    const out = await run(`hb: { use: mcp, url: "${at("blowup")}" }`, recordingModel([]));
+    expect(out).toMatchObject({ status: "failed", error: { code: "config" } });
+    expect((out as { error: { message: string } }).error.message).toMatch(/MCP server "hb" \(127\.0\.0\.1:\d+\): the output schema of tool "deep" expands to more than 4000 JSON values with its \$refs followed/);
+  });
+
+  it("a redirect, even to the same origin, is not followed: an error naming the server, and no second request", async () => {
+    const before = { redirect: await hits("redirect"), redirected: await hits("redirected") };
+    const out = await run(`hr: { use: mcp, url: "${at("redirect")}" }`, recordingModel([]));
+    expect(out).toMatchObject({ status: "failed", error: { code: "config" } });
+    expect((out as { error: { message: string } }).error.message).toMatch(/MCP server "hr" \(127\.0\.0\.1:\d+\): connecting failed: .*answered with a redirect \(307 to http:\/\/127\.0\.0\.1:\d+\/hostile\/redirected\/mcp\); redirects are not followed here/);
+    expect(await hits("redirect")).toBe(before.redirect + 1);
+    expect(await hits("redirected")).toBe(before.redirected);
+  });
+});
+
 describe("mcp toolset in the catalog", () => {
   const load = (lines: string) => () => loadCatalog({ "w.worker": workerFile(`name: w\n${lines}`) }, toolsetRegistry(files, mcp), parseYaml);
 

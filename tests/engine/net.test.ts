@@ -124,8 +124,8 @@ describe("idempotencyKey", () => {
     const store = new MemoryJournalStore();
     const out = await executeRun({ ...h.config, vars: { TOKEN: "a-secret-long-enough" } }, store, { runId: "r-keys", worker: "w", input: { input: "x" } });
     expect(out.status).toBe("succeeded");
-    const seen = ["a", "b"].map((id) => (store.entries.get(`w/turn:1/tool:${id}/result`) as { value: { path: string; key: string } }).value);
-    expect(seen.map((v) => v.path)).toEqual(["w/turn:1/tool:a", "w/turn:1/tool:b/call:1"]);
+    const seen = [1, 2].map((i) => (store.entries.get(`w/turn:1/tool:${i}/result`) as { value: { path: string; key: string } }).value);
+    expect(seen.map((v) => v.path)).toEqual(["w/turn:1/tool:1", "w/turn:1/tool:2/call:1"]);
     for (const v of seen) expect(v.key).toBe(idempotencyKey("r-keys", v.path));
   });
 });

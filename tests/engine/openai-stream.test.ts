@@ -35,3 +35,19 @@ describe("openai:* streaming behind onDelta", () => {
     expect(pieces).toEqual([]);
   });
 });
+
+describe("openai:* timeout", () => {
+  it("a model slower than timeout_ms is asked once (the client's own timeout was retried: the model asked again, and paid, while the first request ran)", async () => {
+    let asked = 0;
+    // A model that never answers: each request waits until the client gives it up.
+    const silent: typeof fetch = (_input, init) => {
+      asked++;
+      return new Promise((_, reject) => init?.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError"))));
+    };
+    const model = openaiModel("m", { baseURL: "http://127.0.0.1:9/v1", fetch: silent, timeoutMs: 200 });
+    const t0 = Date.now();
+    await expect(model.request(ask)).rejects.toThrow(/no answer within 0\.2 s \(timeout_ms\)/);
+    expect(asked).toBe(1);
+    expect(Date.now() - t0).toBeLessThan(2_000);
+  }, 20_000);
+});

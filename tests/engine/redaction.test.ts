@@ -88,7 +88,7 @@ describe("redaction of resolved ${NAME} values", () => {
         expect(journal, `journal, form ${f}`).not.toContain(f);
         expect(seen, `model requests, form ${f}`).not.toContain(f);
       }
-      const [echo, fail, memo] = ["echo", "fail", "memo"].map((t) => store.entries.get(`w/turn:1/tool:${t}/result`) as any);
+      const [echo, fail, memo] = [1, 2, 3].map((i) => store.entries.get(`w/turn:1/tool:${i}/result`) as any);
       expect(echo.value).toEqual({
         headers: { Authorization: "Bearer [redacted:TOKEN]", "Bearer [redacted:TOKEN]": "as a key" },
         list: ["Bearer [redacted:TOKEN]", { deep: ["Bearer [redacted:TOKEN]"] }],
@@ -100,7 +100,7 @@ describe("redaction of resolved ${NAME} values", () => {
       });
       expect(fail).toMatchObject({ ok: false, error: "401 for Bearer [redacted:TOKEN]" });
       expect(memo).toMatchObject({ ok: true, value: "memo: Bearer [redacted:TOKEN]" });
-      expect(store.entries.get("w/turn:1/tool:memo/step:h")).toBe("Bearer [redacted:TOKEN]");
+      expect(store.entries.get("w/turn:1/tool:3/step:h")).toBe("Bearer [redacted:TOKEN]");
       expect(toolResults(requests)).toContain("Error: 401 for Bearer [redacted:TOKEN]");
       if (scope === "call") expect(warnings.at(-1)).toContain("could not log out Bearer [redacted:TOKEN]");
       expect(warnings.join("\n")).not.toContain(TOKEN);

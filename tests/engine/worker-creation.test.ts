@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { CatalogError, defineToolset, executeRun, MemoryJournalStore, scriptedModel, tool, workerCreation, type ModelRequest } from "../../src/engine";
 import { callTree } from "../../src/engine/journal/call-tree";
+import { blowupSchema } from "../support/hostile-schemas";
 import { harness, workerFile } from "./helpers";
 
 const turnOf = (req: ModelRequest) => req.messages.filter((m) => m.role === "assistant").length;
@@ -127,6 +128,22 @@ describe("worker_creation", () => {
     const h2 = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(named, fine), "test:reader": scriptedModel([{ text: "ok" }]) } });
     await h2.run({ worker: "lead", input: { input: "go" } });
     expect(toolResults(named[1]!)[0]).toContain('created worker "reader"');
+  });
+
+  it("refuses at creation, quickly and naming the worker and the bound, a schema whose anyOf/$refs blow up, recurse or point elsewhere", async () => {
+    for (const [input, bound] of [
+      [blowupSchema(24), "expands to more than 4000 JSON values with its $refs followed"],
+      [{ type: "object", properties: { t: { $ref: "#/$defs/t" } }, $defs: { t: { type: "object", properties: { c: { $ref: "#/$defs/t" } } } } }, 'has a recursive $ref ("#/$defs/t")'],
+      [{ type: "object", properties: { t: { $ref: "https://example.com/s.json" } } }, 'has $ref "https://example.com/s.json"; only local references'],
+    ] as const) {
+      const seen: ModelRequest[] = [];
+      const h = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen, { ...readerDefinition, input }) } });
+      const started = Date.now();
+      await h.run({ worker: "lead", input: { input: "go" } });
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(toolResults(seen.at(-1)!)[0]).toContain(`the input schema of worker "reader" ${bound}`);
+      expect(toolNames(seen.at(-1)!)).not.toContain("reader");
+    }
   });
 
   it("a created worker runs on its creator's model, never on another it picks", async () => {

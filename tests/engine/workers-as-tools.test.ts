@@ -63,9 +63,9 @@ describe("workers as tools", () => {
     expect(out).toMatchObject({ status: "succeeded", output: "final" });
     // Fresh history: the child sees only its own system prompt and input.
     expect(requests[0]!.messages.map((m) => m.role)).toEqual(["system", "user"]);
-    expect(store.entries.get("lead/turn:1/tool:call_1_1/result")).toMatchObject({ ok: true, value: "summary of: the long text" });
-    expect(store.entries.get("lead/turn:1/tool:call_1_2/result")).toMatchObject({ ok: false, error: expect.stringMatching(/invalid arguments for analysis-risk: proposal: .*depth: Too small/) });
-    expect(store.entries.has("lead/turn:1/tool:call_1_1/summarizer/turn:1/model")).toBe(true);
+    expect(store.entries.get("lead/turn:1/tool:1/result")).toMatchObject({ ok: true, value: "summary of: the long text" });
+    expect(store.entries.get("lead/turn:1/tool:2/result")).toMatchObject({ ok: false, error: expect.stringMatching(/invalid arguments for analysis-risk: proposal: .*depth: Too small/) });
+    expect(store.entries.has("lead/turn:1/tool:1/summarizer/turn:1/model")).toBe(true);
   });
 
   it("a self-recursive worker stops at MAX_DEPTH with the chain of workers in the error", async () => {
@@ -145,7 +145,7 @@ description: Summarize`),
       chain: ["lead"],
       step: "memoized",
     });
-    const tool = "lead/turn:1/tool:call_1_1";
+    const tool = "lead/turn:1/tool:1";
     expect([...store.entries.keys()].filter((k) => k.startsWith(tool + "/")).sort()).toEqual(
       [
         `${tool}/call:1/result`,
@@ -155,7 +155,7 @@ description: Summarize`),
         `${tool}/ask:4`,
         `${tool}/agent:5/result`,
         `${tool}/agent:5/turn:1/model`,
-        `${tool}/agent:5/turn:1/tool:call_3_1/result`,
+        `${tool}/agent:5/turn:1/tool:1/result`,
         `${tool}/agent:5/turn:2/model`,
         `${tool}/worker:6/result`,
         `${tool}/worker:6/summarizer/turn:1/model`,

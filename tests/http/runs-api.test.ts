@@ -237,7 +237,7 @@ describe("run events (SSE)", () => {
     // The first reader stopped at approval_requested: the notification step and the pause came right after it.
     expect(rest.map((e) => e.event)).toEqual(["approval_emailed", "approval_notified", "run_awaiting_approval", "approval_decided", "approval_recorded", "tool", "turn", "run_succeeded"]);
     expect(rest[0]!.data).toMatchObject({ approval_id: approvalId, to: "approver@example.com" });
-    expect(rest[1]!.data).toMatchObject({ path: "pause-writer/turn:1/tool:call_1_1", emailed: true, to: "approver@example.com" });
+    expect(rest[1]!.data).toMatchObject({ path: "pause-writer/turn:1/tool:1", emailed: true, to: "approver@example.com" });
     expect(rest.at(-2)!.data).toMatchObject({ turn: 2, text: "streamed" });
     const ids = rest.map((e) => e.id);
     expect(ids.every((id) => /^\d+-\d+$/.test(id))).toBe(true);

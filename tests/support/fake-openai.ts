@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
  * A request with `stream: true` gets the reply as server-sent chunks: the text in
  * `chunks` (else in one piece); with `gate`, only the first chunk is sent until
  * `POST /gates/<gate>` opens it, so a test sees a partial answer deterministically.
+ * With `delay_ms`, a reply is sent that long after the request came (a slow model).
  */
 export type FakeReply =
   | {
@@ -21,6 +22,7 @@ export type FakeReply =
       usage?: { prompt_tokens: number; completion_tokens: number };
       chunks?: string[];
       gate?: string;
+      delay_ms?: number;
     }
   | { status: number; body?: unknown; headers?: Record<string, string> };
 
@@ -84,6 +86,7 @@ export async function startFakeOpenAI(port = 0): Promise<{ port: number; close()
     script.headers.push(req.headers);
     const reply = script.replies.shift();
     if (!reply) return send(500, { error: { message: `script ${id} has no reply left for request ${script.requests.length}` } });
+    if ("delay_ms" in reply && reply.delay_ms) await new Promise((r) => setTimeout(r, reply.delay_ms));
     if ("status" in reply) return send(reply.status, reply.body ?? { error: { message: `scripted ${reply.status}` } }, reply.headers);
     const n = script.requests.length;
     const toolCalls = (reply.tool_calls ?? []).map((c, i) => ({

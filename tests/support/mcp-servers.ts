@@ -1,9 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Server as LowLevelServer } from "@modelcontextprotocol/sdk/server/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { blowupSchema } from "./hostile-schemas";
 
 const listening = (server: Server) => new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
 
@@ -40,6 +43,11 @@ export async function startEverything(): Promise<{ port: number; child: ChildPro
  * version 2 on `delete_notes`. `GET /control` reads counts and version,
  * `POST /control/version/<n>` switches the tool list, `POST /control/reset` clears.
  * `POST /control/kill-doomed` kills the extra server-everything given to it.
+ * Hostile servers on the same port (requests counted as `hostile:<mode>`):
+ * `/hostile/regex/mcp` (tool `match`, whose outputSchema's pattern `^(a+)+$`
+ * backtracks on the `"aaa…a!"` it returns), `/hostile/blowup/mcp` (tool `deep`, an
+ * outputSchema whose anyOf/$ref chain doubles 24 times), and `/hostile/redirect/mcp`
+ * (every request redirected, 307, to `/hostile/redirected/mcp` on the same origin).
  */
 export async function startCountingServer(doomed?: ChildProcess): Promise<{ port: number; close(): Promise<void> }> {
   let counts: Record<string, number> = {};
@@ -66,6 +74,18 @@ export async function startCountingServer(doomed?: ChildProcess): Promise<{ port
     const v = /^\/control\/version\/(\d+)$/.exec(url);
     if (v && req.method === "POST") return (version = Number(v[1])), send(res, { version });
     if (url === "/control/kill-doomed" && req.method === "POST") return doomed?.kill(), send(res, { killed: !!doomed });
+    const hostile = /^\/hostile\/([a-z]+)\/mcp$/.exec(url);
+    if (hostile) {
+      const mode = hostile[1]!;
+      count(`hostile:${mode}`);
+      if (mode === "redirect") return res.writeHead(307, { location: "/hostile/redirected/mcp" }).end();
+      if (!(mode in HOSTILE_TOOLS)) return res.writeHead(404).end();
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const s = hostileServer(HOSTILE_TOOLS[mode as keyof typeof HOSTILE_TOOLS]);
+      res.on("close", () => void transport.close().then(() => s.close()));
+      await s.connect(transport);
+      return transport.handleRequest(req, res);
+    }
     if (url !== "/mcp") return res.writeHead(404).end();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const s = mcpServer();
@@ -75,4 +95,23 @@ export async function startCountingServer(doomed?: ChildProcess): Promise<{ port
   });
   const port = await listening(server);
   return { port, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+/** Each hostile mode's one tool, as listed (raw JSON Schemas: the high-level server would run the regex itself). */
+const HOSTILE_TOOLS = {
+  regex: {
+    tool: { name: "match", description: "Answers a string its output schema's pattern backtracks on", inputSchema: { type: "object" }, outputSchema: { type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" } }, required: ["s"] } },
+    structured: { s: `${"a".repeat(40)}!` },
+  },
+  blowup: {
+    tool: { name: "deep", description: "Has an output schema that expands 2^24 times", inputSchema: { type: "object" }, outputSchema: blowupSchema(24) },
+    structured: { v: "x" },
+  },
+} satisfies Record<string, { tool: Tool; structured: Record<string, unknown> }>;
+
+function hostileServer({ tool, structured }: (typeof HOSTILE_TOOLS)[keyof typeof HOSTILE_TOOLS]): LowLevelServer {
+  const s = new LowLevelServer({ name: "hostile", version: "1" }, { capabilities: { tools: {} } });
+  s.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [tool as Tool] }));
+  s.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: "text", text: "see structuredContent" }], structuredContent: structured }));
+  return s;
 }

@@ -1,5 +1,5 @@
 import type { ToolContext } from "../context";
-import { ToolError } from "../errors";
+import { RunError, ToolError } from "../errors";
 import type { CallFrame } from "../call-frame";
 import type { AttachmentPart } from "../model/model";
 import type { RunServices } from "../run";
@@ -9,6 +9,7 @@ import type { AttachmentCallee } from "./parameter";
 import { fetchForAttachment } from "./fetch-url";
 import { typeAccepted, typeByName } from "./mime";
 import { workerFiles } from "./worker-files";
+import { ATTACHMENTS_STEP } from "../journal/keys";
 
 /**
  * What the journal keeps of one attachment: the reference and what it resolved to,
@@ -23,8 +24,6 @@ export interface AttachmentRecord {
   sha256: string;
 }
 
-/** The journal step (under the tool call's path) that records a call's attachments. */
-export const ATTACHMENTS_STEP = "attachments";
 
 interface Read {
   /** The reference as recorded: a file's canonical `<instance>:<absolute path>`, a URL as given. */
@@ -75,7 +74,8 @@ export async function resolveAttachments(run: RunServices, caller: CallFrame, ca
       // Bounded by the policy, not the recorded size: a fetched text is recorded redacted, and its raw bytes may be longer.
       const again = (await read(rec.ref, policy.max_bytes)).bytes;
       if (again.length !== rec.size || (await sha256Hex(again)) !== rec.sha256) {
-        throw new ToolError(`attachment "${rec.ref}" changed since it was given to ${callee.name} (sha256 ${rec.sha256.slice(0, 12)}…, ${rec.size} bytes); the run cannot resume with different content`);
+        // Fatal: no retry or hand-off can bring the recorded bytes back.
+        throw new RunError("attachment_changed", `attachment "${rec.ref}" changed since it was given to ${callee.name} (sha256 ${rec.sha256.slice(0, 12)}…, ${rec.size} bytes); the run cannot resume with different content`, true);
       }
       fresh.set(i, again);
       return again;

@@ -1,11 +1,12 @@
-import { ATTACHMENTS_STEP, type AttachmentRecord } from "../attachments/resolve";
-import { toolCallKeys } from "../loop";
+import type { AttachmentRecord } from "../attachments/resolve";
+import { ATTACHMENTS_STEP, KEY_GRAMMAR, lastSegment, parentPath, parseKey, toolCallKeys, type KeyGrammar } from "./keys";
 import type { RecordedResponse } from "../model-step";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
 import { prettyValue } from "../toolsets/unfold-json";
 import { emptyUsage, type Usage } from "../usage";
 
 export interface ToolNode {
+  /** The model's id for the call: data, shown; `path` is its key. */
   id: string;
   name: string;
   path: string;
@@ -31,23 +32,20 @@ export interface CallNode {
   tools: ToolNode[];
 }
 
-const ATTACHMENTS_SUFFIX = `/step:${ATTACHMENTS_STEP}`;
-const MODEL_KEY = /^(.*)\/turn:(\d+)\/model$/;
-
 /**
  * The call tree of a run — nested workers and their tool calls — derived from its
  * journal alone, so it needs no bookkeeping of its own and is right after replay.
+ * `grammar`: the key grammar the run's journal is written in.
  */
-export function callTree(entries: Iterable<[string, unknown]>): CallNode | null {
+export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGrammar = KEY_GRAMMAR): CallNode | null {
   const calls = new Map<string, CallNode>();
   const tools = new Map<string, ToolNode>();
   const results = new Map<string, RecordedCall>();
   const attachments = new Map<string, AttachmentRecord[]>();
   for (const [key, value] of entries) {
-    const m = MODEL_KEY.exec(key);
-    if (m) {
-      const path = m[1]!;
-      const turn = Number(m[2]);
+    const k = parseKey(key);
+    if (k.kind === "model") {
+      const { frame: path, turn } = k;
       let call = calls.get(path);
       if (!call) calls.set(path, (call = { worker: workerName(path), path, turns: 0, usage: emptyUsage(), tools: [] }));
       const res = value as RecordedResponse;
@@ -56,16 +54,16 @@ export function callTree(entries: Iterable<[string, unknown]>): CallNode | null 
       call.usage.inputTokens += res.usage.inputTokens;
       call.usage.outputTokens += res.usage.outputTokens;
       call.usage.costUsd += res.costUsd;
-      toolCallKeys(path, turn, res.toolCalls).forEach((toolPath, i) => {
+      toolCallKeys(grammar, path, turn, res.toolCalls).forEach((toolPath, i) => {
         const tc = res.toolCalls[i]!;
         const node: ToolNode = { id: tc.id, name: tc.name, path: toolPath, args: parseArgs(tc.arguments), status: "pending", calls: [] };
         tools.set(toolPath, node);
         call!.tools.push(node);
       });
-    } else if (key.endsWith(ATTACHMENTS_SUFFIX)) {
-      attachments.set(key.slice(0, -ATTACHMENTS_SUFFIX.length), value as AttachmentRecord[]);
-    } else if (key.endsWith("/result")) {
-      results.set(key.slice(0, -"/result".length), value as RecordedCall);
+    } else if (k.kind === "step" && k.name === ATTACHMENTS_STEP) {
+      attachments.set(k.call, value as AttachmentRecord[]);
+    } else if (k.kind === "result") {
+      results.set(k.call, value as RecordedCall);
     }
   }
   for (const [path, r] of results) {
@@ -90,8 +88,8 @@ export function callTree(entries: Iterable<[string, unknown]>): CallNode | null 
 }
 
 function nearestTool(path: string, tools: Map<string, ToolNode>): ToolNode | undefined {
-  for (let i = path.lastIndexOf("/"); i > 0; i = path.lastIndexOf("/", i - 1)) {
-    const t = tools.get(path.slice(0, i));
+  for (let up = parentPath(path); up !== undefined; up = parentPath(up)) {
+    const t = tools.get(up);
     if (t) return t;
   }
   return undefined;
@@ -99,8 +97,8 @@ function nearestTool(path: string, tools: Map<string, ToolNode>): ToolNode | und
 
 /** `a/turn:1/tool:x/summarizer` → summarizer; an `llmAgent` call (`…/agent:3`) → agent. */
 function workerName(path: string): string {
-  const last = path.slice(path.lastIndexOf("/") + 1);
-  return /^agent:\d+$/.test(last) ? "agent" : last;
+  const p = parseKey(path);
+  return p.kind === "effect" ? p.effect : lastSegment(path);
 }
 
 function parseArgs(text: string): unknown {

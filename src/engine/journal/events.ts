@@ -1,6 +1,7 @@
 import type { RecordedResponse } from "../model-step";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
 import type { ApprovalDecision } from "../toolsets/wrappers/approval";
+import { KEY_GRAMMAR, lastSegment, parseKey, toolCallKeys, type KeyGrammar } from "./keys";
 
 export interface StepEvent {
   type: "call" | "turn" | "tool" | "approval_notified" | "approval_decided" | "step";
@@ -14,32 +15,34 @@ export const preview = (v: unknown, max = 500) => {
 
 /**
  * What a recorded journal step means to someone watching the run: the journal is
- * the event log, so steps cost no extra rows to publish.
+ * the event log, so steps cost no extra rows to publish. A turn lists its tool
+ * calls with the model's ids beside their paths (the keys of their later events).
  */
-export function stepEvents(key: string, value: unknown): StepEvent[] {
-  const turn = /^(.*)\/turn:(\d+)\/model$/.exec(key);
-  if (turn) {
-    const res = value as RecordedResponse;
-    const path = turn[1]!;
-    const n = Number(turn[2]);
-    const events: StepEvent[] = n === 1 ? [{ type: "call", data: { path, worker: path.slice(path.lastIndexOf("/") + 1) } }] : [];
-    events.push({
-      type: "turn",
-      data: { path, turn: n, text: res.text, tool_calls: res.toolCalls.map((c) => ({ id: c.id, name: c.name })), usage: res.usage, cost_usd: res.costUsd },
-    });
-    return events;
+export function stepEvents(key: string, value: unknown, grammar: KeyGrammar = KEY_GRAMMAR): StepEvent[] {
+  const k = parseKey(key);
+  switch (k.kind) {
+    case "model": {
+      const res = value as RecordedResponse;
+      const path = k.frame;
+      const events: StepEvent[] = k.turn === 1 ? [{ type: "call", data: { path, worker: lastSegment(path) } }] : [];
+      const paths = toolCallKeys(grammar, path, k.turn, res.toolCalls);
+      const calls = res.toolCalls.map((c, i) => ({ id: c.id, name: c.name, path: paths[i] }));
+      events.push({ type: "turn", data: { path, turn: k.turn, text: res.text, tool_calls: calls, usage: res.usage, cost_usd: res.costUsd } });
+      return events;
+    }
+    case "result": {
+      const r = value as RecordedCall;
+      const data = { path: k.call, ok: r.ok, ...(r.ok ? { result: preview(r.value) } : { error: r.error }) };
+      return [{ type: "tool", data: r.truncatedFrom === undefined ? data : { ...data, truncated_from: r.truncatedFrom } }];
+    }
+    case "notify":
+      return [{ type: "approval_notified", data: { path: k.call, ...(value as Record<string, unknown>) } }];
+    case "approval":
+    case "budget_approval": {
+      const d = value as ApprovalDecision;
+      return [{ type: "approval_decided", data: { path: k.call, approved: d.approved, by: d.by, note: d.note ?? null } }];
+    }
+    default:
+      return [{ type: "step", data: { key } }];
   }
-  if (key.endsWith("/result")) {
-    const r = value as RecordedCall;
-    const data = { path: key.slice(0, -"/result".length), ok: r.ok, ...(r.ok ? { result: preview(r.value) } : { error: r.error }) };
-    return [{ type: "tool", data: r.truncatedFrom === undefined ? data : { ...data, truncated_from: r.truncatedFrom } }];
-  }
-  if (key.endsWith("/notify")) {
-    return [{ type: "approval_notified", data: { path: key.slice(0, -"/notify".length), ...(value as Record<string, unknown>) } }];
-  }
-  if (key.endsWith("/approval")) {
-    const d = value as ApprovalDecision;
-    return [{ type: "approval_decided", data: { path: key.slice(0, -"/approval".length), approved: d.approved, by: d.by, note: d.note ?? null } }];
-  }
-  return [{ type: "step", data: { key } }];
 }

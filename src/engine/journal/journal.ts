@@ -1,5 +1,6 @@
 import { messageOf, RunError, StorageError } from "../errors";
 import { fitsStep, MAX_STEP_BYTES, utf8Bytes } from "./bounds";
+import { parentPath, within } from "./keys";
 import type { JournalStore } from "./store";
 
 /** May throw (e.g. `RunInterrupted`) to stop the run before a new step executes. */
@@ -79,7 +80,8 @@ export class Journal {
    * "between steps" that must not cut a parallel step's effect from its record.
    */
   async othersSettled(key: string): Promise<void> {
-    const busy = () => [...this.inFlight].some((k) => k !== key && !key.startsWith(k.slice(0, k.lastIndexOf("/") + 1)));
+    const outside = (k: string, up = parentPath(k)) => k !== key && up !== undefined && !within(key, up);
+    const busy = () => [...this.inFlight].some((k) => outside(k));
     while (busy()) await new Promise<void>((r) => (this.settledOne = r));
   }
 

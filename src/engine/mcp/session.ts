@@ -1,8 +1,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { messageOf, ToolError } from "../errors";
+import { BoundedOutputValidator } from "./output-validator";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -44,6 +44,8 @@ function capped(res: Response, max: number): Response {
  */
 export class McpSession {
   private client?: Promise<Client>;
+  /** When the tool call under way must be over, its result checked included. */
+  private deadline = Infinity;
 
   constructor(private readonly opts: SessionOptions) {}
 
@@ -60,7 +62,7 @@ export class McpSession {
 
   private connect(): Promise<Client> {
     this.client ??= (async () => {
-      const client = new Client({ name: "edgework", version: "1" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+      const client = new Client({ name: "edgework", version: "1" }, { jsonSchemaValidator: new BoundedOutputValidator(() => this.deadline - Date.now()) });
       const transport = new StreamableHTTPClientTransport(new URL(this.opts.url), {
         fetch: this.fetch,
         requestInit: { headers: this.opts.headers },
@@ -97,12 +99,19 @@ export class McpSession {
     return tools;
   }
 
+  /** One call within `timeoutMs` all told: connecting, the request, and checking the result against the tool's output schema. */
   async callTool(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
-    const client = await this.connect();
+    this.deadline = Date.now() + this.opts.timeoutMs;
     try {
-      return (await client.callTool({ name, arguments: args }, undefined, { timeout: this.opts.timeoutMs })) as CallToolResult;
+      const client = await this.connect();
+      const left = this.deadline - Date.now();
+      if (left <= 0) this.fail(`calling ${name}`, `no time left of timeout_ms (${this.opts.timeoutMs} ms) after connecting`);
+      return (await client.callTool({ name, arguments: args }, undefined, { timeout: left })) as CallToolResult;
     } catch (err) {
+      if (err instanceof ToolError) throw err;
       this.fail(`calling ${name}`, err);
+    } finally {
+      this.deadline = Infinity;
     }
   }
 

@@ -1,19 +1,22 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { ToolError } from "../errors";
+import { schemaBoundsProblem } from "../schema-bounds";
 import type { ToolData } from "../toolsets/wrappers/journaled-tools";
 
 /**
  * What one server may hand a worker's model (and the journal). `totalBytes` bounds the
  * whole offered list as it is journaled (UTF-8 JSON), well under one journal step's bound.
+ * Each input and output schema is bounded by `SCHEMA_BOUNDS`.
  */
-export const MCP_TOOL_LIMITS = { listed: 1_000, tools: 100, descriptionChars: 1_000, schemaChars: 20_000, totalBytes: 1_000_000 } as const;
+export const MCP_TOOL_LIMITS = { listed: 1_000, tools: 100, descriptionChars: 1_000, totalBytes: 1_000_000 } as const;
 
 const NAME = /^[a-zA-Z0-9_-]+$/;
 
 /**
  * The server's tools as this instance offers them: names a model can call (the
  * OpenAI rule, counting the instance prefix), those `keep` accepts, read-only
- * when annotated `readOnlyHint: true`, with descriptions cut and schemas bounded.
+ * when annotated `readOnlyHint: true`, with descriptions cut; a tool whose schema is
+ * over `SCHEMA_BOUNDS` is refused by name.
  */
 export function offeredTools(tools: Tool[], opts: { keep: (name: string) => boolean; maxNameLength: number; label: string }): ToolData[] {
   if (tools.length > MCP_TOOL_LIMITS.listed) throw new ToolError(`${opts.label} lists more than ${MCP_TOOL_LIMITS.listed} tools`);
@@ -22,9 +25,9 @@ export function offeredTools(tools: Tool[], opts: { keep: (name: string) => bool
     throw new ToolError(`${opts.label} offers more than ${MCP_TOOL_LIMITS.tools} tools; list the ones this worker needs under "tools:"`);
   }
   const list = offered.map((t) => {
-    const schema = JSON.stringify(t.inputSchema);
-    if (schema.length > MCP_TOOL_LIMITS.schemaChars) {
-      throw new ToolError(`${opts.label}: the input schema of tool "${t.name}" is ${schema.length} characters (at most ${MCP_TOOL_LIMITS.schemaChars}); leave it out with "tools:"`);
+    for (const [which, schema] of [["input", t.inputSchema], ["output", t.outputSchema]] as const) {
+      const problem = schema === undefined ? undefined : schemaBoundsProblem(schema);
+      if (problem) throw new ToolError(`${opts.label}: the ${which} schema of tool "${t.name}" ${problem}; leave it out with "tools:"`);
     }
     const description = t.description || t.title || t.name;
     return {

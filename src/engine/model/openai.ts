@@ -12,8 +12,11 @@ export interface OpenAIOptions {
   fetch?: typeof fetch;
   /** Retries with exponential backoff on 408/409/429/5xx and network errors. */
   maxRetries?: number;
+  /** How long one model request may wait for its answer to begin, retries included; never retried itself (default 60 s). */
   timeoutMs?: number;
 }
+
+const DEFAULT_TIMEOUT_MS = 60_000;
 
 /**
  * The official client with nothing taken from `process.env` (which nodejs_compat fills
@@ -32,6 +35,7 @@ class ConfiguredOpenAI extends OpenAI {
 
 /** A model through the official client, against any OpenAI-compatible base URL; every option explicit (see ConfiguredOpenAI). */
 export function openaiModel(model: string, opts: OpenAIOptions): Model {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const client = new ConfiguredOpenAI({
     // The client insists on a key; the null header below keeps this placeholder off the wire.
     apiKey: opts.apiKey || "none",
@@ -44,7 +48,9 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
     defaultHeaders: { ...(opts.apiKey ? {} : { Authorization: null }), ...opts.headers },
     fetch: opts.fetch,
     maxRetries: opts.maxRetries ?? 3,
-    timeout: opts.timeoutMs ?? 60_000,
+    // The client retries its own timeout, asking (and paying) the model again while the first
+    // request may still be answering: the request's signal bounds it instead, and an abort is not retried.
+    timeout: 2 * timeoutMs,
   });
   return {
     async request(req: ModelRequest): Promise<ModelResponse> {
@@ -56,8 +62,17 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
           : {}),
         ...(req.output ? { response_format: { type: "json_schema" as const, json_schema: { name: "output", schema: req.output } } } : {}),
       };
-      if (req.onDelta) return streamed(client, params, req.onDelta);
-      return fromCompletion(await client.chat.completions.create(params));
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(), timeoutMs);
+      try {
+        if (req.onDelta) return await streamed(client, params, req.onDelta, deadline.signal, () => clearTimeout(timer));
+        return fromCompletion(await client.chat.completions.create(params, { signal: deadline.signal }));
+      } catch (err) {
+        if (deadline.signal.aborted) throw new Error(`no answer within ${timeoutMs / 1000} s (timeout_ms)`);
+        throw err;
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }
@@ -74,8 +89,9 @@ function fromCompletion(completion: OpenAI.Chat.ChatCompletion): ModelResponse {
 const MAX_TOOL_CALLS = 128;
 
 /** The same request streamed: text pieces go to `onDelta` as they arrive; tool calls and usage are put together from the chunks. */
-async function streamed(client: OpenAI, params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, onDelta: (text: string) => void): Promise<ModelResponse> {
-  const { data: stream, response } = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }).withResponse();
+async function streamed(client: OpenAI, params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, onDelta: (text: string) => void, signal: AbortSignal, begun: () => void): Promise<ModelResponse> {
+  const { data: stream, response } = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal }).withResponse();
+  begun(); // the answer streams as long as it takes (as under the client's own timeout, which ends with the headers)
   // A compatible server that does not stream answers with the whole completion as JSON.
   if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) return fromCompletion((await response.json()) as OpenAI.Chat.ChatCompletion);
   let text: string | null = null;

@@ -10,7 +10,7 @@ export interface OutboundPolicy {
   headers?: Readonly<Record<string, string>>;
   /** Refuse every hop that is not https (an https server redirecting to plain http would resend the body in clear). */
   httpsOnly?: boolean;
-  /** Redirects followed before giving up; default 5. */
+  /** Redirects followed before giving up; default 5. 0: a redirect is an error naming where it pointed. */
   maxRedirects?: number;
   /** The underlying fetch; default `globalThis.fetch` (looked up per call, so spies see it). */
   fetch?: typeof fetch;
@@ -74,6 +74,7 @@ export function guardedFetch(policy: OutboundPolicy): GuardedFetch {
       } catch {
         throw new ToolError(`redirect ${hop + 1} from ${shown(url)} has an invalid Location`);
       }
+      if (maxRedirects === 0) throw new ToolError(`answered with a redirect (${res.status} to ${shown(next)}); redirects are not followed here`);
       if (hop >= maxRedirects) throw new ToolError(`too many redirects: more than ${maxRedirects}, the last to ${shown(next)}`);
       if (res.status === 303 ? method !== "HEAD" : (res.status === 301 || res.status === 302) && method === "POST") {
         method = "GET";

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import type { ToolContext } from "../context";
-import { contextWith } from "../context-with";
 import { ToolError } from "../errors";
+import { boundContext, SignalBoundary } from "../signal-boundary";
 import { describeIssues, toolParameters } from "../json-schema";
 import type { CallFrame } from "../call-frame";
 import type { RunServices } from "../run";
@@ -87,7 +87,9 @@ export function defineToolset<C extends z.ZodType, S>(def: ToolsetKindDef<C, S>)
           if (!spec) throw new ToolError(`toolset "${init.name}" has no tool "${name}"`);
           const parsed = spec.input.safeParse(args);
           if (!parsed.success) throw new ToolError(`invalid arguments for ${name}: ${describeIssues(parsed.error)}`);
-          return spec.run(parsed.data, contextWith(ctx, { state: init.state }), self);
+          // The tool is user code: it never sees an engine signal (see SignalBoundary).
+          const boundary = new SignalBoundary();
+          return boundary.run(() => spec.run(parsed.data, boundContext(ctx, boundary, { state: init.state }), self));
         },
         close: def.close ? async () => def.close!(self) : undefined,
       };

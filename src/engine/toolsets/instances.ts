@@ -7,6 +7,7 @@ import { combined } from "./combined";
 import { callScopeId } from "./scope-id";
 import type { Scope, Toolset } from "./toolset";
 import { workersToolset } from "./kinds/workers";
+import { toolsKey } from "../journal/keys";
 import { approvalGated } from "./wrappers/approval";
 import { readOnly } from "./wrappers/filtered";
 import { journaled } from "./wrappers/journaled";
@@ -82,7 +83,7 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
       let ts = await scopedInstance(run, frame, { name, key, kind, spec, secrets }, owned).catch((err) => {
         throw redactError(err, redactor(secrets));
       });
-      if (kind.dynamic) ts = journaledTools(ts, run.journal, `${frame.path}/tools:${name}`);
+      if (kind.dynamic) ts = journaledTools(ts, run.journal, toolsKey(frame.path, name));
       if (spec.readonly) ts = readOnly(ts);
       members.push([`instance "${name}" (${kind.kind})`, name === kind.kind ? ts : prefixed(ts, name)]);
     }

@@ -30,13 +30,13 @@ const config = z.strictObject({
 
 /**
  * The transport's only way out: the URL policy, and the `http` kind's guarded fetch
- * confined to the server's own origin, so a redirect elsewhere is refused naming the
- * hop and the configured headers (secrets) never leave that origin.
+ * confined to the server's own origin and following no redirect (a 3xx is an error,
+ * as the README promises), so the configured headers (secrets) never leave that URL.
  */
 export function mcpFetch(serverUrl: string, headers: Record<string, string>): FetchLike {
   const server = new URL(serverUrl);
   // An https server stays https on every hop (a plain-http loopback server is for development).
-  const guarded = guardedFetch({ allow: allowList([server.host]), headers, httpsOnly: server.protocol === "https:" });
+  const guarded = guardedFetch({ allow: allowList([server.host]), headers, httpsOnly: server.protocol === "https:", maxRedirects: 0 });
   return async (url, init) => {
     const target = new URL(url);
     if (!reachable(target)) throw new Error(`refused to reach ${target.protocol}//${target.host}: only https, or http to a loopback address`);

@@ -2,10 +2,12 @@ import * as z from "zod";
 import { globMatcher } from "../../glob";
 import type { CallFrame } from "../../call-frame";
 import { exposedToolNames } from "../../catalog";
-import { createdFile, creationKey, readCreation, type RecordedCreation } from "../../created-workers";
+import { createdFile, readCreation, type RecordedCreation } from "../../created-workers";
+import { creationKey } from "../../journal/keys";
 import { ToolError } from "../../errors";
 import { describeIssues, toolParameters } from "../../json-schema";
 import type { RunServices } from "../../run";
+import { schemaBoundsProblem } from "../../schema-bounds";
 import { isMapping, TOOL_NAME, type InstanceSpec, type WorkerSpec } from "../../worker-file";
 import type { ToolsetKind } from "../define";
 import type { Policy, ToolDef, Toolset } from "../toolset";
@@ -19,13 +21,13 @@ const config = z.strictObject({
 type Config = z.output<typeof config>;
 
 /**
- * A JSON Schema from the model, bounded so that a definition always fits one journal
- * step. No `pattern`: the validator would build a regex from it, and a model's regex
- * can backtrack for minutes on the arguments it is checked against.
+ * A JSON Schema from the model. No `pattern`: the validator would build a regex from
+ * it, and a model's regex can backtrack for minutes on the arguments it is checked
+ * against. Its size, depth and `$ref` expansion are bounded in `checkedCreation`
+ * (`SCHEMA_BOUNDS`), which names the worker.
  */
 const schema = z
   .record(z.string(), z.unknown())
-  .refine((s) => JSON.stringify(s).length <= 20_000, "must be at most 20000 characters of JSON")
   .refine((s) => shallowAndRegexFree(s, 0), "must not use pattern or patternProperties, nor nest deeper than 32 levels");
 
 /** Keywords whose value maps names to schemas: the names are data, only the schemas are checked. */
@@ -130,6 +132,10 @@ function checkedCreation(run: RunServices, frame: CallFrame, instance: string, c
   // Never another model than the creator may use: the same one, or one its compatible_models admit.
   if (a.model !== undefined && a.model !== frame.model && !creator.compatibleModels?.some((g) => globMatcher(g, { ignoreCase: true })(a.model!))) {
     throw new ToolError(`model "${a.model}" is not one ${creator.name} may use (its model is ${frame.model}${creator.compatibleModels ? `; compatible_models: ${creator.compatibleModels.join(", ")}` : ""}); leave model out to use the same`);
+  }
+  for (const [field, s] of [["input", a.input], ["output", a.output]] as const) {
+    const problem = s && schemaBoundsProblem(s);
+    if (problem) throw new ToolError(`the ${field} schema of worker "${a.name}" ${problem}; write a smaller one`);
   }
   const grant = `${creator.file}#${instance}`;
   if (run.created.countOf(grant) >= cfg.max_workers) throw new ToolError(`"${instance}" has created its max_workers (${cfg.max_workers}) for this run`);

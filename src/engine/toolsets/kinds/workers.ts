@@ -4,6 +4,7 @@ import type { CallFrame } from "../../call-frame";
 import { callableTool } from "../../callables";
 import { ToolError } from "../../errors";
 import { describeIssues, validatorFor } from "../../json-schema";
+import { calleePath } from "../../journal/keys";
 import type { RunServices } from "../../run";
 import type { Toolset } from "../toolset";
 
@@ -24,7 +25,7 @@ export function workersToolset(run: RunServices, frame: CallFrame, names: () => 
       const parsed = validatorFor(callee.input).safeParse(input);
       if (!parsed.success) throw new ToolError(`invalid arguments for ${name}: ${describeIssues(parsed.error)}`);
       const attachments = refs.length ? await resolveAttachments(run, frame, callee, refs, ctx) : undefined;
-      return callee.call(parsed.data, { path: `${ctx.callPath}/${name}`, parent: frame, usage: ctx.usage, attachments });
+      return callee.call(parsed.data, { path: calleePath(ctx.callPath, name), parent: frame, usage: ctx.usage, attachments });
     },
   };
 }

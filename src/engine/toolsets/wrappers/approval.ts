@@ -1,6 +1,7 @@
 import { ApprovalRequired, ToolError, type PendingApproval } from "../../errors";
 import { stableJson } from "../../ids";
 import type { Journal } from "../../journal/journal";
+import { approvalKey, notifyKey, parseKey } from "../../journal/keys";
 import { approvalId } from "../../ids";
 import type { ToolContext } from "../../context";
 import { LatestListing } from "../latest-listing";
@@ -39,8 +40,9 @@ export const callSignature = (worker: string, tool: string, args: unknown) => `$
 export function rememberedApprovals(journal: Journal): Set<string> {
   const set = new Set<string>();
   for (const [key, value] of journal.entries()) {
-    const d = value as ApprovalDecision;
-    if (key.endsWith("/approval") && d.approved && d.remember) set.add(callSignature(d.remember.worker, d.remember.tool, d.remember.args));
+    // Any step's value (null too): the key is parsed only for an approved decision to remember.
+    const d = value as ApprovalDecision | null;
+    if (d?.approved && d.remember && parseKey(key).kind === "approval") set.add(callSignature(d.remember.worker, d.remember.tool, d.remember.args));
   }
   return set;
 }
@@ -69,7 +71,7 @@ export function approvalGated(inner: Toolset, gate: ApprovalGate): Toolset {
     const policy = policyOf(def, args);
     if (policy === "deny") throw new ToolError(`tool "${name}" is denied by the approval policy of worker "${gate.workerChain.at(-1)}"`);
     if (policy === "ask") {
-      const key = `${ctx.callPath}/approval`;
+      const key = approvalKey(ctx.callPath);
       let decision = gate.journal.get<ApprovalDecision>(key);
       if (!decision) {
         if (gate.remembered.has(callSignature(gate.workerChain.at(-1)!, name, args))) {
@@ -91,7 +93,7 @@ export function approvalGated(inner: Toolset, gate: ApprovalGate): Toolset {
           notify: gate.notify,
         };
         const notifier = gate.notifier;
-        if (notifier) await gate.journal.step(`${ctx.callPath}/notify`, () => notifier(pending));
+        if (notifier) await gate.journal.step(notifyKey(ctx.callPath), () => notifier(pending));
         throw new ApprovalRequired([pending]);
       }
       if (!decision.approved) {

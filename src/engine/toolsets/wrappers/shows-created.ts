@@ -1,4 +1,5 @@
-import { creationKey, recordedCreation } from "../../created-workers";
+import { recordedCreation } from "../../created-workers";
+import { creationKey } from "../../journal/keys";
 import type { RunServices } from "../../run";
 import type { Toolset } from "../toolset";
 

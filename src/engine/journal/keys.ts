@@ -1,0 +1,164 @@
+import { sha256Hex } from "../idempotency-key";
+
+/**
+ * Every journal key is built and read here, nowhere else. A key is a path of
+ * segments joined by "/", from this grammar (`<frame>`: a worker or function call's
+ * path, `<call>`: a tool call's or effect's path):
+ *
+ *   <worker name>                         the run's root frame
+ *   <frame>/turn:<n>/model                a worker's model answer in turn n
+ *   <frame>/turn:<n>/tool:<i>             a call: the i-th tool call of that answer (1-based)
+ *   <call>/<worker name>                  the frame of a worker or function that call runs
+ *   <call>/(ask|call|worker|agent|now|random):<n>   the call's n-th ctx effect (agent:n is a frame too)
+ *   <call>/step:<name>                    ctx.step(name), the name encoded (below)
+ *   <call>/result | /approval | /notify | /worker-create
+ *   <model step>/budget/approval | /notify    continuing past the budget, asked before that request
+ *   <frame>/tools:<instance>              a dynamic instance's recorded tool list
+ *
+ * Only the engine chooses segments: names are worker, function and instance names
+ * (validated: no "/" or ":"), numbers are the engine's counters, and the one name that
+ * comes from outside (a `ctx.step` key, which a kind may take from a model) is encoded
+ * so it holds no "/" and stays within `MAX_STEP_NAME`. The model's own tool-call ids
+ * never shape a key: they are data in the recorded answer.
+ *
+ * Grammar 1 (runs whose journal was started before grammar 2) wrote the model's id as
+ * `tool:<id>` (with `~<index>` added to a repeated id) and `step:<name>` raw; a run
+ * keeps the grammar its journal started with, passed in with the run (never guessed
+ * from a key, which a model could have shaped).
+ */
+export type KeyGrammar = 1 | 2;
+
+/** What new runs write. */
+export const KEY_GRAMMAR: KeyGrammar = 2;
+
+const SEP = "/";
+
+/** The effect counters of a tool context (`<call>/<kind>:<n>`). */
+export type EffectKind = "ask" | "call" | "worker" | "agent" | "now" | "random";
+
+export const modelKey = (frame: string, turn: number) => `${frame}/turn:${turn}/model`;
+export const resultKey = (call: string) => `${call}/result`;
+export const approvalKey = (call: string) => `${call}/approval`;
+export const notifyKey = (call: string) => `${call}/notify`;
+export const creationKey = (call: string) => `${call}/worker-create`;
+export const effectKey = (call: string, kind: EffectKind, n: number) => `${call}/${kind}:${n}`;
+/** The frame of the worker or function `call` runs (`name` is a validated catalog or created worker name). */
+export const calleePath = (call: string, name: string) => `${call}/${name}`;
+/** A dynamic instance's recorded tool list (`instance`: a validated instance name). */
+export const toolsKey = (frame: string, instance: string) => `${frame}/tools:${instance}`;
+/** The pseudo-call of continuing past the budget before the model request `modelStep`. */
+export const budgetPath = (modelStep: string) => `${modelStep}/budget`;
+
+/** The keys of one answer's tool calls: by position in grammar 2, by the model's ids in grammar 1. */
+export function toolCallKeys(grammar: KeyGrammar, frame: string, turn: number, calls: readonly { id: string }[]): string[] {
+  const base = `${frame}/turn:${turn}/tool:`;
+  if (grammar !== 1) return calls.map((_c, i) => base + (i + 1));
+  const seen = new Set<string>();
+  return calls.map((c, i) => {
+    let key = base + c.id;
+    if (seen.has(key)) key += `~${i}`;
+    seen.add(key);
+    return key;
+  });
+}
+
+/** Longest encoded `ctx.step` name kept readable; a longer one is cut and made unique by a hash. */
+export const MAX_STEP_NAME = 128;
+
+/** `ctx.step(name)` under `call`. */
+export function stepKey(grammar: KeyGrammar, call: string, name: string): string {
+  return `${call}/step:${grammar === 1 ? name : stepName(name)}`;
+}
+
+/**
+ * `name` as one segment: "%" and "/" percent-encoded (injective, readable), and over
+ * `MAX_STEP_NAME` its first 64 characters then `%h` and a hash of the whole name
+ * (`%h` never occurs in an encoded name, so a long name cannot equal a short one).
+ */
+function stepName(name: string): string {
+  const encoded = name.includes("%") || name.includes(SEP) ? name.replaceAll("%", "%25").replaceAll(SEP, "%2F") : name;
+  if (encoded.length <= MAX_STEP_NAME) return encoded;
+  // Never cut a surrogate pair: half of one is not text the store keeps as written.
+  const cut = (encoded.charCodeAt(63) & 0xfc00) === 0xd800 ? 63 : 64;
+  return `${encoded.slice(0, cut)}%h${sha256Hex(name).slice(0, 32)}`;
+}
+
+/** The key the attachments a call passed to a worker are recorded under. */
+export const ATTACHMENTS_STEP = "attachments";
+
+/** What a journal key is, read from its segments. */
+export type ParsedKey =
+  | { kind: "model"; frame: string; turn: number }
+  | { kind: "result" | "approval" | "notify" | "creation"; call: string }
+  /** `call`: the budget pseudo-call (`budgetPath(modelStep)`). */
+  | { kind: "budget_approval"; call: string; modelStep: string }
+  | { kind: "step"; call: string; name: string }
+  | { kind: "effect"; call: string; effect: string; n: number }
+  | { kind: "tools"; frame: string; instance: string }
+  | { kind: "other" };
+
+const LEAVES = { result: "result", approval: "approval", notify: "notify", "worker-create": "creation" } as const;
+const OTHER: ParsedKey = { kind: "other" };
+
+/**
+ * A key's meaning, from its last segments and the grammar above: a segment is all
+ * between two separators, so no name, id or counter can end one early. A budget
+ * approval is `budget/approval` under a model step (`turn:<n>/model` or `ask:<n>`),
+ * never any approval whose call path happens to end in "budget".
+ */
+export function parseKey(key: string): ParsedKey {
+  const at = key.lastIndexOf(SEP);
+  if (at <= 0) return OTHER;
+  const parent = key.slice(0, at);
+  const last = key.slice(at + 1);
+  if (last === "model") {
+    const t = key.lastIndexOf(SEP, at - 1);
+    const turn = t > 0 ? counter(key.slice(t + 1, at), "turn") : undefined;
+    return turn === undefined ? OTHER : { kind: "model", frame: key.slice(0, t), turn };
+  }
+  const leaf = LEAVES[last as keyof typeof LEAVES];
+  if (leaf) {
+    if (leaf === "approval" && lastSegment(parent) === "budget") {
+      const modelStep = parentPath(parent);
+      if (modelStep !== undefined && isModelStep(modelStep)) return { kind: "budget_approval", call: parent, modelStep };
+    }
+    return { kind: leaf, call: parent };
+  }
+  const colon = last.indexOf(":");
+  if (colon < 0) return OTHER;
+  const word = last.slice(0, colon);
+  if (word === "step") return { kind: "step", call: parent, name: last.slice(colon + 1) };
+  if (word === "tools") return { kind: "tools", frame: parent, instance: last.slice(colon + 1) };
+  const n = counter(last, word);
+  return n === undefined || !EFFECTS.has(word) ? OTHER : { kind: "effect", call: parent, effect: word, n };
+}
+
+const EFFECTS = new Set<string>(["ask", "call", "worker", "agent", "now", "random"] satisfies EffectKind[]);
+
+/** A model request's key: a worker's turn or a `ctx.llmAsk`. */
+function isModelStep(key: string): boolean {
+  const p = parseKey(key);
+  return p.kind === "model" || (p.kind === "effect" && p.effect === "ask");
+}
+
+/** `n` of a segment `<word>:<n>` (digits only), else undefined. */
+function counter(segment: string, word: string): number | undefined {
+  if (!segment.startsWith(word) || segment.charCodeAt(word.length) !== 58 /* : */ || segment.length === word.length + 1) return undefined;
+  for (let i = word.length + 1; i < segment.length; i++) {
+    const c = segment.charCodeAt(i);
+    if (c < 48 || c > 57) return undefined;
+  }
+  return Number(segment.slice(word.length + 1));
+}
+
+/** The last segment of a path: a frame's worker name, `agent:<n>` for an `llmAgent` call. */
+export const lastSegment = (path: string) => path.slice(path.lastIndexOf(SEP) + 1);
+
+/** The path one segment up, or undefined at the root. */
+export function parentPath(path: string): string | undefined {
+  const at = path.lastIndexOf(SEP);
+  return at > 0 ? path.slice(0, at) : undefined;
+}
+
+/** `path` is `ancestor` or lies under it. */
+export const within = (path: string, ancestor: string) => path === ancestor || (path.startsWith(ancestor) && path.charCodeAt(ancestor.length) === 47) /* / */;

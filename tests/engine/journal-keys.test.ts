@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import {
+  approvalKey,
+  budgetPath,
+  creationKey,
+  effectKey,
+  MAX_STEP_NAME,
+  modelKey,
+  notifyKey,
+  parseKey,
+  resultKey,
+  stepKey,
+  toolCallKeys,
+  toolsKey,
+} from "../../src/engine/journal/keys";
+
+const call = "w/turn:2/tool:3";
+
+describe("journal keys", () => {
+  it("tool calls are keyed by position in grammar 2, by the model's ids (made unique) in grammar 1", () => {
+    const ids = [{ id: "a/b" }, { id: "c" }, { id: "c" }];
+    expect(toolCallKeys(2, "w", 2, ids)).toEqual(["w/turn:2/tool:1", "w/turn:2/tool:2", "w/turn:2/tool:3"]);
+    expect(toolCallKeys(1, "w", 2, ids)).toEqual(["w/turn:2/tool:a/b", "w/turn:2/tool:c", "w/turn:2/tool:c~2"]);
+  });
+
+  it("every key the engine builds parses back to what it is", () => {
+    expect(parseKey(modelKey("w/turn:1/tool:1/child", 3))).toEqual({ kind: "model", frame: "w/turn:1/tool:1/child", turn: 3 });
+    for (const [key, kind] of [[resultKey(call), "result"], [approvalKey(call), "approval"], [notifyKey(call), "notify"], [creationKey(call), "creation"]] as const) {
+      expect(parseKey(key)).toEqual({ kind, call });
+    }
+    expect(parseKey(effectKey(call, "ask", 4))).toEqual({ kind: "effect", call, effect: "ask", n: 4 });
+    expect(parseKey(toolsKey("w", "gh"))).toEqual({ kind: "tools", frame: "w", instance: "gh" });
+    expect(parseKey(stepKey(2, call, "attachments"))).toEqual({ kind: "step", call, name: "attachments" });
+    const model = modelKey("w", 3);
+    expect(parseKey(approvalKey(budgetPath(model)))).toEqual({ kind: "budget_approval", call: budgetPath(model), modelStep: model });
+    const ask = effectKey(call, "ask", 1);
+    expect(parseKey(approvalKey(budgetPath(ask)))).toMatchObject({ kind: "budget_approval", modelStep: ask });
+  });
+
+  it("a budget approval is one under a model request, never an approval whose call path ends in budget", () => {
+    expect(parseKey("w/turn:1/tool:x/budget/approval")).toEqual({ kind: "approval", call: "w/turn:1/tool:x/budget" });
+    expect(parseKey("w/turn:x/model/budget/approval").kind).toBe("approval");
+    expect(parseKey("budget/approval").kind).toBe("approval");
+    expect(parseKey("w/turn:1/model/x")).toEqual({ kind: "other" });
+    expect(parseKey("w/turn:/model")).toEqual({ kind: "other" });
+    expect(parseKey("w/turn:1a/model")).toEqual({ kind: "other" });
+  });
+
+  it("a ctx.step name is one segment: '/' and '%' encoded, a long name cut and made unique by a hash; grammar 1 keeps it raw", () => {
+    for (const name of ["a/b", "x/budget/approval", "../result", "%2F", "", ":", "~1"]) {
+      const key = stepKey(2, call, name);
+      expect(parseKey(key), name).toMatchObject({ kind: "step", call });
+      expect(key.split("/").length, name).toBe(call.split("/").length + 1);
+    }
+    expect(stepKey(2, call, "a/b")).toBe(`${call}/step:a%2Fb`);
+    expect(stepKey(2, call, "a%2Fb")).toBe(`${call}/step:a%252Fb`);
+    const long = "x".repeat(4096);
+    const longKey = stepKey(2, call, long);
+    expect(longKey.length - call.length - "/step:".length).toBeLessThanOrEqual(MAX_STEP_NAME);
+    expect(stepKey(2, call, `${long}y`)).not.toBe(longKey);
+    expect(stepKey(2, call, "x".repeat(MAX_STEP_NAME))).toBe(`${call}/step:${"x".repeat(MAX_STEP_NAME)}`);
+    // A cut never splits a character: the key stays text the store keeps as written.
+    const cut = stepKey(2, call, `${"x".repeat(63)}${"😀".repeat(100)}`);
+    expect(new TextDecoder().decode(new TextEncoder().encode(cut))).toBe(cut);
+    expect(stepKey(1, call, "a/b")).toBe(`${call}/step:a/b`);
+  });
+});
