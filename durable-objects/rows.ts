@@ -73,6 +73,17 @@ export interface ApprovalMailRow {
   sent_at: number | null;
 }
 
+/** A model request handed to the queue (MODEL_DISPATCH=queue). `answer`: JSON of model-dispatch.ts's StoredAnswer. */
+export interface ModelDispatchRow {
+  key: string;
+  model: string;
+  attempt: number;
+  sent_at: number;
+  claimed: number | null;
+  lease_until: number | null;
+  answer: string | null;
+}
+
 /** Toolset state (both objects keep it). */
 export interface StateRow {
   scope: string;

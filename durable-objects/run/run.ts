@@ -85,7 +85,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.approvals = new RunApprovals(host, this.journal);
     this.pinned = new RunCatalog(this.sql);
     this.mail = new RunMail(host, this.approvals);
-    this.dispatch = new ModelDispatch(this.sql, env, ctx.id.toString(), () => this.wakeSoon());
+    this.dispatch = new ModelDispatch(host);
     void ctx.blockConcurrencyWhile(() => this.armDispatchLapse());
   }
 
