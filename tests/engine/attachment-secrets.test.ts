@@ -71,7 +71,7 @@ describe("an attachment fetched through an http instance", () => {
   it("is refused, naming the var, when it is binary and holds the secret (bytes of an image cannot be edited)", async () => {
     const { out, store, sent } = await attach("https://api.example.com/leak.png", { API_KEY: SECRET, API_REGION: "eu-west-region" });
     expect(out).toMatchObject({ status: "succeeded" });
-    expect(store.entries.get("desk/turn:1/tool:c1/result")).toMatchObject({
+    expect(store.entries.get("desk/turn:1/tool:1/result")).toMatchObject({
       ok: false,
       error: 'attachment "https://api.example.com/leak.png" (image/png) holds the value of API_KEY, a secret its http instance sends; it is not attached',
     });
@@ -81,7 +81,7 @@ describe("an attachment fetched through an http instance", () => {
 
   it("that fails on a redirect quoting the secret names the redirect without it", async () => {
     const { store, sent } = await attach("https://api.example.com/away", { API_KEY: SECRET, API_REGION: "eu-west-region" });
-    expect(store.entries.get("desk/turn:1/tool:c1/result")).toMatchObject({ ok: false, error: expect.stringContaining("https://evil.example.net/?k=[redacted:API_KEY]") });
+    expect(store.entries.get("desk/turn:1/tool:1/result")).toMatchObject({ ok: false, error: expect.stringContaining("https://evil.example.net/?k=[redacted:API_KEY]") });
     expect(JSON.stringify([...store.entries])).not.toContain("zq-live");
     expect(sent).toBe("[]");
   });

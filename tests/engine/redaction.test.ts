@@ -113,7 +113,7 @@ describe("redaction of resolved ${NAME} values", () => {
       const h = harness({ "w.worker": file }, { kinds: [echoKind], models: { "test:m": scriptedModel([{ toolCalls: [{ id: "e", name: "up_echo", args: {} }] }, { text: "done" }]) } });
       const store = new MemoryJournalStore();
       await executeRun({ ...h.config, vars, plainVars }, store, { runId: "plain-vars", worker: "w", input: { input: "x" } });
-      return (store.entries.get("w/turn:1/tool:e/result") as { value: { region: string; list: string[] } }).value;
+      return (store.entries.get("w/turn:1/tool:1/result") as { value: { region: string; list: string[] } }).value;
     };
     expect(await echoed({ TOKEN, REGION: "eu-west-region-1" }, ["REGION"])).toMatchObject({ region: "eu-west-region-1", list: ["Bearer [redacted:TOKEN]", expect.anything()] });
     // A plain var's name on a secret's value: redacted (and so is any name the build does not know as a var).
