@@ -1,20 +1,10 @@
-// Loads the bundled catalog (workers and triggers; the JSON that
-// scripts/bundle-workers.mjs made of the checked YAML) the way the app will, so
-// `wrangler dev` / `wrangler deploy` refuse a bad one with every problem listed,
-// and checks that wrangler.toml schedules exactly the crons the triggers use.
-import { readFileSync } from "node:fs";
-import { importTs, root } from "./import-ts.mjs";
+// Refuses a bad catalog, or crons that wrangler.toml and triggers.yaml disagree on,
+// with every problem listed, writing nothing (cli/catalog.mjs; `edgework check`).
+import { checkCatalog } from "../cli/catalog.mjs";
 
-const { loadApp, cronsInWranglerToml, cronMismatches } = await importTs(
-  "check-catalog",
-  `export { loadApp } from "./src/catalog"; export { cronsInWranglerToml, cronMismatches } from "./src/triggers/wrangler-crons";`,
-);
-try {
-  const { catalog, triggers, schedules, emails } = loadApp();
-  const crons = cronMismatches(schedules.values(), cronsInWranglerToml(readFileSync(`${root}/wrangler.toml`, "utf8")));
-  if (crons.length) throw new Error(`wrangler.toml and triggers.yaml disagree:\n${crons.map((p) => `  ${p}`).join("\n")}`);
-  console.log(`catalog ok: ${catalog.workers.size} workers, ${triggers.size} webhook, ${schedules.size} scheduled and ${emails.size} email triggers`);
-} catch (err) {
-  console.error(err.message);
+const { problems, summary } = await checkCatalog();
+if (problems.length) {
+  console.error(problems.join("\n"));
   process.exit(1);
 }
+console.log(summary);
