@@ -45,8 +45,12 @@ function project(files: Record<string, string>, toml = `name = "app"\n`): string
 }
 
 function edgework(cwd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return edgeworkWith({}, cwd, ...args);
+}
+
+function edgeworkWith(env: Record<string, string>, cwd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile("node", [bin, ...args], { cwd }, (err, stdout, stderr) => resolve({ code: err ? (err.code as number) : 0, stdout, stderr }));
+    execFile("node", [bin, ...args], { cwd, env: { ...process.env, EDGEWORK_WORKER_DIRS: "", ...env } }, (err, stdout, stderr) => resolve({ code: err ? (err.code as number) : 0, stdout, stderr }));
   });
 }
 
@@ -71,6 +75,17 @@ describe("the edgework CLI, in a user's project (paths from the working director
     const bundled = readFileSync(join(dir, "src/generated/worker-files.ts"), "utf8");
     expect(bundled).toContain(`"workers/greeter.worker"`);
     expect(existsSync(join(dir, "src/generated/wrangler-vars.ts"))).toBe(true);
+  });
+
+  it("build takes its folders as arguments or from EDGEWORK_WORKER_DIRS (wrangler dev's [build] in the demo and e2e tests), and --out", async () => {
+    const dir = project({ "greeter.worker": GOOD });
+    mkdirSync(join(dir, "more"));
+    writeFileSync(join(dir, "more/other.worker"), GOOD.replace("greeter", "other"));
+    expect(await edgeworkWith({ EDGEWORK_WORKER_DIRS: "workers,more" }, dir, "build")).toMatchObject({ code: 0, stdout: expect.stringContaining("catalog ok: 2 workers") });
+    expect(readFileSync(join(dir, "src/generated/worker-files.ts"), "utf8")).toContain(`"more/other.worker"`);
+    expect(await edgework(dir, "build", "--out", "gen/files.ts", "more")).toMatchObject({ code: 0, stdout: expect.stringContaining("catalog ok: 1 workers") });
+    expect(readFileSync(join(dir, "gen/files.ts"), "utf8")).not.toContain("greeter");
+    expect(await edgework(dir, "build", "--outt", "x")).toMatchObject({ code: 1, stderr: "unknown option --outt\n" });
   });
 
   it("build refuses a bad catalog, writing nothing; check lists every problem of every file and exits 1", async () => {
