@@ -94,14 +94,15 @@ describe("toolset wrappers", () => {
       mode: "ask",
       policies: {},
       workerChain: ["w"],
-      host: { record: (p) => void recorded.push(p), notifier: async (p) => notified.push(p.id) },
+      // The notifier finds the approval recorded already: recording is the run's, notifying only tells.
+      host: { record: (p) => void recorded.push(p), notifier: async (p) => notified.push(`${p.id} after ${recorded.length} recorded`) },
       remembered: new Set(),
     });
     await w.listTools();
     expect(await w.callTool("read", {}, ctx())).toEqual({ called: "read" });
     await expect(w.callTool("write", { x: 1 }, ctx("run/turn:1/tool:1"))).rejects.toThrow(ApprovalRequired);
     expect(recorded).toMatchObject([{ key: approvalKey("run/turn:1/tool:1"), tool: "write", args: { x: 1 }, workerChain: ["w"] }]);
-    expect(notified).toEqual([recorded[0]!.id]);
+    expect(notified).toEqual([`${recorded[0]!.id} after 1 recorded`]);
     await j.record(approvalKey("run/turn:1/tool:1"), { approved: false, by: "boss", note: "no" });
     await expect(w.callTool("write", { x: 1 }, ctx("run/turn:1/tool:1"))).rejects.toThrow("the call to write was rejected by boss: no");
     expect(inner.calls).toEqual(["read"]);
