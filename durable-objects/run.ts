@@ -12,7 +12,7 @@ import { replyMac } from "../src/tokens/reply-reference";
 import { dispatchMode, engineConfig, numberVar } from "./engine-config";
 import { rpcGlobals } from "./global-toolsets-bridge";
 import { mergeEvents } from "./run-events";
-import { RunApprovals, runEnded, type DecisionRequest } from "./run-approvals";
+import { approvalTtlMs, RunApprovals, runEnded, type DecisionRequest } from "./run-approvals";
 import { RunIndexSync } from "./run-index-sync";
 import { LoggedJournalStore, logRunEvent } from "./run-log";
 import { deletionDue, finishedRunAlarm, tombstoneOf } from "./run-retention";
@@ -139,6 +139,7 @@ export class RunDO extends DurableObject<Env> {
         states: this.states,
         globals: rpcGlobals(() => this.env.GLOBAL_TOOLSETS.getByName("global") as never),
         beforeStep: (key, journal) => this.beforeStep(key, journal, deadline),
+        recordApproval: (pending) => this.ctx.storage.transactionSync(() => this.approvals.request(pending, Date.now(), approvalTtlMs(this.env))),
         notifier: (pending) => this.mail.requestApproval(pending, { id: run.id as string, trigger: parse(run.trigger) }),
       }, definitions);
       // Queue mode hands model requests off (no streaming: the answer arrives whole); direct mode streams to watchers.

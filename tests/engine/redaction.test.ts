@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineToolset, executeRun, MemoryJournalStore, scriptedModel, tool, type ModelRequest, type ToolsetKind } from "../../src/engine";
-import { redactor } from "../../src/engine/toolsets/wrappers/redacted";
+import { redactor } from "../../src/engine/toolsets/redactor";
 import { harness, warnings, workerFile } from "./helpers";
 
 /** A secret with a quote, a slash, a space and non-ASCII: its raw, JSON and URL forms all differ. */
