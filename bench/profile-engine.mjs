@@ -1,7 +1,7 @@
 // Profiles edgework's engine on the engine-overhead workload:
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-engine.mjs [turns] [runs]
 // then read the top self-time frames with `node bench/profile-top.mjs /tmp/prof/*.cpuprofile`.
-import { importTs } from "../scripts/import-ts.mjs";
+import { importTs } from "../cli/import-ts.mjs";
 
 const turns = Number(process.argv[2] ?? 10);
 const runs = Number(process.argv[3] ?? 3000);

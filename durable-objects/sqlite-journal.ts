@@ -23,7 +23,7 @@ export class SqliteJournalStore implements JournalStore {
     } catch (err) {
       // SQLite's reason without the statement: the message ends up in the run's error.
       const reason = (err as Error).message.split("\n")[0]!.replace(/^SQL failed: /, "");
-      throw new StorageError(`the journal could not record step ${key} (${text.length} characters): ${reason}`, PERMANENT.test(reason));
+      throw new StorageError(`the journal could not record step ${key} (${text.length} characters): ${reason}`, PERMANENT.test(reason), { cause: err });
     }
   }
 }

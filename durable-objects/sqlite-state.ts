@@ -14,7 +14,7 @@ function stored<T>(what: string, op: () => T): T {
   } catch (err) {
     // SQLite's reason without the statement (which carries no values, but is noise in a run's error).
     const reason = (err as Error).message.split("\n")[0]!.replace(/^SQL failed: /, "");
-    throw new StorageError(`toolset state could not ${what}: ${reason}`, PERMANENT.test(reason));
+    throw new StorageError(`toolset state could not ${what}: ${reason}`, PERMANENT.test(reason), { cause: err });
   }
 }
 

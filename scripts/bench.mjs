@@ -10,7 +10,7 @@ import { loadTest } from "../bench/load.mjs";
 import { topFrames } from "../bench/profile-top.mjs";
 import { yamlCost } from "../bench/yaml-cost.mjs";
 import { PRICES as UNIT_PRICES, priceRun, RENEW_EVERY_SECONDS } from "../bench/pricing.mjs";
-import { importTs, root } from "./import-ts.mjs";
+import { importTs, root } from "../cli/import-ts.mjs";
 
 process.chdir(root);
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };

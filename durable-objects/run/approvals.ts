@@ -7,12 +7,16 @@
 
 import type { ApprovalDecision, PendingApproval } from "../../src/engine";
 import type { FollowUp } from "../../src/engine/worker-file";
+import { numberVar } from "../../src/config";
 import { TERMINAL, type Answer, type ApprovalView, type DecisionRequest, type RunStatusName } from "../../src/runs/types";
 import type { ApprovalMailRow, ApprovalRow, AtRow, MailKind } from "../rows";
 import { APPROVALS_CURRENT } from "../schema";
 import { json, parse } from "../sql";
 import type { SqliteJournalStore } from "../sqlite-journal";
 import type { RunHost } from "./host";
+
+/** How long a pending approval waits for a decision before it counts as rejected (APPROVAL_TTL_SECONDS, default a week). */
+export const approvalTtlMs = (env: Env) => numberVar(env, "APPROVAL_TTL_SECONDS", 7 * 86_400) * 1000;
 
 /** A follow-up email that is due, with the approval it is about. */
 export interface DueMail {
@@ -55,14 +59,23 @@ export class RunApprovals {
     return this.host.sql;
   }
 
-  /** Stores a pending approval once (a retried notification finds it); returns its expiry. */
-  request(p: PendingApproval, now: number, ttlMs: number): number {
+  /**
+   * Stores a pending approval once (a replay that asks again finds it), before its
+   * approver is told: the run's record, decidable by API from now on.
+   */
+  request(p: PendingApproval, now: number, ttlMs: number): void {
     const inserted = this.sql.all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, status, created_at, expires_at, asked_step)
       VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, 'pending', ${now}, ${now + ttlMs},
         (SELECT coalesce(max(seq), 0) FROM journal))
       ON CONFLICT (id) DO NOTHING RETURNING id`;
     if (inserted.length) this.host.event("approval_requested", { approval_id: p.id, tool: p.tool, worker_chain: p.workerChain, description: p.description });
-    return this.sql.one<Pick<ApprovalRow, "expires_at">>`SELECT expires_at FROM approvals WHERE id = ${p.id}`!.expires_at;
+  }
+
+  /** When a recorded approval expires (what its links carry). */
+  expiresAt(approvalId: string): number {
+    const row = this.sql.one<Pick<ApprovalRow, "expires_at">>`SELECT expires_at FROM approvals WHERE id = ${approvalId}`;
+    if (!row) throw new Error(`approval ${approvalId} is not recorded: the run records an approval before it is notified`);
+    return row.expires_at;
   }
 
   /**

@@ -7,11 +7,9 @@
 
 import { sendApprovalEmail, type EmailOutcome } from "../../src/email/approval-notifier";
 import { messageOf, RunInterrupted, type PendingApproval } from "../../src/engine";
-import { numberVar } from "../../src/config";
 import type { RunApprovals } from "./approvals";
 import type { RunHost } from "./host";
 
-const DAY = 86_400;
 /** A reminder or escalation that could not be sent is tried again this much later. */
 const FOLLOW_UP_RETRY_MS = 5 * 60_000;
 
@@ -37,14 +35,13 @@ export class RunMail {
   ) {}
 
   /**
-   * The engine's approval notifier (a journal step: once per approval). Records the
-   * approval, then emails the approver. A failed send interrupts the activation so
-   * the alarm retries it later; the approval is decidable by API meanwhile.
+   * The engine's approval notifier (a journal step: once per approval): emails the
+   * approver about the approval the run recorded. A failed send interrupts the
+   * activation so the alarm retries it later; the approval is decidable by API meanwhile.
    */
   async requestApproval(p: PendingApproval, run: MailRun): Promise<EmailOutcome & { expires_at: number }> {
     const { ctx, env } = this.host;
-    const ttl = numberVar(env, "APPROVAL_TTL_SECONDS", 7 * DAY) * 1000;
-    const expiresAt = ctx.storage.transactionSync(() => this.approvals.request(p, Date.now(), ttl));
+    const expiresAt = this.approvals.expiresAt(p.id);
     let outcome: EmailOutcome;
     try {
       outcome = await sendApprovalEmail(env, p, { ...run, objectId: ctx.id.toString() }, expiresAt);

@@ -26,7 +26,7 @@ import type { EventRow, JournalRow, RunRow } from "../rows";
 import { keyGrammarOf, migrateRun, RUN_CURRENT } from "../schema";
 import { json, parse, Sql } from "../sql";
 import { SqliteStateBackend } from "../sqlite-state";
-import { RunApprovals, runEnded } from "./approvals";
+import { approvalTtlMs, RunApprovals, runEnded } from "./approvals";
 import { catalogColumns, RunCatalog } from "./catalog";
 import { DeltaBuffer } from "./deltas";
 import { mergeEvents } from "./events";
@@ -293,6 +293,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       states: this.states,
       globals: rpcGlobals(() => this.env.GLOBAL_TOOLSETS.getByName("global") as never),
       beforeStep: (key, journal) => this.beforeStep(key, journal, deadline),
+      recordApproval: (pending) => this.ctx.storage.transactionSync(() => this.approvals.request(pending, Date.now(), approvalTtlMs(this.env))),
       notifier: (pending) => this.mail.requestApproval(pending, mailRun(run)),
     }, definitions);
     // Queue mode hands model requests off (no streaming: the answer arrives whole); direct mode streams to watchers.

@@ -3,6 +3,7 @@
  * run's outcome. Needs the SQL only.
  */
 
+import { MODEL_STEP_LIKE } from "../../src/engine/journal/keys";
 import { journalUsage } from "../../src/engine/journal/run-usage";
 import type { Usage } from "../../src/engine/usage";
 import { parse, type JsonText, type Sql } from "../sql";
@@ -21,11 +22,11 @@ export function shownUsage(journal: Usage, outcome: JsonText<Usage> | null): Usa
 
 /**
  * `shownUsage` for the index and the logs, which do not load the journal: only rows whose
- * key could be a model step (a superset that `journalUsage` narrows), and only their
- * usage and cost, never the answer's text.
+ * key could be a model step (`MODEL_STEP_LIKE`, the key grammar's superset that
+ * `journalUsage` narrows with `parseKey`), and only their usage and cost, never the answer's text.
  */
 export function runUsage(sql: Sql, outcome: JsonText<Usage> | null): Usage {
   const rows = sql.all<{ key: string; i: number | null; o: number | null; c: number | null }>`SELECT key, value ->> '$.usage.inputTokens' AS i, value ->> '$.usage.outputTokens' AS o, value ->> '$.costUsd' AS c
-    FROM journal WHERE key LIKE '%/model' OR key LIKE '%/ask:%'`;
+    FROM journal WHERE key LIKE ${MODEL_STEP_LIKE[0]} OR key LIKE ${MODEL_STEP_LIKE[1]}`;
   return shownUsage(journalUsage(rows.map((r) => [r.key, { usage: { inputTokens: r.i, outputTokens: r.o }, costUsd: r.c }])), outcome);
 }

@@ -1,9 +1,8 @@
-import { ApprovalRequired, RunError, type PendingApproval } from "./errors";
-import { approvalId } from "./ids";
-import { approvalKey, budgetPath, notifyKey, parseKey } from "./journal/keys";
+import { askApproval, type ApprovalDecision } from "./approvals/ask-approval";
+import { RunError } from "./errors";
+import { budgetPath, parseKey } from "./journal/keys";
 import type { CallFrame } from "./call-frame";
 import type { Budget, RunServices } from "./run";
-import type { ApprovalDecision } from "./toolsets/wrappers/approval";
 
 /** The pseudo-tool a budget approval is about: the approval page, email, link and API show it like any call. */
 export const BUDGET_TOOL = "continue_past_budget";
@@ -73,29 +72,15 @@ function exceededLimit(run: RunServices): Exceeded | undefined {
 async function overBudget(run: RunServices, frame: CallFrame, stepKey: string, over: Exceeded): Promise<void> {
   if (run.budget.onExceed !== "ask") throw new RunError("budget_exceeded", over.message, true);
 
-  const callPath = budgetPath(stepKey);
-  const key = approvalKey(callPath);
-  let decision = run.journal.get<ApprovalDecision>(key);
-  // Only a person extends a budget: approve_all (e.g. a public webhook's trigger) would make it no budget.
-  if (!decision && run.approvalMode !== "ask") {
-    decision = { approved: false, by: `approval_mode ${run.approvalMode} (a budget is extended only by a person)` };
-    await run.journal.record(key, decision);
-  }
-  if (!decision) {
-    const pending: PendingApproval = {
-      key,
-      id: await approvalId(key),
-      callPath,
-      workerChain: [...frame.chain],
-      tool: BUDGET_TOOL,
-      args: over.args,
-      description: over.description,
-      notify: run.catalog.get(frame.chain[0]!)?.notify,
-    };
-    const notifier = run.notifier;
-    if (notifier) await run.journal.step(notifyKey(callPath), () => notifier(pending));
-    throw new ApprovalRequired([pending]);
-  }
+  const decision = await askApproval({
+    journal: run.journal,
+    host: { record: run.recordApproval, notifier: run.notifier },
+    callPath: budgetPath(stepKey),
+    asked: { workerChain: frame.chain, tool: BUDGET_TOOL, args: over.args, description: over.description, notify: run.catalog.get(frame.chain[0]!)?.notify },
+    // Only a person extends a budget: approve_all (e.g. a public webhook's trigger) would make it no budget.
+    decideWithoutAsking: () =>
+      run.approvalMode !== "ask" ? { approved: false, by: `approval_mode ${run.approvalMode} (a budget is extended only by a person)` } : undefined,
+  });
   // Approved: this key now counts as an extension, so the check above passes. Rejected: the run ends.
   if (!decision.approved) throw new RunError("budget_exceeded", `${over.message}; continuing past it was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`, true);
 }

@@ -5,15 +5,30 @@
  * - run-time failures: `ToolError` (goes back to the model as the tool's result)
  *   and `RunError` (ends the worker call; `fatal` ones end the whole run).
  *
- * The signals, each raised by engine code and caught only by engine code:
- * - `ApprovalRequired`: the approval gate (a call, a budget extension) → the loop
- *   merges one turn's, the run suspends (`executeRun`);
- * - `RunInterrupted`: the host (checkpoint, cancel, a test's fault), a model
- *   request handed to the queue, a notification to retry → the host's activation;
- * - `StorageError`: the journal or a state store → the host, which retries or fails the run;
- * - a fatal `RunError` (budget, model outage, too large, nondeterministic) → `executeRun`.
- * User code (a function's body, a kind's tool) never sees one: its ctx calls stay
- * pending instead, and its `SignalBoundary` passes the signal on (signal-boundary.ts).
+ * The signals — the four `propagates` counts — each raised by engine or host code
+ * and caught only there:
+ * - `ApprovalRequired`: raised by `askApproval` (approvals/ask-approval.ts: the tool
+ *   gate, a budget extension); the loop merges one turn's (loop.ts), `executeRun`
+ *   turns it into the `awaiting_approval` outcome (run.ts), the host records the
+ *   pause.
+ * - `RunInterrupted`: raised by the host — before a step (checkpoint, cancel, a
+ *   test's fault: durable-objects/run.ts, run-faults.ts), a model request handed to
+ *   the queue (model-dispatch.ts), an approval email to retry (run-mail.ts), a global
+ *   toolset call made for a run already signalled (global-toolsets.ts); caught by the
+ *   host's activation (`alarm()` in durable-objects/run.ts).
+ * - `StorageError`: raised by the journal (journal.ts, sqlite-journal.ts) or a state
+ *   store (sqlite-state.ts); caught by the host's activation, which retries or fails the run.
+ * - a fatal `RunError` (budget, model outage, too large, nondeterministic): raised
+ *   where the limit or failure is found (budget.ts, model-step.ts, journaled.ts, …);
+ *   caught by `executeRun`, which fails the run.
+ * On their way up, wrappers (journaled.ts, redacted.ts) and `Promise.allSettled`
+ * in the loop pass them on unrecorded and unchanged. User code (a function's body,
+ * a kind's tool) never sees one: its ctx calls stay pending instead, and its
+ * `SignalBoundary` passes the signal on (signal-boundary.ts).
+ *
+ * An error made from another one passes it as `{ cause }`, except where the other
+ * one's text may hold a secret (redacted.ts, model/redacted.ts, attachments): the
+ * redacted copy is all that leaves.
  */
 
 /** One problem in one worker file: `file: field: reason`. */
@@ -39,8 +54,8 @@ export class CatalogError extends Error {
 
 /** A failure the calling model should see as the tool's result, so it can adapt. */
 export class ToolError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "ToolError";
   }
 }
@@ -71,8 +86,9 @@ export class RunError extends Error {
     readonly code: RunErrorCode,
     message: string,
     readonly fatal = false,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = "RunError";
   }
 }
@@ -125,8 +141,9 @@ export class StorageError extends Error {
   constructor(
     message: string,
     readonly permanent = false,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = "StorageError";
   }
 }

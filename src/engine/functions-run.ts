@@ -30,7 +30,7 @@ export async function runFunction(run: RunServices, entry: CatalogWorker, fn: Co
       // Signals pass through; a failure ends this call like a worker's (its caller's tool result).
       if (propagates(err) || err instanceof RunError) throw err;
       // A failed ctx call (a nested call, a rejected approval) already says what failed; the code's own error is named.
-      throw new RunError("function_failed", err instanceof ToolError ? err.message : `${entry.file} failed: ${messageOf(err)}`);
+      throw new RunError("function_failed", err instanceof ToolError ? err.message : `${entry.file} failed: ${messageOf(err)}`, false, { cause: err });
     }
     if (fn.output) {
       const checked = fn.output.safeParse(result);
@@ -51,7 +51,7 @@ function storable(file: string, path: string, result: unknown): unknown {
   try {
     bytes = stepBytes(path, result);
   } catch (err) {
-    throw new RunError("invalid_output", `${file}: its result is not JSON: ${messageOf(err)}`);
+    throw new RunError("invalid_output", `${file}: its result is not JSON: ${messageOf(err)}`, false, { cause: err });
   }
   if (bytes > MAX_STEP_BYTES) throw new RunError("too_large", `${file}: its result is ${bytes} bytes as JSON, over the journal's bound of ${MAX_STEP_BYTES} bytes; return less, or write it with a tool`);
   return result;

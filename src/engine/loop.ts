@@ -31,7 +31,7 @@ async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, state:
   // No tool call to answer yet: a toolset that cannot list its tools ends this worker call.
   const list = async () => {
     const listed = await toolset.listTools().catch((err: unknown) => {
-      throw propagates(err) || err instanceof RunError ? err : new RunError("config", `${worker.file}: its tools could not be listed: ${messageOf(err)}`);
+      throw propagates(err) || err instanceof RunError ? err : new RunError("config", `${worker.file}: its tools could not be listed: ${messageOf(err)}`, false, { cause: err });
     });
     return listed.map(({ name, description, parameters }) => ({ name, description, parameters }));
   };

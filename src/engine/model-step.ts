@@ -23,7 +23,7 @@ export async function modelStep(run: RunServices, frame: CallFrame, key: string,
   };
   const failed = (err: unknown) => {
     if (propagates(err)) return err; // a signal (the request was handed off): not the model's failure
-    return new RunError("model_error", `${frame.worker.file}: model ${model} failed: ${messageOf(err)}`, true);
+    return new RunError("model_error", `${frame.worker.file}: model ${model} failed: ${messageOf(err)}`, true, { cause: err });
   };
   const res = await run.journal.step<RecordedResponse>(key, async () => {
     let m: Model;

@@ -15,7 +15,8 @@ import type { Substitution } from "./toolsets/interpolate";
 import { secretsAmong } from "./toolsets/secret-vars";
 import type { Toolset } from "./toolsets/toolset";
 import { KEY_GRAMMAR, type KeyGrammar } from "./journal/keys";
-import { rememberedApprovals, type ApprovalMode, type ApprovalNotifier } from "./toolsets/wrappers/approval";
+import { rememberedApprovals, type ApprovalMode } from "./toolsets/wrappers/approval";
+import type { ApprovalNotifier, ApprovalRecorder } from "./approvals/ask-approval";
 import { defaultPrices, UsageMeter, type PriceTable, type Usage } from "./usage";
 
 export interface Budget {
@@ -39,6 +40,8 @@ export interface EngineConfig {
   defaultModel?: string;
   /** Runs before every step that is about to execute: checkpoints, cancellation, fault injection. */
   beforeStep?: BeforeStep;
+  /** Records a pending approval where it can be decided (the host's store); before anyone is told. */
+  recordApproval?: ApprovalRecorder;
   /** Tells a human that an approval waits; a journal step, so it runs once per approval. */
   notifier?: ApprovalNotifier;
   /** Values for `${NAME}` in toolset configs (the app's vars and secrets). */
@@ -86,6 +89,7 @@ export interface RunServices {
   /** The run's limits: the request's over the root worker's `budget:`. */
   budget: Budget;
   approvalMode: ApprovalMode;
+  recordApproval?: ApprovalRecorder;
   notifier?: ApprovalNotifier;
   /** Calls approved "for the rest of the run", from the journal at activation start. */
   rememberedApprovals: ReadonlySet<string>;
@@ -125,6 +129,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     defaultModel: config.defaultModel ?? "test:tools",
     budget: runBudget(req.budget ?? {}, config.catalog.get(req.worker)?.budget),
     approvalMode: req.approvalMode ?? "ask",
+    recordApproval: config.recordApproval,
     notifier: config.notifier,
     rememberedApprovals: rememberedApprovals(journal),
     vars: config.vars ?? {},

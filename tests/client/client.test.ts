@@ -1,6 +1,8 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { AuthenticationError, BadRequestError, ConflictError, EdgeworkError, NotFoundError, PayloadTooLargeError, type Run } from "../../src/client";
-import { effectCount, effectUrl, script, settle } from "../durable-objects/helpers";
+import { callTool, modelServer, say, waitForStatus } from "../../src/testing";
+import { driveAlarm, effectCount, effectUrl, script, settle } from "../durable-objects/helpers";
 import { appClient } from "./app-client";
 
 const client = appClient();
@@ -59,14 +61,16 @@ describe("edgework/client against the app", () => {
   });
 
   it("cancel a paused run; cancelling or resuming it again → ConflictError", async () => {
-    await script("pause-writer", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl("client-cancel"), method: "POST" } }] }, { text: "done" }]);
+    // Set up as a user's test would (edgework/testing).
+    const models = modelServer(env.FAKE_OPENAI_URL);
+    await models.script("pause-writer", [callTool("fx_fetch", { url: models.effectUrl("client-cancel"), method: "POST" }), say("done")]);
     const { id } = await client.runs.start({ worker: "pause-writer", input: "post" });
-    await settle(id);
+    await waitForStatus(client, id, "awaiting_approval", { drive: driveAlarm });
     expect(await client.runs.cancel(id)).toEqual({ id, status: "cancelled" });
     expect((await client.runs.get(id)).status).toBe("cancelled");
     await expect(client.runs.cancel(id)).rejects.toBeInstanceOf(ConflictError);
     await expect(client.runs.resume(id)).rejects.toThrow(/POST \/runs\/.+\/resume → 409: the run was cancelled; there is nothing to resume/);
-    expect(await effectCount("client-cancel")).toBe(0);
+    expect(await models.countEffects("client-cancel")).toBe(0);
   });
 
   it("each error class from a real response, its message from the JSON body", async () => {

@@ -28,6 +28,9 @@ export async function effectCount(id: string): Promise<number> {
   return ((await (await fetch(effectUrl(id))).json()) as { count: number }).count;
 }
 
+/** `drive` for edgework/testing's waitForStatus: this pool sets runs' alarms a minute ahead, so fire the run's now. */
+export const driveAlarm = (id: string) => runDurableObjectAlarm(env.RUNS.getByName(id));
+
 /**
  * Drives a run's alarm until it stops: finished, paused for approval, or without
  * an alarm. An activation that throws (an injected fault) leaves no alarm: `wake`

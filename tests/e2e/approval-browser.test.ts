@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
 import PostalMime from "postal-mime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeOpenAI } from "../support/fake-openai";
+import { startModelServer } from "../../src/testing/model-server";
 import { startLocalApp } from "../../scripts/demo/local-app.mjs";
 
 type LocalApp = Awaited<ReturnType<typeof startLocalApp>>;
@@ -15,11 +15,11 @@ const runBrowser = existsSync(CHROMIUM) || process.env.EDGEWORK_REQUIRE_BROWSER 
 
 describe.skipIf(!runBrowser)("approval in a real browser", () => {
   let app: LocalApp;
-  let fake: Awaited<ReturnType<typeof startFakeOpenAI>>;
+  let fake: Awaited<ReturnType<typeof startModelServer>>;
   let browser: Browser;
 
   beforeAll(async () => {
-    fake = await startFakeOpenAI();
+    fake = await startModelServer();
     app = await startLocalApp({
       workerDirs: ["workers", "tests/fixtures/workers"],
       vars: {

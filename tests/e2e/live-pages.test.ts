@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeOpenAI } from "../support/fake-openai";
+import { startModelServer } from "../../src/testing/model-server";
 import { startLocalApp } from "../../scripts/demo/local-app.mjs";
 
 type Dom = { document: { getElementById(id: string): { textContent: string } | null } };
@@ -18,12 +18,12 @@ const runBrowser = existsSync(CHROMIUM) || process.env.EDGEWORK_REQUIRE_BROWSER 
 
 describe.skipIf(!runBrowser)("pages for people in a real browser", () => {
   let app: LocalApp;
-  let fake: Awaited<ReturnType<typeof startFakeOpenAI>>;
+  let fake: Awaited<ReturnType<typeof startModelServer>>;
   let browser: Browser;
   let context: BrowserContext;
 
   beforeAll(async () => {
-    fake = await startFakeOpenAI();
+    fake = await startModelServer();
     app = await startLocalApp({
       workerDirs: ["workers", "tests/fixtures/workers"],
       // Streaming is direct mode's (queue mode hands the request off and shows each turn whole).

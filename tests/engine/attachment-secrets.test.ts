@@ -71,7 +71,7 @@ describe("an attachment fetched through an http instance", () => {
   it("is refused, naming the var, when it is binary and holds the secret (bytes of an image cannot be edited)", async () => {
     const { out, store, sent } = await attach("https://api.example.com/leak.png", { API_KEY: SECRET, API_REGION: "eu-west-region" });
     expect(out).toMatchObject({ status: "succeeded" });
-    expect(store.entries.get("desk/turn:1/tool:c1/result")).toMatchObject({
+    expect(store.entries.get("desk/turn:1/tool:1/result")).toMatchObject({
       ok: false,
       error: 'attachment "https://api.example.com/leak.png" (image/png) holds the value of API_KEY, a secret its http instance sends; it is not attached',
     });
@@ -81,7 +81,7 @@ describe("an attachment fetched through an http instance", () => {
 
   it("that fails on a redirect quoting the secret names the redirect without it", async () => {
     const { store, sent } = await attach("https://api.example.com/away", { API_KEY: SECRET, API_REGION: "eu-west-region" });
-    expect(store.entries.get("desk/turn:1/tool:c1/result")).toMatchObject({ ok: false, error: expect.stringContaining("https://evil.example.net/?k=[redacted:API_KEY]") });
+    expect(store.entries.get("desk/turn:1/tool:1/result")).toMatchObject({ ok: false, error: expect.stringContaining("https://evil.example.net/?k=[redacted:API_KEY]") });
     expect(JSON.stringify([...store.entries])).not.toContain("zq-live");
     expect(sent).toBe("[]");
   });
@@ -112,5 +112,31 @@ describe("an attachment fetched through an http instance", () => {
     expect(reads[1]).toEqual(reads[0]);
     expect(JSON.stringify(reads)).toContain("[redacted:API_KEY]");
     expect(JSON.stringify(reads)).not.toContain("zq-live");
+  });
+
+  it("save_to: a response echoing the instance's secret is saved redacted (text) or not at all (binary), naming the var", async () => {
+    const saver = workerFile(`
+name: saver
+model: test:saver
+toolsets:
+  web: { use: http, allow: [api.example.com], headers: { X-Api-Key: "\${API_KEY}" } }
+  files: { use: files }`);
+    const echo = `https://api.example.com/save-${crypto.randomUUID()}/echo`;
+    const seen: string[] = [];
+    const model = scriptedModel((req, n) => {
+      seen.push(JSON.stringify(req.messages.filter((m) => m.role === "tool")));
+      if (n === 0) return { toolCalls: [{ name: "web_fetch", args: { url: echo, save_to: "echo.json" } }, { name: "web_fetch", args: { url: "https://api.example.com/leak.png", save_to: "leak.png" } }] };
+      if (n === 1) return { toolCalls: [{ name: "read_file", args: { path: "echo.json" } }, { name: "read_file", args: { path: "leak.png" } }] };
+      return { text: "done" };
+    });
+    const h = harness({ "saver.worker": saver }, { models: { "test:saver": model } });
+    h.config.vars = { API_KEY: SECRET };
+    const out = await h.run({ worker: "saver", input: { input: "go" }, approvalMode: "approve_all" }, new MemoryJournalStore());
+    expect(out.status).toBe("succeeded");
+    const results = seen.at(-1)!;
+    // The echoed request headers were saved, with the key redacted; the image holding it was refused.
+    expect(results).toContain("[redacted:API_KEY]");
+    expect(results).toContain("nothing saved to /leak.png: the response holds the value of API_KEY, a secret this http instance sends");
+    expect(results).not.toContain("zq-live");
   });
 });

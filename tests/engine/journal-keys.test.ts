@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { journalUsage } from "../../src/engine/journal/run-usage";
 import {
   approvalKey,
   budgetPath,
   creationKey,
   effectKey,
   MAX_STEP_NAME,
+  MODEL_STEP_LIKE,
   modelKey,
   notifyKey,
   parseKey,
@@ -63,5 +65,17 @@ describe("journal keys", () => {
     const cut = stepKey(2, call, `${"x".repeat(63)}${"😀".repeat(100)}`);
     expect(new TextDecoder().decode(new TextEncoder().encode(cut))).toBe(cut);
     expect(stepKey(1, call, "a/b")).toBe(`${call}/step:a/b`);
+  });
+
+  it("model steps: the SQL prefilter (MODEL_STEP_LIKE) selects every one, journalUsage counts exactly them", () => {
+    const call = "root/turn:1/tool:0/helper";
+    const models = [modelKey("root", 3), effectKey(call, "ask", 2), modelKey(`${call}/agent:1`, 1)];
+    const others = [effectKey(call, "call", 1), stepKey(2, call, "model"), stepKey(2, call, "ask:1"), resultKey(`${call}/ask:1`), approvalKey(budgetPath(modelKey("root", 1)))];
+    // SQLite's LIKE: % is any run of characters, matched case-insensitively.
+    const like = (pattern: string, key: string) => new RegExp(`^${pattern.split("%").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`, "is").test(key);
+    for (const key of models) expect(MODEL_STEP_LIKE.some((p) => like(p, key)), key).toBe(true);
+    const answer = { usage: { inputTokens: 1, outputTokens: 2 }, costUsd: 0.5 };
+    const usage = journalUsage([...models, ...others].map((k) => [k, answer] as [string, unknown]));
+    expect(usage).toEqual({ requests: models.length, inputTokens: models.length, outputTokens: 2 * models.length, costUsd: 0.5 * models.length });
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineToolset, executeRun, MemoryJournalStore, scriptedModel, tool, type ModelRequest, type ToolsetKind } from "../../src/engine";
-import { redactor } from "../../src/engine/toolsets/wrappers/redacted";
+import { redactor } from "../../src/engine/toolsets/redactor";
 import { harness, warnings, workerFile } from "./helpers";
 
 /** A secret with a quote, a slash, a space and non-ASCII: its raw, JSON and URL forms all differ. */
@@ -113,7 +113,7 @@ describe("redaction of resolved ${NAME} values", () => {
       const h = harness({ "w.worker": file }, { kinds: [echoKind], models: { "test:m": scriptedModel([{ toolCalls: [{ id: "e", name: "up_echo", args: {} }] }, { text: "done" }]) } });
       const store = new MemoryJournalStore();
       await executeRun({ ...h.config, vars, plainVars }, store, { runId: "plain-vars", worker: "w", input: { input: "x" } });
-      return (store.entries.get("w/turn:1/tool:e/result") as { value: { region: string; list: string[] } }).value;
+      return (store.entries.get("w/turn:1/tool:1/result") as { value: { region: string; list: string[] } }).value;
     };
     expect(await echoed({ TOKEN, REGION: "eu-west-region-1" }, ["REGION"])).toMatchObject({ region: "eu-west-region-1", list: ["Bearer [redacted:TOKEN]", expect.anything()] });
     // A plain var's name on a secret's value: redacted (and so is any name the build does not know as a var).

@@ -187,7 +187,7 @@ describe("code that catches around ctx calls (issue 19)", () => {
     const req = { runId: "careful-2", worker: "w", input: { input: "go" } };
     await expect(executeRun(h.config, store, req)).rejects.toBeInstanceOf(RunInterrupted);
     expect(await executeRun(h.config, store, req)).toMatchObject({ status: "succeeded", output: "done" });
-    expect(store.entries.get("w/turn:1/tool:s/result")).toMatchObject({ ok: true, value: "the summary" });
+    expect(store.entries.get("w/turn:1/tool:1/result")).toMatchObject({ ok: true, value: "the summary" });
     expect(fallbacks).toBe(0);
   });
 

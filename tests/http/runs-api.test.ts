@@ -2,19 +2,23 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/http/app";
-import { effectCount, effectUrl, modelRequests, script, settle } from "../durable-objects/helpers";
+import { callTool, modelServer, say, startRun, testClient, waitForStatus } from "../../src/testing";
+import { driveAlarm, effectCount, effectUrl, modelRequests, script, settle } from "../durable-objects/helpers";
 
 const auth = { Authorization: "Bearer test-token" };
 const call = (path: string, init: RequestInit = {}) => exports.default.fetch(new Request(`https://edgework.test${path}`, init));
 const post = (path: string, body: unknown, headers: Record<string, string> = auth) =>
   call(path, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
 
+// Runs paused for approval, set up as a user's test would (edgework/testing).
+const client = testClient(exports.default, { apiToken: "test-token" });
+const models = modelServer(env.FAKE_OPENAI_URL);
+
 async function pausedRun(): Promise<{ id: string; approvalId: string }> {
-  await script("pause-writer", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl("api"), method: "POST" } }] }, { text: "done" }]);
-  const res = await post("/runs", { worker: "pause-writer", input: "post" });
-  const { id } = (await res.json()) as { id: string };
-  const view = await settle(id);
-  return { id, approvalId: view.approvals[0]!.id };
+  await models.script("pause-writer", [callTool("fx_fetch", { url: models.effectUrl("api"), method: "POST" }), say("done")]);
+  const { id } = await startRun(client, { worker: "pause-writer", input: "post" });
+  const paused = await waitForStatus(client, id, "awaiting_approval", { drive: driveAlarm });
+  return { id, approvalId: paused.approvals[0]!.id };
 }
 
 describe("run API", () => {
@@ -129,11 +133,10 @@ describe("POST /runs/:id/resume", () => {
   const alarmOf = (id: string) => runInDurableObject(object(id), (_o, state) => state.storage.getAlarm());
 
   async function pausedResumeRun(tag: string) {
-    await script("resume-writer", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl(tag), method: "POST" } }] }, { text: "resumed" }]);
-    const { id } = (await (await post("/runs", { worker: "resume-writer", input: "post" })).json()) as { id: string };
-    const view = await settle(id);
-    expect(view.status).toBe("awaiting_approval");
-    return { id, approvalId: view.approvals[0]!.id };
+    await models.script("resume-writer", [callTool("fx_fetch", { url: models.effectUrl(tag), method: "POST" }), say("resumed")]);
+    const { id } = await startRun(client, { worker: "resume-writer", input: "post" });
+    const paused = await waitForStatus(client, id, "awaiting_approval", { drive: driveAlarm });
+    return { id, approvalId: paused.approvals[0]!.id };
   }
 
   it("a queued run that lost its alarm is re-armed and completes; unknown → 404; without the token → 401", async () => {

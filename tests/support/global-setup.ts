@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
-import { startFakeOpenAI } from "./fake-openai";
+import { startModelServer } from "../../src/testing/model-server";
 import { startFakeUpstream } from "./fake-upstream";
 import { startCountingServer, startEverything } from "./mcp-servers";
 
@@ -24,9 +24,9 @@ export default async function setup(project: TestProject) {
   // tests/triggers/fixtures stays out of the e2e catalogs: its schedules are not in wrangler.toml's crons, which the build checks.
   // tests/fixtures/functions/workers too: they name the fixture functions, which only this pool's catalog has.
   execFileSync("node", ["scripts/bundle-workers.mjs", "--out", "src/generated/test-worker-files.ts", "--functions", "tests/fixtures/functions/index.ts", "workers", "tests/fixtures/workers", "tests/triggers/fixtures", "tests/fixtures/functions/workers"]);
-  const server = await startFakeOpenAI();
+  const server = await startModelServer();
   project.provide("fakeOpenAIPort", server.port);
-  const second = await startFakeOpenAI();
+  const second = await startModelServer();
   project.provide("fakeOpenAI2Port", second.port);
   const upstream = await startFakeUpstream();
   project.provide("fakeUpstreamPorts", upstream.ports);

@@ -101,7 +101,7 @@ describe("allow_from matching", () => {
   });
 });
 
-describe("the build's cron check (scripts/check-catalog.mjs)", () => {
+describe("the build's cron check (edgework build and check, cli/catalog.mjs)", () => {
   it("reads wrangler.toml's [triggers] crons: quotes, comments, several lines; none without the table", () => {
     const toml = `name = "x"
 [vars]

@@ -6,7 +6,7 @@ import { readBodyCapped } from "../net/read-body";
 import type { RunServices } from "../run";
 import { interpolate } from "../toolsets/interpolate";
 import { http } from "../toolsets/kinds/http";
-import { redactor } from "../toolsets/wrappers/redacted";
+import { redactor } from "../toolsets/redactor";
 import { essence, typeByName } from "./mime";
 import { withoutSecrets } from "./without-secrets";
 
@@ -66,7 +66,7 @@ export async function fetchForAttachment(run: RunServices, caller: CallFrame, re
   const name = url.pathname.slice(url.pathname.lastIndexOf("/") + 1) || url.hostname;
   const type = essence(res.headers.get("content-type")) ?? typeByName(url.pathname);
   if (body.truncated) return { bytes: body.bytes, truncated: true, name, type };
-  const bytes = withoutSecrets(body.bytes, type, secrets, ref);
+  const bytes = withoutSecrets(body.bytes, type, secrets, (vars) => `attachment "${ref}" (${type}) holds the value of ${vars}, a secret its http instance sends; it is not attached`);
   return { bytes, truncated: bytes.length > maxBytes, name, type };
 }
 

@@ -25,8 +25,9 @@ export async function saveResponse(res: GuardedResponse, to: FileLocation, maxDo
   const body = await readBodyCapped(res, cap);
   if (body.truncated) throw new ToolError(`nothing saved to ${to.path}: the response is over ${cap} bytes (max_download_bytes ${maxDownloadBytes}, files "${to.instance}" max_file_bytes ${to.maxFileBytes})`);
   const type = essence(base.content_type) ?? typeByName(to.path);
+  const bytes = to.cleaned ? to.cleaned(body.bytes, type) : body.bytes;
   // Text stays text, so read_file shows it; anything else is kept as bytes with its type.
-  if (isTextType(type)) await writeText(to.disk, to.path, new TextDecoder().decode(body.bytes));
-  else await writeBytes(to.disk, to.path, body.bytes, type);
-  return { ...base, saved: { path: to.ref, type, size: body.bytes.length, sha256: await sha256Hex(body.bytes) } };
+  if (isTextType(type)) await writeText(to.disk, to.path, new TextDecoder().decode(bytes));
+  else await writeBytes(to.disk, to.path, bytes, type);
+  return { ...base, saved: { path: to.ref, type, size: bytes.length, sha256: await sha256Hex(bytes) } };
 }

@@ -16,6 +16,8 @@ export interface FileLocation {
   disk: StateKV;
   maxFileBytes: number;
   readonly: boolean;
+  /** What may be saved here of bytes of this type: set for a writer whose config holds secrets (`Redacted`), which must not land in a file. */
+  cleaned?(bytes: Uint8Array, type: string): Uint8Array;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { RecordedResponse } from "../model-step";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
-import type { ApprovalDecision } from "../toolsets/wrappers/approval";
+import type { ApprovalDecision } from "../approvals/ask-approval";
 import { KEY_GRAMMAR, lastSegment, parseKey, toolCallKeys, type KeyGrammar } from "./keys";
 
 export interface StepEvent {

@@ -135,8 +135,16 @@ export function parseKey(key: string): ParsedKey {
 
 const EFFECTS = new Set<string>(["ask", "call", "worker", "agent", "now", "random"] satisfies EffectKind[]);
 
+/**
+ * SQL `LIKE` patterns that match every model step's key (`modelKey`: `…/model`; an
+ * `ask` effect: `…/ask:<n>`), from the same segments the builders write. A prefilter
+ * for a store that cannot run `parseKey`: it may match more (a `…/ask:` segment
+ * further up a path), so what it selects is narrowed by `isModelStep`.
+ */
+export const MODEL_STEP_LIKE = [`%${SEP}model`, `%${SEP}ask:%`] as const;
+
 /** A model request's key: a worker's turn or a `ctx.llmAsk`. */
-function isModelStep(key: string): boolean {
+export function isModelStep(key: string): boolean {
   const p = parseKey(key);
   return p.kind === "model" || (p.kind === "effect" && p.effect === "ask");
 }

@@ -1,9 +1,7 @@
 import type { RecordedResponse } from "../model-step";
 import { emptyUsage, type Usage } from "../usage";
 import type { CallNode } from "./call-tree";
-
-// A model answer's step: a worker's turn (`…/turn:3/model`) or a function's `llmAsk` (`…/ask:2`).
-const MODEL_STEP = /\/(?:turn:\d+\/model|ask:\d+)$/;
+import { isModelStep } from "./keys";
 
 /**
  * The run's usage as its journal records it: every model answer of every call, nested
@@ -15,7 +13,8 @@ const MODEL_STEP = /\/(?:turn:\d+\/model|ask:\d+)$/;
 export function journalUsage(entries: Iterable<[string, unknown]>): Usage {
   const total = emptyUsage();
   for (const [key, value] of entries) {
-    if (!MODEL_STEP.test(key)) continue;
+    // A model answer's step: a worker's turn or a function's `llmAsk`.
+    if (!isModelStep(key)) continue;
     const r = value as Partial<RecordedResponse> | null;
     const u = r?.usage;
     if (!u || !Number.isFinite(u.inputTokens) || !Number.isFinite(u.outputTokens)) continue;

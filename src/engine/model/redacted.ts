@@ -1,4 +1,4 @@
-import { redactor } from "../toolsets/wrappers/redacted";
+import { redactor } from "../toolsets/redactor";
 import type { Substitution } from "../toolsets/interpolate";
 import type { Model } from "./model";
 

@@ -6,7 +6,9 @@ type Routes = Map<string, { def: ToolDef; from: Toolset; label: string }>;
 
 /**
  * Several toolsets as one, each with a label for messages; a tool name offered
- * twice is refused, naming both sources.
+ * twice is refused, naming both sources. Not a wrapper, and without `close`: its
+ * members include run- and global-scoped instances that outlive the call, so the
+ * call closes only what it owns (`closeAll` in instances.ts).
  */
 export function combined(id: string, members: Array<[label: string, toolset: Toolset]>): Toolset {
   // Listed once, and again when asked to list (a member's list may grow: created workers).

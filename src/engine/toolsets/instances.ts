@@ -14,7 +14,8 @@ import { journaled } from "./wrappers/journaled";
 import { journaledTools } from "./wrappers/journaled-tools";
 import { prefixed } from "./wrappers/prefixed";
 import { showsCreated } from "./wrappers/shows-created";
-import { redacted, redactError, redactor } from "./wrappers/redacted";
+import { redacted, redactError } from "./wrappers/redacted";
+import { redactor } from "./redactor";
 import type { InstanceSpec } from "../worker-file";
 import type { z } from "zod";
 import { RunError } from "../errors";
@@ -100,7 +101,7 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
     policies: frame.worker.approval,
     workerChain: frame.chain,
     notify: frame.worker.notify,
-    notifier: run.notifier,
+    host: { record: run.recordApproval, notifier: run.notifier },
     remembered: run.rememberedApprovals,
   });
   const toolset = journaled(gated, run.journal);

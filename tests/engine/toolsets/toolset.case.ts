@@ -5,7 +5,7 @@ import { TOOL_NAME } from "../../../src/engine/worker-file";
 import { UsageMeter } from "../../../src/engine/usage";
 
 /** A context for calling a kind's tools directly; effects that need a run refuse. */
-function bareContext(): ToolContext {
+export function bareContext(): ToolContext {
   const refuse = async () => {
     throw new Error("not available in the toolset case suite");
   };

@@ -122,7 +122,7 @@ export const http = defineToolset({
           // A state store that cannot write (save_to) stops the activation: never a tool result.
           if (err instanceof ToolError || propagates(err)) throw err;
           const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
-          throw new ToolError(timedOut ? `request to ${url.host} timed out after ${self.timeout_ms} ms` : `request to ${url.host} failed: ${String(err)}`);
+          throw new ToolError(timedOut ? `request to ${url.host} timed out after ${self.timeout_ms} ms` : `request to ${url.host} failed: ${String(err)}`, { cause: err });
         }
       },
     }),

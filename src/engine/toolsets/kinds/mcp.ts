@@ -72,7 +72,7 @@ export const mcp: ToolsetKind = {
           return offeredTools(await session.listTools(MCP_TOOL_LIMITS.listed), { keep, maxNameLength, label }).map(toolDefOf);
         } catch (err) {
           // No tool call to answer yet: the worker call cannot start without its tools.
-          throw err instanceof ToolError ? new RunError("config", err.message) : err;
+          throw err instanceof ToolError ? new RunError("config", err.message, false, { cause: err }) : err;
         }
       },
       async callTool(name, args) {

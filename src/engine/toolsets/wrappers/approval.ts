@@ -1,25 +1,14 @@
-import { ApprovalRequired, ToolError, type PendingApproval } from "../../errors";
+import type { ToolContext } from "../../context";
+import { ToolError } from "../../errors";
 import { stableJson } from "../../ids";
 import type { Journal } from "../../journal/journal";
-import { approvalKey, notifyKey, parseKey } from "../../journal/keys";
-import { approvalId } from "../../ids";
-import type { ToolContext } from "../../context";
+import { parseKey } from "../../journal/keys";
+import { askApproval, type ApprovalDecision, type ApprovalHost } from "../../approvals/ask-approval";
 import { LatestListing } from "../latest-listing";
 import type { Policy, ToolDef, Toolset } from "../toolset";
+import { WrapperToolset } from "./wrapper";
 
 export type ApprovalMode = "ask" | "approve_all" | "reject_all";
-
-/** What is recorded in the journal when someone decides (or the run mode decides). */
-export interface ApprovalDecision {
-  approved: boolean;
-  note?: string;
-  by: string;
-  /** Set when the approver chose to approve identical calls for the rest of the run. */
-  remember?: { worker: string; tool: string; args: unknown };
-}
-
-/** Tells a human that an approval waits (e.g. by email). Runs once, as a journal step. */
-export type ApprovalNotifier = (pending: PendingApproval) => Promise<unknown>;
 
 export interface ApprovalGate {
   journal: Journal;
@@ -28,7 +17,7 @@ export interface ApprovalGate {
   policies: Readonly<Record<string, Policy>>;
   workerChain: readonly string[];
   notify?: string;
-  notifier?: ApprovalNotifier;
+  host: ApprovalHost;
   /** Signatures (`callSignature`) of calls approved "for the rest of the run". */
   remembered: ReadonlySet<string>;
 }
@@ -49,67 +38,69 @@ export function rememberedApprovals(journal: Journal): Set<string> {
 
 /**
  * Approval gating as a wrapper: `deny` refuses, `ask` needs a decision in the
- * journal (under `<call path>/approval`) or raises `ApprovalRequired` so the run
- * suspends. A rejection is the tool's result, so the model can adapt.
+ * journal (`askApproval`) or suspends the run. A rejection is the tool's result,
+ * so the model can adapt.
  */
-export function approvalGated(inner: Toolset, gate: ApprovalGate): Toolset {
+export class ApprovalGated extends WrapperToolset {
   // Looked up by every tool call, without waiting once listed.
-  const defs = new LatestListing(async () => new Map((await inner.listTools()).map((d) => [d.name, d])));
-  const policyOf = (def: ToolDef, args: unknown): Policy => gate.policies[def.name] ?? def.approval(args);
-  // A policy function that throws is not "allow": `gated` calls it again, and its error fails the call.
-  const allowed = (def: ToolDef, args: unknown) => {
+  private readonly defs = new LatestListing(async () => new Map((await this.inner.listTools()).map((d) => [d.name, d])));
+
+  constructor(
+    inner: Toolset,
+    private readonly gate: ApprovalGate,
+  ) {
+    super(inner);
+  }
+
+  // Each listing refreshes the map, so a tool added since (a created worker) is gated by its own definition.
+  override async listTools(): Promise<ToolDef[]> {
+    return [...(await this.defs.refresh()).values()];
+  }
+
+  override callTool(name: string, args: unknown, ctx: ToolContext): Promise<unknown> {
+    // Listed and allowed (most calls): straight through, without a frame of ours.
+    const def = this.defs.current?.get(name);
+    return def && this.allowed(def, args) ? this.inner.callTool(name, args, ctx) : this.gated(name, args, ctx);
+  }
+
+  private policyOf(def: ToolDef, args: unknown): Policy {
+    return this.gate.policies[def.name] ?? def.approval(args);
+  }
+
+  /** A policy function that throws is not "allow": `gated` calls it again, and its error fails the call. */
+  private allowed(def: ToolDef, args: unknown): boolean {
     try {
-      return policyOf(def, args) === "allow";
+      return this.policyOf(def, args) === "allow";
     } catch {
       return false;
     }
-  };
-  const gated = async (name: string, args: unknown, ctx: ToolContext): Promise<unknown> => {
-    const def = (await defs.get()).get(name);
+  }
+
+  private async gated(name: string, args: unknown, ctx: ToolContext): Promise<unknown> {
+    const { gate } = this;
+    const def = (await this.defs.get()).get(name);
     // Nothing to gate: the inner toolset answers with the list of known tools.
-    if (!def) return inner.callTool(name, args, ctx);
-    const policy = policyOf(def, args);
-    if (policy === "deny") throw new ToolError(`tool "${name}" is denied by the approval policy of worker "${gate.workerChain.at(-1)}"`);
+    if (!def) return this.inner.callTool(name, args, ctx);
+    const policy = this.policyOf(def, args);
+    const worker = gate.workerChain.at(-1)!;
+    if (policy === "deny") throw new ToolError(`tool "${name}" is denied by the approval policy of worker "${worker}"`);
     if (policy === "ask") {
-      const key = approvalKey(ctx.callPath);
-      let decision = gate.journal.get<ApprovalDecision>(key);
-      if (!decision) {
-        if (gate.remembered.has(callSignature(gate.workerChain.at(-1)!, name, args))) {
-          decision = { approved: true, by: "an earlier approval of this same call" };
-        } else if (gate.mode !== "ask") {
-          decision = { approved: gate.mode === "approve_all", by: `approval_mode ${gate.mode}` };
-        }
-        if (decision) await gate.journal.record(key, decision);
-      }
-      if (!decision) {
-        const pending: PendingApproval = {
-          key,
-          id: await approvalId(key),
-          callPath: ctx.callPath,
-          workerChain: [...gate.workerChain],
-          tool: name,
-          args,
-          description: `${gate.workerChain.join(" → ")} wants to call ${name}`,
-          notify: gate.notify,
-        };
-        const notifier = gate.notifier;
-        if (notifier) await gate.journal.step(notifyKey(ctx.callPath), () => notifier(pending));
-        throw new ApprovalRequired([pending]);
-      }
-      if (!decision.approved) {
-        throw new ToolError(`the call to ${name} was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`);
-      }
+      const decision = await askApproval({
+        journal: gate.journal,
+        host: gate.host,
+        callPath: ctx.callPath,
+        asked: { workerChain: [...gate.workerChain], tool: name, args, description: `${gate.workerChain.join(" → ")} wants to call ${name}`, notify: gate.notify },
+        decideWithoutAsking: () =>
+          gate.remembered.has(callSignature(worker, name, args))
+            ? { approved: true, by: "an earlier approval of this same call" }
+            : gate.mode !== "ask"
+              ? { approved: gate.mode === "approve_all", by: `approval_mode ${gate.mode}` }
+              : undefined,
+      });
+      if (!decision.approved) throw new ToolError(`the call to ${name} was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`);
     }
-    return inner.callTool(name, args, ctx);
-  };
-  return {
-    id: inner.id,
-    // Each listing refreshes the map, so a tool added since (a created worker) is gated by its own definition.
-    listTools: async () => [...(await defs.refresh()).values()],
-    callTool(name, args, ctx) {
-      // Listed and allowed (most calls): straight through, without a frame of ours.
-      const def = defs.current?.get(name);
-      return def && allowed(def, args) ? inner.callTool(name, args, ctx) : gated(name, args, ctx);
-    },
-  };
+    return this.inner.callTool(name, args, ctx);
+  }
 }
+
+export const approvalGated = (inner: Toolset, gate: ApprovalGate): Toolset => new ApprovalGated(inner, gate);

@@ -1,21 +1,29 @@
+import type { ToolContext } from "../../context";
 import { ToolError } from "../../errors";
 import type { ToolDef, Toolset } from "../toolset";
+import { WrapperToolset } from "./wrapper";
 
 /** Shows only the tools `keep` accepts, and refuses calls to the others. */
-export function filtered(inner: Toolset, keep: (tool: ToolDef) => boolean): Toolset {
-  return {
-    id: inner.id,
-    async listTools() {
-      return (await inner.listTools()).filter(keep);
-    },
-    async callTool(name, args, ctx) {
-      const def = (await inner.listTools()).find((t) => t.name === name);
-      if (!def || !keep(def)) throw new ToolError(`tool "${name}" is not available here`);
-      return inner.callTool(name, args, ctx);
-    },
-    close: inner.close && (() => inner.close!()),
-  };
+export class Filtered extends WrapperToolset {
+  constructor(
+    inner: Toolset,
+    private readonly keep: (tool: ToolDef) => boolean,
+  ) {
+    super(inner);
+  }
+
+  override async listTools(): Promise<ToolDef[]> {
+    return (await this.inner.listTools()).filter(this.keep);
+  }
+
+  override async callTool(name: string, args: unknown, ctx: ToolContext): Promise<unknown> {
+    const def = (await this.inner.listTools()).find((t) => t.name === name);
+    if (!def || !this.keep(def)) throw new ToolError(`tool "${name}" is not available here`);
+    return this.inner.callTool(name, args, ctx);
+  }
 }
+
+export const filtered = (inner: Toolset, keep: (tool: ToolDef) => boolean): Toolset => new Filtered(inner, keep);
 
 /** The `readonly: true` instance option: only tools that change nothing. */
 export const readOnly = (inner: Toolset) => filtered(inner, (t) => t.readOnly);

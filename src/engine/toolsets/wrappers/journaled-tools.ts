@@ -1,5 +1,6 @@
 import type { Journal } from "../../journal/journal";
 import type { ToolDef, Toolset } from "../toolset";
+import { WrapperToolset } from "./wrapper";
 
 /** A tool as plain data: what a kind whose tools come from elsewhere lists, and what the journal keeps. */
 export interface ToolData {
@@ -17,14 +18,24 @@ export const toolDefOf = (d: ToolData): ToolDef => ({ ...d, approval: () => (d.r
  * sees is a journal step under `key`, so a replay offers the model the same tools
  * (with the same approval defaults) even if the source changed meanwhile.
  */
-export function journaledTools(inner: Toolset, journal: Journal, key: string): Toolset {
-  let list: Promise<ToolDef[]> | undefined;
-  const record = async (): Promise<ToolData[]> =>
-    (await inner.listTools()).map(({ name, description, parameters, readOnly }) => ({ name, description, parameters, readOnly }));
-  return {
-    id: inner.id,
-    listTools: () => (list ??= journal.step(key, record).then((l) => l.map(toolDefOf))),
-    callTool: (name, args, ctx) => inner.callTool(name, args, ctx),
-    close: inner.close && (() => inner.close!()),
-  };
+export class JournaledTools extends WrapperToolset {
+  private list: Promise<ToolDef[]> | undefined;
+
+  constructor(
+    inner: Toolset,
+    private readonly journal: Journal,
+    private readonly key: string,
+  ) {
+    super(inner);
+  }
+
+  override listTools(): Promise<ToolDef[]> {
+    return (this.list ??= this.journal.step(this.key, () => this.record()).then((l) => l.map(toolDefOf)));
+  }
+
+  private async record(): Promise<ToolData[]> {
+    return (await this.inner.listTools()).map(({ name, description, parameters, readOnly }) => ({ name, description, parameters, readOnly }));
+  }
 }
+
+export const journaledTools = (inner: Toolset, journal: Journal, key: string): Toolset => new JournaledTools(inner, journal, key);

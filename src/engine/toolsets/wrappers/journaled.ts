@@ -3,7 +3,9 @@ import { cutToJsonBytes, MAX_STEP_BYTES, stepBytes, utf8Bytes } from "../../jour
 import type { Journal } from "../../journal/journal";
 import { resultKey } from "../../journal/keys";
 import type { Usage, UsageMeter } from "../../usage";
+import type { ToolContext } from "../../context";
 import type { Toolset } from "../toolset";
+import { WrapperToolset } from "./wrapper";
 
 /**
  * A call's recorded outcome: its result or error, and what it spent (to re-add on
@@ -76,10 +78,17 @@ function fitted(key: string, outcome: RecordedCall): RecordedCall {
 }
 
 /** Every tool call through this wrapper happens once per run, whatever is replayed. */
-export function journaled(inner: Toolset, journal: Journal): Toolset {
-  return {
-    id: inner.id,
-    listTools: () => inner.listTools(),
-    callTool: (name, args, ctx) => recordedCall(journal, resultKey(ctx.callPath), ctx.usage, () => inner.callTool(name, args, ctx), name),
-  };
+export class Journaled extends WrapperToolset {
+  constructor(
+    inner: Toolset,
+    private readonly journal: Journal,
+  ) {
+    super(inner);
+  }
+
+  override callTool(name: string, args: unknown, ctx: ToolContext): Promise<unknown> {
+    return recordedCall(this.journal, resultKey(ctx.callPath), ctx.usage, () => this.inner.callTool(name, args, ctx), name);
+  }
 }
+
+export const journaled = (inner: Toolset, journal: Journal): Toolset => new Journaled(inner, journal);

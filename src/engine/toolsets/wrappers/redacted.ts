@@ -1,31 +1,12 @@
 import type { ToolContext } from "../../context";
 import { contextWith } from "../../context-with";
 import { messageOf, propagates, RunError, ToolError } from "../../errors";
+import { withoutSecrets } from "../../attachments/without-secrets";
+import type { WorkerFiles } from "../../attachments/worker-files";
 import type { Substitution } from "../interpolate";
-import type { Toolset } from "../toolset";
-
-/**
- * Shorter values are not redacted: replacing "true", "8080" or "eu" wherever they
- * occur would garble ordinary results, and a value that short is no credential.
- */
-export const MIN_REDACTED_LENGTH = 8;
-
-/**
- * Replaces each value, in the forms an upstream may echo it — as is, escaped inside
- * a JSON string, URL-encoded (also with `+` for spaces) — by `[redacted:NAME]`.
- * Not covered: other encodings (base64, hex, HTML entities) and fragments of a value.
- */
-export function redactor(secrets: readonly Substitution[]): (text: string) => string {
-  const marks = new Map<string, string>();
-  for (const { name, value } of secrets) {
-    if (value.length < MIN_REDACTED_LENGTH) continue;
-    const url = encodeURIComponent(value);
-    for (const form of [value, JSON.stringify(value).slice(1, -1), url, url.replaceAll("%20", "+")]) if (!marks.has(form)) marks.set(form, `[redacted:${name}]`);
-  }
-  // Longest first, so a value that contains another is replaced whole.
-  const forms = [...marks].sort((a, b) => b[0].length - a[0].length);
-  return (text) => forms.reduce((t, [form, mark]) => (t.includes(form) ? t.replaceAll(form, mark) : t), text);
-}
+import { MIN_REDACTED_LENGTH, redactor } from "../redactor";
+import type { ToolDef, Toolset } from "../toolset";
+import { WrapperToolset } from "./wrapper";
 
 /** Every string in a JSON-like value, keys too; other objects as the journal would store them (JSON). */
 function redactDeep(value: unknown, redact: (text: string) => string): unknown {
@@ -47,38 +28,63 @@ export function redactError(err: unknown, redact: (text: string) => string): unk
 /**
  * The `${NAME}` values an instance's config was filled with never come back out of
  * it: its tool list (descriptions, schemas, a listing error), results (every string,
- * deep), errors, the values it memoizes with `ctx.step` and errors of `close()` are redacted before the journal, the model or a log sees them.
+ * deep), errors, the values it memoizes with `ctx.step`, the files it saves (`save_to`) and errors of `close()` are redacted before the journal, the model, a file or a log sees them.
  */
+export class Redacted extends WrapperToolset {
+  private readonly redact: (text: string) => string;
+
+  constructor(
+    inner: Toolset,
+    private readonly secrets: readonly Substitution[],
+  ) {
+    super(inner);
+    this.redact = redactor(secrets);
+  }
+
+  // A dynamic kind's list (an MCP server's descriptions, or its error) is upstream text too.
+  override async listTools(): Promise<ToolDef[]> {
+    const redact = this.redact;
+    try {
+      return (await this.inner.listTools()).map((d) => ({ ...d, description: redact(d.description), parameters: redactDeep(d.parameters, redact) as typeof d.parameters }));
+    } catch (err) {
+      throw redactError(err, redact);
+    }
+  }
+
+  override async callTool(name: string, args: unknown, ctx: ToolContext): Promise<unknown> {
+    const redact = this.redact;
+    // Redacted before it is recorded, so the first run and every replay see the same value.
+    const step: ToolContext["step"] = (key, fn) => ctx.step(key, async () => redactDeep(await fn(), redact) as Awaited<ReturnType<typeof fn>>);
+    try {
+      const files = ctx.files && savedWithoutSecrets(ctx.files, this.secrets);
+      return redactDeep(await this.inner.callTool(name, args, contextWith(ctx, { step, files })), redact);
+    } catch (err) {
+      throw redactError(err, redact);
+    }
+  }
+
+  override async close(): Promise<void> {
+    try {
+      await this.inner.close?.();
+    } catch (err) {
+      // No `cause`: the original text is what redaction keeps from the log.
+      throw new Error(this.redact(messageOf(err)));
+    }
+  }
+}
+
+/** `inner` seen through `Redacted`, or `inner` itself when no secret is long enough to redact. */
 export function redacted(inner: Toolset, secrets: readonly Substitution[]): Toolset {
-  if (!secrets.some((s) => s.value.length >= MIN_REDACTED_LENGTH)) return inner;
-  const redact = redactor(secrets);
+  return secrets.some((s) => s.value.length >= MIN_REDACTED_LENGTH) ? new Redacted(inner, secrets) : inner;
+}
+
+/** A worker's files as an instance with secrets writes them (http's `save_to`): text redacted, bytes holding a secret refused. */
+function savedWithoutSecrets(files: WorkerFiles, secrets: readonly Substitution[]): WorkerFiles {
   return {
-    id: inner.id,
-    // A dynamic kind's list (an MCP server's descriptions, or its error) is upstream text too.
-    async listTools() {
-      try {
-        return (await inner.listTools()).map((d) => ({ ...d, description: redact(d.description), parameters: redactDeep(d.parameters, redact) as typeof d.parameters }));
-      } catch (err) {
-        throw redactError(err, redact);
-      }
+    locate(ref) {
+      const at = files.locate(ref);
+      const refusal = (vars: string) => `nothing saved to ${at.path}: the response holds the value of ${vars}, a secret this http instance sends`;
+      return { ...at, cleaned: (bytes, type) => withoutSecrets(bytes, type, secrets, refusal) };
     },
-    async callTool(name, args, ctx) {
-      // Redacted before it is recorded, so the first run and every replay see the same value.
-      const step: ToolContext["step"] = (key, fn) => ctx.step(key, async () => redactDeep(await fn(), redact) as Awaited<ReturnType<typeof fn>>);
-      try {
-        return redactDeep(await inner.callTool(name, args, contextWith(ctx, { step })), redact);
-      } catch (err) {
-        throw redactError(err, redact);
-      }
-    },
-    close:
-      inner.close &&
-      (async () => {
-        try {
-          await inner.close!();
-        } catch (err) {
-          throw new Error(redact(messageOf(err)));
-        }
-      }),
   };
 }

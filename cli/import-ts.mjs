@@ -1,5 +1,8 @@
-// Imports the project's TypeScript from a Node script: esbuild bundles an entry
+// Imports edgework's own TypeScript from a Node script: esbuild bundles an entry
 // (packages stay external, Node loads them) to node_modules/.cache and imports it.
+// `root` is edgework's folder (this repository, or node_modules/edgework in a
+// user's project), not the working directory: the cache sits where Node finds
+// edgework's dependencies.
 import { build } from "esbuild";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";

@@ -1,33 +1,9 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-
-/**
- * A scripted OpenAI-compatible server on 127.0.0.1, for tests and the offline demo.
- * A test loads a script with `PUT /scripts/<id>` (a list of replies), points a model
- * at `/scripts/<id>/v1` — or at `/v1`, where the request's model name picks the
- * script — and reads back what was asked with `GET /scripts/<id>`
- * (with each request's Authorization header, `null` when none was sent, and all its headers).
- * `POST /effects/<id>` counts side effects outside any run; `GET` reads the count.
- * A reply is `{text?, tool_calls?: [{id?, name, arguments}], usage?}` or
- * `{status, body?, headers?}` for an error response.
- * A request with `stream: true` gets the reply as server-sent chunks: the text in
- * `chunks` (else in one piece); with `gate`, only the first chunk is sent until
- * `POST /gates/<gate>` opens it, so a test sees a partial answer deterministically.
- * With `delay_ms`, a reply is sent that long after the request came (a slow model).
- */
-export type FakeReply =
-  | {
-      text?: string;
-      tool_calls?: Array<{ id?: string; name: string; arguments: unknown }>;
-      usage?: { prompt_tokens: number; completion_tokens: number };
-      chunks?: string[];
-      gate?: string;
-      delay_ms?: number;
-    }
-  | { status: number; body?: unknown; headers?: Record<string, string> };
+import type { ScriptedTurn } from "./turns";
 
 interface Script {
-  replies: FakeReply[];
+  replies: ScriptedTurn[];
   requests: unknown[];
   authorizations: Array<string | null>;
   headers: Array<Record<string, string | string[] | undefined>>;
@@ -39,7 +15,22 @@ const readBody = async (req: IncomingMessage) => {
   return Buffer.concat(chunks).toString("utf8");
 };
 
-export async function startFakeOpenAI(port = 0): Promise<{ port: number; close(): Promise<void> }> {
+/**
+ * `edgework/testing/model-server` (Node: start it in vitest's globalSetup and hand its
+ * port to the Workers pool; in the Workers pool, `modelServer(url)` of `edgework/testing` drives it).
+ * A scripted OpenAI-compatible server on 127.0.0.1, for tests and the offline demo.
+ * A test loads a script with `PUT /scripts/<id>` (a list of replies), points a model
+ * at `/scripts/<id>/v1` — or at `/v1`, where the request's model name picks the
+ * script — and reads back what was asked with `GET /scripts/<id>`
+ * (with each request's Authorization header, `null` when none was sent, and all its headers).
+ * `POST /effects/<id>` counts side effects outside any run; `GET` reads the count.
+ * A reply is a ScriptedTurn (turns.ts).
+ * A request with `stream: true` gets the reply as server-sent chunks: the text in
+ * `chunks` (else in one piece); with `gate`, only the first chunk is sent until
+ * `POST /gates/<gate>` opens it, so a test sees a partial answer deterministically.
+ * With `delay_ms`, a reply is sent that long after the request came (a slow model).
+ */
+export async function startModelServer(port = 0): Promise<{ port: number; close(): Promise<void> }> {
   const scripts = new Map<string, Script>();
   const effects = new Map<string, number>();
   const gates = new Map<string, { open: Promise<void>; release(): void }>();

@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+// The `edgework` command, run in a user's project (paths are relative to the
+// working directory). Exit code 1 on any problem, 2 on a usage error.
+import { buildArgs } from "../cli/build-args.mjs";
+import { bundleCatalog, checkCatalog } from "../cli/catalog.mjs";
+import { newWorker } from "../cli/new-worker.mjs";
+import { workerSchemaText, writeWorkerSchema } from "../cli/schema.mjs";
+
+const HELP = `edgework <command>
+
+  build [folder...]     check the catalog (workers/) and bundle it into src/generated/worker-files.ts;
+                        for wrangler.toml:  [build] command = "edgework build"
+                        --out <file>: bundle elsewhere; --functions <module>: the code functions
+                        (default src/functions/index.ts); folders also from EDGEWORK_WORKER_DIRS (a,b)
+  check [folder...]     list every problem of the catalog and wrangler.toml's crons; exit code 1 if any
+  new worker <name>     write workers/<name>.worker from a template (never over an existing file)
+  schema [--stdout]     write schemas/worker.schema.json (the editor JSON Schema of worker files), or print it
+
+  --help                this text`;
+
+const commands = {
+  async build(args) {
+    console.log(await bundleCatalog({ ...buildArgs(args), crons: true }));
+  },
+  async check(args) {
+    const { dirs, functions } = buildArgs(args);
+    const { problems, summary } = await checkCatalog({ dirs, functions });
+    if (!problems.length) return console.log(summary);
+    console.error(problems.join("\n"));
+    process.exitCode = 1;
+  },
+  async new(args) {
+    if (args[0] !== "worker" || args.length !== 2) return usage("usage: edgework new worker <name>");
+    console.log(`wrote ${newWorker(args[1])}`);
+  },
+  async schema(args) {
+    if (args.includes("--stdout")) return void process.stdout.write(await workerSchemaText());
+    console.log(`wrote ${await writeWorkerSchema()}`);
+  },
+};
+
+function usage(message) {
+  console.error(`${message}\n\n${HELP}`);
+  process.exitCode = 2;
+}
+
+const [name, ...args] = process.argv.slice(2);
+if (!name || name === "--help" || name === "-h" || name === "help") console.log(HELP);
+else if (!Object.hasOwn(commands, name)) usage(`unknown command "${name}"`);
+else {
+  try {
+    await commands[name](args);
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exitCode = 1;
+  }
+}

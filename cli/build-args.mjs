@@ -1,0 +1,22 @@
+// The arguments of `edgework build` / `check` and scripts/bundle-workers.mjs:
+// `[--out <file>] [--functions <module>] [folder...]`. Without folders,
+// EDGEWORK_WORKER_DIRS (comma-separated) names them — how the demo and the e2e
+// tests give `wrangler dev`'s [build] the test fixtures — else workers/.
+import { DEFAULTS } from "./catalog.mjs";
+
+export function buildArgs(argv, env = process.env) {
+  const args = [...argv];
+  const option = (flag, fallback) => {
+    const at = args.indexOf(flag);
+    if (at < 0) return fallback;
+    const value = args.splice(at, 2)[1];
+    if (!value || value.startsWith("--")) throw new Error(`${flag}: needs a value`);
+    return value;
+  };
+  const out = option("--out", DEFAULTS.out);
+  const functions = option("--functions", DEFAULTS.functions);
+  const unknown = args.find((a) => a.startsWith("--"));
+  if (unknown) throw new Error(`unknown option ${unknown}`);
+  const fromEnv = env.EDGEWORK_WORKER_DIRS?.split(",").filter(Boolean) ?? [];
+  return { out, functions, dirs: args.length ? args : fromEnv.length ? fromEnv : DEFAULTS.dirs };
+}

@@ -1,0 +1,115 @@
+// The catalog at build time: the files under a project's workers/ (worker files,
+// triggers.yaml, models.yaml) checked as the app would check them (every problem,
+// with YAML line numbers), then bundled as JSON into a TypeScript module, a map of
+// relative path → text: the app has no filesystem at runtime, so the catalog is
+// compiled in, and it parses the JSON (src/build/yaml.ts), so `yaml` stays out of
+// the deployed bundle. Paths are the project's (the working directory by default);
+// the checking code is edgework's own (cli/import-ts.mjs).
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { importTs } from "./import-ts.mjs";
+
+/** What `edgework build` writes and reads unless told otherwise (relative to the project). */
+export const DEFAULTS = { dirs: ["workers"], out: "src/generated/worker-files.ts", functions: "src/functions/index.ts" };
+
+/** A catalog that does not load: `message` lists every problem. */
+export class CatalogProblems extends Error {}
+
+function walk(dir) {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const p = join(dir, name);
+      return statSync(p).isDirectory() ? walk(p) : [p];
+    });
+}
+
+/** The catalog files under `dirs`, by path relative to the project. A missing folder is a problem, not an empty catalog. */
+export function readSources(project, dirs) {
+  const missing = dirs.filter((d) => !existsSync(join(project, d)));
+  if (missing.length) throw new CatalogProblems(missing.map((d) => `${d}/: no such folder in ${project}`).join("\n"));
+  return Object.fromEntries(
+    dirs
+      .flatMap((d) => walk(join(project, d)))
+      .filter((p) => p.endsWith(".worker") || p.endsWith(".yaml"))
+      .map((p) => [relative(project, p), readFileSync(p, "utf8")]),
+  );
+}
+
+/**
+ * edgework's checking code, with the project's code functions (`functionsModule`,
+ * relative to the project; none when the file does not exist). src/catalog.ts
+ * imports the bundle this writes (absent before the first build): stubbed, as the files are passed.
+ */
+async function checker(project, functionsModule) {
+  const functionsPath = resolve(project, functionsModule);
+  const functions = existsSync(functionsPath) ? `export { functions } from ${JSON.stringify(functionsPath)};` : "export const functions = [];";
+  return importTs(
+    "catalog-checker",
+    `export { loadApp } from "./src/catalog"; export { parseYaml, bundledFiles } from "./src/build/yaml"; export { varNamesInWranglerToml } from "./src/build/wrangler-vars";
+     export { cronsInWranglerToml, cronMismatches } from "./src/triggers/wrangler-crons"; ${functions}`,
+    { "generated/worker-files": "export const workerFiles = {};" },
+  );
+}
+
+const wranglerToml = (project) => {
+  const path = join(project, "wrangler.toml");
+  return existsSync(path) ? readFileSync(path, "utf8") : "";
+};
+
+/** Every problem of the catalog, loaded as the app loads it. Throws CatalogProblems; returns the loaded app and the bundled files. */
+function load(t, sources) {
+  try {
+    const app = t.loadApp(sources, t.parseYaml, t.functions);
+    // What the deployed app reads: the JSON, loaded the app's way (parse left to its default).
+    const files = t.bundledFiles(sources);
+    t.loadApp(files, undefined, t.functions);
+    return { app, files };
+  } catch (err) {
+    throw new CatalogProblems(err.message);
+  }
+}
+
+/** wrangler.toml must schedule exactly the crons the triggers use. */
+function cronProblems(t, app, toml) {
+  const problems = t.cronMismatches(app.schedules.values(), t.cronsInWranglerToml(toml));
+  return problems.length ? [`wrangler.toml and triggers.yaml disagree:\n${problems.map((p) => `  ${p}`).join("\n")}`] : [];
+}
+
+const summary = ({ catalog, triggers, schedules, emails }) =>
+  `catalog ok: ${catalog.workers.size} workers, ${triggers.size} webhook, ${schedules.size} scheduled and ${emails.size} email triggers`;
+
+/**
+ * Checks and bundles: writes `out` (the files) and src/generated/wrangler-vars.ts beside
+ * it (the names of wrangler.toml's [vars], shown where secrets are redacted).
+ * With `crons`, also refuses crons that wrangler.toml and triggers.yaml disagree on
+ * (the test pool bundles fixtures whose schedules no wrangler.toml lists).
+ * Returns the one-line summary; throws CatalogProblems listing every problem.
+ */
+export async function bundleCatalog({ project = process.cwd(), dirs = DEFAULTS.dirs, out = DEFAULTS.out, functions = DEFAULTS.functions, crons = false } = {}) {
+  const t = await checker(project, functions);
+  const { app, files } = load(t, readSources(project, dirs));
+  const toml = wranglerToml(project);
+  const problems = crons ? cronProblems(t, app, toml) : [];
+  if (problems.length) throw new CatalogProblems(problems.join("\n"));
+  const outPath = resolve(project, out);
+  mkdirSync(dirname(outPath), { recursive: true });
+  const from = dirs.join(", ");
+  writeFileSync(outPath, `// Generated by edgework build from ${from}. Do not edit.\nexport const workerFiles: Record<string, string> = ${JSON.stringify(files, null, 2)};\n`);
+  const varNames = JSON.stringify(t.varNamesInWranglerToml(toml));
+  writeFileSync(join(dirname(outPath), "wrangler-vars.ts"), `// Generated by edgework build from wrangler.toml [vars]. Do not edit.\nexport const wranglerVarNames: readonly string[] = ${varNames};\n`);
+  return summary(app);
+}
+
+/** Every problem at once (catalog and crons), writing nothing: `problems` is empty and `summary` set when the catalog is fine. */
+export async function checkCatalog({ project = process.cwd(), dirs = DEFAULTS.dirs, functions = DEFAULTS.functions } = {}) {
+  try {
+    const t = await checker(project, functions);
+    const { app } = load(t, readSources(project, dirs));
+    const problems = cronProblems(t, app, wranglerToml(project));
+    return { problems, summary: problems.length ? null : summary(app) };
+  } catch (err) {
+    if (err instanceof CatalogProblems) return { problems: [err.message], summary: null };
+    throw err;
+  }
+}

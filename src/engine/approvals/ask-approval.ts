@@ -1,0 +1,58 @@
+import { ApprovalRequired, type PendingApproval } from "../errors";
+import { approvalId } from "../ids";
+import type { Journal } from "../journal/journal";
+import { approvalKey, notifyKey } from "../journal/keys";
+
+/** What is recorded in the journal when someone decides (or the run mode decides). */
+export interface ApprovalDecision {
+  approved: boolean;
+  note?: string;
+  by: string;
+  /** Set when the approver chose to approve identical calls for the rest of the run. */
+  remember?: { worker: string; tool: string; args: unknown };
+}
+
+/** Keeps a pending approval where people can find and decide it: the run's job. Asked again on replay, so idempotent. */
+export type ApprovalRecorder = (pending: PendingApproval) => void | Promise<void>;
+
+/** Tells a human that an approval waits (e.g. by email), nothing else. Runs once, as a journal step. */
+export type ApprovalNotifier = (pending: PendingApproval) => Promise<unknown>;
+
+/** What the host does with an approval nobody has decided yet. */
+export interface ApprovalHost {
+  record?: ApprovalRecorder;
+  notifier?: ApprovalNotifier;
+}
+
+export interface ApprovalAsk {
+  journal: Journal;
+  host: ApprovalHost;
+  /** The call asked about; its decision is recorded under `<callPath>/approval`. */
+  callPath: string;
+  /** What the approver is shown. */
+  asked: Pick<PendingApproval, "workerChain" | "tool" | "args" | "description" | "notify">;
+  /** A decision taken without a person (a remembered call, the run's approval mode), or none. */
+  decideWithoutAsking(): ApprovalDecision | undefined;
+}
+
+/**
+ * The decision for the call at `callPath`: the one recorded, else the one taken
+ * without asking (recorded now). Else the run records the pending approval, its
+ * approver is told (once: a journal step) and `ApprovalRequired` suspends the run.
+ * What a decision means (a tool's result, a budget's end) is the caller's.
+ */
+export async function askApproval(a: ApprovalAsk): Promise<ApprovalDecision> {
+  const key = approvalKey(a.callPath);
+  const recorded = a.journal.get<ApprovalDecision>(key);
+  if (recorded) return recorded;
+  const decided = a.decideWithoutAsking();
+  if (decided) {
+    await a.journal.record(key, decided);
+    return decided;
+  }
+  const pending: PendingApproval = { key, id: await approvalId(key), callPath: a.callPath, ...a.asked, workerChain: [...a.asked.workerChain] };
+  await a.host.record?.(pending);
+  const notifier = a.host.notifier;
+  if (notifier) await a.journal.step(notifyKey(a.callPath), () => notifier(pending));
+  throw new ApprovalRequired([pending]);
+}

@@ -1,0 +1,142 @@
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+
+const bin = fileURLToPath(new URL("../../bin/edgework.mjs", import.meta.url));
+
+const GOOD = `---
+name: greeter
+description: Greets.
+---
+Say hello.
+`;
+// Two problems in one file, and a second bad file: `check` must list them all.
+const BAD = `---
+name: "bad name!"
+description: 7
+---
+x
+`;
+const WORSE = `---
+name: worse
+description: Uses a model nobody declared.
+model: nowhere:thing
+---
+x
+`;
+
+let dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  dirs = [];
+});
+
+/** A user's project: workers/ with the given files, and a wrangler.toml. */
+function project(files: Record<string, string>, toml = `name = "app"\n`): string {
+  const dir = mkdtempSync(join(tmpdir(), "edgework-cli-"));
+  dirs.push(dir);
+  mkdirSync(join(dir, "workers"));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, "workers", name), text);
+  writeFileSync(join(dir, "wrangler.toml"), toml);
+  return dir;
+}
+
+function edgework(cwd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return edgeworkWith({}, cwd, ...args);
+}
+
+function edgeworkWith(env: Record<string, string>, cwd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile("node", [bin, ...args], { cwd, env: { ...process.env, EDGEWORK_WORKER_DIRS: "", ...env } }, (err, stdout, stderr) => resolve({ code: err ? (err.code as number) : 0, stdout, stderr }));
+  });
+}
+
+describe("the edgework CLI, in a user's project (paths from the working directory)", () => {
+  it("--help and no command print the commands; an unknown command exits 2 with the help", async () => {
+    const dir = project({});
+    for (const args of [["--help"], []]) {
+      const { code, stdout } = await edgework(dir, ...args);
+      expect(code).toBe(0);
+      for (const command of ["build", "check", "new worker <name>", "schema"]) expect(stdout).toContain(command);
+    }
+    const unknown = await edgework(dir, "deploy");
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^unknown command "deploy"[\s\S]*new worker <name>/);
+  });
+
+  it("build bundles a good catalog into the project's src/generated and says what it holds", async () => {
+    const dir = project({ "greeter.worker": GOOD });
+    const { code, stdout } = await edgework(dir, "build");
+    expect(code).toBe(0);
+    expect(stdout).toContain("catalog ok: 1 workers, 0 webhook, 0 scheduled and 0 email triggers");
+    const bundled = readFileSync(join(dir, "src/generated/worker-files.ts"), "utf8");
+    expect(bundled).toContain(`"workers/greeter.worker"`);
+    expect(existsSync(join(dir, "src/generated/wrangler-vars.ts"))).toBe(true);
+  });
+
+  it("build takes its folders as arguments or from EDGEWORK_WORKER_DIRS (wrangler dev's [build] in the demo and e2e tests), and --out", async () => {
+    const dir = project({ "greeter.worker": GOOD });
+    mkdirSync(join(dir, "more"));
+    writeFileSync(join(dir, "more/other.worker"), GOOD.replace("greeter", "other"));
+    expect(await edgeworkWith({ EDGEWORK_WORKER_DIRS: "workers,more" }, dir, "build")).toMatchObject({ code: 0, stdout: expect.stringContaining("catalog ok: 2 workers") });
+    expect(readFileSync(join(dir, "src/generated/worker-files.ts"), "utf8")).toContain(`"more/other.worker"`);
+    expect(await edgework(dir, "build", "--out", "gen/files.ts", "more")).toMatchObject({ code: 0, stdout: expect.stringContaining("catalog ok: 1 workers") });
+    expect(readFileSync(join(dir, "gen/files.ts"), "utf8")).not.toContain("greeter");
+    expect(await edgework(dir, "build", "--outt", "x")).toMatchObject({ code: 1, stderr: "unknown option --outt\n" });
+  });
+
+  it("build refuses a bad catalog, writing nothing; check lists every problem of every file and exits 1", async () => {
+    const dir = project({ "greeter.worker": GOOD, "bad.worker": BAD, "worse.worker": WORSE });
+    const build = await edgework(dir, "build");
+    expect(build.code).toBe(1);
+    expect(existsSync(join(dir, "src/generated/worker-files.ts"))).toBe(false);
+    const check = await edgework(dir, "check");
+    expect(check.code).toBe(1);
+    expect(check.stderr).toContain("worker catalog refused (3 problems)");
+    expect(check.stderr).toContain("workers/bad.worker: name: must be 1-64 characters");
+    expect(check.stderr).toContain("workers/bad.worker: description:");
+    expect(check.stderr).toContain(`workers/worse.worker: model: unknown provider "nowhere"`);
+  });
+
+  it("check: a good catalog exits 0; a cron wrangler.toml lists but no trigger uses is a problem; no workers/ is one too", async () => {
+    expect(await edgework(project({ "greeter.worker": GOOD }), "check")).toMatchObject({ code: 0, stdout: expect.stringContaining("catalog ok: 1 workers") });
+    const crons = await edgework(project({ "greeter.worker": GOOD }, `name = "app"\n[triggers]\ncrons = ["0 6 * * *"]\n`), "check");
+    expect(crons.code).toBe(1);
+    expect(crons.stderr).toContain(`"0 6 * * *" is in wrangler.toml's [triggers] crons but no trigger in triggers.yaml uses it`);
+    const empty = mkdtempSync(join(tmpdir(), "edgework-cli-"));
+    dirs.push(empty);
+    expect(await edgework(empty, "check")).toMatchObject({ code: 1, stderr: expect.stringContaining("workers/: no such folder") });
+  });
+
+  it("new worker writes a file the check accepts, refuses to overwrite it, and refuses a bad name", async () => {
+    const dir = project({});
+    expect(await edgework(dir, "new", "worker", "summarize-notes")).toMatchObject({ code: 0, stdout: "wrote workers/summarize-notes.worker\n" });
+    expect(readFileSync(join(dir, "workers/summarize-notes.worker"), "utf8")).toMatch(/^---\nname: summarize-notes\n/);
+    expect(await edgework(dir, "check")).toMatchObject({ code: 0, stdout: expect.stringContaining("catalog ok: 1 workers") });
+
+    writeFileSync(join(dir, "workers/summarize-notes.worker"), GOOD);
+    const again = await edgework(dir, "new", "worker", "summarize-notes");
+    expect(again).toMatchObject({ code: 1, stderr: "workers/summarize-notes.worker already exists: edit it, or choose another name\n" });
+    expect(readFileSync(join(dir, "workers/summarize-notes.worker"), "utf8")).toBe(GOOD);
+
+    for (const name of ["../escape", "has space", "x".repeat(65), ""]) {
+      const bad = await edgework(dir, "new", "worker", name);
+      expect(bad.code, name).toBe(1);
+      expect(bad.stderr, name).toMatch(/^worker name .*: must be 1-64 characters/);
+    }
+    expect(existsSync(join(dir, "escape.worker"))).toBe(false);
+    expect((await edgework(dir, "new", "worker")).code).toBe(2);
+  });
+
+  it("schema writes the editor JSON Schema into the project, or prints it with --stdout", async () => {
+    const dir = project({});
+    expect(await edgework(dir, "schema")).toMatchObject({ code: 0, stdout: "wrote schemas/worker.schema.json\n" });
+    const written = readFileSync(join(dir, "schemas/worker.schema.json"), "utf8");
+    expect(JSON.parse(written)).toMatchObject({ properties: { name: { type: "string" } } });
+    const printed = await edgework(dir, "schema", "--stdout");
+    expect(printed).toMatchObject({ code: 0, stdout: written });
+  });
+});
