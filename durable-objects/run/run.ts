@@ -9,12 +9,12 @@ import { clearRunState, executeRun, messageOf, RunError, RunInterrupted, Storage
 import { findCreation, workerFileText } from "../../src/engine/created-workers";
 import { callTree } from "../../src/engine/journal/call-tree";
 import { journalUsage } from "../../src/engine/journal/run-usage";
-import { shownUsage } from "./usage";
 import type { Journal } from "../../src/engine/journal/journal";
 import type { KeyGrammar } from "../../src/engine/journal/keys";
 import { emptyUsage } from "../../src/engine/usage";
 import { sameSecret } from "../../src/security/constant-time";
 import { replyMac } from "../../src/tokens/reply-reference";
+import type { Definitions } from "../../src/catalog";
 import { numberVar } from "../../src/config";
 import { snapshotFor } from "../../src/pinned-catalog";
 import type { RunRpc } from "../../src/runs/rpc";
@@ -35,6 +35,7 @@ import { RunIndexSync } from "./index-sync";
 import { LoggedJournalStore, logRunEvent } from "./log";
 import { RunMail, type MailRun } from "./mail";
 import { deletionDue, finishedRunAlarm, tombstoneOf } from "./retention";
+import { shownUsage } from "./usage";
 
 /** An alarm that keeps throwing is retried by the runtime; after this many the run fails. */
 const MAX_ALARM_RETRIES = 5;
@@ -287,7 +288,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   }
 
   /** One pass of the engine over the run's journal, with this object's ports. */
-  private async execute(run: RunRow, definitions: Exclude<ReturnType<RunCatalog["definitions"]>, RunError>): Promise<RunOutcome> {
+  private async execute(run: RunRow, definitions: Definitions): Promise<RunOutcome> {
     const deadline = Date.now() + this.activationBudgetMs();
     const config = engineConfig(this.env, {
       states: this.states,
