@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { calleePath, toolCallKeys } from "../../src/engine/journal/keys";
+import { approvalKey, calleePath, parseKey, toolCallKeys } from "../../src/engine/journal/keys";
 
 /**
  * Review of issue 19 item 1, legacy runs: a run whose journal began under grammar 1
@@ -18,5 +18,10 @@ describe("review: grammar-1 (legacy) tool-call keys", () => {
     const nested = toolCallKeys(1, calleePath(child!, "child"), 1, [{ id: "x" }])[0]!;
     const forged = toolCallKeys(1, "root", 1, [{ id: "c" }, { id: "c/child/turn:1/tool:x" }])[1]!;
     expect(forged).not.toBe(nested);
+  });
+
+  it.fails("approving an ordinary call is never read as a budget extension (id a/turn:1/model/budget)", () => {
+    const [call] = toolCallKeys(1, "root", 2, [{ id: "a/turn:1/model/budget" }]);
+    expect(parseKey(approvalKey(call!)).kind).toBe("approval");
   });
 });
