@@ -49,7 +49,12 @@ export async function inFrame<T>(run: RunServices, frame: CallFrame, body: (tool
     throw err;
   } finally {
     await close();
-    if (!suspended) await run.states.clear("call", scopeId, { prefix: true });
+    if (!suspended) {
+      // This call's scope and those of the calls under it ("/"): a raw prefix would also take
+      // a sibling's (agent:1 is a prefix of agent:10, which may still be running).
+      await run.states.clear("call", scopeId);
+      await run.states.clear("call", `${scopeId}/`, { prefix: true });
+    }
   }
 }
 
