@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineToolset, tool, type Model, type ModelRequest, type ModelResponse } from "../../src/engine";
-import { harness, workerFile } from "../engine/helpers";
+import { harness, workerFile } from "./helpers";
 
 /**
  * Review: a call frame clears its call-scoped state when it ends with
