@@ -1,9 +1,9 @@
 import type { ApprovalDecision, PendingApproval } from "../src/engine";
-import type { FollowUp } from "../src/engine/worker-file";
 import { TERMINAL, type Answer, type ApprovalView, type RunStatusName } from "./run-types";
 import { APPROVALS_CURRENT } from "./schema";
 import { json, parse, type Sql } from "./sql";
 import type { SqliteJournalStore } from "./sqlite-journal";
+import type { FollowUp } from "../src/engine/types/worker";
 
 export interface DecisionRequest {
   decision: "approve" | "reject";

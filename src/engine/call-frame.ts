@@ -1,27 +1,13 @@
-import type { CallSite } from "./callables";
-import type { CatalogWorker } from "./catalog";
 import { propagates, RunError } from "./errors";
 import { globMatcher } from "./glob";
-import type { AttachmentPart } from "./model/model";
-import type { RunServices } from "./run";
+import type { RunServices } from "./run-services";
 import { buildCallToolset } from "./toolsets/instances";
 import { callScopeId } from "./toolsets/scope-id";
-import type { StateKV, Toolset } from "./toolsets/toolset";
-import type { UsageMeter } from "./usage";
-
-/** One call of a worker or function in progress. */
-export interface CallFrame {
-  /** Its catalog entry: a worker file, a code function (`code` set), or an ad-hoc agent. */
-  worker: CatalogWorker;
-  path: string;
-  depth: number;
-  /** Names from the run's root to this call. */
-  chain: string[];
-  model: string;
-  usage: UsageMeter;
-  /** Files the caller attached; they go with the first user message. */
-  attachments?: AttachmentPart[];
-}
+import type { CallSite } from "./types/callable";
+import type { Toolset } from "./types/toolset";
+import type { CatalogWorker } from "./types/worker";
+import type { CallFrame } from "./types/callable";
+import type { StateKV } from "./types/state";
 
 /** The frame of a call one level below `at.parent`; past `MAX_DEPTH` it fails with the chain of calls. */
 export function openFrame(run: RunServices, worker: CatalogWorker, at: CallSite): CallFrame {

@@ -1,15 +1,16 @@
-import type { CallSite } from "./callables";
-import { inFrame, openFrame, type CallFrame } from "./call-frame";
-import type { CatalogWorker } from "./catalog";
+import { inFrame, openFrame } from "./call-frame";
 import { toolContext } from "./context";
 import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "./errors";
 import { describeIssues, validatorFor } from "./json-schema";
-import type { AttachmentPart, ContentPart, Message } from "./model/model";
 import { modelKey, toolCallKeys } from "./journal/keys";
 import { modelStep } from "./model-step";
-import type { RunServices } from "./run";
-import type { StateKV, Toolset } from "./toolsets/toolset";
+import type { RunServices } from "./run-services";
 import { DEFAULT_INPUT } from "./worker-file";
+import type { CallFrame, CallSite } from "./types/callable";
+import type { AttachmentPart, ContentPart, Message } from "./types/model";
+import type { Toolset } from "./types/toolset";
+import type { CatalogWorker } from "./types/worker";
+import type { StateKV } from "./types/state";
 
 type ToolOutcome = { ok: true; content: string } | { ok: false; content: string };
 

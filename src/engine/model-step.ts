@@ -1,10 +1,10 @@
 import { checkBudget } from "./budget";
-import type { CallFrame } from "./call-frame";
 import { messageOf, propagates, RunError } from "./errors";
 import { MAX_STEP_BYTES } from "./journal/bounds";
-import type { Message, Model, ModelRequest, ModelResponse } from "./model/model";
-import type { RunServices } from "./run";
+import type { RunServices } from "./run-services";
 import { costOf, type UsageMeter } from "./usage";
+import type { CallFrame } from "./types/callable";
+import type { Message, Model, ModelRequest, ModelResponse } from "./types/model";
 
 /** A model response as the journal keeps it: with what it cost when it was made. */
 export type RecordedResponse = ModelResponse & { model: string; costUsd: number };

@@ -1,14 +1,14 @@
 import { ToolError } from "../errors";
-import type { CallFrame } from "../call-frame";
 import { allowList } from "../net/allow-list";
 import { guardedFetch } from "../net/guarded-fetch";
 import { readBodyCapped } from "../net/read-body";
-import type { RunServices } from "../run";
+import type { RunServices } from "../run-services";
 import { interpolate } from "../toolsets/interpolate";
 import { http } from "../toolsets/kinds/http";
 import { redactor } from "../toolsets/wrappers/redacted";
 import { essence, typeByName } from "./mime";
 import { withoutSecrets } from "./without-secrets";
+import type { CallFrame } from "../types/callable";
 
 interface HttpConfig {
   allow: string[];

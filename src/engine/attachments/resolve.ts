@@ -1,8 +1,5 @@
-import type { ToolContext } from "../context";
 import { RunError, ToolError } from "../errors";
-import type { CallFrame } from "../call-frame";
-import type { AttachmentPart } from "../model/model";
-import type { RunServices } from "../run";
+import type { RunServices } from "../run-services";
 import { sha256Hex } from "../ids";
 import { fileBytes, fileKey, readBytes, type StoredFile } from "../toolsets/kinds/files-disk";
 import type { AttachmentCallee } from "./parameter";
@@ -10,6 +7,9 @@ import { fetchForAttachment } from "./fetch-url";
 import { typeAccepted, typeByName } from "./mime";
 import { workerFiles } from "./worker-files";
 import { ATTACHMENTS_STEP } from "../journal/keys";
+import type { CallFrame } from "../types/callable";
+import type { ToolContext } from "../types/context";
+import type { AttachmentPart } from "../types/model";
 
 /**
  * What the journal keeps of one attachment: the reference and what it resolved to,

@@ -1,31 +1,10 @@
 import { ToolError } from "../errors";
-import type { CallFrame } from "../call-frame";
-import type { RunServices } from "../run";
+import type { RunServices } from "../run-services";
 import { files } from "../toolsets/kinds/files";
 import { resolveFilePath } from "../toolsets/kinds/files-path";
 import { callScopeId } from "../toolsets/scope-id";
-import type { StateKV } from "../toolsets/toolset";
-
-/** One file of one of a worker's `files` instances, confined under that instance's root. */
-export interface FileLocation {
-  instance: string;
-  /** The canonical reference, `<instance>:<absolute path>`. */
-  ref: string;
-  /** Absolute path under the instance's root. */
-  path: string;
-  disk: StateKV;
-  maxFileBytes: number;
-  readonly: boolean;
-}
-
-/**
- * A worker's own `files` instances, reachable by reference by the rule its `read_file`
- * follows (`resolveFilePath`): `docs:report.pdf` or `docs:/docs/report.pdf` for root
- * `/docs`, or a bare path when it has exactly one files instance.
- */
-export interface WorkerFiles {
-  locate(ref: string): FileLocation;
-}
+import type { CallFrame } from "../types/callable";
+import type { FileLocation, WorkerFiles } from "../types/context";
 
 /**
  * The files of the worker running in `frame`, in the same state its `files`

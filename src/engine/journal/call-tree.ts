@@ -3,7 +3,8 @@ import { ATTACHMENTS_STEP, KEY_GRAMMAR, lastSegment, parentPath, parseKey, toolC
 import type { RecordedResponse } from "../model-step";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
 import { prettyValue } from "../toolsets/unfold-json";
-import { emptyUsage, type Usage } from "../usage";
+import { emptyUsage } from "../usage";
+import type { Usage } from "../types/usage";
 
 export interface ToolNode {
   /** The model's id for the call: data, shown; `path` is its key. */

@@ -1,6 +1,7 @@
 import type { RecordedResponse } from "../model-step";
-import { emptyUsage, type Usage } from "../usage";
+import { emptyUsage } from "../usage";
 import type { CallNode } from "./call-tree";
+import type { Usage } from "../types/usage";
 
 // A model answer's step: a worker's turn (`…/turn:3/model`) or a function's `llmAsk` (`…/ask:2`).
 const MODEL_STEP = /\/(?:turn:\d+\/model|ask:\d+)$/;

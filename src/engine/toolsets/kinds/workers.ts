@@ -1,12 +1,12 @@
 import { takeAttachments } from "../../attachments/parameter";
 import { resolveAttachments } from "../../attachments/resolve";
-import type { CallFrame } from "../../call-frame";
 import { callableTool } from "../../callables";
 import { ToolError } from "../../errors";
 import { describeIssues, validatorFor } from "../../json-schema";
 import { calleePath } from "../../journal/keys";
-import type { RunServices } from "../../run";
-import type { Toolset } from "../toolset";
+import type { RunServices } from "../../run-services";
+import type { CallFrame } from "../../types/callable";
+import type { Toolset } from "../../types/toolset";
 
 /**
  * The workers and functions a worker lists under `toolsets.workers` (or, given

@@ -3,9 +3,9 @@ import { stableJson } from "../../ids";
 import type { Journal } from "../../journal/journal";
 import { approvalKey, notifyKey, parseKey } from "../../journal/keys";
 import { approvalId } from "../../ids";
-import type { ToolContext } from "../../context";
 import { LatestListing } from "../latest-listing";
-import type { Policy, ToolDef, Toolset } from "../toolset";
+import type { ToolContext } from "../../types/context";
+import type { Policy, ToolDef, Toolset } from "../../types/toolset";
 
 export type ApprovalMode = "ask" | "approve_all" | "reject_all";
 

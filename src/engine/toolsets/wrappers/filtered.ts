@@ -1,5 +1,5 @@
 import { ToolError } from "../../errors";
-import type { ToolDef, Toolset } from "../toolset";
+import type { ToolDef, Toolset } from "../../types/toolset";
 
 /** Shows only the tools `keep` accepts, and refuses calls to the others. */
 export function filtered(inner: Toolset, keep: (tool: ToolDef) => boolean): Toolset {

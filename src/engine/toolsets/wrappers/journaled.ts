@@ -2,8 +2,9 @@ import { messageOf, propagates, RunError, ToolError } from "../../errors";
 import { cutToJsonBytes, MAX_STEP_BYTES, stepBytes, utf8Bytes } from "../../journal/bounds";
 import type { Journal } from "../../journal/journal";
 import { resultKey } from "../../journal/keys";
-import type { Usage, UsageMeter } from "../../usage";
-import type { Toolset } from "../toolset";
+import type { UsageMeter } from "../../usage";
+import type { Toolset } from "../../types/toolset";
+import type { Usage } from "../../types/usage";
 
 /**
  * A call's recorded outcome: its result or error, and what it spent (to re-add on

@@ -1,4 +1,4 @@
-import type { Toolset } from "../toolset";
+import type { Toolset } from "../../types/toolset";
 
 /** Exposes `read_file` as `src_read_file`; strips the prefix again when called. */
 export function prefixed(inner: Toolset, prefix: string): Toolset {

@@ -1,8 +1,8 @@
-import type { ToolContext } from "../../context";
 import { contextWith } from "../../context-with";
 import { messageOf, propagates, RunError, ToolError } from "../../errors";
 import type { Substitution } from "../interpolate";
-import type { Toolset } from "../toolset";
+import type { ToolContext } from "../../types/context";
+import type { Toolset } from "../../types/toolset";
 
 /**
  * Shorter values are not redacted: replacing "true", "8080" or "eu" wherever they

@@ -1,7 +1,7 @@
 import { recordedCreation } from "../../created-workers";
 import { creationKey } from "../../journal/keys";
-import type { RunServices } from "../../run";
-import type { Toolset } from "../toolset";
+import type { RunServices } from "../../run-services";
+import type { Toolset } from "../../types/toolset";
 
 /**
  * After a `worker_create` call succeeded — run now, or replayed from the journal —
