@@ -1,5 +1,7 @@
+import { checkBudget } from "./budget";
 import { propagates, RunError } from "./errors";
 import { globMatcher } from "./glob";
+import type { ModelServices } from "./model-step";
 import type { RunServices } from "./run-services";
 import { buildCallToolset } from "./toolsets/instances";
 import { callScopeId } from "./toolsets/scope-id";
@@ -37,6 +39,11 @@ export async function inFrame<T>(run: RunServices, frame: CallFrame, body: (tool
     await close();
     if (!suspended) await run.states.clear("call", scopeId, { prefix: true });
   }
+}
+
+/** What the frame's model steps use of the run: the budget is checked for the run, on behalf of this frame's worker. */
+export function frameModels(run: RunServices, frame: CallFrame): ModelServices {
+  return { journal: run.journal, models: run.models, prices: run.prices, budget: (key) => checkBudget(run, frame, key), file: frame.worker.file };
 }
 
 /** The worker's model > the caller's > DEFAULT_MODEL, checked against compatible_models. */

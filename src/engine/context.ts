@@ -1,4 +1,5 @@
 import { workerFiles } from "./attachments/worker-files";
+import { frameModels } from "./call-frame";
 import { checkWorker } from "./catalog";
 import { ToolError } from "./errors";
 import { idempotencyKey } from "./idempotency-key";
@@ -41,7 +42,8 @@ type LazyMember = (typeof EFFECT_METHODS)[number] | "files";
 /** Each member a context makes only when it is first read, from the call's core. */
 const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
   files: ({ run, frame }) => workerFiles(run, frame),
-  llmAsk: (core) => (prompt, opts = {}) => askModel(core.run, core.frame, next(core, "ask"), core.usage, prompt, opts),
+  llmAsk: (core) => (prompt, opts = {}) =>
+    askModel({ ...frameModels(core.run, core.frame), key: next(core, "ask"), model: opts.model ?? core.frame.model, usage: core.usage, prompt, system: opts.system }),
   llmAgent: (core) => async (opts) => {
     const { run, frame, usage } = core;
     const base = next(core, "agent");

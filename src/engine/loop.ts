@@ -1,4 +1,4 @@
-import { inFrame, openFrame } from "./call-frame";
+import { frameModels, inFrame, openFrame } from "./call-frame";
 import { toolContext } from "./context";
 import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "./errors";
 import { describeIssues, validatorFor } from "./json-schema";
@@ -45,6 +45,7 @@ async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, state:
     { role: "user", content: userMessage(worker, input, frame.attachments) },
   ];
   let outputRetried = false;
+  const { journal, models, prices, budget, file } = frameModels(run, frame);
 
   for (let turn = 1; turn <= worker.maxTurns; turn++) {
     if (run.created.version !== listedAt) {
@@ -52,7 +53,9 @@ async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, state:
       tools = await list();
       toolNames = new Set(tools.map((t) => t.name));
     }
-    const res = await modelStep(run, frame, modelKey(frame.path, turn), frame.usage, frame.model, { messages: [...messages], tools, output: worker.output });
+    // Each field named: spreading the frame's services into every turn's argument measurably slows the loop.
+    const request = { messages: [...messages], tools, output: worker.output };
+    const res = await modelStep({ journal, models, prices, budget, file, key: modelKey(frame.path, turn), model: frame.model, request, usage: frame.usage });
     messages.push({ role: "assistant", content: res.text, toolCalls: res.toolCalls });
 
     if (!res.toolCalls.length) {

@@ -8,7 +8,6 @@ import { Journal, type BeforeStep } from "./journal/journal";
 import { MemoryStateBackend } from "./state/memory-state";
 import { inProcessGlobals } from "./toolsets/in-process-globals";
 import { closeAll } from "./toolsets/instances";
-import type { Substitution } from "./toolsets/interpolate";
 import { secretsAmong } from "./toolsets/secret-vars";
 import { KEY_GRAMMAR, type KeyGrammar } from "./journal/keys";
 import { rememberedApprovals, type ApprovalMode, type ApprovalNotifier } from "./toolsets/wrappers/approval";
