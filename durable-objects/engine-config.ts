@@ -1,6 +1,6 @@
 import { modelResolver, type EngineConfig, type ModelResolver } from "../src/engine";
-import { DEFAULT_MAX_DEPTH } from "../src/engine/run";
-import { defaultPrices } from "../src/engine/usage";
+import { DEFAULT_MAX_DEPTH } from "../src/engine/run/executor";
+import { defaultPrices } from "../src/engine/run/usage";
 import { definitions as current, type Definitions } from "../src/catalog";
 import { wranglerVarNames } from "../src/generated/wrangler-vars";
 import type { PriceTable } from "../src/engine/types/usage";

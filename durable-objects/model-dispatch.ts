@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { RunError, RunInterrupted, type Model, type ModelRequest, type ModelResolver, type ModelResponse } from "../src/engine";
 import { MAX_STEP_BYTES, stepBytes } from "../src/engine/journal/bounds";
-import { answerTooLarge } from "../src/engine/model-step";
+import { answerTooLarge } from "../src/engine/run/model-step";
 import type { ModelsConfig } from "../src/engine/model/providers";
 import { numberVar } from "./engine-config";
 import { json, parse, type Sql } from "./sql";

@@ -6,7 +6,7 @@ import { importTs, root } from "./import-ts.mjs";
 
 const { workerFileJsonSchema, kinds } = await importTs(
   "worker-schema",
-  `export { workerFileJsonSchema } from "./src/engine/worker-schema"; export { kinds } from "./src/toolsets";`,
+  `export { workerFileJsonSchema } from "./src/engine/catalog/worker-schema"; export { kinds } from "./src/toolsets";`,
 );
 mkdirSync(join(root, "schemas"), { recursive: true });
 writeFileSync(join(root, "schemas/worker.schema.json"), JSON.stringify(workerFileJsonSchema(kinds), null, 2) + "\n");

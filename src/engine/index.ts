@@ -1,13 +1,13 @@
 /** The engine's public surface: no Cloudflare imports below this folder. */
-export { checkCatalog, loadCatalog } from "./catalog";
+export { checkCatalog, loadCatalog } from "./catalog/catalog";
 export * from "./errors";
-export { combinedSignal } from "./signal-boundary";
-export { defineFunction, type FunctionSpec } from "./functions";
+export { combinedSignal } from "./run/signal-boundary";
+export { defineFunction, type FunctionSpec } from "./catalog/functions";
 export { KEY_GRAMMAR, type KeyGrammar } from "./journal/keys";
 export { MemoryJournalStore } from "./journal/memory-store";
 export { modelResolver } from "./model/resolver";
 export { scriptedModel, testToolsModel, type ScriptedReply } from "./model/test-model";
-export { clearRunState, executeRun, type EngineConfig, type RunOutcome, type RunRequest } from "./run";
+export { clearRunState, executeRun, type EngineConfig, type RunOutcome, type RunRequest } from "./run/executor";
 export { MemoryStateBackend } from "./state/memory-state";
 export { defineToolset, tool, toolsetRegistry } from "./toolsets/define";
 export { inProcessGlobals } from "./toolsets/in-process-globals";
@@ -17,7 +17,7 @@ export { mcp } from "./toolsets/kinds/mcp";
 export { workerCreation } from "./toolsets/kinds/worker-creation";
 export type { ApprovalDecision, ApprovalMode, ApprovalNotifier } from "./toolsets/wrappers/approval";
 export { MalformedData, parseJson, type ParseData } from "./data-files";
-export { parseWorkerFile } from "./worker-file";
+export { parseWorkerFile } from "./catalog/worker-file";
 // The shared interfaces (types/): what a platform, a kind or a function implements.
 export type { AgentOptions, ToolContext } from "./types/context";
 export type { Budget } from "./types/budget";

@@ -1,5 +1,5 @@
-import type { RecordedResponse } from "../model-step";
-import { emptyUsage } from "../usage";
+import type { RecordedResponse } from "../run/model-step";
+import { emptyUsage } from "../run/usage";
 import type { CallNode } from "./call-tree";
 import type { Usage } from "../types/usage";
 

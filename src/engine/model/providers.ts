@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { malformed, type ParseData } from "../data-files";
 import { WorkerFileError } from "../errors";
-import { issuesToErrors } from "../worker-file";
+import { issuesToErrors } from "../catalog/worker-file";
 import { MODEL_NAME } from "./model";
 import type { PriceTable } from "../types/usage";
 

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { ToolError } from "../errors";
-import { boundContext, SignalBoundary } from "../signal-boundary";
+import { boundContext, SignalBoundary } from "../run/signal-boundary";
 import { describeIssues, toolParameters } from "../json-schema";
 import type { ToolContext } from "../types/context";
 import type { CallDescription, Policy, ToolDef } from "../types/toolset";

@@ -1,5 +1,5 @@
 import { stableJson, shortHash } from "../ids";
-import type { RunServices } from "../run-services";
+import type { RunServices } from "../run/services";
 import { combined } from "./combined";
 import { callScopeId } from "./scope-id";
 import { workersToolset } from "./kinds/workers";

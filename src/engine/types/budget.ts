@@ -2,6 +2,6 @@
 export interface Budget {
   maxTokens?: number;
   maxCostUsd?: number;
-  /** `ask`: pause for the run's approver to extend the budget by the same amount (src/engine/budget.ts). */
+  /** `ask`: pause for the run's approver to extend the budget by the same amount (src/engine/run/budget.ts). */
   onExceed?: "fail" | "ask";
 }

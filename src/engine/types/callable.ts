@@ -43,7 +43,7 @@ export interface Callables {
   worker(spec: CatalogWorker): Callable;
 }
 
-/** One call of a worker or function in progress (opened by call-frame.ts). */
+/** One call of a worker or function in progress (opened by run/call-frame.ts). */
 export interface CallFrame {
   /** Its catalog entry: a worker file, a code function (`code` set), or an ad-hoc agent. */
   worker: CatalogWorker;

@@ -52,7 +52,7 @@ export interface ToolEffects {
  * instance's state, the worker's files, and the effect methods. Each effect method is
  * journaled under `<callPath>/<kind>:<n>` (journal/keys.ts), `n` counting this
  * context's effects in call order, so a deterministic tool replays onto the same keys.
- * Copy one with `contextWith` (context.ts), not a spread: the engine's contexts keep
+ * Copy one with `contextWith` (run/context-with.ts), not a spread: the engine's contexts keep
  * `idempotencyKey` and the methods as getters on their prototype (each made when first read).
  */
 export interface ToolContext extends ToolEffects {

@@ -14,7 +14,7 @@ export interface InstanceInit {
   shared(namespace: string): StateKV;
 }
 
-/** A created worker as the journal keeps it: a worker file's fields, and who made it with which instance (created-workers.ts). */
+/** A created worker as the journal keeps it: a worker file's fields, and who made it with which instance (run/created-workers.ts). */
 export interface CreationRecord {
   frontmatter: Record<string, unknown>;
   instructions: string;

@@ -6,7 +6,7 @@ export interface Usage {
   costUsd: number;
 }
 
-/** What one call adds its usage to: a sink that rolls each addition up to its parents (implemented by `UsageMeter`, usage.ts). */
+/** What one call adds its usage to: a sink that rolls each addition up to its parents (implemented by `UsageMeter`, run/usage.ts). */
 export interface UsageSink {
   readonly total: Usage;
   add(u: Usage): void;

@@ -14,7 +14,7 @@ export interface InstanceSpec {
   config: Record<string, unknown>;
 }
 
-/** What files a worker accepts from its callers, with each call (`attachments:`, worker-file.ts). */
+/** What files a worker accepts from its callers, with each call (`attachments:`, catalog/worker-file.ts). */
 export interface AttachmentPolicy {
   max_files: number;
   max_bytes: number;
@@ -49,7 +49,7 @@ export interface WorkerSpec {
   instructions: string;
 }
 
-/** A TypeScript function registered in the catalog beside the `.worker` files, called exactly like a worker (functions.ts). */
+/** A TypeScript function registered in the catalog beside the `.worker` files, called exactly like a worker (catalog/functions.ts). */
 export interface CodeFunction {
   readonly name: string;
   readonly description: string;

@@ -1,13 +1,13 @@
 import * as z from "zod";
 import { globMatcher } from "../../glob";
-import { exposedToolNames } from "../../catalog";
-import { createdFile, readCreation, type RecordedCreation } from "../../created-workers";
+import { exposedToolNames } from "../../catalog/catalog";
+import { createdFile, readCreation, type RecordedCreation } from "../../run/created-workers";
 import { creationKey } from "../../journal/keys";
 import { ToolError } from "../../errors";
 import { describeIssues, toolParameters } from "../../json-schema";
 import type { FramedCall } from "../../types/kind";
 import { schemaBoundsProblem } from "../../schema-bounds";
-import { isMapping, TOOL_NAME } from "../../worker-file";
+import { isMapping, TOOL_NAME } from "../../catalog/worker-file";
 import type { ToolsetKind } from "../../types/kind";
 import type { Policy, ToolDef, Toolset } from "../../types/toolset";
 import type { InstanceSpec, WorkerSpec } from "../../types/worker";

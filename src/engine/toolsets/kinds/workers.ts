@@ -1,6 +1,6 @@
 import { takeAttachments } from "../../attachments/parameter";
 import { resolveAttachments, type AttachmentSources } from "../../attachments/resolve";
-import { callableTool } from "../../callables";
+import { callableTool } from "../../catalog/callables";
 import { ToolError } from "../../errors";
 import { describeIssues, validatorFor } from "../../json-schema";
 import { calleePath } from "../../journal/keys";

@@ -2,7 +2,7 @@ import { messageOf, propagates, RunError, ToolError } from "../../errors";
 import { cutToJsonBytes, MAX_STEP_BYTES, stepBytes, utf8Bytes } from "../../journal/bounds";
 import type { Journal } from "../../journal/journal";
 import { resultKey } from "../../journal/keys";
-import type { UsageMeter } from "../../usage";
+import type { UsageMeter } from "../../run/usage";
 import type { Toolset } from "../../types/toolset";
 import type { Usage } from "../../types/usage";
 

@@ -1,4 +1,4 @@
-import { contextWith } from "../../context-with";
+import { contextWith } from "../../run/context-with";
 import { messageOf, propagates, RunError, ToolError } from "../../errors";
 import type { Substitution } from "../interpolate";
 import type { ToolContext } from "../../types/context";

@@ -1,6 +1,6 @@
-import { recordedCreation } from "../../created-workers";
+import { recordedCreation } from "../../run/created-workers";
 import { creationKey } from "../../journal/keys";
-import type { RunServices } from "../../run-services";
+import type { RunServices } from "../../run/services";
 import type { Toolset } from "../../types/toolset";
 
 /**

@@ -1,12 +1,12 @@
 import * as z from "zod";
-import { malformed, type ParseData } from "./data-files";
-import { WorkerFileError } from "./errors";
-import { MAX_GLOB_LENGTH } from "./glob";
-import { MODEL_NAME } from "./model/model";
-import type { Budget } from "./types/budget";
-import type { JSONSchema } from "./types/json-schema";
-import type { Policy } from "./types/toolset";
-import type { InstanceSpec, WorkerSpec } from "./types/worker";
+import { malformed, type ParseData } from "../data-files";
+import { WorkerFileError } from "../errors";
+import { MAX_GLOB_LENGTH } from "../glob";
+import { MODEL_NAME } from "../model/model";
+import type { Budget } from "../types/budget";
+import type { JSONSchema } from "../types/json-schema";
+import type { Policy } from "../types/toolset";
+import type { InstanceSpec, WorkerSpec } from "../types/worker";
 
 /** OpenAI's rule for tool names, which worker names and tool names must follow. */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

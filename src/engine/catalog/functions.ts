@@ -1,9 +1,9 @@
 import type * as z from "zod";
-import { WorkerFileError } from "./errors";
-import { toolParameters } from "./json-schema";
+import { WorkerFileError } from "../errors";
+import { toolParameters } from "../json-schema";
 import { DEFAULT_MAX_TURNS, readApproval, readToolsets, TOOL_NAME, type WorkerFileReading } from "./worker-file";
-import type { ToolContext } from "./types/context";
-import type { CodeFunction } from "./types/worker";
+import type { ToolContext } from "../types/context";
+import type { CodeFunction } from "../types/worker";
 
 /** One `toolsets` entry, as in a worker file: `{use: <kind>, scope?, readonly?, ...config}`. */
 type InstanceConfig = { use: string; scope?: "call" | "run" | "global"; readonly?: boolean; [config: string]: unknown };

@@ -1,16 +1,16 @@
 import type { CreatedWorkers } from "./created-workers";
-import type { Journal } from "./journal/journal";
-import type { KeyGrammar } from "./journal/keys";
-import type { Substitution } from "./toolsets/interpolate";
-import type { ApprovalMode, ApprovalNotifier } from "./toolsets/wrappers/approval";
-import type { Budget } from "./types/budget";
-import type { Callables } from "./types/callable";
-import type { Catalog } from "./types/catalog";
-import type { ModelResolver } from "./types/model";
-import type { Clock, GlobalToolsets, Logger } from "./types/ports";
-import type { StateBackend } from "./types/state";
-import type { Toolset } from "./types/toolset";
-import type { PriceTable } from "./types/usage";
+import type { Journal } from "../journal/journal";
+import type { KeyGrammar } from "../journal/keys";
+import type { Substitution } from "../toolsets/interpolate";
+import type { ApprovalMode, ApprovalNotifier } from "../toolsets/wrappers/approval";
+import type { Budget } from "../types/budget";
+import type { Callables } from "../types/callable";
+import type { Catalog } from "../types/catalog";
+import type { ModelResolver } from "../types/model";
+import type { Clock, GlobalToolsets, Logger } from "../types/ports";
+import type { StateBackend } from "../types/state";
+import type { Toolset } from "../types/toolset";
+import type { PriceTable } from "../types/usage";
 import type { UsageMeter } from "./usage";
 
 /** Everything one run's worker calls share during one activation. */

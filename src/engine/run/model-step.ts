@@ -1,9 +1,9 @@
-import { messageOf, propagates, RunError } from "./errors";
-import { MAX_STEP_BYTES } from "./journal/bounds";
-import type { Journal } from "./journal/journal";
+import { messageOf, propagates, RunError } from "../errors";
+import { MAX_STEP_BYTES } from "../journal/bounds";
+import type { Journal } from "../journal/journal";
 import { costOf } from "./usage";
-import type { Message, Model, ModelRequest, ModelResolver, ModelResponse } from "./types/model";
-import type { PriceTable, UsageSink } from "./types/usage";
+import type { Message, Model, ModelRequest, ModelResolver, ModelResponse } from "../types/model";
+import type { PriceTable, UsageSink } from "../types/usage";
 
 /** A model response as the journal keeps it: with what it cost when it was made. */
 export type RecordedResponse = ModelResponse & { model: string; costUsd: number };

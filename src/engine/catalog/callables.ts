@@ -1,6 +1,6 @@
-import { withAttachmentsParameter } from "./attachments/parameter";
-import type { ToolDef } from "./types/toolset";
-import type { Callable } from "./types/callable";
+import { withAttachmentsParameter } from "../attachments/parameter";
+import type { ToolDef } from "../types/toolset";
+import type { Callable } from "../types/callable";
 
 /**
  * How a callable appears as a tool to a worker that lists it: exactly what the calling

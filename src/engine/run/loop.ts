@@ -1,16 +1,16 @@
 import { frameModels, inFrame, openFrame } from "./call-frame";
 import { toolContext } from "./context";
-import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "./errors";
-import { describeIssues, validatorFor } from "./json-schema";
-import { modelKey, toolCallKeys } from "./journal/keys";
+import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "../errors";
+import { describeIssues, validatorFor } from "../json-schema";
+import { modelKey, toolCallKeys } from "../journal/keys";
 import { modelStep } from "./model-step";
-import type { RunServices } from "./run-services";
-import { DEFAULT_INPUT } from "./worker-file";
-import type { CallFrame, CallSite } from "./types/callable";
-import type { AttachmentPart, ContentPart, Message } from "./types/model";
-import type { Toolset } from "./types/toolset";
-import type { CatalogWorker } from "./types/worker";
-import type { StateKV } from "./types/state";
+import type { RunServices } from "./services";
+import { DEFAULT_INPUT } from "../catalog/worker-file";
+import type { CallFrame, CallSite } from "../types/callable";
+import type { AttachmentPart, ContentPart, Message } from "../types/model";
+import type { Toolset } from "../types/toolset";
+import type { CatalogWorker } from "../types/worker";
+import type { StateKV } from "../types/state";
 
 type ToolOutcome = { ok: true; content: string } | { ok: false; content: string };
 

@@ -1,4 +1,4 @@
-import type { PriceTable, Usage, UsageSink } from "./types/usage";
+import type { PriceTable, Usage, UsageSink } from "../types/usage";
 
 export const emptyUsage = (): Usage => ({ requests: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 });
 

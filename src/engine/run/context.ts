@@ -1,21 +1,21 @@
-import { workerFiles } from "./attachments/worker-files";
+import { workerFiles } from "../attachments/worker-files";
 import { frameModels } from "./call-frame";
-import { checkWorker } from "./catalog";
-import { ToolError } from "./errors";
+import { checkWorker } from "../catalog/catalog";
+import { ToolError } from "../errors";
 import { idempotencyKey } from "./idempotency-key";
-import { calleePath, effectKey, resultKey, stepKey, type EffectKind } from "./journal/keys";
+import { calleePath, effectKey, resultKey, stepKey, type EffectKind } from "../journal/keys";
 import { askModel } from "./model-step";
-import { recordedCall } from "./toolsets/wrappers/journaled";
-import type { RunServices } from "./run-services";
+import { recordedCall } from "../toolsets/wrappers/journaled";
+import type { RunServices } from "./services";
 import { BOUNDARY, EFFECT_METHODS, guarded, type Effect, type SignalBoundary } from "./signal-boundary";
 import type { UsageMeter } from "./usage";
-import { DEFAULT_INPUT, DEFAULT_MAX_TURNS, parseInstanceSpec } from "./worker-file";
-import type { CallFrame } from "./types/callable";
-import type { WorkerFiles } from "./types/context";
-import type { Toolset } from "./types/toolset";
-import type { CatalogWorker, InstanceSpec } from "./types/worker";
-import type { AgentOptions, ToolContext } from "./types/context";
-import type { StateKV } from "./types/state";
+import { DEFAULT_INPUT, DEFAULT_MAX_TURNS, parseInstanceSpec } from "../catalog/worker-file";
+import type { CallFrame } from "../types/callable";
+import type { WorkerFiles } from "../types/context";
+import type { Toolset } from "../types/toolset";
+import type { CatalogWorker, InstanceSpec } from "../types/worker";
+import type { AgentOptions, ToolContext } from "../types/context";
+import type { StateKV } from "../types/state";
 
 export function toolContext(run: RunServices, frame: CallFrame, toolset: Toolset, callPath: string, usage: UsageMeter, state: StateKV): ToolContext {
   return new CallContext(run, frame, toolset, callPath, usage, state);

@@ -1,15 +1,15 @@
 import { checkBudget } from "./budget";
-import { propagates, RunError } from "./errors";
-import { globMatcher } from "./glob";
+import { propagates, RunError } from "../errors";
+import { globMatcher } from "../glob";
 import type { ModelServices } from "./model-step";
-import type { RunServices } from "./run-services";
-import { buildCallToolset } from "./toolsets/instances";
-import { callScopeId } from "./toolsets/scope-id";
-import type { CallSite } from "./types/callable";
-import type { Toolset } from "./types/toolset";
-import type { CatalogWorker } from "./types/worker";
-import type { CallFrame } from "./types/callable";
-import type { StateKV } from "./types/state";
+import type { RunServices } from "./services";
+import { buildCallToolset } from "../toolsets/instances";
+import { callScopeId } from "../toolsets/scope-id";
+import type { CallSite } from "../types/callable";
+import type { Toolset } from "../types/toolset";
+import type { CatalogWorker } from "../types/worker";
+import type { CallFrame } from "../types/callable";
+import type { StateKV } from "../types/state";
 
 /** The frame of a call one level below `at.parent`; past `MAX_DEPTH` it fails with the chain of calls. */
 export function openFrame(run: RunServices, worker: CatalogWorker, at: CallSite): CallFrame {

@@ -1,28 +1,28 @@
 import { runBudget } from "./budget";
-import { workerToolDef } from "./catalog";
+import { workerToolDef } from "../catalog/catalog";
 import { runFunction } from "./functions-run";
 import { runWorker } from "./loop";
 import { CreatedWorkers } from "./created-workers";
-import { ApprovalRequired, RunError, type PendingApproval, type RunErrorCode } from "./errors";
-import { Journal, type BeforeStep } from "./journal/journal";
-import { MemoryStateBackend } from "./state/memory-state";
-import { inProcessGlobals } from "./toolsets/in-process-globals";
-import { closeAll } from "./toolsets/instances";
-import { secretsAmong } from "./toolsets/secret-vars";
-import { KEY_GRAMMAR, type KeyGrammar } from "./journal/keys";
-import { rememberedApprovals, type ApprovalMode, type ApprovalNotifier } from "./toolsets/wrappers/approval";
+import { ApprovalRequired, RunError, type PendingApproval, type RunErrorCode } from "../errors";
+import { Journal, type BeforeStep } from "../journal/journal";
+import { MemoryStateBackend } from "../state/memory-state";
+import { inProcessGlobals } from "../toolsets/in-process-globals";
+import { closeAll } from "../toolsets/instances";
+import { secretsAmong } from "../toolsets/secret-vars";
+import { KEY_GRAMMAR, type KeyGrammar } from "../journal/keys";
+import { rememberedApprovals, type ApprovalMode, type ApprovalNotifier } from "../toolsets/wrappers/approval";
 import { defaultPrices, UsageMeter } from "./usage";
-import type { Callable, Callables } from "./types/callable";
-import type { Catalog } from "./types/catalog";
-import type { JournalStore } from "./types/journal";
-import type { ModelResolver } from "./types/model";
-import type { Clock, GlobalToolsets, Logger } from "./types/ports";
-import type { Toolset } from "./types/toolset";
-import type { PriceTable, Usage } from "./types/usage";
-import type { Budget } from "./types/budget";
-import type { CatalogWorker } from "./types/worker";
-import type { RunServices } from "./run-services";
-import type { StateBackend } from "./types/state";
+import type { Callable, Callables } from "../types/callable";
+import type { Catalog } from "../types/catalog";
+import type { JournalStore } from "../types/journal";
+import type { ModelResolver } from "../types/model";
+import type { Clock, GlobalToolsets, Logger } from "../types/ports";
+import type { Toolset } from "../types/toolset";
+import type { PriceTable, Usage } from "../types/usage";
+import type { Budget } from "../types/budget";
+import type { CatalogWorker } from "../types/worker";
+import type { RunServices } from "./services";
+import type { StateBackend } from "../types/state";
 
 /** What the platform gives the engine: all of it ports, none of it Cloudflare. */
 export interface EngineConfig {

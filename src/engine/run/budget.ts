@@ -1,10 +1,10 @@
-import { ApprovalRequired, RunError, type PendingApproval } from "./errors";
-import { approvalId } from "./ids";
-import { approvalKey, budgetPath, notifyKey, parseKey } from "./journal/keys";
-import type { RunServices } from "./run-services";
-import type { ApprovalDecision } from "./toolsets/wrappers/approval";
-import type { Budget } from "./types/budget";
-import type { CallFrame } from "./types/callable";
+import { ApprovalRequired, RunError, type PendingApproval } from "../errors";
+import { approvalId } from "../ids";
+import { approvalKey, budgetPath, notifyKey, parseKey } from "../journal/keys";
+import type { RunServices } from "./services";
+import type { ApprovalDecision } from "../toolsets/wrappers/approval";
+import type { Budget } from "../types/budget";
+import type { CallFrame } from "../types/callable";
 
 /** The pseudo-tool a budget approval is about: the approval page, email, link and API show it like any call. */
 export const BUDGET_TOOL = "continue_past_budget";
