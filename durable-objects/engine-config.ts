@@ -1,8 +1,9 @@
 import { modelResolver, type EngineConfig, type ModelResolver } from "../src/engine";
-import { DEFAULT_MAX_DEPTH } from "../src/engine/run";
-import { defaultPrices, type PriceTable } from "../src/engine/usage";
+import { DEFAULT_MAX_DEPTH } from "../src/engine/run/executor";
+import { defaultPrices } from "../src/engine/run/usage";
 import { definitions as current, type Definitions } from "../src/catalog";
 import { wranglerVarNames } from "../src/generated/wrangler-vars";
+import type { PriceTable } from "../src/engine/types/usage";
 
 /** Reads a positive number from a var, or the default; a bad value is a config error, not a silent default. */
 export function numberVar(env: Env, name: keyof Env, fallback: number): number {

@@ -1,11 +1,11 @@
 import * as z from "zod";
 import { RunError, RunInterrupted, type Model, type ModelRequest, type ModelResolver, type ModelResponse } from "../src/engine";
 import { MAX_STEP_BYTES, stepBytes } from "../src/engine/journal/bounds";
-import { answerTooLarge } from "../src/engine/model-step";
-import type { ContentPart, Message } from "../src/engine/model/model";
+import { answerTooLarge } from "../src/engine/run/model-step";
 import type { ModelsConfig } from "../src/engine/model/providers";
 import { numberVar } from "./engine-config";
 import { json, parse, type Sql } from "./sql";
+import type { ContentPart, Message } from "../src/engine/types/model";
 
 /**
  * Model requests handed to the queue, by journal key, until their answer is recorded

@@ -1,10 +1,10 @@
 import type { ApprovalDecision, PendingApproval } from "../src/engine";
-import type { FollowUp } from "../src/engine/worker-file";
 import { TERMINAL, type Answer, type ApprovalView, type RunStatusName } from "./run-types";
 import { numberVar } from "./engine-config";
 import { APPROVALS_CURRENT } from "./schema";
 import { json, parse, type Sql } from "./sql";
 import type { SqliteJournalStore } from "./sqlite-journal";
+import type { FollowUp } from "../src/engine/types/worker";
 
 /** How long a pending approval waits for a decision before it counts as rejected (APPROVAL_TTL_SECONDS, default a week). */
 export const approvalTtlMs = (env: Env) => numberVar(env, "APPROVAL_TTL_SECONDS", 7 * 86_400) * 1000;

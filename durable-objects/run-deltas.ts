@@ -1,4 +1,4 @@
-import type { Model, ModelResolver } from "../src/engine/model/model";
+import type { Model, ModelResolver } from "../src/engine/types/model";
 
 export interface ModelDelta {
   /** Increases by one per piece; watchers ask for pieces after the last one they saw. */

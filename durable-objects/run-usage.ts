@@ -1,7 +1,7 @@
 import { MODEL_STEP_LIKE } from "../src/engine/journal/keys";
 import { journalUsage } from "../src/engine/journal/run-usage";
-import type { Usage } from "../src/engine/usage";
 import { parse, type Sql } from "./sql";
+import type { Usage } from "../src/engine/types/usage";
 
 /**
  * The run's usage as every reader shows it (`GET /runs/:id`, the page, the index, the

@@ -5,7 +5,7 @@ import type { StartRun } from "../durable-objects/run-types";
 import { catalog } from "./catalog";
 import type { CatalogWorker } from "./engine";
 import { describeIssues, validatorFor } from "./engine/json-schema";
-import { budgetOf, DEFAULT_INPUT, type budgetSchema } from "./engine/worker-file";
+import { budgetOf, DEFAULT_INPUT, type budgetSchema } from "./engine/catalog/worker-file";
 
 /** RunDO's RPC methods as declared: their results are structured clones of these types. */
 export type RunRpc = Pick<RunDO, "start" | "status" | "eventsSince" | "deltasSince" | "decide" | "decideByReply" | "cancel" | "createdWorker" | "resume" | "wake" | "storageStats" | "setTestHooks">;

@@ -5,7 +5,7 @@ import type { RunView } from "../../durable-objects/run-types";
 import { TERMINAL } from "../../durable-objects/run-types";
 import { numberVar } from "../../durable-objects/engine-config";
 import { catalog } from "../catalog";
-import { workerToolDef } from "../engine/catalog";
+import { workerToolDef } from "../engine/catalog/catalog";
 import { checkStart, runView, startRun } from "../runs";
 
 const POLL_MS = 500;

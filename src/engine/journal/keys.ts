@@ -1,4 +1,4 @@
-import { sha256Hex } from "../idempotency-key";
+import { sha256Hex } from "../run/idempotency-key";
 
 /**
  * Every journal key is built and read here, nowhere else. A key is a path of
