@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-/** Module start lines of an esbuild bundle: [[line, "src/engine/loop.ts"], …]. */
+/** Module start lines of an esbuild bundle: [[line, "src/engine/run/loop.ts"], …]. */
 function moduleLines(bundleUrl) {
   const lines = readFileSync(fileURLToPath(bundleUrl.split("?")[0]), "utf8").split("\n");
   return lines.flatMap((l, i) => (/^\/\/ (src|bench|node_modules)\/\S+$/.test(l) ? [[i + 1, l.slice(3)]] : []));

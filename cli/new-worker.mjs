@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 
-// The tool-name rule a worker's name must follow (src/engine/worker-file.ts, TOOL_NAME):
+// The tool-name rule a worker's name must follow (src/engine/catalog/worker-file.ts, TOOL_NAME):
 // other workers call it by this name.
 const WORKER_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 

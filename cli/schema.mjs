@@ -8,7 +8,7 @@ import { importTs } from "./import-ts.mjs";
 export async function workerSchemaText() {
   const { workerFileJsonSchema, kinds } = await importTs(
     "worker-schema",
-    `export { workerFileJsonSchema } from "./src/engine/worker-schema"; export { kinds } from "./src/toolsets";`,
+    `export { workerFileJsonSchema } from "./src/engine/catalog/worker-schema"; export { kinds } from "./src/toolsets";`,
   );
   return JSON.stringify(workerFileJsonSchema(kinds), null, 2) + "\n";
 }

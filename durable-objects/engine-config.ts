@@ -1,8 +1,9 @@
 import { modelResolver, type EngineConfig, type ModelResolver } from "../src/engine";
-import { DEFAULT_MAX_DEPTH } from "../src/engine/run";
-import { defaultPrices, type PriceTable } from "../src/engine/usage";
+import { DEFAULT_MAX_DEPTH } from "../src/engine/run/executor";
+import { defaultPrices } from "../src/engine/run/usage";
 import { definitions as current, type Definitions } from "../src/catalog";
 import { wranglerVarNames } from "../src/generated/wrangler-vars";
+import type { PriceTable } from "../src/engine/types/usage";
 import { numberVar } from "../src/config";
 
 /** The built-in prices, then models.yaml's, then the MODEL_PRICES var over both. */

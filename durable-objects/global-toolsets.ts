@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { messageOf, RunInterrupted, type Toolset } from "../src/engine";
 import { instanceInit } from "../src/engine/toolsets/instances";
-import { UsageMeter } from "../src/engine/usage";
+import { UsageMeter } from "../src/engine/run/usage";
 import { kinds } from "../src/toolsets";
 import type { Bridged, GlobalCall, GlobalResult, ToolContextBridge } from "./global-toolsets-bridge";
 import { migrateGlobal } from "./schema";

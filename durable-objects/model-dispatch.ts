@@ -8,14 +8,14 @@
 import * as z from "zod";
 import { RunError, RunInterrupted, type Model, type ModelRequest, type ModelResolver, type ModelResponse } from "../src/engine";
 import { MAX_STEP_BYTES, stepBytes } from "../src/engine/journal/bounds";
-import { answerTooLarge } from "../src/engine/model-step";
-import type { ContentPart, Message } from "../src/engine/model/model";
+import { answerTooLarge } from "../src/engine/run/model-step";
 import type { ModelsConfig } from "../src/engine/model/providers";
 import { numberVar } from "../src/config";
 import type { RunHost } from "./run/host";
 import type { ModelDispatchRow } from "./rows";
 import { madeOnFirstUse, makeOnFirstUse } from "./schema";
 import { json, parse, type Sql } from "./sql";
+import type { ContentPart, Message } from "../src/engine/types/model";
 
 /**
  * How long a claim holds without renewal before the run's alarm sends the request

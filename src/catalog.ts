@@ -1,5 +1,5 @@
 import { CatalogError, checkCatalog, type Catalog, type CodeFunction, type ToolsetRegistry } from "./engine";
-import type { CatalogCheck } from "./engine/catalog";
+import type { CatalogCheck } from "./engine/catalog/catalog";
 import { functions as appFunctions } from "./functions/index";
 import { workerFiles } from "./generated/worker-files";
 import { kinds } from "./toolsets";

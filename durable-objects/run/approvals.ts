@@ -6,7 +6,7 @@
  */
 
 import type { ApprovalDecision, PendingApproval } from "../../src/engine";
-import type { FollowUp } from "../../src/engine/worker-file";
+import type { FollowUp } from "../../src/engine/types/worker";
 import { numberVar } from "../../src/config";
 import { TERMINAL, type Answer, type ApprovalView, type DecisionRequest, type RunStatusName } from "../../src/runs/types";
 import type { ApprovalMailRow, ApprovalRow, AtRow, MailKind } from "../rows";

@@ -3,7 +3,7 @@
  * table: memory only. Needs nothing from its host.
  */
 
-import type { Model, ModelResolver } from "../../src/engine/model/model";
+import type { Model, ModelResolver } from "../../src/engine/types/model";
 import type { ModelDelta } from "../../src/runs/types";
 
 /** At most this much streamed text is kept; older pieces are dropped (a watcher that lags sees the recorded turn instead). */

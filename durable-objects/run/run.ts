@@ -6,12 +6,12 @@
 
 import { DurableObject } from "cloudflare:workers";
 import { clearRunState, executeRun, messageOf, RunError, RunInterrupted, StorageError, type Catalog, type PendingApproval, type RunOutcome } from "../../src/engine";
-import { findCreation, workerFileText } from "../../src/engine/created-workers";
+import { findCreation, workerFileText } from "../../src/engine/run/created-workers";
 import { callTree } from "../../src/engine/journal/call-tree";
 import { journalUsage } from "../../src/engine/journal/run-usage";
 import type { Journal } from "../../src/engine/journal/journal";
 import type { KeyGrammar } from "../../src/engine/journal/keys";
-import { emptyUsage } from "../../src/engine/usage";
+import { emptyUsage } from "../../src/engine/run/usage";
 import { sameSecret } from "../../src/security/constant-time";
 import { replyMac } from "../../src/tokens/reply-reference";
 import type { Definitions } from "../../src/catalog";

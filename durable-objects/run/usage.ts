@@ -5,7 +5,7 @@
 
 import { MODEL_STEP_LIKE } from "../../src/engine/journal/keys";
 import { journalUsage } from "../../src/engine/journal/run-usage";
-import type { Usage } from "../../src/engine/usage";
+import type { Usage } from "../../src/engine/types/usage";
 import { parse, type JsonText, type Sql } from "../sql";
 
 /**

@@ -4,7 +4,7 @@
 // The deployed app never imports this module, so `yaml` stays out of its bundle.
 import { parse, YAMLParseError } from "yaml";
 import { MalformedData, type ParseData } from "../engine/data-files";
-import { splitWorkerFile } from "../engine/worker-file";
+import { splitWorkerFile } from "../engine/catalog/worker-file";
 
 /** YAML as written; a syntax error says its line. */
 export const parseYaml: ParseData = (text) => {

@@ -1,8 +1,6 @@
 import * as z from "zod";
 import { validationWorkProblem } from "./schema-bounds";
-
-/** A JSON Schema object, as written in worker files and sent to models. */
-export type JSONSchema = Record<string, unknown>;
+import type { JSONSchema } from "./types/json-schema";
 
 const compiled = new WeakMap<JSONSchema, z.ZodType>();
 

@@ -5,7 +5,7 @@ import type { RunView } from "../runs/types";
 import { TERMINAL } from "../runs/types";
 import { numberVar } from "../config";
 import { catalog } from "../catalog";
-import { workerToolDef } from "../engine/catalog";
+import { workerToolDef } from "../engine/catalog/catalog";
 import { checkStart, runView, startRun } from "../runs";
 
 const POLL_MS = 500;

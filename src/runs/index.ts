@@ -4,7 +4,7 @@ import type { StartRun } from "./types";
 import { catalog } from "../catalog";
 import type { CatalogWorker } from "../engine";
 import { describeIssues, validatorFor } from "../engine/json-schema";
-import { budgetOf, DEFAULT_INPUT, type budgetSchema } from "../engine/worker-file";
+import { budgetOf, DEFAULT_INPUT, type budgetSchema } from "../engine/catalog/worker-file";
 
 export { runIndex, runStub, type RunIndexRpc, type RunRpc } from "./rpc";
 

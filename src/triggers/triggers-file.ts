@@ -3,7 +3,7 @@ import type { Catalog, CatalogWorker } from "../engine";
 import { malformed, type ParseData } from "../engine/data-files";
 import { WorkerFileError } from "../engine/errors";
 import { describeIssues, validatorFor } from "../engine/json-schema";
-import { budgetSchema, DEFAULT_INPUT, issuesToErrors, TOOL_NAME } from "../engine/worker-file";
+import { budgetSchema, DEFAULT_INPUT, issuesToErrors, TOOL_NAME } from "../engine/catalog/worker-file";
 import { cronProblem } from "./cron";
 import { ADDRESS, ALLOW_FROM } from "./email-address";
 import { SAMPLE_EMAIL_INPUT } from "./email-input";

@@ -1,9 +1,9 @@
 import { TERMINAL, type ApprovalView, type RunView } from "../runs/types";
-import type { CallDescription } from "../engine/toolsets/toolset";
 import { AttachmentList, attachmentsOnPath } from "./attachments";
 import { CallView } from "./call-view";
 import { describeTrigger, isoTime } from "./format";
 import { Badge, Page } from "./layout";
+import type { CallDescription } from "../engine/types/toolset";
 
 /** What will happen, on whose behalf — and two forms that POST. Showing it changes nothing. */
 export function ApprovalPage(props: { run: RunView; approval: ApprovalView; call?: CallDescription; action: string; runLink: string; intent?: string }) {

@@ -1,5 +1,5 @@
-import type { CallDescription } from "../engine/toolsets/toolset";
 import { prettyArgs } from "./format";
+import type { CallDescription } from "../engine/types/toolset";
 
 /** A call as a person reads it (its kind's description), with the raw arguments one click away; only the raw arguments when the kind describes nothing. */
 export function CallView(props: { call?: CallDescription; args: unknown; max?: number }) {

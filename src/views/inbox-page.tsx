@@ -1,9 +1,9 @@
-import type { CallDescription } from "../engine/toolsets/toolset";
 import type { PendingApprovalItem, RunListItem, RunQuery } from "../runs/index-types";
 import { CallView } from "./call-view";
 import { isoTime, usd } from "./format";
 import { Badge, Page } from "./layout";
 import { LogoutForm } from "./login-page";
+import type { CallDescription } from "../engine/types/toolset";
 
 export interface InboxApproval extends PendingApprovalItem {
   args?: unknown;

@@ -1,9 +1,9 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Usage } from "../../src/engine/usage";
 import { effectUrl, script, stub } from "./helpers";
 import { consume, holdDispatches } from "./queue-dispatch";
+import type { Usage } from "../../src/engine/types/usage";
 
 afterEach(() => vi.restoreAllMocks());
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { contextWith } from "../../src/engine/context-with";
+import { contextWith } from "../../src/engine/run/context-with";
 import { defineToolset, MemoryJournalStore, scriptedModel, tool, type ToolContext } from "../../src/engine";
 import { harness, workerFile } from "./helpers";
 

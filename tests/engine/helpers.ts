@@ -19,7 +19,7 @@ import {
 } from "../../src/engine";
 import { parseYaml } from "../../src/build/yaml";
 import type { OpenAIOptions } from "../../src/engine/model/openai";
-import type { PriceTable } from "../../src/engine/usage";
+import type { PriceTable } from "../../src/engine/types/usage";
 
 /** A worker file from frontmatter lines and instructions. */
 export const workerFile = (frontmatter: string, instructions = "Do the task.") => `---\n${frontmatter.trim()}\n---\n${instructions}\n`;

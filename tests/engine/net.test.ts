@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineToolset, executeRun, MemoryJournalStore, scriptedModel, tool, ToolError } from "../../src/engine";
-import { idempotencyKey, sha256Hex } from "../../src/engine/idempotency-key";
+import { idempotencyKey, sha256Hex } from "../../src/engine/run/idempotency-key";
 import { allowEntryProblem, allowList } from "../../src/engine/net/allow-list";
 import { guardedFetch } from "../../src/engine/net/guarded-fetch";
 import { cappedText, readBodyCapped } from "../../src/engine/net/read-body";

@@ -14,7 +14,7 @@ import {
   type PendingApproval,
   type ToolContext,
 } from "../../src/engine";
-import { boundContext, SignalBoundary } from "../../src/engine/signal-boundary";
+import { boundContext, SignalBoundary } from "../../src/engine/run/signal-boundary";
 import { harness, workerFile } from "./helpers";
 
 const pending = (tool: string): PendingApproval => ({ key: `k/${tool}`, id: tool, callPath: "p", workerChain: [], tool, args: {}, description: tool });

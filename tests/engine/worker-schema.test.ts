@@ -4,7 +4,7 @@ import { z } from "zod";
 import committed from "../../schemas/worker.schema.json";
 import { workerFiles } from "../../src/generated/worker-files";
 import { kinds } from "../../src/toolsets";
-import { workerFileJsonSchema } from "../../src/engine/worker-schema";
+import { workerFileJsonSchema } from "../../src/engine/catalog/worker-schema";
 
 describe("schemas/worker.schema.json", () => {
   it("is what the zod schema generates now (else run `npm run schema`)", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { toYaml, yamlString } from "../../src/engine/yaml-text";
-import { splitWorkerFile } from "../../src/engine/worker-file";
+import { splitWorkerFile } from "../../src/engine/catalog/worker-file";
 
 /** Both YAML versions a reader may use must read back exactly the JSON value. */
 const roundTrips = (value: unknown) => {

@@ -1,14 +1,19 @@
 import { ToolError } from "../errors";
-import type { CallFrame } from "../call-frame";
 import { allowList } from "../net/allow-list";
 import { guardedFetch } from "../net/guarded-fetch";
 import { readBodyCapped } from "../net/read-body";
-import type { RunServices } from "../run";
-import { interpolate } from "../toolsets/interpolate";
+import { interpolate, type Substitution } from "../toolsets/interpolate";
 import { http } from "../toolsets/kinds/http";
 import { redactor } from "../toolsets/redactor";
 import { essence, typeByName } from "./mime";
 import { withoutSecrets } from "./without-secrets";
+import type { CallFrame } from "../types/callable";
+
+/** The run's values for `${NAME}` in the caller's `http` configs, and which of those filled in are secrets. */
+export interface RunVars {
+  readonly vars: Readonly<Record<string, string | undefined>>;
+  secretsOf(filled: readonly Substitution[]): Substitution[];
+}
 
 interface HttpConfig {
   allow: string[];
@@ -24,7 +29,7 @@ interface HttpConfig {
  * instance's secrets kept out of what is returned (`withoutSecrets`: a redacted text
  * can grow past `maxBytes`, which counts as truncated).
  */
-export async function fetchForAttachment(run: RunServices, caller: CallFrame, ref: string, maxBytes: number) {
+export async function fetchForAttachment(run: RunVars, caller: CallFrame, ref: string, maxBytes: number) {
   let url: URL;
   try {
     url = new URL(ref);

@@ -1,6 +1,6 @@
 import { ToolError } from "../errors";
-import type { ToolDef } from "../toolsets/toolset";
-import type { WorkerSpec } from "../worker-file";
+import type { ToolDef } from "../types/toolset";
+import type { WorkerSpec } from "../types/worker";
 
 /** What attachments need of a callee: its name, file and `attachments:` policy. */
 export type AttachmentCallee = Pick<WorkerSpec, "name" | "file" | "attachments">;

@@ -1,15 +1,14 @@
-import type { ToolContext } from "../context";
 import { RunError, ToolError } from "../errors";
-import type { CallFrame } from "../call-frame";
-import type { AttachmentPart } from "../model/model";
-import type { RunServices } from "../run";
 import { sha256Hex } from "../ids";
 import { fileBytes, fileKey, readBytes, type StoredFile } from "../toolsets/kinds/files-disk";
 import type { AttachmentCallee } from "./parameter";
-import { fetchForAttachment } from "./fetch-url";
+import { fetchForAttachment, type RunVars } from "./fetch-url";
 import { typeAccepted, typeByName } from "./mime";
-import { workerFiles } from "./worker-files";
+import { workerFiles, type RunFiles } from "./worker-files";
 import { ATTACHMENTS_STEP } from "../journal/keys";
+import type { CallFrame } from "../types/callable";
+import type { ToolContext } from "../types/context";
+import type { AttachmentPart } from "../types/model";
 
 /**
  * What the journal keeps of one attachment: the reference and what it resolved to,
@@ -33,6 +32,9 @@ interface Read {
   type: string;
 }
 
+/** Where a caller's references lead: its run's files, and its run's vars for the `http` instances a URL is fetched through. */
+export type AttachmentSources = RunFiles & RunVars;
+
 /**
  * Resolves the references a caller passed to a worker that accepts attachments:
  * count, type and total size checked against the callee's `attachments` before the
@@ -40,7 +42,7 @@ interface Read {
  * of its `http` instances. Returns parts whose bytes are read again only when a model
  * request that is not in the journal needs them.
  */
-export async function resolveAttachments(run: RunServices, caller: CallFrame, callee: AttachmentCallee, refs: string[], ctx: ToolContext): Promise<AttachmentPart[]> {
+export async function resolveAttachments(run: AttachmentSources, caller: CallFrame, callee: AttachmentCallee, refs: string[], ctx: ToolContext): Promise<AttachmentPart[]> {
   const policy = callee.attachments;
   if (!policy) throw new ToolError(`${callee.name} takes no attachments (its file ${callee.file} has no attachments: field)`);
   if (refs.length > policy.max_files) {
@@ -84,7 +86,7 @@ export async function resolveAttachments(run: RunServices, caller: CallFrame, ca
 }
 
 /** One reference, read with at most `maxBytes` (what is left of the callee's `max_bytes`). */
-async function readRef(run: RunServices, caller: CallFrame, callee: AttachmentCallee, ref: string, maxBytes: number): Promise<Read> {
+async function readRef(run: AttachmentSources, caller: CallFrame, callee: AttachmentCallee, ref: string, maxBytes: number): Promise<Read> {
   const tooBig = (size: number | string) =>
     new ToolError(`attachment "${ref}" is ${size} bytes; ${callee.name} takes at most ${callee.attachments!.max_bytes} bytes of attachments per call (attachments.max_bytes in ${callee.file})`);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(ref)) {

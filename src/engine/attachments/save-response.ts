@@ -5,7 +5,7 @@ import { readBodyCapped } from "../net/read-body";
 import { sha256Hex } from "../ids";
 import { writeBytes, writeText } from "../toolsets/kinds/files-disk";
 import { essence, typeByName } from "./mime";
-import type { FileLocation } from "./worker-files";
+import type { FileLocation } from "../types/context";
 
 /**
  * An http response body stored as a file (`fetch` with `save_to`), so that what a

@@ -1,32 +1,15 @@
 import { ToolError } from "../errors";
-import type { CallFrame } from "../call-frame";
-import type { RunServices } from "../run";
 import { files } from "../toolsets/kinds/files";
 import { resolveFilePath } from "../toolsets/kinds/files-path";
 import { callScopeId } from "../toolsets/scope-id";
-import type { StateKV } from "../toolsets/toolset";
+import type { CallFrame } from "../types/callable";
+import type { FileLocation, WorkerFiles } from "../types/context";
+import type { StateBackend } from "../types/state";
 
-/** One file of one of a worker's `files` instances, confined under that instance's root. */
-export interface FileLocation {
-  instance: string;
-  /** The canonical reference, `<instance>:<absolute path>`. */
-  ref: string;
-  /** Absolute path under the instance's root. */
-  path: string;
-  disk: StateKV;
-  maxFileBytes: number;
-  readonly: boolean;
-  /** What may be saved here of bytes of this type: set for a writer whose config holds secrets (`Redacted`), which must not land in a file. */
-  cleaned?(bytes: Uint8Array, type: string): Uint8Array;
-}
-
-/**
- * A worker's own `files` instances, reachable by reference by the rule its `read_file`
- * follows (`resolveFilePath`): `docs:report.pdf` or `docs:/docs/report.pdf` for root
- * `/docs`, or a bare path when it has exactly one files instance.
- */
-export interface WorkerFiles {
-  locate(ref: string): FileLocation;
+/** Where a run's files are: its id (a call scope's id starts with it) and its state backend. */
+export interface RunFiles {
+  readonly runId: string;
+  readonly states: StateBackend;
 }
 
 /**
@@ -34,12 +17,12 @@ export interface WorkerFiles {
  * instances use (the scope's shared `~files` namespace), so a reference reaches
  * exactly what that worker's own `read_file` would — and nothing outside its roots.
  */
-export function workerFiles(run: RunServices, frame: CallFrame): WorkerFiles {
+export function workerFiles(run: RunFiles, frame: CallFrame): WorkerFiles {
   // Made for every tool call's context and rarely used: the instances are looked up when a reference is.
   return { locate: (ref) => locate(run, frame, ref) };
 }
 
-function locate(run: RunServices, frame: CallFrame, ref: string): FileLocation {
+function locate(run: RunFiles, frame: CallFrame, ref: string): FileLocation {
   const instances = Object.entries(frame.worker.toolsets).filter(([, spec]) => spec.use === files.kind);
   const configs = new Map(instances.map(([name, spec]) => [name, files.config.parse(spec.config) as { root: string; max_file_bytes: number }]));
   const at = resolveFilePath(ref, [...configs].map(([instance, c]) => ({ instance, root: c.root })), frame.worker.name);

@@ -1,9 +1,10 @@
 import type { AttachmentRecord } from "../attachments/resolve";
 import { ATTACHMENTS_STEP, KEY_GRAMMAR, lastSegment, parentPath, parseKey, toolCallKeys, type KeyGrammar } from "./keys";
-import type { RecordedResponse } from "../model-step";
+import type { RecordedResponse } from "../run/model-step";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
 import { prettyValue } from "../toolsets/unfold-json";
-import { emptyUsage, type Usage } from "../usage";
+import { emptyUsage } from "../run/usage";
+import type { Usage } from "../types/usage";
 
 export interface ToolNode {
   /** The model's id for the call: data, shown; `path` is its key. */

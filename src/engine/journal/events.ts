@@ -1,4 +1,4 @@
-import type { RecordedResponse } from "../model-step";
+import type { RecordedResponse } from "../run/model-step";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
 import type { ApprovalDecision } from "../approvals/ask-approval";
 import { KEY_GRAMMAR, lastSegment, parseKey, toolCallKeys, type KeyGrammar } from "./keys";

@@ -1,7 +1,7 @@
 import { messageOf, RunError, StorageError } from "../errors";
 import { fitsStep, MAX_STEP_BYTES, utf8Bytes } from "./bounds";
 import { parentPath, within } from "./keys";
-import type { JournalStore } from "./store";
+import type { JournalStore } from "../types/journal";
 
 /** May throw (e.g. `RunInterrupted`) to stop the run before a new step executes. */
 export type BeforeStep = (key: string, journal: Journal) => void | Promise<void>;

@@ -1,4 +1,4 @@
-import { sha256Hex } from "../idempotency-key";
+import { sha256Hex } from "../run/idempotency-key";
 
 /**
  * Every journal key is built and read here, nowhere else. A key is a path of
@@ -71,17 +71,25 @@ export function stepKey(grammar: KeyGrammar, call: string, name: string): string
 }
 
 /**
- * `name` as one segment: "%" and "/" percent-encoded (injective, readable), and over
- * `MAX_STEP_NAME` its first 64 characters then `%h` and a hash of the whole name
- * (`%h` never occurs in an encoded name, so a long name cannot equal a short one).
+ * `name` as one segment: "%" and "/" percent-encoded, and a lone surrogate as `%uXXXX`
+ * (the store keeps UTF-8, where it would come back as U+FFFD: two names one key, and
+ * a replay that misses its step); injective and readable. Over `MAX_STEP_NAME`: its
+ * first 64 characters then `%h` and a hash of the whole name (`%s` and a hash of the
+ * encoded name when it held a lone surrogate, which the hash's UTF-8 would lose);
+ * neither marker occurs in an encoded name, so a long name cannot equal a short one.
  */
 function stepName(name: string): string {
-  const encoded = name.includes("%") || name.includes(SEP) ? name.replaceAll("%", "%25").replaceAll(SEP, "%2F") : name;
+  let encoded = name.includes("%") || name.includes(SEP) ? name.replaceAll("%", "%25").replaceAll(SEP, "%2F") : name;
+  const wellFormed = !LONE_SURROGATE.test(encoded);
+  if (!wellFormed) encoded = encoded.replace(new RegExp(LONE_SURROGATE, "g"), (c) => `%u${c.charCodeAt(0).toString(16).toUpperCase()}`);
   if (encoded.length <= MAX_STEP_NAME) return encoded;
   // Never cut a surrogate pair: half of one is not text the store keeps as written.
   const cut = (encoded.charCodeAt(63) & 0xfc00) === 0xd800 ? 63 : 64;
-  return `${encoded.slice(0, cut)}%h${sha256Hex(name).slice(0, 32)}`;
+  return `${encoded.slice(0, cut)}${wellFormed ? `%h${sha256Hex(name).slice(0, 32)}` : `%s${sha256Hex(encoded).slice(0, 32)}`}`;
 }
+
+/** Half of a surrogate pair standing alone (no `g`: `test` keeps no state; `replace` is given a global copy). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** The key the attachments a call passed to a worker are recorded under. */
 export const ATTACHMENTS_STEP = "attachments";

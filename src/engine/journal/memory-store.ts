@@ -1,4 +1,4 @@
-import type { JournalStore } from "./store";
+import type { JournalStore } from "../types/journal";
 
 export class MemoryJournalStore implements JournalStore {
   /**

@@ -1,7 +1,8 @@
-import type { RecordedResponse } from "../model-step";
-import { emptyUsage, type Usage } from "../usage";
+import type { RecordedResponse } from "../run/model-step";
+import { emptyUsage } from "../run/usage";
 import type { CallNode } from "./call-tree";
 import { isModelStep } from "./keys";
+import type { Usage } from "../types/usage";
 
 /**
  * The run's usage as its journal records it: every model answer of every call, nested

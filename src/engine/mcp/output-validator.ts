@@ -14,12 +14,19 @@ export const CHECKS_PER_MS = 400;
  */
 const SKIPPED = new Set(["pattern", "format", "uniqueItems"]);
 const BESIDE_PATTERN_PROPERTIES = new Set(["patternProperties", "additionalProperties", "unevaluatedProperties"]);
+/** Keywords whose value maps names to schemas: a name there ("pattern") is data, its schema is walked. */
+const SCHEMA_MAPS = new Set(["properties", "$defs", "definitions", "dependentSchemas", "dependencies"]);
+/** Keywords whose value is instance data, never a schema: left as written (a `const` must stay what it was). */
+const DATA = new Set(["const", "enum", "default", "examples"]);
 
 /**
- * The schema without what could run long: `pattern`, `format`, `uniqueItems`, and
- * `patternProperties` with the `additionalProperties`/`unevaluatedProperties` beside it
- * (which would otherwise refuse the properties it matched). Skipping only makes the check more lenient; a
- * server's own output checked against its own schema is a courtesy, not a defence.
+ * The schema without what could run long: `pattern`, `format`, `uniqueItems` (whatever
+ * their value: the validator makes a RegExp of an array `pattern` and walks pairwise
+ * for any truthy `uniqueItems`), and `patternProperties` with the
+ * `additionalProperties`/`unevaluatedProperties` beside it (which would otherwise refuse
+ * the properties it matched). Keywords are told from names by position (a property
+ * named "pattern" stays). Skipping only makes the check more lenient; a server's own
+ * output checked against its own schema is a courtesy, not a defence.
  */
 function withoutSlowKeywords(v: unknown): unknown {
   if (typeof v !== "object" || v === null) return v;
@@ -28,10 +35,13 @@ function withoutSlowKeywords(v: unknown): unknown {
   const hasPatternProperties = typeof o.patternProperties === "object" && o.patternProperties !== null;
   return Object.fromEntries(
     Object.entries(o)
-      .filter(([k, x]) => !(SKIPPED.has(k) && typeof x !== "object") && !(hasPatternProperties && BESIDE_PATTERN_PROPERTIES.has(k)))
-      .map(([k, x]) => [k, withoutSlowKeywords(x)]),
+      .filter(([k]) => !SKIPPED.has(k) && !(hasPatternProperties && BESIDE_PATTERN_PROPERTIES.has(k)))
+      .map(([k, x]) => [k, DATA.has(k) ? x : SCHEMA_MAPS.has(k) && isNameMap(x) ? mapValues(x, withoutSlowKeywords) : withoutSlowKeywords(x)]),
   );
 }
+
+const isNameMap = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
+const mapValues = (x: Record<string, unknown>, f: (v: unknown) => unknown) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, f(v)]));
 
 const invalid = (errorMessage: string) => ({ valid: false as const, data: undefined, errorMessage });
 

@@ -1,4 +1,4 @@
-import type { ContentPart } from "./model";
+import type { ContentPart } from "../types/model";
 
 /**
  * A user message's parts with the attachments read, each in the form models take it:

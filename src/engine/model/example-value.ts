@@ -1,4 +1,4 @@
-import type { JSONSchema } from "../json-schema";
+import type { JSONSchema } from "../types/json-schema";
 
 /**
  * A value that satisfies a JSON Schema, for the `test:tools` model: first enum/const,

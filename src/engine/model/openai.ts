@@ -1,6 +1,6 @@
 import OpenAI, { type ClientOptions } from "openai";
 import { dataUrl, resolveParts } from "./content-parts";
-import type { ContentPart, Model, ModelRequest, ModelResponse } from "./model";
+import type { ContentPart, Model, ModelRequest, ModelResponse } from "../types/model";
 
 export interface OpenAIOptions {
   /** Without one no Authorization header is sent (a local server, or a key in `headers`). */

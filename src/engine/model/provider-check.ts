@@ -1,7 +1,7 @@
 import { WorkerFileError } from "../errors";
 import { isGlob } from "../glob";
-import type { WorkerSpec } from "../worker-file";
 import { MODEL_NAME } from "./model";
+import type { WorkerSpec } from "../types/worker";
 
 /**
  * A worker's `model` and the literal providers of its `compatible_models`

@@ -1,9 +1,9 @@
 import * as z from "zod";
 import { malformed, type ParseData } from "../data-files";
 import { WorkerFileError } from "../errors";
-import { issuesToErrors } from "../worker-file";
-import type { PriceTable } from "../usage";
+import { issuesToErrors } from "../catalog/worker-file";
 import { MODEL_NAME } from "./model";
+import type { PriceTable } from "../types/usage";
 
 /** Providers every app has: `openai:` (OPENAI_BASE_URL, OPENAI_API_KEY) and the built-in `test:` models. */
 export const BUILT_IN_PROVIDERS: readonly string[] = ["openai", "test"];

@@ -1,6 +1,6 @@
 import { redactor } from "../toolsets/redactor";
 import type { Substitution } from "../toolsets/interpolate";
-import type { Model } from "./model";
+import type { Model } from "../types/model";
 
 /**
  * A model whose errors never carry the resolved `${NAME}`s of its provider's config:

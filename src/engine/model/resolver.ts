@@ -1,11 +1,12 @@
 import { RunError } from "../errors";
 import { interpolate } from "../toolsets/interpolate";
-import { MODEL_NAME, type Model, type ModelResolver } from "./model";
+import { MODEL_NAME } from "./model";
 import { openaiModel, type OpenAIOptions } from "./openai";
 import { BUILT_IN_PROVIDERS, type ProviderSpec } from "./providers";
 import { redactedErrors } from "./redacted";
 import { testToolsModel } from "./test-model";
 import { workersAiModel, type AiBinding } from "./workers-ai";
+import type { Model, ModelResolver } from "../types/model";
 
 export interface ResolverOptions {
   /** The built-in `openai:` provider. */

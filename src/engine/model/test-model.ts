@@ -1,5 +1,6 @@
 import { exampleValue } from "./example-value";
-import { textOf, type Model, type ModelRequest, type ModelResponse } from "./model";
+import { textOf } from "./model";
+import type { Model, ModelRequest, ModelResponse } from "../types/model";
 
 const estimateTokens = (req: ModelRequest) => Math.ceil(JSON.stringify(req.messages).length / 4);
 

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { isTextType, resolveParts } from "./content-parts";
-import type { ContentPart, Message, Model, ModelRequest, ModelResponse, ModelToolCall } from "./model";
+import type { ContentPart, Message, Model, ModelRequest, ModelResponse, ModelToolCall } from "../types/model";
 
 /**
  * The shape of a Workers AI binding (`[ai] binding = "AI"`) this adapter needs;

@@ -1,5 +1,4 @@
-import type { StateBackend } from "../ports";
-import type { Scope, StateKV } from "../toolsets/toolset";
+import type { Scope, StateBackend, StateKV } from "../types/state";
 
 /** State in a Map: for the engine's own tests and in-process runs. */
 export class MemoryStateBackend implements StateBackend {

@@ -1,6 +1,6 @@
 import { ToolError } from "../errors";
 import { LatestListing } from "./latest-listing";
-import type { ToolDef, Toolset } from "./toolset";
+import type { ToolDef, Toolset } from "../types/toolset";
 
 type Routes = Map<string, { def: ToolDef; from: Toolset; label: string }>;
 

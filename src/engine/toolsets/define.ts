@@ -1,12 +1,11 @@
 import * as z from "zod";
-import type { ToolContext } from "../context";
 import { ToolError } from "../errors";
-import { boundContext, SignalBoundary } from "../signal-boundary";
+import { boundContext, SignalBoundary } from "../run/signal-boundary";
 import { describeIssues, toolParameters } from "../json-schema";
-import type { CallFrame } from "../call-frame";
-import type { RunServices } from "../run";
-import type { WorkerSpec } from "../worker-file";
-import type { CallDescription, Policy, Scope, StateKV, ToolDef, Toolset } from "./toolset";
+import type { ToolContext } from "../types/context";
+import type { CallDescription, Policy, ToolDef } from "../types/toolset";
+import type { InstanceInit, ToolsetKind, ToolsetRegistry } from "../types/kind";
+import type { Scope } from "../types/state";
 
 export interface ToolSpec<I extends z.ZodType = z.ZodType, S = any> {
   description: string;
@@ -22,15 +21,6 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, S = any> {
 /** Declares one tool of a kind; exists for type inference of `args`. */
 export const tool = <I extends z.ZodType, S = unknown>(spec: ToolSpec<I, S>): ToolSpec<I, S> => spec;
 
-export interface InstanceInit {
-  /** The instance name in the worker file (`src` in `src: {use: files}`). */
-  name: string;
-  /** State private to this instance, in its scope. */
-  state: StateKV;
-  /** State shared by every instance in this scope that opens the same namespace. */
-  shared(namespace: string): StateKV;
-}
-
 export interface ToolsetKindDef<C extends z.ZodType, S> {
   kind: string;
   description?: string;
@@ -40,23 +30,6 @@ export interface ToolsetKindDef<C extends z.ZodType, S> {
   tools: Record<string, ToolSpec<any, S>>;
   create(config: z.output<C>, init: InstanceInit): S | Promise<S>;
   close?(self: S): void | Promise<void>;
-}
-
-/** A registered toolset kind: static tool definitions plus a factory of instances. */
-export interface ToolsetKind {
-  readonly kind: string;
-  readonly description: string;
-  readonly scope: Scope;
-  readonly config: z.ZodType;
-  /** The tools every instance exposes, before prefixing or filtering. */
-  readonly definitions: ToolDef[];
-  /** Tools listed at run time (e.g. by an MCP server): `definitions` is empty; each call's list is journaled. */
-  readonly dynamic?: boolean;
-  instantiate(id: string, config: unknown, init: InstanceInit): Promise<Toolset>;
-  /** Problems of an instance that depend on the rest of its worker file (`field: reason` pairs). */
-  checkInstance?(worker: WorkerSpec, instance: string, config: unknown): Array<{ field: string; reason: string }>;
-  /** A kind that acts on the run itself (worker_creation): built for each call from the caller's frame, never by `instantiate`. */
-  framed?(run: RunServices, frame: CallFrame, instance: string, config: unknown): Toolset;
 }
 
 export function defineToolset<C extends z.ZodType, S>(def: ToolsetKindDef<C, S>): ToolsetKind {
@@ -104,9 +77,6 @@ function describeValid(spec: ToolSpec): (args: unknown) => CallDescription | und
     return parsed.success ? spec.describe!(parsed.data) : undefined;
   };
 }
-
-/** The kinds a catalog knows, by name. */
-export type ToolsetRegistry = ReadonlyMap<string, ToolsetKind>;
 
 export function toolsetRegistry(...kinds: ToolsetKind[]): ToolsetRegistry {
   return new Map(kinds.map((k) => [k.kind, k]));

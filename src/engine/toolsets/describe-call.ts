@@ -1,5 +1,5 @@
-import type { Catalog } from "../catalog";
-import type { CallDescription } from "./toolset";
+import type { Catalog } from "../types/catalog";
+import type { CallDescription } from "../types/toolset";
 
 /**
  * How a person reads a call of `tool` (an exposed name, maybe prefixed) made by

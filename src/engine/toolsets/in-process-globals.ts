@@ -1,6 +1,7 @@
-import type { GlobalToolsets, StateBackend } from "../ports";
 import { instanceInit } from "./instances";
-import type { Toolset } from "./toolset";
+import type { GlobalToolsets } from "../types/ports";
+import type { Toolset } from "../types/toolset";
+import type { StateBackend } from "../types/state";
 
 /** Global-scoped instances held in this process, shared by every run that uses it. */
 export function inProcessGlobals(states: StateBackend): GlobalToolsets {

@@ -1,11 +1,7 @@
 import { stableJson, shortHash } from "../ids";
-import type { CallFrame } from "../call-frame";
-import type { StateBackend } from "../ports";
-import type { RunServices } from "../run";
-import type { InstanceInit, ToolsetKind } from "./define";
+import type { RunServices } from "../run/services";
 import { combined } from "./combined";
 import { callScopeId } from "./scope-id";
-import type { Scope, Toolset } from "./toolset";
 import { workersToolset } from "./kinds/workers";
 import { toolsKey } from "../journal/keys";
 import { approvalGated } from "./wrappers/approval";
@@ -16,11 +12,15 @@ import { prefixed } from "./wrappers/prefixed";
 import { showsCreated } from "./wrappers/shows-created";
 import { redacted, redactError } from "./wrappers/redacted";
 import { redactor } from "./redactor";
-import type { InstanceSpec } from "../worker-file";
 import type { z } from "zod";
 import { RunError } from "../errors";
 import { describeIssues } from "../json-schema";
 import { interpolate, usesVars, type Substitution } from "./interpolate";
+import type { CallFrame } from "../types/callable";
+import type { InstanceInit, ToolsetKind } from "../types/kind";
+import type { Toolset } from "../types/toolset";
+import type { InstanceSpec } from "../types/worker";
+import type { Scope, StateBackend } from "../types/state";
 
 export function instanceInit(states: StateBackend, scope: Scope, scopeId: string, name: string, key: string): InstanceInit {
   return {
@@ -72,7 +72,7 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
     for (const [name, declared] of Object.entries(frame.worker.toolsets)) {
       const kind = run.catalog.kinds.get(declared.use)!;
       if (kind.framed) {
-        let ts = kind.framed(run, frame, name, declared.config);
+        let ts = kind.framed({ frame, catalog: run.catalog, callables: run.callables, journal: run.journal, created: run.created }, name, declared.config);
         if (declared.readonly) ts = readOnly(ts);
         for (const def of kind.definitions) creationTools.add(name === kind.kind ? def.name : `${name}_${def.name}`);
         members.push([`instance "${name}" (${kind.kind})`, name === kind.kind ? ts : prefixed(ts, name)]);

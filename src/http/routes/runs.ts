@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import * as z from "zod";
-import { budgetOf, budgetSchema } from "../../engine/worker-file";
+import { budgetOf, budgetSchema } from "../../engine/catalog/worker-file";
 import { checkStart, missingRun, RUN_ID, runStub, startRun } from "../../runs";
 import { httpError } from "../http-error";
 import { runEventStream } from "../run-event-stream";

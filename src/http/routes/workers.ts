@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { catalog } from "../../catalog";
-import { workerToolDef } from "../../engine/catalog";
+import { workerToolDef } from "../../engine/catalog/catalog";
 
 /**
  * The catalog, with each worker's tool definition exactly as a calling model sees it

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { MemoryStateBackend, ToolError, type ToolContext, type ToolsetKind } from "../../../src/engine";
 import { instanceInit } from "../../../src/engine/toolsets/instances";
-import { TOOL_NAME } from "../../../src/engine/worker-file";
-import { UsageMeter } from "../../../src/engine/usage";
+import { TOOL_NAME } from "../../../src/engine/catalog/worker-file";
+import { UsageMeter } from "../../../src/engine/run/usage";
 
 /** A context for calling a kind's tools directly; effects that need a run refuse. */
 export function bareContext(): ToolContext {

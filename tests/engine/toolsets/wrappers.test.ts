@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ApprovalRequired, MemoryJournalStore, ToolError, type PendingApproval, type Toolset } from "../../../src/engine";
-import { CreatedWorkers } from "../../../src/engine/created-workers";
+import { CreatedWorkers } from "../../../src/engine/run/created-workers";
 import { Journal } from "../../../src/engine/journal/journal";
 import { approvalKey, creationKey, resultKey, toolsKey } from "../../../src/engine/journal/keys";
-import type { ToolDef } from "../../../src/engine/toolsets/toolset";
+import type { ToolDef } from "../../../src/engine/types/toolset";
 import { approvalGated } from "../../../src/engine/toolsets/wrappers/approval";
 import { filtered, readOnly } from "../../../src/engine/toolsets/wrappers/filtered";
 import { journaled } from "../../../src/engine/toolsets/wrappers/journaled";

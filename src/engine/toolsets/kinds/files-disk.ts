@@ -1,7 +1,7 @@
 import { ToolError } from "../../errors";
 import { fromBase64, toBase64 } from "../../model/content-parts";
-import type { StateKV } from "../toolset";
 import { sha256Hex } from "../../ids";
+import type { StateKV } from "../../types/state";
 
 /**
  * How the `files` kind keeps files in its scope's state, every row well under

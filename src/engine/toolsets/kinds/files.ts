@@ -2,9 +2,9 @@ import * as z from "zod";
 import { ToolError } from "../../errors";
 import { globMatcher, MAX_GLOB_LENGTH } from "../../glob";
 import { defineToolset, tool } from "../define";
-import type { StateKV } from "../toolset";
 import { resolveFilePath, type FilesRoot } from "./files-path";
 import { fileKey, fileLength, isBinary, readText, removeFile, writeText, type StoredFile } from "./files-disk";
+import type { StateKV } from "../../types/state";
 
 interface FilesInstance extends FilesRoot {
   max_file_bytes: number;

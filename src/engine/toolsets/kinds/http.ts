@@ -5,8 +5,8 @@ import { guardedFetch, type GuardedFetch, type GuardedResponse } from "../../net
 import { cappedText, readBodyCapped } from "../../net/read-body";
 import { saveResponse } from "../../attachments/save-response";
 import { defineToolset, tool } from "../define";
-import type { CallDescription } from "../toolset";
 import { prettyValue } from "../unfold-json";
+import type { CallDescription } from "../../types/toolset";
 
 const allowEntry = z.string().min(1).superRefine((entry, ctx) => {
   // `${VAR}` entries are checked again once the variables are filled in.

@@ -4,11 +4,11 @@ import { globMatcher } from "../../glob";
 import { toolValue } from "../../mcp/result";
 import { McpSession, type FetchLike } from "../../mcp/session";
 import { MCP_TOOL_LIMITS, offeredTools } from "../../mcp/tool-list";
-import type { ToolsetKind } from "../define";
 import { usesVars } from "../interpolate";
 import { allowList } from "../../net/allow-list";
 import { guardedFetch } from "../../net/guarded-fetch";
 import { toolDefOf } from "../wrappers/journaled-tools";
+import type { ToolsetKind } from "../../types/kind";
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 

@@ -1,16 +1,16 @@
 import * as z from "zod";
 import { globMatcher } from "../../glob";
-import type { CallFrame } from "../../call-frame";
-import { exposedToolNames } from "../../catalog";
-import { createdFile, readCreation, type RecordedCreation } from "../../created-workers";
+import { exposedToolNames } from "../../catalog/catalog";
+import { createdFile, readCreation, type RecordedCreation } from "../../run/created-workers";
 import { creationKey } from "../../journal/keys";
 import { ToolError } from "../../errors";
 import { describeIssues, toolParameters } from "../../json-schema";
-import type { RunServices } from "../../run";
+import type { FramedCall } from "../../types/kind";
 import { schemaBoundsProblem } from "../../schema-bounds";
-import { isMapping, TOOL_NAME, type InstanceSpec, type WorkerSpec } from "../../worker-file";
-import type { ToolsetKind } from "../define";
-import type { Policy, ToolDef, Toolset } from "../toolset";
+import { isMapping, TOOL_NAME } from "../../catalog/worker-file";
+import type { ToolsetKind } from "../../types/kind";
+import type { Policy, ToolDef, Toolset } from "../../types/toolset";
+import type { InstanceSpec, WorkerSpec } from "../../types/worker";
 
 const KIND = "worker_creation";
 
@@ -94,26 +94,27 @@ export const workerCreation: ToolsetKind = {
       return [];
     });
   },
-  framed: (run, frame, instance, cfg) => creationToolset(run, frame, instance, cfg as Config),
+  framed: (call, instance, cfg) => creationToolset(call, instance, cfg as Config),
 };
 
-function creationToolset(run: RunServices, frame: CallFrame, instance: string, cfg: Config): Toolset {
+function creationToolset(call: FramedCall, instance: string, cfg: Config): Toolset {
+  const { frame } = call;
   return {
     id: `${frame.path}#${instance}`,
     listTools: async () => [definition],
     async callTool(name, args, ctx) {
       if (name !== definition.name) throw new ToolError(`toolset "${instance}" has no tool "${name}"`);
       // Recorded, then interrupted before its result was: the worker exists (the run knows it from the journal).
-      const done = run.journal.get<RecordedCreation>(creationKey(ctx.callPath));
+      const done = call.journal.get<RecordedCreation>(creationKey(ctx.callPath));
       if (done) return createdMessage(String(done.frontmatter.name));
       const parsed = createArgs.safeParse(args);
       if (!parsed.success) throw new ToolError(`invalid arguments for ${name}: ${describeIssues(parsed.error)}`);
-      const creation = checkedCreation(run, frame, instance, cfg, parsed.data);
-      const worker = readCreation(creation, createdFile(parsed.data.name, frame.worker.file), run.catalog.kinds);
+      const creation = checkedCreation(call, instance, cfg, parsed.data);
+      const worker = readCreation(creation, createdFile(parsed.data.name, frame.worker.file), call.catalog.kinds);
       if (Array.isArray(worker)) throw new ToolError(`the worker definition was refused: ${worker.join("; ")}`);
       // Taken before anything is awaited: a second creation in the same turn sees the name and the count.
-      run.created.add({ worker, creation });
-      await run.journal.step(creationKey(ctx.callPath), () => creation);
+      call.created.add({ worker, creation });
+      await call.journal.step(creationKey(ctx.callPath), () => creation);
       return createdMessage(worker.name);
     },
   };
@@ -122,7 +123,8 @@ function creationToolset(run: RunServices, frame: CallFrame, instance: string, c
 const createdMessage = (name: string) => `created worker "${name}": from your next turn on it is a tool named ${name}`;
 
 /** The definition as a worker file's fields, once the grant, the count and the name allow it. */
-function checkedCreation(run: RunServices, frame: CallFrame, instance: string, cfg: Config, a: CreateArgs): RecordedCreation {
+function checkedCreation(call: FramedCall, instance: string, cfg: Config, a: CreateArgs): RecordedCreation {
+  const { frame } = call;
   const creator = frame.worker;
   const toolsets = [...new Set(a.toolsets ?? [])];
   const refused = toolsets.filter((t) => !cfg.grant.includes(t));
@@ -138,14 +140,14 @@ function checkedCreation(run: RunServices, frame: CallFrame, instance: string, c
     if (problem) throw new ToolError(`the ${field} schema of worker "${a.name}" ${problem}; write a smaller one`);
   }
   const grant = `${creator.file}#${instance}`;
-  if (run.created.countOf(grant) >= cfg.max_workers) throw new ToolError(`"${instance}" has created its max_workers (${cfg.max_workers}) for this run`);
-  const taken = run.callables.get(a.name);
+  if (call.created.countOf(grant) >= cfg.max_workers) throw new ToolError(`"${instance}" has created its max_workers (${cfg.max_workers}) for this run`);
+  const taken = call.callables.get(a.name);
   if (taken) throw new ToolError(`the name "${a.name}" is taken by ${taken.file}; choose another`);
-  if (ownToolNames(run, creator).has(a.name)) throw new ToolError(`the name "${a.name}" is a tool of ${creator.name} already; choose another`);
+  if (ownToolNames(call, creator).has(a.name)) throw new ToolError(`the name "${a.name}" is a tool of ${creator.name} already; choose another`);
 
   const approval: Record<string, Policy | string> = {};
   for (const [tool, policy] of Object.entries(creator.approval)) {
-    if (toolsets.some((t) => ownsTool(run, t, creator.toolsets[t]!, tool))) approval[tool] = policy;
+    if (toolsets.some((t) => ownsTool(call, t, creator.toolsets[t]!, tool))) approval[tool] = policy;
   }
   if (creator.notify) approval.notify = creator.notify;
   const frontmatter: Record<string, unknown> = {
@@ -162,14 +164,14 @@ function checkedCreation(run: RunServices, frame: CallFrame, instance: string, c
 }
 
 /** Tool names the creator exposes (static ones): a created worker's tool must not shadow one. */
-function ownToolNames(run: RunServices, w: WorkerSpec & { workerTools: string[] }): Set<string> {
-  const callees = w.workerTools.flatMap((n) => run.catalog.get(n) ?? []);
-  return new Set(exposedToolNames(w, callees, run.catalog.kinds).keys());
+function ownToolNames(call: FramedCall, w: WorkerSpec & { workerTools: string[] }): Set<string> {
+  const callees = w.workerTools.flatMap((n) => call.catalog.get(n) ?? []);
+  return new Set(exposedToolNames(w, callees, call.catalog.kinds).keys());
 }
 
 /** Is `tool` (an exposed name) one of instance `name`'s tools? */
-function ownsTool(run: RunServices, name: string, spec: InstanceSpec, tool: string): boolean {
-  const kind = run.catalog.kinds.get(spec.use)!;
+function ownsTool(call: FramedCall, name: string, spec: InstanceSpec, tool: string): boolean {
+  const kind = call.catalog.kinds.get(spec.use)!;
   if (name !== kind.kind) return tool.startsWith(`${name}_`);
   return kind.dynamic === true || kind.definitions.some((d) => d.name === tool);
 }

@@ -1,19 +1,19 @@
 import { takeAttachments } from "../../attachments/parameter";
-import { resolveAttachments } from "../../attachments/resolve";
-import type { CallFrame } from "../../call-frame";
-import { callableTool } from "../../callables";
+import { resolveAttachments, type AttachmentSources } from "../../attachments/resolve";
+import { callableTool } from "../../catalog/callables";
 import { ToolError } from "../../errors";
 import { describeIssues, validatorFor } from "../../json-schema";
 import { calleePath } from "../../journal/keys";
-import type { RunServices } from "../../run";
-import type { Toolset } from "../toolset";
+import type { CallFrame, Callables } from "../../types/callable";
+import type { Toolset } from "../../types/toolset";
 
 /**
  * The workers and functions a worker lists under `toolsets.workers` (or, given
  * `names`, the workers its call created), each a tool named after it, resolved
- * through `run.callables`. Calling one runs it with fresh history, one level deeper.
+ * through `run.callables`. Calling one runs it with fresh history, one level deeper;
+ * attachments it is passed are read from the caller's files or fetched (`run`'s sources).
  */
-export function workersToolset(run: RunServices, frame: CallFrame, names: () => readonly string[] = () => frame.worker.workerTools, id = "toolsets.workers"): Toolset {
+export function workersToolset(run: AttachmentSources & { readonly callables: Callables }, frame: CallFrame, names: () => readonly string[] = () => frame.worker.workerTools, id = "toolsets.workers"): Toolset {
   const callees = () => names().flatMap((n) => run.callables.get(n) ?? []);
   return {
     id,

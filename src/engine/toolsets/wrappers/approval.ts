@@ -1,11 +1,11 @@
-import type { ToolContext } from "../../context";
+import type { ToolContext } from "../../types/context";
 import { ToolError } from "../../errors";
 import { stableJson } from "../../ids";
 import type { Journal } from "../../journal/journal";
 import { parseKey } from "../../journal/keys";
 import { askApproval, type ApprovalDecision, type ApprovalHost } from "../../approvals/ask-approval";
 import { LatestListing } from "../latest-listing";
-import type { Policy, ToolDef, Toolset } from "../toolset";
+import type { Policy, ToolDef, Toolset } from "../../types/toolset";
 import { WrapperToolset } from "./wrapper";
 
 export type ApprovalMode = "ask" | "approve_all" | "reject_all";

@@ -1,6 +1,6 @@
-import type { ToolContext } from "../../context";
+import type { ToolContext } from "../../types/context";
 import { ToolError } from "../../errors";
-import type { ToolDef, Toolset } from "../toolset";
+import type { ToolDef, Toolset } from "../../types/toolset";
 import { WrapperToolset } from "./wrapper";
 
 /** Shows only the tools `keep` accepts, and refuses calls to the others. */

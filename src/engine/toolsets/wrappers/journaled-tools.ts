@@ -1,5 +1,5 @@
 import type { Journal } from "../../journal/journal";
-import type { ToolDef, Toolset } from "../toolset";
+import type { ToolDef, Toolset } from "../../types/toolset";
 import { WrapperToolset } from "./wrapper";
 
 /** A tool as plain data: what a kind whose tools come from elsewhere lists, and what the journal keeps. */

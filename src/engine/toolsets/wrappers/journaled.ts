@@ -2,9 +2,10 @@ import { messageOf, propagates, RunError, ToolError } from "../../errors";
 import { cutToJsonBytes, MAX_STEP_BYTES, stepBytes, utf8Bytes } from "../../journal/bounds";
 import type { Journal } from "../../journal/journal";
 import { resultKey } from "../../journal/keys";
-import type { Usage, UsageMeter } from "../../usage";
-import type { ToolContext } from "../../context";
-import type { Toolset } from "../toolset";
+import type { UsageMeter } from "../../run/usage";
+import type { Usage } from "../../types/usage";
+import type { ToolContext } from "../../types/context";
+import type { Toolset } from "../../types/toolset";
 import { WrapperToolset } from "./wrapper";
 
 /**

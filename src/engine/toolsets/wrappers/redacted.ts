@@ -1,11 +1,11 @@
-import type { ToolContext } from "../../context";
-import { contextWith } from "../../context-with";
+import type { ToolContext } from "../../types/context";
+import { contextWith } from "../../run/context-with";
 import { messageOf, propagates, RunError, ToolError } from "../../errors";
 import { withoutSecrets } from "../../attachments/without-secrets";
-import type { WorkerFiles } from "../../attachments/worker-files";
+import type { WorkerFiles } from "../../types/context";
 import type { Substitution } from "../interpolate";
 import { MIN_REDACTED_LENGTH, redactor } from "../redactor";
-import type { ToolDef, Toolset } from "../toolset";
+import type { ToolDef, Toolset } from "../../types/toolset";
 import { WrapperToolset } from "./wrapper";
 
 /** Every string in a JSON-like value, keys too; other objects as the journal would store them (JSON). */

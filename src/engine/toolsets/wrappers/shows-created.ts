@@ -1,8 +1,8 @@
-import type { ToolContext } from "../../context";
-import { recordedCreation } from "../../created-workers";
+import type { ToolContext } from "../../types/context";
+import { recordedCreation } from "../../run/created-workers";
 import { creationKey } from "../../journal/keys";
-import type { RunServices } from "../../run";
-import type { Toolset } from "../toolset";
+import type { RunServices } from "../../run/services";
+import type { Toolset } from "../../types/toolset";
 import { WrapperToolset } from "./wrapper";
 
 /**

@@ -1,5 +1,5 @@
-import type { ToolContext } from "../../context";
-import type { ToolDef, Toolset } from "../toolset";
+import type { ToolContext } from "../../types/context";
+import type { ToolDef, Toolset } from "../../types/toolset";
 
 /**
  * The base of every wrapper: the inner toolset's id, listing, calls and close,

@@ -1,11 +1,12 @@
 import * as z from "zod";
-import { malformed, type ParseData } from "./data-files";
-import { WorkerFileError } from "./errors";
-import { MAX_GLOB_LENGTH } from "./glob";
-import type { JSONSchema } from "./json-schema";
-import { MODEL_NAME } from "./model/model";
-import type { Budget } from "./run";
-import type { Policy, Scope } from "./toolsets/toolset";
+import { malformed, type ParseData } from "../data-files";
+import { WorkerFileError } from "../errors";
+import { MAX_GLOB_LENGTH } from "../glob";
+import { MODEL_NAME } from "../model/model";
+import type { Budget } from "../types/budget";
+import type { JSONSchema } from "../types/json-schema";
+import type { Policy } from "../types/toolset";
+import type { InstanceSpec, WorkerSpec } from "../types/worker";
 
 /** OpenAI's rule for tool names, which worker names and tool names must follow. */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -56,7 +57,6 @@ export const attachmentsSchema = z.strictObject({
   max_bytes: z.number().int().min(1).max(20_000_000).describe("at most this many bytes of attachments per call, all together"),
   types: z.array(mimeGlob).min(1).max(50).describe("accepted types, e.g. image/*, application/pdf, text/*"),
 });
-export type AttachmentPolicy = z.output<typeof attachmentsSchema>;
 
 export const frontmatterSchema = z.strictObject({
   name: z.string().regex(TOOL_NAME, "must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)").describe("unique; the tool name when other workers call this one"),
@@ -83,42 +83,6 @@ export function parseInstanceSpec(file: string, field: string, raw: unknown): In
   if (!parsed.success) return issuesToErrors(file, parsed.error, field);
   const { use, scope, readonly, ...config } = parsed.data;
   return { use, scope, readonly, config };
-}
-
-export interface InstanceSpec {
-  use: string;
-  scope?: Scope;
-  readonly?: boolean;
-  /** Kind config (everything but use/scope/readonly), validated by the kind's schema. */
-  config: Record<string, unknown>;
-}
-
-/** A parsed worker file. Cross-file checks (kinds, workers:, tool names) are the catalog's. */
-export interface WorkerSpec {
-  file: string;
-  name: string;
-  description?: string;
-  model?: string;
-  compatibleModels?: string[];
-  input: JSONSchema;
-  output?: JSONSchema;
-  maxTurns: number;
-  toolsets: Record<string, InstanceSpec>;
-  /** Names or globs from `toolsets.workers`. */
-  workers: string[];
-  approval: Record<string, Policy>;
-  notify?: string;
-  /** Follow-ups of an approval nobody decided (ms after it was asked). */
-  followUp?: FollowUp;
-  budget?: Budget;
-  attachments?: AttachmentPolicy;
-  instructions: string;
-}
-
-export interface FollowUp {
-  remindAfterMs?: number;
-  escalateAfterMs?: number;
-  escalateTo?: string[];
 }
 
 export const DEFAULT_INPUT: JSONSchema = {

@@ -1,10 +1,11 @@
 import * as z from "zod";
-import { checkWorker, type CatalogWorker } from "./catalog";
-import type { Journal } from "./journal/journal";
-import { parseKey } from "./journal/keys";
-import type { ToolsetRegistry } from "./toolsets/define";
-import { readWorkerFields } from "./worker-file";
-import { toYaml } from "./yaml-text";
+import { checkWorker } from "../catalog/catalog";
+import type { Journal } from "../journal/journal";
+import { parseKey } from "../journal/keys";
+import { readWorkerFields } from "../catalog/worker-file";
+import { toYaml } from "../yaml-text";
+import type { ToolsetRegistry } from "../types/kind";
+import type { CatalogWorker } from "../types/worker";
 
 /** A created worker as the journal keeps it: a worker file's fields, and who made it with which instance. */
 export const recordedCreation = z.object({

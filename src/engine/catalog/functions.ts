@@ -1,8 +1,9 @@
 import type * as z from "zod";
-import type { ToolContext } from "./context";
-import { WorkerFileError } from "./errors";
-import { toolParameters } from "./json-schema";
+import { WorkerFileError } from "../errors";
+import { toolParameters } from "../json-schema";
 import { DEFAULT_MAX_TURNS, readApproval, readToolsets, TOOL_NAME, type WorkerFileReading } from "./worker-file";
+import type { ToolContext } from "../types/context";
+import type { CodeFunction } from "../types/worker";
 
 /** One `toolsets` entry, as in a worker file: `{use: <kind>, scope?, readonly?, ...config}`. */
 type InstanceConfig = { use: string; scope?: "call" | "run" | "global"; readonly?: boolean; [config: string]: unknown };
@@ -26,17 +27,6 @@ export interface FunctionSpec<I extends z.ZodType, O extends z.ZodType> {
    * order, so the journal answers what already happened.
    */
   run(input: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;
-}
-
-/** A TypeScript function registered in the catalog beside the `.worker` files, called exactly like a worker. */
-export interface CodeFunction {
-  readonly name: string;
-  readonly description: string;
-  readonly input: z.ZodType;
-  readonly output?: z.ZodType;
-  readonly toolsets?: Record<string, unknown>;
-  readonly approval?: Record<string, unknown>;
-  run(input: unknown, ctx: ToolContext): unknown;
 }
 
 export const defineFunction = <I extends z.ZodType, O extends z.ZodType = z.ZodType<unknown>>(spec: FunctionSpec<I, O>): CodeFunction => spec as unknown as CodeFunction;

@@ -1,13 +1,12 @@
-import type { CallSite } from "./callables";
 import { inFrame, openFrame } from "./call-frame";
-import type { CatalogWorker } from "./catalog";
 import { toolContext } from "./context";
-import { messageOf, propagates, RunError, ToolError } from "./errors";
-import type { CodeFunction } from "./functions";
-import { describeIssues } from "./json-schema";
-import { MAX_STEP_BYTES, stepBytes } from "./journal/bounds";
-import type { RunServices } from "./run";
+import { messageOf, propagates, RunError, ToolError } from "../errors";
+import { describeIssues } from "../json-schema";
+import { MAX_STEP_BYTES, stepBytes } from "../journal/bounds";
+import type { RunServices } from "./services";
 import { boundContext, SignalBoundary } from "./signal-boundary";
+import type { CallSite } from "../types/callable";
+import type { CatalogWorker, CodeFunction } from "../types/worker";
 
 /**
  * Runs one call of a code function: in a call frame like a worker's (depth, its own

@@ -1,8 +1,9 @@
-import { askApproval, type ApprovalDecision } from "./approvals/ask-approval";
-import { RunError } from "./errors";
-import { budgetPath, parseKey } from "./journal/keys";
-import type { CallFrame } from "./call-frame";
-import type { Budget, RunServices } from "./run";
+import { askApproval, type ApprovalDecision } from "../approvals/ask-approval";
+import { RunError } from "../errors";
+import { budgetPath, parseKey } from "../journal/keys";
+import type { RunServices } from "./services";
+import type { Budget } from "../types/budget";
+import type { CallFrame } from "../types/callable";
 
 /** The pseudo-tool a budget approval is about: the approval page, email, link and API show it like any call. */
 export const BUDGET_TOOL = "continue_past_budget";

@@ -1,7 +1,7 @@
-import type { ToolContext } from "./context";
 import { contextWith } from "./context-with";
-import { ApprovalRequired, propagates } from "./errors";
-import type { StateKV } from "./toolsets/toolset";
+import { ApprovalRequired, propagates } from "../errors";
+import type { ToolContext } from "../types/context";
+import type { StateKV } from "../types/state";
 
 /** The ctx methods that act for user code (a journaled effect, a nested call): the ones a signal may leave, so the ones a boundary guards. */
 export const EFFECT_METHODS = ["llmAsk", "llmAgent", "callTool", "callWorker", "step", "now", "randomId"] as const;

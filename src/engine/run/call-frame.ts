@@ -1,27 +1,15 @@
-import type { CallSite } from "./callables";
-import type { CatalogWorker } from "./catalog";
-import { propagates, RunError } from "./errors";
-import { globMatcher } from "./glob";
-import type { AttachmentPart } from "./model/model";
-import type { RunServices } from "./run";
-import { buildCallToolset } from "./toolsets/instances";
-import { callScopeId } from "./toolsets/scope-id";
-import type { StateKV, Toolset } from "./toolsets/toolset";
-import type { UsageMeter } from "./usage";
-
-/** One call of a worker or function in progress. */
-export interface CallFrame {
-  /** Its catalog entry: a worker file, a code function (`code` set), or an ad-hoc agent. */
-  worker: CatalogWorker;
-  path: string;
-  depth: number;
-  /** Names from the run's root to this call. */
-  chain: string[];
-  model: string;
-  usage: UsageMeter;
-  /** Files the caller attached; they go with the first user message. */
-  attachments?: AttachmentPart[];
-}
+import { checkBudget } from "./budget";
+import { propagates, RunError } from "../errors";
+import { globMatcher } from "../glob";
+import type { ModelServices } from "./model-step";
+import type { RunServices } from "./services";
+import { buildCallToolset } from "../toolsets/instances";
+import { callScopeId } from "../toolsets/scope-id";
+import type { CallSite } from "../types/callable";
+import type { Toolset } from "../types/toolset";
+import type { CatalogWorker } from "../types/worker";
+import type { CallFrame } from "../types/callable";
+import type { StateKV } from "../types/state";
 
 /** The frame of a call one level below `at.parent`; past `MAX_DEPTH` it fails with the chain of calls. */
 export function openFrame(run: RunServices, worker: CatalogWorker, at: CallSite): CallFrame {
@@ -49,8 +37,18 @@ export async function inFrame<T>(run: RunServices, frame: CallFrame, body: (tool
     throw err;
   } finally {
     await close();
-    if (!suspended) await run.states.clear("call", scopeId, { prefix: true });
+    if (!suspended) {
+      // This call's scope and those of the calls under it ("/"): a raw prefix would also take
+      // a sibling's (agent:1 is a prefix of agent:10, which may still be running).
+      await run.states.clear("call", scopeId);
+      await run.states.clear("call", `${scopeId}/`, { prefix: true });
+    }
   }
+}
+
+/** What the frame's model steps use of the run: the budget is checked for the run, on behalf of this frame's worker. */
+export function frameModels(run: RunServices, frame: CallFrame): ModelServices {
+  return { journal: run.journal, models: run.models, prices: run.prices, budget: (key) => checkBudget(run, frame, key), file: frame.worker.file };
 }
 
 /** The worker's model > the caller's > DEFAULT_MODEL, checked against compatible_models. */

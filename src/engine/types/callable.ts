@@ -1,16 +1,12 @@
-import { withAttachmentsParameter } from "./attachments/parameter";
-import type { CallFrame } from "./call-frame";
-import type { CatalogWorker } from "./catalog";
 import type { JSONSchema } from "./json-schema";
-import type { AttachmentPart } from "./model/model";
-import type { ToolDef } from "./toolsets/toolset";
-import type { WorkerSpec } from "./worker-file";
-import type { UsageMeter } from "./usage";
+import type { AttachmentPart } from "./model";
+import type { UsageSink } from "./usage";
+import type { AttachmentPolicy, CatalogWorker } from "./worker";
 
 /**
- * Anything a worker can call by name — an LLM worker, a code function, (later) a
- * worker the run created — in one shape, so replacing one with another changes no
- * caller. The engine reaches every one through `RunServices.callables`.
+ * Anything a worker can call by name — an LLM worker, a code function, a worker the
+ * run created — in one shape, so replacing one with another changes no caller. The
+ * engine reaches every one through the run's `Callables`.
  */
 export interface Callable {
   readonly name: string;
@@ -21,7 +17,7 @@ export interface Callable {
   /** Where it is defined, for errors (`workers/x.worker`, `function "x"`). */
   readonly file: string;
   /** The files it accepts with a call (workers with `attachments:` only). */
-  readonly attachments?: WorkerSpec["attachments"];
+  readonly attachments?: AttachmentPolicy;
   /** Runs it one level below `at.parent`; its own input check, depth check and journal steps included. */
   call(input: unknown, at: CallSite): Promise<unknown>;
 }
@@ -30,7 +26,7 @@ export interface Callable {
 export interface CallSite {
   path: string;
   parent?: CallFrame;
-  usage: UsageMeter;
+  usage: UsageSink;
   /** A model to use instead of the caller's (`llmAgent`'s `model`). */
   model?: string;
   /** Files the caller attached (a worker that accepts attachments). */
@@ -47,19 +43,16 @@ export interface Callables {
   worker(spec: CatalogWorker): Callable;
 }
 
-/**
- * How a callable appears as a tool to a worker that lists it: exactly what the calling
- * model is offered (an `attachments` parameter for a worker that takes them), and what
- * `GET /workers` shows.
- */
-export function callableTool(c: Pick<Callable, "name" | "description" | "input" | "attachments">): ToolDef {
-  const def: ToolDef = {
-    name: c.name,
-    description: c.description,
-    parameters: c.input,
-    readOnly: false,
-    // The callee's own tools do the gating; `approval: {callee: ask}` overrides this.
-    approval: () => "allow",
-  };
-  return withAttachmentsParameter(def, c);
+/** One call of a worker or function in progress (opened by run/call-frame.ts). */
+export interface CallFrame {
+  /** Its catalog entry: a worker file, a code function (`code` set), or an ad-hoc agent. */
+  worker: CatalogWorker;
+  path: string;
+  depth: number;
+  /** Names from the run's root to this call. */
+  chain: string[];
+  model: string;
+  usage: UsageSink;
+  /** Files the caller attached; they go with the first user message. */
+  attachments?: AttachmentPart[];
 }

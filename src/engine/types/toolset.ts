@@ -1,8 +1,7 @@
-import type { ToolContext } from "../context";
-import type { JSONSchema } from "../json-schema";
+import type { ToolContext } from "./context";
+import type { JSONSchema } from "./json-schema";
 
 export type Policy = "allow" | "ask" | "deny";
-export type Scope = "call" | "run" | "global";
 
 /** A tool as a toolset exposes it: what the model sees, plus its approval default. */
 export interface ToolDef {
@@ -33,13 +32,4 @@ export interface Toolset {
   /** Returns the tool's JSON result; throws `ToolError` for a failure the model should see. */
   callTool(name: string, args: unknown, ctx: ToolContext): Promise<unknown>;
   close?(): Promise<void>;
-}
-
-/** Durable key-value state of one toolset instance's scope (see `StateBackend`). */
-export interface StateKV {
-  get<T = unknown>(key: string): Promise<T | undefined>;
-  put(key: string, value: unknown): Promise<void>;
-  delete(key: string): Promise<boolean>;
-  /** Entries whose key starts with `prefix`, sorted by key. */
-  list(prefix?: string): Promise<Array<[string, unknown]>>;
 }

@@ -1,19 +1,6 @@
-/** Tokens and requests used by one model call, one worker call, or a whole run. */
-export interface Usage {
-  requests: number;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
-}
+import type { PriceTable, Usage, UsageSink } from "../types/usage";
 
 export const emptyUsage = (): Usage => ({ requests: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 });
-
-/** USD per million tokens. */
-export interface ModelPrice {
-  input: number;
-  output: number;
-}
-export type PriceTable = Record<string, ModelPrice>;
 
 /**
  * Defaults for the models we document; override or extend with the MODEL_PRICES var
@@ -37,7 +24,7 @@ export function costOf(model: string, inputTokens: number, outputTokens: number,
  * A node in the usage tree: what is added here is added to every ancestor too,
  * so a nested worker's tokens roll up to its caller and to the run.
  */
-export class UsageMeter {
+export class UsageMeter implements UsageSink {
   readonly total: Usage = emptyUsage();
   constructor(readonly parent?: UsageMeter) {}
 

@@ -9,3 +9,10 @@ export interface JournalStore {
   load(): Map<string, unknown> | Promise<Map<string, unknown>>;
   put(key: string, value: unknown, json?: string): void | Promise<void>;
 }
+
+/** The part of a run's journal a toolset kind reads and writes (implemented by `Journal`, journal/journal.ts). */
+export interface JournalSteps {
+  get<T>(key: string): T | undefined;
+  /** Runs `fn` once under `key`: later activations get the recorded value back. */
+  step<T>(key: string, fn: () => T | Promise<T>): Promise<T>;
+}

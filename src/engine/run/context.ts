@@ -1,60 +1,21 @@
-import { workerFiles, type WorkerFiles } from "./attachments/worker-files";
-import type { CallFrame } from "./call-frame";
-import { checkWorker, type CatalogWorker } from "./catalog";
-import { ToolError } from "./errors";
+import { workerFiles } from "../attachments/worker-files";
+import { frameModels } from "./call-frame";
+import { checkWorker } from "../catalog/catalog";
+import { ToolError } from "../errors";
 import { idempotencyKey } from "./idempotency-key";
-import { calleePath, effectKey, resultKey, stepKey, type EffectKind } from "./journal/keys";
+import { calleePath, effectKey, resultKey, stepKey, type EffectKind } from "../journal/keys";
 import { askModel } from "./model-step";
-import { recordedCall } from "./toolsets/wrappers/journaled";
-import type { RunServices } from "./run";
+import { recordedCall } from "../toolsets/wrappers/journaled";
+import type { RunServices } from "./services";
 import { BOUNDARY, EFFECT_METHODS, guarded, type Effect, type SignalBoundary } from "./signal-boundary";
-import type { JSONSchema } from "./json-schema";
-import type { StateKV, Toolset } from "./toolsets/toolset";
 import type { UsageMeter } from "./usage";
-import { DEFAULT_INPUT, DEFAULT_MAX_TURNS, parseInstanceSpec, type InstanceSpec } from "./worker-file";
-
-export interface AgentOptions {
-  instructions: string;
-  /** Same shape as a worker file's `toolsets` (instances only). */
-  toolsets?: Record<string, { use: string; scope?: "call" | "run" | "global"; readonly?: boolean; [config: string]: unknown }>;
-  input: unknown;
-  model?: string;
-  output?: JSONSchema;
-  max_turns?: number;
-}
-
-/**
- * What every tool implementation receives. Each effect method is journaled under
- * `<callPath>/<kind>:<n>` (journal/keys.ts), `n` counting this context's effects in call order, so a
- * deterministic tool replays onto the same keys. Copy one with `contextWith`, not a
- * spread: the engine's contexts keep `idempotencyKey` and the methods as getters on
- * their prototype (each made when first read).
- */
-export interface ToolContext {
-  readonly runId: string;
-  readonly callPath: string;
-  /** Stable for this tool call across replays (run id + call path); for `Idempotency-Key` headers. */
-  readonly idempotencyKey: string;
-  /** 1 for the run's worker, +1 per nested worker. */
-  readonly depth: number;
-  readonly workerChain: readonly string[];
-  /** This tool call's usage; nested model calls add here and roll up to the run. */
-  readonly usage: UsageMeter;
-  /** Durable KV of this toolset instance's scope. */
-  readonly state: StateKV;
-  /** The calling worker's own `files` instances by reference (`docs:/a.png`): where http's `save_to` writes. Absent for global instances. */
-  readonly files?: WorkerFiles;
-  llmAsk(prompt: string, opts?: { model?: string; system?: string }): Promise<string>;
-  llmAgent(opts: AgentOptions): Promise<unknown>;
-  /** Any tool or worker tool the calling worker can see, by its exposed name. */
-  callTool(name: string, args: unknown): Promise<unknown>;
-  /** Any worker or function of the catalog, by name, one level deeper. */
-  callWorker(name: string, input: unknown): Promise<unknown>;
-  /** Memoizes a side effect under `key` (unique within this tool call). */
-  step<T>(key: string, fn: () => T | Promise<T>): Promise<T>;
-  now(): Promise<number>;
-  randomId(): Promise<string>;
-}
+import { DEFAULT_INPUT, DEFAULT_MAX_TURNS, parseInstanceSpec } from "../catalog/worker-file";
+import type { CallFrame } from "../types/callable";
+import type { WorkerFiles } from "../types/context";
+import type { Toolset } from "../types/toolset";
+import type { CatalogWorker, InstanceSpec } from "../types/worker";
+import type { AgentOptions, ToolContext } from "../types/context";
+import type { StateKV } from "../types/state";
 
 export function toolContext(run: RunServices, frame: CallFrame, toolset: Toolset, callPath: string, usage: UsageMeter, state: StateKV): ToolContext {
   return new CallContext(run, frame, toolset, callPath, usage, state);
@@ -81,7 +42,8 @@ type LazyMember = (typeof EFFECT_METHODS)[number] | "files";
 /** Each member a context makes only when it is first read, from the call's core. */
 const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
   files: ({ run, frame }) => workerFiles(run, frame),
-  llmAsk: (core) => (prompt, opts = {}) => askModel(core.run, core.frame, next(core, "ask"), core.usage, prompt, opts),
+  llmAsk: (core) => (prompt, opts = {}) =>
+    askModel({ ...frameModels(core.run, core.frame), key: next(core, "ask"), model: opts.model ?? core.frame.model, usage: core.usage, prompt, system: opts.system }),
   llmAgent: (core) => async (opts) => {
     const { run, frame, usage } = core;
     const base = next(core, "agent");

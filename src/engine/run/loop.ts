@@ -1,15 +1,16 @@
-import type { CallSite } from "./callables";
-import { inFrame, openFrame, type CallFrame } from "./call-frame";
-import type { CatalogWorker } from "./catalog";
+import { frameModels, inFrame, openFrame } from "./call-frame";
 import { toolContext } from "./context";
-import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "./errors";
-import { describeIssues, validatorFor } from "./json-schema";
-import type { AttachmentPart, ContentPart, Message } from "./model/model";
-import { modelKey, toolCallKeys } from "./journal/keys";
+import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "../errors";
+import { describeIssues, validatorFor } from "../json-schema";
+import { modelKey, toolCallKeys } from "../journal/keys";
 import { modelStep } from "./model-step";
-import type { RunServices } from "./run";
-import type { StateKV, Toolset } from "./toolsets/toolset";
-import { DEFAULT_INPUT } from "./worker-file";
+import type { RunServices } from "./services";
+import { DEFAULT_INPUT } from "../catalog/worker-file";
+import type { CallFrame, CallSite } from "../types/callable";
+import type { AttachmentPart, ContentPart, Message } from "../types/model";
+import type { Toolset } from "../types/toolset";
+import type { CatalogWorker } from "../types/worker";
+import type { StateKV } from "../types/state";
 
 type ToolOutcome = { ok: true; content: string } | { ok: false; content: string };
 
@@ -44,6 +45,7 @@ async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, state:
     { role: "user", content: userMessage(worker, input, frame.attachments) },
   ];
   let outputRetried = false;
+  const { journal, models, prices, budget, file } = frameModels(run, frame);
 
   for (let turn = 1; turn <= worker.maxTurns; turn++) {
     if (run.created.version !== listedAt) {
@@ -51,7 +53,9 @@ async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, state:
       tools = await list();
       toolNames = new Set(tools.map((t) => t.name));
     }
-    const res = await modelStep(run, frame, modelKey(frame.path, turn), frame.usage, frame.model, { messages: [...messages], tools, output: worker.output });
+    // Each field named: spreading the frame's services into every turn's argument measurably slows the loop.
+    const request = { messages: [...messages], tools, output: worker.output };
+    const res = await modelStep({ journal, models, prices, budget, file, key: modelKey(frame.path, turn), model: frame.model, request, usage: frame.usage });
     messages.push({ role: "assistant", content: res.text, toolCalls: res.toolCalls });
 
     if (!res.toolCalls.length) {

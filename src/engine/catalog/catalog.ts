@@ -1,28 +1,18 @@
 import { callableTool } from "./callables";
-import type { ParseData } from "./data-files";
-import { CatalogError, WorkerFileError } from "./errors";
-import { readFunction, type CodeFunction } from "./functions";
-import { globMatcher, isGlob } from "./glob";
-import { validatorFor, type JSONSchema } from "./json-schema";
-import { checkModelProviders } from "./model/provider-check";
-import { BUILT_IN_PROVIDERS } from "./model/providers";
-import type { ToolsetRegistry } from "./toolsets/define";
-import type { ToolDef } from "./toolsets/toolset";
-import { issuesToErrors, readWorkerFile, TOOL_NAME, type WorkerFileReading, type WorkerSpec } from "./worker-file";
-
-/** A worker or code function as the catalog accepted it: `workers:` globs resolved to names. */
-export interface CatalogWorker extends WorkerSpec {
-  workerTools: string[];
-  /** Set for a code function: its body instead of instructions for a model. */
-  code?: CodeFunction;
-}
-
-export interface Catalog {
-  readonly kinds: ToolsetRegistry;
-  /** Workers and code functions, one namespace. */
-  readonly workers: ReadonlyMap<string, CatalogWorker>;
-  get(name: string): CatalogWorker | undefined;
-}
+import type { ParseData } from "../data-files";
+import { CatalogError, WorkerFileError } from "../errors";
+import { readFunction } from "./functions";
+import { globMatcher, isGlob } from "../glob";
+import { validatorFor } from "../json-schema";
+import { checkModelProviders } from "../model/provider-check";
+import { BUILT_IN_PROVIDERS } from "../model/providers";
+import { issuesToErrors, readWorkerFile, TOOL_NAME, type WorkerFileReading } from "./worker-file";
+import type { JSONSchema } from "../types/json-schema";
+import type { ToolsetRegistry } from "../types/kind";
+import type { ToolDef } from "../types/toolset";
+import type { CodeFunction, WorkerSpec } from "../types/worker";
+import type { Catalog, } from "../types/catalog";
+import type { CatalogWorker } from "../types/worker";
 
 /** How a worker appears as a tool to the workers that list it (`callableTool`, as the calling model sees it). */
 export function workerToolDef(w: WorkerSpec): ToolDef {

@@ -1,30 +1,29 @@
 import { runBudget } from "./budget";
-import type { Callables } from "./callables";
-import { catalogCallables } from "./callables-catalog";
-import type { Catalog } from "./catalog";
+import { workerToolDef } from "../catalog/catalog";
+import { runFunction } from "./functions-run";
+import { runWorker } from "./loop";
 import { CreatedWorkers } from "./created-workers";
-import { ApprovalRequired, RunError, type PendingApproval, type RunErrorCode } from "./errors";
-import { Journal, type BeforeStep } from "./journal/journal";
-import type { JournalStore } from "./journal/store";
-import type { ModelResolver } from "./model/model";
-import { consoleLogger, type Clock, type GlobalToolsets, type Logger, type StateBackend } from "./ports";
-import { MemoryStateBackend } from "./state/memory-state";
-import { inProcessGlobals } from "./toolsets/in-process-globals";
-import { closeAll } from "./toolsets/instances";
-import type { Substitution } from "./toolsets/interpolate";
-import { secretsAmong } from "./toolsets/secret-vars";
-import type { Toolset } from "./toolsets/toolset";
-import { KEY_GRAMMAR, type KeyGrammar } from "./journal/keys";
-import { rememberedApprovals, type ApprovalMode } from "./toolsets/wrappers/approval";
-import type { ApprovalNotifier, ApprovalRecorder } from "./approvals/ask-approval";
-import { defaultPrices, UsageMeter, type PriceTable, type Usage } from "./usage";
-
-export interface Budget {
-  maxTokens?: number;
-  maxCostUsd?: number;
-  /** `ask`: pause for the run's approver to extend the budget by the same amount (src/engine/budget.ts). */
-  onExceed?: "fail" | "ask";
-}
+import { ApprovalRequired, RunError, type PendingApproval, type RunErrorCode } from "../errors";
+import { Journal, type BeforeStep } from "../journal/journal";
+import { MemoryStateBackend } from "../state/memory-state";
+import { inProcessGlobals } from "../toolsets/in-process-globals";
+import { closeAll } from "../toolsets/instances";
+import { secretsAmong } from "../toolsets/secret-vars";
+import { KEY_GRAMMAR, type KeyGrammar } from "../journal/keys";
+import { rememberedApprovals, type ApprovalMode } from "../toolsets/wrappers/approval";
+import type { ApprovalNotifier, ApprovalRecorder } from "../approvals/ask-approval";
+import { defaultPrices, UsageMeter } from "./usage";
+import type { Callable, Callables } from "../types/callable";
+import type { Catalog } from "../types/catalog";
+import type { JournalStore } from "../types/journal";
+import type { ModelResolver } from "../types/model";
+import type { Clock, GlobalToolsets, Logger } from "../types/ports";
+import type { Toolset } from "../types/toolset";
+import type { PriceTable, Usage } from "../types/usage";
+import type { Budget } from "../types/budget";
+import type { CatalogWorker } from "../types/worker";
+import type { RunServices } from "./services";
+import type { StateBackend } from "../types/state";
 
 /** What the platform gives the engine: all of it ports, none of it Cloudflare. */
 export interface EngineConfig {
@@ -65,41 +64,11 @@ export type RunOutcome =
   | { status: "failed"; error: { code: RunErrorCode; message: string }; usage: Usage }
   | { status: "awaiting_approval"; pending: PendingApproval[]; usage: Usage };
 
-/** Everything one run's worker calls share during one activation. */
-export interface RunServices {
-  runId: string;
-  catalog: Catalog;
-  /** Workers and functions by name: the one way the engine calls anything. */
-  callables: Callables;
-  /** Workers this run created (`worker_creation`), rebuilt from the journal at each activation. */
-  created: CreatedWorkers;
-  models: ModelResolver;
-  journal: Journal;
-  /** How this run's journal keys are written (journal/keys.ts). */
-  keyGrammar: KeyGrammar;
-  states: StateBackend;
-  globals: GlobalToolsets;
-  /** Run-scoped instances of this activation, by instance key. */
-  runInstances: Map<string, Promise<Toolset>>;
-  clock: Clock;
-  log: Logger;
-  maxDepth: number;
-  prices: PriceTable;
-  defaultModel: string;
-  /** The run's limits: the request's over the root worker's `budget:`. */
-  budget: Budget;
-  approvalMode: ApprovalMode;
-  recordApproval?: ApprovalRecorder;
-  notifier?: ApprovalNotifier;
-  /** Calls approved "for the rest of the run", from the journal at activation start. */
-  rememberedApprovals: ReadonlySet<string>;
-  vars: Readonly<Record<string, string | undefined>>;
-  /** The secrets among values filled into a config (what its instance must redact). */
-  secretsOf: (filled: readonly Substitution[]) => Substitution[];
-  usage: UsageMeter;
-}
-
 export const DEFAULT_MAX_DEPTH = 5;
+
+const consoleLogger: Logger = {
+  warn: (message, data) => console.warn(message, data ?? ""),
+};
 
 /**
  * Runs (or resumes) a run against its journal, to completion or to the next pause.
@@ -162,4 +131,30 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
 export async function clearRunState(states: StateBackend, runId: string): Promise<void> {
   await states.clear("run", runId);
   await states.clear("call", `${runId}:`, { prefix: true });
+}
+
+/**
+ * The run's callables: the catalog's workers and functions, and the workers the run
+ * created, one namespace. The only
+ * place that tells an LLM worker from a function; every caller just calls.
+ * `run` is read at call time (the run's services include this resolver).
+ */
+function catalogCallables(catalog: Catalog, run: () => RunServices): Callables {
+  const of = (w: CatalogWorker): Callable => ({
+    name: w.name,
+    description: workerToolDef(w).description,
+    input: w.input,
+    file: w.file,
+    attachments: w.attachments,
+    call: (input, at) => (w.code ? runFunction(run(), w, w.code, input, at) : runWorker(run(), w, input, at)),
+  });
+  return {
+    get: (name) => {
+      // Created workers never shadow the catalog: a creation with a taken name is refused.
+      const w = catalog.get(name) ?? run().created.get(name)?.worker;
+      return w && of(w);
+    },
+    names: () => [...catalog.workers.keys(), ...run().created.names()].sort(),
+    worker: of,
+  };
 }

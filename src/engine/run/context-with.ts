@@ -1,4 +1,4 @@
-import type { ToolContext } from "./context";
+import type { ToolContext } from "../types/context";
 
 /**
  * `ctx` with some members replaced, for a wrapper or kind that hands its tool a

@@ -1,7 +1,7 @@
 import * as z from "zod";
-import type { JSONSchema } from "./json-schema";
-import type { ToolsetRegistry } from "./toolsets/define";
 import { frontmatterSchema } from "./worker-file";
+import type { JSONSchema } from "../types/json-schema";
+import type { ToolsetRegistry } from "../types/kind";
 
 /**
  * The JSON Schema of a `.worker` file's frontmatter, for editor completion: the

@@ -1,0 +1,80 @@
+import { messageOf, propagates, RunError } from "../errors";
+import { MAX_STEP_BYTES } from "../journal/bounds";
+import type { Journal } from "../journal/journal";
+import { costOf } from "./usage";
+import type { Message, Model, ModelRequest, ModelResolver, ModelResponse } from "../types/model";
+import type { PriceTable, UsageSink } from "../types/usage";
+
+/** A model response as the journal keeps it: with what it cost when it was made. */
+export type RecordedResponse = ModelResponse & { model: string; costUsd: number };
+
+/** Why a model's answer cannot be its journal step (here, and where a queue consumer delivers it). */
+export const answerTooLarge = (model: string, bytes: number) =>
+  `model ${model} answered with ${bytes} bytes (text and tool calls, as JSON), over the journal's bound of ${MAX_STEP_BYTES} bytes per step; ask for a shorter answer or have it written in parts by tools`;
+
+/** What a model step needs of its run and its caller (call-frame.ts `frameModels` makes one for a frame). */
+export interface ModelServices {
+  journal: Journal;
+  models: ModelResolver;
+  prices: PriceTable;
+  /** Checks the run's budget before a request under `key` is made: a promise only when over budget with `on_exceed: ask` (budget.ts). */
+  budget: (key: string) => void | Promise<void>;
+  /** The calling worker's file, for errors. */
+  file: string;
+}
+
+export interface ModelStep extends ModelServices {
+  /** The step's journal key (journal/keys.ts `modelKey`, or a ctx effect's). */
+  key: string;
+  model: string;
+  request: ModelRequest;
+  /** Where the response's usage is added (also on replay). */
+  usage: UsageSink;
+}
+
+/** One model request as a journal step: budget checked first, usage added (also on replay). */
+export async function modelStep({ journal, models, prices, budget, file, key, model, request, usage }: ModelStep): Promise<RecordedResponse> {
+  // Unrecorded, the answer would be requested (and paid for) again on every retry: the run ends here.
+  // The journal calls this only when the answer is over its bound, with the size of the JSON it made.
+  const tooLarge = (recorded: RecordedResponse, bytes: number): never => {
+    addUsage(usage, recorded);
+    throw new RunError("too_large", `${file}: ${answerTooLarge(model, bytes)}`, true);
+  };
+  const failed = (err: unknown) => {
+    if (propagates(err)) return err; // a signal (the request was handed off): not the model's failure
+    return new RunError("model_error", `${file}: model ${model} failed: ${messageOf(err)}`, true, { cause: err });
+  };
+  const res = await journal.step<RecordedResponse>(key, async () => {
+    let m: Model;
+    let r: ModelResponse;
+    try {
+      m = models(model);
+    } catch (err) {
+      throw failed(err);
+    }
+    // Checked when the request is made, not again while a request handed off waits for its answer.
+    if (!m.requested?.(key)) {
+      const asking = budget(key);
+      if (asking) await asking;
+    }
+    try {
+      r = await m.request({ ...request, key });
+    } catch (err) {
+      throw failed(err);
+    }
+    return { ...r, model, costUsd: costOf(model, r.usage.inputTokens, r.usage.outputTokens, prices) };
+  }, tooLarge);
+  addUsage(usage, res);
+  return res;
+}
+
+const addUsage = (usage: UsageSink, res: RecordedResponse) =>
+  usage.add({ requests: 1, inputTokens: res.usage.inputTokens, outputTokens: res.usage.outputTokens, costUsd: res.costUsd });
+
+/** `ctx.llmAsk`: one model call, no tools. */
+export async function askModel(ask: ModelServices & { key: string; model: string; usage: UsageSink; prompt: string; system?: string }): Promise<string> {
+  const { prompt, system, ...step } = ask;
+  const messages: Message[] = [...(system ? [{ role: "system" as const, content: system }] : []), { role: "user", content: prompt }];
+  const res = await modelStep({ ...step, request: { messages, tools: [] } });
+  return res.text ?? "";
+}

@@ -1,0 +1,74 @@
+import type { JSONSchema } from "./json-schema";
+import type { StateKV } from "./state";
+import type { UsageSink } from "./usage";
+
+export interface AgentOptions {
+  instructions: string;
+  /** Same shape as a worker file's `toolsets` (instances only). */
+  toolsets?: Record<string, { use: string; scope?: "call" | "run" | "global"; readonly?: boolean; [config: string]: unknown }>;
+  input: unknown;
+  model?: string;
+  output?: JSONSchema;
+  max_turns?: number;
+}
+
+/** One file of one of a worker's `files` instances, confined under that instance's root. */
+export interface FileLocation {
+  instance: string;
+  /** The canonical reference, `<instance>:<absolute path>`. */
+  ref: string;
+  /** Absolute path under the instance's root. */
+  path: string;
+  disk: StateKV;
+  maxFileBytes: number;
+  readonly: boolean;
+  /** What may be saved here of bytes of this type: set for a writer whose config holds secrets (`Redacted`), which must not land in a file. */
+  cleaned?(bytes: Uint8Array, type: string): Uint8Array;
+}
+
+/**
+ * A worker's own `files` instances, reachable by reference by the rule its `read_file`
+ * follows (`resolveFilePath`): `docs:report.pdf` or `docs:/docs/report.pdf` for root
+ * `/docs`, or a bare path when it has exactly one files instance.
+ */
+export interface WorkerFiles {
+  locate(ref: string): FileLocation;
+}
+
+/** The effects a tool may have, each journaled (so replayed, never repeated) under its call's path. */
+export interface ToolEffects {
+  llmAsk(prompt: string, opts?: { model?: string; system?: string }): Promise<string>;
+  llmAgent(opts: AgentOptions): Promise<unknown>;
+  /** Any tool or worker tool the calling worker can see, by its exposed name. */
+  callTool(name: string, args: unknown): Promise<unknown>;
+  /** Any worker or function of the catalog, by name, one level deeper. */
+  callWorker(name: string, input: unknown): Promise<unknown>;
+  /** Memoizes a side effect under `key` (unique within this tool call). */
+  step<T>(key: string, fn: () => T | Promise<T>): Promise<T>;
+  now(): Promise<number>;
+  randomId(): Promise<string>;
+}
+
+/**
+ * What every tool implementation receives: where the call is, a usage sink, the
+ * instance's state, the worker's files, and the effect methods. Each effect method is
+ * journaled under `<callPath>/<kind>:<n>` (journal/keys.ts), `n` counting this
+ * context's effects in call order, so a deterministic tool replays onto the same keys.
+ * Copy one with `contextWith` (run/context-with.ts), not a spread: the engine's contexts keep
+ * `idempotencyKey` and the methods as getters on their prototype (each made when first read).
+ */
+export interface ToolContext extends ToolEffects {
+  readonly runId: string;
+  readonly callPath: string;
+  /** Stable for this tool call across replays (run id + call path); for `Idempotency-Key` headers. */
+  readonly idempotencyKey: string;
+  /** 1 for the run's worker, +1 per nested worker. */
+  readonly depth: number;
+  readonly workerChain: readonly string[];
+  /** This tool call's usage; nested model calls add here and roll up to the run. */
+  readonly usage: UsageSink;
+  /** Durable KV of this toolset instance's scope. */
+  readonly state: StateKV;
+  /** The calling worker's own `files` instances by reference (`docs:/a.png`): where http's `save_to` writes. Absent for global instances. */
+  readonly files?: WorkerFiles;
+}

@@ -1,0 +1,68 @@
+import type * as z from "zod";
+import type { Budget } from "./budget";
+import type { ToolContext } from "./context";
+import type { JSONSchema } from "./json-schema";
+import type { Scope } from "./state";
+import type { Policy } from "./toolset";
+
+/** One toolset instance of a worker file: `{use: <kind>, scope?, readonly?, ...kind config}`. */
+export interface InstanceSpec {
+  use: string;
+  scope?: Scope;
+  readonly?: boolean;
+  /** Kind config (everything but use/scope/readonly), validated by the kind's schema. */
+  config: Record<string, unknown>;
+}
+
+/** What files a worker accepts from its callers, with each call (`attachments:`, catalog/worker-file.ts). */
+export interface AttachmentPolicy {
+  max_files: number;
+  max_bytes: number;
+  types: string[];
+}
+
+export interface FollowUp {
+  remindAfterMs?: number;
+  escalateAfterMs?: number;
+  escalateTo?: string[];
+}
+
+/** A parsed worker file. Cross-file checks (kinds, workers:, tool names) are the catalog's. */
+export interface WorkerSpec {
+  file: string;
+  name: string;
+  description?: string;
+  model?: string;
+  compatibleModels?: string[];
+  input: JSONSchema;
+  output?: JSONSchema;
+  maxTurns: number;
+  toolsets: Record<string, InstanceSpec>;
+  /** Names or globs from `toolsets.workers`. */
+  workers: string[];
+  approval: Record<string, Policy>;
+  notify?: string;
+  /** Follow-ups of an approval nobody decided (ms after it was asked). */
+  followUp?: FollowUp;
+  budget?: Budget;
+  attachments?: AttachmentPolicy;
+  instructions: string;
+}
+
+/** A TypeScript function registered in the catalog beside the `.worker` files, called exactly like a worker (catalog/functions.ts). */
+export interface CodeFunction {
+  readonly name: string;
+  readonly description: string;
+  readonly input: z.ZodType;
+  readonly output?: z.ZodType;
+  readonly toolsets?: Record<string, unknown>;
+  readonly approval?: Record<string, unknown>;
+  run(input: unknown, ctx: ToolContext): unknown;
+}
+
+/** A worker or code function as the catalog accepted it: `workers:` globs resolved to names. */
+export interface CatalogWorker extends WorkerSpec {
+  workerTools: string[];
+  /** Set for a code function: its body instead of instructions for a model. */
+  code?: CodeFunction;
+}
