@@ -13,6 +13,8 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
   plugins: [
     cloudflareTest(({ inject }) => ({
       wrangler: { configPath: "./wrangler.toml" },
+      // The app's entry with the test subclasses of its objects (fault injection, storage stats).
+      main: "./tests/support/test-worker.ts",
       miniflare: {
         bindings: {
           // The scripted OpenAI-compatible server started by tests/support/global-setup.ts;
@@ -46,7 +48,6 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
           PUBLIC_URL: "https://edgework.test",
           // Approval emails carry a Reply-To on this domain; replies go to the email() handler.
           APPROVAL_REPLY_DOMAIN: "reply.edgework.test",
-          EDGEWORK_TEST_HOOKS: "1",
           // Webhook secrets of workers/triggers.yaml and the fixture triggers.
           GITHUB_WEBHOOK_SECRET: "It's a Secret to Everybody",
           STRIPE_WEBHOOK_SECRET: "whsec_test_secret",

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import type { DeliveryLedgerRpc } from "../src/triggers/delivery";
 
 /**
  * One per (trigger, delivery id): binds a provider's delivery id, which no
@@ -6,9 +7,9 @@ import { DurableObject } from "cloudflare:workers";
  * redelivery (same body) passes; the same id with another body is refused.
  * The run id never comes from here: it comes from signed content.
  */
-export class DeliveryLedgerDO extends DurableObject<Env> {
+export class DeliveryLedgerDO extends DurableObject<Env> implements DeliveryLedgerRpc {
   /** Binds on first use. Atomic: nothing awaits between the read and the write. */
-  bind(bodySha256: string): { ok: true } | { ok: false; bound: string } {
+  async bind(bodySha256: string): Promise<{ ok: true } | { ok: false; bound: string }> {
     const bound = this.ctx.storage.kv.get<string>("body_sha256");
     if (bound === undefined) this.ctx.storage.kv.put("body_sha256", bodySha256);
     return bound === undefined || bound === bodySha256 ? { ok: true } : { ok: false, bound };

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import type { EndedSessionRpc } from "../src/http/middleware/people-auth";
 
 /**
  * One per signed-out session id: remembers that the session ended until the moment
@@ -6,7 +7,7 @@ import { DurableObject } from "cloudflare:workers";
  * is bounded by the sessions signed out within one session lifetime. An object that
  * was never told `end` holds nothing: asking it costs one RPC and stores nothing.
  */
-export class EndedSessionDO extends DurableObject<Env> {
+export class EndedSessionDO extends DurableObject<Env> implements EndedSessionRpc {
   /** Ends the session; `exp` (ms) is its token's expiry, after which the token is refused on its own. */
   async end(exp: number): Promise<void> {
     this.ctx.storage.kv.put("ended_until", exp);
@@ -14,7 +15,7 @@ export class EndedSessionDO extends DurableObject<Env> {
   }
 
   /** Whether the session was signed out (and its token has not expired yet). */
-  ended(): boolean {
+  async ended(): Promise<boolean> {
     const until = this.ctx.storage.kv.get<number>("ended_until");
     return until !== undefined && Date.now() <= until;
   }

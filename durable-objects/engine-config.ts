@@ -4,15 +4,7 @@ import { defaultPrices } from "../src/engine/run/usage";
 import { definitions as current, type Definitions } from "../src/catalog";
 import { wranglerVarNames } from "../src/generated/wrangler-vars";
 import type { PriceTable } from "../src/engine/types/usage";
-
-/** Reads a positive number from a var, or the default; a bad value is a config error, not a silent default. */
-export function numberVar(env: Env, name: keyof Env, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${String(name)} must be a non-negative number, got ${JSON.stringify(raw)}`);
-  return n;
-}
+import { numberVar } from "../src/config";
 
 /** The built-in prices, then models.yaml's, then the MODEL_PRICES var over both. */
 function prices(env: Env, models: Definitions["models"]): PriceTable {

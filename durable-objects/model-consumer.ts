@@ -1,7 +1,7 @@
 import { messageOf } from "../src/engine";
 import { appModels } from "./engine-config";
 import { dispatchMessage, dispatchTimeoutMs, RENEWALS_PER_LEASE, unwire, type ClaimedRequest, type DeliveredAnswer } from "./model-dispatch";
-import type { RunDO } from "./run";
+import type { RunDO } from "./run/run";
 
 type RunDispatchRpc = Pick<RunDO, "claimModelRequest" | "renewModelClaim" | "deliverModelAnswer">;
 

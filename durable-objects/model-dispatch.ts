@@ -1,23 +1,21 @@
+/**
+ * MODEL_DISPATCH=queue for one run: hands model requests to the queue and takes the
+ * consumer's answers back. Owns the `model_dispatch` table (schema.ts, made on first
+ * use). Needs from its host (run/host.ts): `ctx` (the object's id, for the consumer
+ * to reach it), `env` (MODEL_QUEUE), the SQL, and `wakeSoon` (an answer arrived).
+ */
+
 import * as z from "zod";
 import { RunError, RunInterrupted, type Model, type ModelRequest, type ModelResolver, type ModelResponse } from "../src/engine";
 import { MAX_STEP_BYTES, stepBytes } from "../src/engine/journal/bounds";
 import { answerTooLarge } from "../src/engine/run/model-step";
 import type { ModelsConfig } from "../src/engine/model/providers";
-import { numberVar } from "./engine-config";
+import { numberVar } from "../src/config";
+import type { RunHost } from "./run/host";
+import type { ModelDispatchRow } from "./rows";
+import { madeOnFirstUse, makeOnFirstUse } from "./schema";
 import { json, parse, type Sql } from "./sql";
 import type { ContentPart, Message } from "../src/engine/types/model";
-
-/**
- * Model requests handed to the queue, by journal key, until their answer is recorded
- * in the journal. `claimed`: the attempt a consumer took, so a duplicated message
- * makes no second request even after the object was evicted; `lease_until`: until
- * when that consumer is known to be alive (it renews while the model thinks), so one
- * that died is replaced within a lease, not after the model's whole timeout. Made
- * on first use (see `table()`), so it joins objects of any schema version.
- */
-const TABLE = `CREATE TABLE IF NOT EXISTS model_dispatch (
-  key TEXT PRIMARY KEY, model TEXT NOT NULL, attempt INTEGER NOT NULL, sent_at INTEGER NOT NULL, claimed INTEGER, lease_until INTEGER, answer TEXT
-) WITHOUT ROWID`;
 
 /**
  * How long a claim holds without renewal before the run's alarm sends the request
@@ -83,9 +81,10 @@ export interface ClaimedRequest {
   models: ModelsConfig;
 }
 
-const isClaimed = (row: Record<string, SqlStorageValue>) => row.claimed === row.attempt;
+type Lapsing = Pick<ModelDispatchRow, "attempt" | "sent_at" | "claimed" | "lease_until">;
+const isClaimed = (row: Pick<ModelDispatchRow, "attempt" | "claimed">) => row.claimed === row.attempt;
 /** When an unanswered hand-off lapses: its lease once claimed, else the claim timeout after it was sent. */
-const lapsesAt = (row: Record<string, SqlStorageValue>) => (isClaimed(row) ? (row.lease_until as number) : (row.sent_at as number) + dispatchTiming.claimTimeoutMs);
+const lapsesAt = (row: Lapsing) => (isClaimed(row) ? (row.lease_until ?? 0) : row.sent_at + dispatchTiming.claimTimeoutMs);
 
 /** The one seam for sending (tests spy on it to drop, duplicate or hold messages). */
 export const modelQueue = {
@@ -115,20 +114,18 @@ export class ModelDispatch {
   private woken = false;
   private tableMade = false;
 
-  constructor(
-    private readonly sql: Sql,
-    private readonly env: Env,
-    /** This object's id, for the consumer to reach it. */
-    private readonly objectId: string,
-    private readonly wake: () => Promise<void>,
-  ) {}
+  constructor(private readonly host: Pick<RunHost, "ctx" | "env" | "sql" | "wakeSoon">) {}
+
+  private get sql(): Sql {
+    return this.host.sql;
+  }
 
   /** The run's models in queue mode: each resolved as direct mode would (same errors), then handed off. */
   models(direct: ModelResolver, pinned: ModelsConfig): ModelResolver {
     return (name) => {
       direct(name);
       // Without it every hand-off would fail to send and be sent again a minute later, forever.
-      if (!this.env.MODEL_QUEUE) {
+      if (!this.host.env.MODEL_QUEUE) {
         throw new RunError("config", "MODEL_DISPATCH=queue needs the MODEL_QUEUE queue binding ([[queues.producers]] in wrangler.toml, after `wrangler queues create edgework-model-requests`), or set MODEL_DISPATCH=direct", true);
       }
       return { request: (req) => this.request(name, req, pinned, direct), requested: (key) => this.requested(key) } satisfies Model;
@@ -140,7 +137,7 @@ export class ModelDispatch {
    * off pay for creating it (a direct-mode run writes no rows for it).
    */
   private table(): Sql {
-    if (!this.tableMade) this.sql.script(TABLE);
+    if (!this.tableMade) makeOnFirstUse(this.sql, "model_dispatch");
     this.tableMade = true;
     return this.sql;
   }
@@ -164,8 +161,8 @@ export class ModelDispatch {
    * also when the object starts, so a lost alarm cannot leave a dead claim unnoticed.
    */
   earliestLapse(): number | null {
-    if (!this.sql.one`SELECT 1 AS made FROM sqlite_master WHERE name = 'model_dispatch'`) return null;
-    const lapses = this.table().all`SELECT attempt, sent_at, claimed, lease_until FROM model_dispatch
+    if (!madeOnFirstUse(this.sql, "model_dispatch")) return null;
+    const lapses = this.table().all<Lapsing>`SELECT attempt, sent_at, claimed, lease_until FROM model_dispatch
       WHERE answer IS NULL AND key NOT IN (SELECT key FROM journal)`.map(lapsesAt);
     return lapses.length ? Math.min(...lapses) : null;
   }
@@ -186,7 +183,7 @@ export class ModelDispatch {
   private async request(model: string, req: ModelRequest, models: ModelsConfig, direct: ModelResolver): Promise<ModelResponse> {
     const key = req.key;
     if (!key) throw new Error("a model request handed to the queue needs its journal key");
-    const row = this.table().one`SELECT attempt, sent_at, claimed, lease_until, answer FROM model_dispatch WHERE key = ${key}`;
+    const row = this.table().one<Lapsing & Pick<ModelDispatchRow, "answer">>`SELECT attempt, sent_at, claimed, lease_until, answer FROM model_dispatch WHERE key = ${key}`;
     if (row?.answer != null) {
       const answer = parse<StoredAnswer>(row.answer);
       if (answer.ok) return answer.response;
@@ -196,13 +193,13 @@ export class ModelDispatch {
     const now = Date.now();
     if (row && lapsesAt(row) > now) {
       // In flight: if no consumer took it yet, a late message (or one after an eviction) can still claim it.
-      if (!isClaimed(row)) this.waiting.set(key, { model, attempt: row.attempt as number, request: req, models });
+      if (!isClaimed(row)) this.waiting.set(key, { model, attempt: row.attempt, request: req, models });
       throw new RunInterrupted("dispatched", key);
     }
     // Read here, in the run's activation: an attached file that changed fails the run at once
     // (fatal), instead of failing every consumer's claim until the hand-offs run out.
     await readAttachments(req);
-    const attempt = ((row?.attempt as number | undefined) ?? 0) + 1;
+    const attempt = (row?.attempt ?? 0) + 1;
     // Each attempt was lost or its consumer died: something is wrong that sending again will not fix.
     if (attempt > MAX_ATTEMPTS) throw new RunError("model_error", `model ${model}: no answer came back for ${MAX_ATTEMPTS} hand-offs of ${key} to the queue (MODEL_DISPATCH=queue); is its consumer deployed?`, true);
     if (row && !isClaimed(row)) return this.askDirectly(key, attempt, direct(model), req);
@@ -210,7 +207,7 @@ export class ModelDispatch {
       ON CONFLICT (key) DO UPDATE SET model = excluded.model, attempt = excluded.attempt, sent_at = excluded.sent_at`;
     this.waiting.set(key, { model, attempt, request: req, models });
     try {
-      await modelQueue.send(this.env.MODEL_QUEUE, { run: this.objectId, key, attempt });
+      await modelQueue.send(this.host.env.MODEL_QUEUE, { run: this.host.ctx.id.toString(), key, attempt });
     } catch (err) {
       // The row stays: the timeout alarm sends it again.
       console.warn(JSON.stringify({ edgework: "model_dispatch_send_failed", key, attempt, error: err instanceof Error ? err.message : String(err) }));
@@ -240,9 +237,9 @@ export class ModelDispatch {
    */
   async claim(key: string, attempt: number): Promise<ClaimedRequest | null> {
     const now = Date.now();
-    const row = this.table().one`SELECT attempt, claimed, lease_until, answer FROM model_dispatch WHERE key = ${key}`;
+    const row = this.table().one<Pick<ModelDispatchRow, "attempt" | "claimed" | "lease_until" | "answer">>`SELECT attempt, claimed, lease_until, answer FROM model_dispatch WHERE key = ${key}`;
     if (!row || row.answer !== null || row.attempt !== attempt || this.journaled(key)) return null;
-    if (row.claimed === attempt && (row.lease_until as number) > now) return null;
+    if (row.claimed === attempt && (row.lease_until ?? 0) > now) return null;
     const waiting = this.waiting.get(key);
     if (row.claimed === attempt || !waiting || waiting.attempt !== attempt) {
       this.table().run`UPDATE model_dispatch SET sent_at = 0, lease_until = 0 WHERE key = ${key}`;
@@ -257,7 +254,7 @@ export class ModelDispatch {
 
   /** The consumer holding `attempt` is alive: its lease runs on. False: the request is no longer wanted (answered, sent again, run ended). */
   renew(key: string, attempt: number): boolean {
-    const row = this.table().one`SELECT attempt, claimed, answer FROM model_dispatch WHERE key = ${key}`;
+    const row = this.table().one<Pick<ModelDispatchRow, "attempt" | "claimed" | "answer">>`SELECT attempt, claimed, answer FROM model_dispatch WHERE key = ${key}`;
     if (!row || row.answer !== null || row.attempt !== attempt || row.claimed !== attempt) return false;
     this.table().run`UPDATE model_dispatch SET lease_until = ${Date.now() + dispatchTiming.leaseMs} WHERE key = ${key}`;
     return true;
@@ -269,15 +266,15 @@ export class ModelDispatch {
    * as its size (the step fails as in direct mode). False: nothing changed.
    */
   async deliver(key: string, attempt: number, answer: DeliveredAnswer): Promise<boolean> {
-    const row = this.table().one`SELECT model, claimed, answer FROM model_dispatch WHERE key = ${key}`;
+    const row = this.table().one<Pick<ModelDispatchRow, "model" | "claimed" | "answer">>`SELECT model, claimed, answer FROM model_dispatch WHERE key = ${key}`;
     // Only an attempt a consumer claimed (a late answer of an earlier one is as good).
-    if (!row || row.answer !== null || attempt > ((row.claimed as number | null) ?? 0)) return false;
+    if (!row || row.answer !== null || attempt > (row.claimed ?? 0)) return false;
     if (this.journaled(key)) return false;
     let stored: StoredAnswer = answer;
     if (answer.ok) {
       const bytes = stepBytes(key, { ...answer.response, model: row.model, costUsd: 0 });
       if (bytes > MAX_STEP_BYTES) {
-        stored = { ok: false, tooLarge: true, message: answerTooLarge(row.model as string, bytes) };
+        stored = { ok: false, tooLarge: true, message: answerTooLarge(row.model, bytes) };
       }
     }
     this.table().run`UPDATE model_dispatch SET answer = ${json(stored)} WHERE key = ${key}`;
@@ -288,7 +285,7 @@ export class ModelDispatch {
 
   private async wakeRun(): Promise<void> {
     this.woken = true;
-    await this.wake();
+    await this.host.wakeSoon();
   }
 }
 

@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
-import type { RunStatusName } from "./run-types";
-import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, Tombstone } from "./run-index-types";
-import { json, parse, Sql } from "./sql";
+import type { RunStatusName } from "../src/runs/types";
+import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, Tombstone } from "../src/runs/index-types";
+import type { RunIndexRpc } from "../src/runs/rpc";
+import { json, parse, Sql, type JsonText } from "./sql";
 
 /**
  * One secondary index row per run (created_at, id): the only order listings use.
@@ -22,6 +23,30 @@ const SCHEMA = [
   )`,
 ];
 
+/** A row of `runs`. */
+interface IndexedRun {
+  id: string;
+  worker: string;
+  status: RunStatusName;
+  trigger_kind: string;
+  trigger_name: string | null;
+  created_at: number;
+  updated_at: number;
+  usage: JsonText<RunListItem["usage"]>;
+  version: number;
+}
+
+/** A row of `approvals`, with its run's worker. */
+interface IndexedApproval {
+  run_id: string;
+  id: string;
+  tool: string;
+  worker_chain: JsonText<string[]>;
+  created_at: number;
+  expires_at: number;
+  worker: string;
+}
+
 /** Past every real cursor: the first page starts here. */
 const TOP = { created_at: Number.MAX_SAFE_INTEGER, id: "\uffff" };
 /** An inbox lists at most this many pending approvals (oldest first). */
@@ -33,10 +58,8 @@ export const MAX_PENDING_LISTED = 1000;
  * whole summary with a version, applied only when newer, so reports may arrive
  * late, twice or out of order and the index still converges on the last one.
  */
-export class RunIndexDO extends DurableObject<Env> {
-  private readonly sql: Sql;
-  private failUpserts = 0;
-  private reports = 0;
+export class RunIndexDO extends DurableObject<Env> implements RunIndexRpc {
+  protected readonly sql: Sql;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -46,23 +69,18 @@ export class RunIndexDO extends DurableObject<Env> {
 
   /** Applies a run's summary if it is newer than what the index holds; its pending approvals replace the old ones. */
   async upsert(s: RunSummary): Promise<{ applied: boolean }> {
-    this.reports++;
-    if (this.failUpserts > 0) {
-      this.failUpserts--;
-      throw new Error("index write failed (injected by a test)");
-    }
     return this.ctx.storage.transactionSync(() => {
-      const dead = this.sql.one`SELECT deleted_at FROM tombstones WHERE id = ${s.id}`;
-      if (dead && (dead.deleted_at as number) >= s.created_at) return { applied: false }; // a late report of a deleted run
+      const dead = this.sql.one<Pick<Tombstone, "deleted_at">>`SELECT deleted_at FROM tombstones WHERE id = ${s.id}`;
+      if (dead && dead.deleted_at >= s.created_at) return { applied: false }; // a late report of a deleted run
       if (dead) this.sql.run`DELETE FROM tombstones WHERE id = ${s.id}`; // the id was started again
-      const held = this.sql.one`SELECT version FROM runs WHERE id = ${s.id}`;
-      if (held && (held.version as number) >= s.version) return { applied: false };
+      const held = this.sql.one<Pick<IndexedRun, "version">>`SELECT version FROM runs WHERE id = ${s.id}`;
+      if (held && held.version >= s.version) return { applied: false };
       this.sql.run`INSERT INTO runs (id, worker, status, trigger_kind, trigger_name, created_at, updated_at, usage, version)
         VALUES (${s.id}, ${s.worker}, ${s.status}, ${s.trigger.kind}, ${s.trigger.name ?? null}, ${s.created_at}, ${s.updated_at}, ${json(s.usage)}, ${s.version})
         ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, usage = excluded.usage, version = excluded.version`;
       const keep = new Set(s.pending.map((p) => p.id));
-      for (const r of this.sql.all`SELECT id FROM approvals WHERE run_id = ${s.id}`) {
-        if (!keep.has(r.id as string)) this.sql.run`DELETE FROM approvals WHERE run_id = ${s.id} AND id = ${r.id}`;
+      for (const r of this.sql.all<Pick<IndexedApproval, "id">>`SELECT id FROM approvals WHERE run_id = ${s.id}`) {
+        if (!keep.has(r.id)) this.sql.run`DELETE FROM approvals WHERE run_id = ${s.id} AND id = ${r.id}`;
       }
       for (const p of s.pending) {
         this.sql.run`INSERT INTO approvals (run_id, id, tool, worker_chain, created_at, expires_at)
@@ -78,19 +96,19 @@ export class RunIndexDO extends DurableObject<Env> {
     const status = q.status ?? null;
     const worker = q.worker ?? null;
     const trigger = q.trigger ?? null;
-    const rows = this.sql.all`SELECT * FROM runs
+    const rows = this.sql.all<IndexedRun>`SELECT * FROM runs
       WHERE (created_at, id) < (${after.created_at}, ${after.id}) AND created_at >= ${q.since ?? 0}
         AND (${status} IS NULL OR status = ${status}) AND (${worker} IS NULL OR worker = ${worker})
         AND (${trigger} IS NULL OR trigger_kind = ${trigger} OR trigger_name = ${trigger})
       ORDER BY created_at DESC, id DESC LIMIT ${q.limit + 1}`;
     const runs = rows.slice(0, q.limit).map((r) => ({
-      id: r.id as string,
-      worker: r.worker as string,
-      status: r.status as RunStatusName,
-      trigger: { kind: r.trigger_kind as string, ...(r.trigger_name !== null ? { name: r.trigger_name as string } : {}) },
-      created_at: r.created_at as number,
-      updated_at: r.updated_at as number,
-      usage: parse<RunListItem["usage"]>(r.usage),
+      id: r.id,
+      worker: r.worker,
+      status: r.status,
+      trigger: { kind: r.trigger_kind, ...(r.trigger_name !== null ? { name: r.trigger_name } : {}) },
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+      usage: parse(r.usage),
     }));
     const last = runs.at(-1);
     return { runs, next: rows.length > q.limit && last ? { created_at: last.created_at, id: last.id } : null };
@@ -98,16 +116,16 @@ export class RunIndexDO extends DurableObject<Env> {
 
   /** Every pending approval across runs, oldest first. */
   async pendingApprovals(): Promise<{ approvals: PendingApprovalItem[]; truncated: boolean }> {
-    const rows = this.sql.all`SELECT a.*, r.worker FROM approvals a JOIN runs r ON r.id = a.run_id
+    const rows = this.sql.all<IndexedApproval>`SELECT a.*, r.worker FROM approvals a JOIN runs r ON r.id = a.run_id
       ORDER BY a.created_at, a.run_id, a.id LIMIT ${MAX_PENDING_LISTED + 1}`;
     const approvals = rows.slice(0, MAX_PENDING_LISTED).map((r) => ({
-      run_id: r.run_id as string,
-      run_worker: r.worker as string,
-      id: r.id as string,
-      tool: r.tool as string,
-      worker_chain: parse<string[]>(r.worker_chain),
-      created_at: r.created_at as number,
-      expires_at: r.expires_at as number,
+      run_id: r.run_id,
+      run_worker: r.worker,
+      id: r.id,
+      tool: r.tool,
+      worker_chain: parse(r.worker_chain),
+      created_at: r.created_at,
+      expires_at: r.expires_at,
     }));
     return { approvals, truncated: rows.length > MAX_PENDING_LISTED };
   }
@@ -124,22 +142,6 @@ export class RunIndexDO extends DurableObject<Env> {
   }
 
   async tombstone(id: string): Promise<Tombstone | null> {
-    return (this.sql.one`SELECT * FROM tombstones WHERE id = ${id}` as Tombstone | undefined) ?? null;
-  }
-
-  /** Reports received, rows read and written since construction, and the database's bytes (cost reports). */
-  async storageStats(): Promise<{ reports: number; rowsRead: number; rowsWritten: number; databaseSize: number }> {
-    return { reports: this.reports, rowsRead: this.sql.rowsRead, rowsWritten: this.sql.rowsWritten, databaseSize: this.ctx.storage.sql.databaseSize };
-  }
-
-  /** Test pool only: the next `n` upserts throw, as a failed index write would. */
-  async failNextUpserts(n: number): Promise<void> {
-    if (this.env.EDGEWORK_TEST_HOOKS !== "1") throw new Error("test hooks are only available in the test pool");
-    this.failUpserts = n;
+    return this.sql.one<Tombstone>`SELECT * FROM tombstones WHERE id = ${id}` ?? null;
   }
 }
-
-export type RunIndexRpc = Pick<RunIndexDO, "upsert" | "listRuns" | "pendingApprovals" | "retire" | "tombstone" | "storageStats" | "failNextUpserts">;
-
-/** The run index: a single object (see docs/operate.md, "The run index", for why one and how far it goes). */
-export const runIndex = (env: Env) => env.RUN_INDEX.getByName("index") as unknown as RunIndexRpc;

@@ -40,6 +40,30 @@ const APPROVAL_MAIL = `CREATE TABLE IF NOT EXISTS approval_mail (
   PRIMARY KEY (approval_id, kind, recipient)
 ) WITHOUT ROWID`;
 
+/**
+ * MODEL_DISPATCH=queue: model requests handed to the queue (model-dispatch.ts), by
+ * journal key, until their answer is recorded in the journal. `claimed`: the attempt
+ * a consumer took, so a duplicated message makes no second request even after the
+ * object was evicted; `lease_until`: until when that consumer is known to be alive
+ * (it renews while the model thinks), so one that died is replaced within a lease,
+ * not after the model's whole timeout. Made on first use (`makeOnFirstUse`), not with the tables below: a direct-mode run
+ * writes no rows for it; a run that hands a request off pays its 2 rows once. Its
+ * definition is the latest version's: an upgrade that changes it must alter it only
+ * in objects that made it (it may or may not exist below any version).
+ */
+const MODEL_DISPATCH = `CREATE TABLE IF NOT EXISTS model_dispatch (
+  key TEXT PRIMARY KEY, model TEXT NOT NULL, attempt INTEGER NOT NULL, sent_at INTEGER NOT NULL, claimed INTEGER, lease_until INTEGER, answer TEXT
+) WITHOUT ROWID`;
+
+/** The run's tables made on first use, not by `migrateRun`. */
+const ON_FIRST_USE = { model_dispatch: MODEL_DISPATCH } as const;
+
+/** Makes a table of ON_FIRST_USE unless this object has it (no rows written then). */
+export const makeOnFirstUse = (sql: Sql, table: keyof typeof ON_FIRST_USE) => sql.script(ON_FIRST_USE[table]);
+
+/** Whether this object made a table of ON_FIRST_USE (a read: nothing is made). */
+export const madeOnFirstUse = (sql: Sql, table: keyof typeof ON_FIRST_USE) => sql.one`SELECT 1 AS made FROM sqlite_master WHERE type = 'table' AND name = ${table}` !== undefined;
+
 /** A new run object: version 0 → latest in one step. */
 const RUN_TABLES = [RUN, JOURNAL, APPROVALS, EVENTS, APPROVAL_MAIL, STATE];
 

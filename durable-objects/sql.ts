@@ -1,5 +1,11 @@
 type Row = Record<string, SqlStorageValue>;
 
+/**
+ * JSON text in a column, typed by what it holds: `parse` gives that type back.
+ * (Only a type: the value is the string SQLite stores.)
+ */
+export type JsonText<T> = string & { readonly __json?: T };
+
 /** SQL text the code itself wrote (never a value): a template splices it in as is. */
 export class RawSql {
   constructor(readonly text: string) {}
@@ -24,7 +30,9 @@ function compose(strings: TemplateStringsArray, values: unknown[]): [query: stri
 /**
  * SQL through tagged templates: every interpolated value is a bound parameter
  * (only a RawSql fragment is spliced), failures name the query, and rows
- * read/written are counted (for cost reports).
+ * read/written are counted (for cost reports). A query names its row type
+ * (`sql.one<RunRow>\`…\``, declared once per table in rows.ts): the one place a
+ * row's shape is asserted rather than checked, so callers read typed fields.
  */
 export class Sql {
   rowsRead = 0;
@@ -32,11 +40,11 @@ export class Sql {
 
   constructor(private readonly storage: SqlStorage) {}
 
-  all<T extends Row = Row>(strings: TemplateStringsArray, ...values: unknown[]): T[] {
+  all<T extends object = Row>(strings: TemplateStringsArray, ...values: unknown[]): T[] {
     return this.exec<T>(...compose(strings, values));
   }
 
-  one<T extends Row = Row>(strings: TemplateStringsArray, ...values: unknown[]): T | undefined {
+  one<T extends object = Row>(strings: TemplateStringsArray, ...values: unknown[]): T | undefined {
     return this.exec<T>(...compose(strings, values))[0];
   }
 
@@ -49,10 +57,10 @@ export class Sql {
     this.exec(query, []);
   }
 
-  private exec<T extends Row>(query: string, values: unknown[]): T[] {
+  private exec<T extends object>(query: string, values: unknown[]): T[] {
     try {
-      const cursor = this.storage.exec<T>(query, ...values);
-      const rows = cursor.toArray();
+      const cursor = this.storage.exec(query, ...values);
+      const rows = cursor.toArray() as unknown as T[];
       this.rowsRead += cursor.rowsRead;
       this.rowsWritten += cursor.rowsWritten;
       return rows;
@@ -63,4 +71,5 @@ export class Sql {
 }
 
 export const json = (v: unknown) => JSON.stringify(v ?? null);
-export const parse = <T = unknown>(v: SqlStorageValue | undefined): T => (typeof v === "string" ? JSON.parse(v) : null) as T;
+/** The value of a JSON column (null for SQL NULL). */
+export const parse = <T = unknown>(v: JsonText<T> | SqlStorageValue | undefined): T => (typeof v === "string" ? JSON.parse(v) : null) as T;

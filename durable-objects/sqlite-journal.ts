@@ -1,4 +1,5 @@
 import { StorageError, type JournalStore } from "../src/engine";
+import type { JournalRow } from "./rows";
 import { json, parse, type Sql } from "./sql";
 
 /** SQLite result codes that a retry of the same write would meet again. */
@@ -12,7 +13,7 @@ export class SqliteJournalStore implements JournalStore {
   ) {}
 
   load(): Map<string, unknown> {
-    return new Map(this.sql.all`SELECT key, value FROM journal ORDER BY seq`.map((r) => [r.key as string, parse(r.value)]));
+    return new Map(this.sql.all<Pick<JournalRow, "key" | "value">>`SELECT key, value FROM journal ORDER BY seq`.map((r) => [r.key, parse(r.value)]));
   }
 
   /** `text`: the JSON the journal made to check the step's size, written as is (made here only when absent). */

@@ -1,4 +1,5 @@
 import { StorageError, type Scope, type StateBackend, type StateKV } from "../src/engine";
+import type { StateRow } from "./rows";
 import { json, parse, type Sql } from "./sql";
 import { PERMANENT } from "./sqlite-journal";
 
@@ -25,7 +26,7 @@ export class SqliteStateBackend implements StateBackend {
     const sql = this.sql;
     return {
       async get(key) {
-        const row = stored(`read ${key}`, () => sql.one`SELECT value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key = ${key}`);
+        const row = stored(`read ${key}`, () => sql.one<Pick<StateRow, "value">>`SELECT value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key = ${key}`);
         return row ? parse(row.value) : undefined;
       },
       async put(key, value) {
@@ -38,8 +39,8 @@ export class SqliteStateBackend implements StateBackend {
       async list(prefix = "") {
         // Range scan on the primary key: key >= prefix AND key < prefix + U+FFFF.
         return stored(`list ${prefix}*`, () =>
-          sql.all`SELECT key, value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key >= ${prefix} AND key < ${prefix + "\uffff"} ORDER BY key`,
-        ).map((r): [string, unknown] => [r.key as string, parse(r.value)]);
+          sql.all<Pick<StateRow, "key" | "value">>`SELECT key, value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key >= ${prefix} AND key < ${prefix + "\uffff"} ORDER BY key`,
+        ).map((r): [string, unknown] => [r.key, parse(r.value)]);
       },
     };
   }

@@ -69,10 +69,12 @@ const missText = faultMisses.map((m) => `run ${m.run} (${m.mode} at journal size
 log("bundle (wrangler deploy --dry-run)…");
 const out = mkdtempSync(join(tmpdir(), "edgework-bundle-"));
 execFileSync("node_modules/.bin/wrangler", ["deploy", "--dry-run", "--outdir", out, "--metafile", join(out, "meta.json")], { env, stdio: "ignore" });
-const code = readFileSync(join(out, "index.js"));
+// Named after wrangler.toml's main (durable-objects/worker.ts).
+const bundled = join(out, "worker.js");
+const code = readFileSync(bundled);
 const meta = JSON.parse(readFileSync(join(out, "meta.json"), "utf8"));
 // The bundle's own entry (the source map beside it lists no inputs).
-const inputs = Object.entries(meta.outputs).find(([file]) => file.endsWith("index.js"))[1].inputs;
+const inputs = Object.entries(meta.outputs).find(([file]) => file.endsWith("worker.js"))[1].inputs;
 const byPackage = {};
 for (const [file, info] of Object.entries(inputs)) {
   const tail = file.includes("node_modules/") ? file.split("node_modules/").pop() : null;
@@ -83,7 +85,7 @@ const top = Object.entries(byPackage).sort((a, b) => b[1] - a[1]).slice(0, 6);
 const bundle = { rawKiB: code.length / 1024, gzipKiB: gzipSync(code).length / 1024, top };
 
 log("startup (module evaluation and first request, 9 fresh processes)…");
-const probes = Array.from({ length: 9 }, () => JSON.parse(execFileSync("node", ["bench/startup-probe.mjs", join(out, "index.js")], { encoding: "utf8" })));
+const probes = Array.from({ length: 9 }, () => JSON.parse(execFileSync("node", ["bench/startup-probe.mjs", bundled], { encoding: "utf8" })));
 const startup = { evalMs: median(probes.map((p) => p.evalMs)), firstRequestMs: median(probes.map((p) => p.firstRequestMs)) };
 log("what runtime YAML would add (yaml bundled alone, 7 fresh processes)…");
 const yaml = await yamlCost(root);

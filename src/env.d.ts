@@ -41,7 +41,5 @@ declare namespace Cloudflare {
     MODEL_DISPATCH_TIMEOUT_MS?: string;
     /** Names of wrangler.toml [vars] whose values are redacted like secrets' (comma- or space-separated). */
     SECRET_VARS?: string;
-    /** "1" only in the test pool: enables RunDO.setTestHooks and sets alarms a minute ahead. */
-    EDGEWORK_TEST_HOOKS?: string;
   }
 }

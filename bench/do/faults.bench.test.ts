@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import type { RunView } from "../../durable-objects/run-types";
+import type { RunView } from "../../src/runs/types";
 import { effectCount, modelRequests, settle, stub } from "../../tests/durable-objects/helpers";
 import { NESTED_EFFECTS, scriptNestedRun } from "../../tests/durable-objects/nested-run";
 import { holdDispatches, settleQueued } from "../../tests/durable-objects/queue-dispatch";

@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect, it, vi } from "vitest";
-import { runIndex } from "../../durable-objects/run-index";
+import { testRunIndex } from "../../tests/support/test-objects";
 import { effectUrl, script, settle, stub } from "../../tests/durable-objects/helpers";
 import { report } from "./report";
 
@@ -23,14 +23,14 @@ it("retention and run index cost", async () => {
     { tool_calls: [{ id: "gate", name: "fx_fetch", arguments: { url: effectUrl("ret-gate"), method: "POST" } }] },
     { text: "done" },
   ]);
-  const index0 = await runIndex(env).storageStats();
+  const index0 = await testRunIndex(env).storageStats();
   await stub(id).start({ id, worker: "index-b", input: { input: "x" }, approvalMode: "ask", budget: {} });
   let view = await settle(id);
   await stub(id).decide(view.approvals[0]!.id, { decision: "approve", by: "bench" });
   view = await settle(id);
   expect(view.status).toBe("succeeded");
-  await vi.waitFor(async () => expect((await runIndex(env).listRuns({ worker: "index-b", limit: 10 })).runs[0]).toMatchObject({ id, status: "succeeded" }));
-  const index1 = await runIndex(env).storageStats();
+  await vi.waitFor(async () => expect((await testRunIndex(env).listRuns({ worker: "index-b", limit: 10 })).runs[0]).toMatchObject({ id, status: "succeeded" }));
+  const index1 = await testRunIndex(env).storageStats();
   const before = await storageOf(id);
   await runInDurableObject(object(id), (_o, state) => {
     // Its finish: the ending event (the row keeps when it started).

@@ -12,10 +12,10 @@
  *   turns it into the `awaiting_approval` outcome (run.ts), the host records the
  *   pause.
  * - `RunInterrupted`: raised by the host — before a step (checkpoint, cancel, a
- *   test's fault: durable-objects/run.ts, run-faults.ts), a model request handed to
- *   the queue (model-dispatch.ts), an approval email to retry (run-mail.ts), a global
+ *   test's fault: durable-objects/run/run.ts, tests/support/faults.ts), a model request handed to
+ *   the queue (model-dispatch.ts), an approval email to retry (run/mail.ts), a global
  *   toolset call made for a run already signalled (global-toolsets.ts); caught by the
- *   host's activation (`alarm()` in durable-objects/run.ts).
+ *   host's activation (`alarm()` in durable-objects/run/run.ts).
  * - `StorageError`: raised by the journal (journal.ts, sqlite-journal.ts) or a state
  *   store (sqlite-state.ts); caught by the host's activation, which retries or fails the run.
  * - a fatal `RunError` (budget, model outage, too large, nondeterministic): raised

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { ApprovalView, RunView } from "../../durable-objects/run-types";
+import type { ApprovalView, RunView } from "../runs/types";
 import { runView } from "../runs";
 import { verifyApprovalToken, type ApprovalTokenPayload } from "../tokens/approval-token";
 

@@ -1,9 +1,9 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
-import type { RunView } from "../../durable-objects/run-types";
-import { TERMINAL } from "../../durable-objects/run-types";
-import { numberVar } from "../../durable-objects/engine-config";
+import type { RunView } from "../runs/types";
+import { TERMINAL } from "../runs/types";
+import { numberVar } from "../config";
 import { catalog } from "../catalog";
 import { workerToolDef } from "../engine/catalog/catalog";
 import { checkStart, runView, startRun } from "../runs";

@@ -52,7 +52,13 @@ export async function runIdFor(trigger: string, key: string): Promise<string> {
   return `hook_${trigger}_${(await sha256Hex(new TextEncoder().encode(`${trigger}\n${key}`))).slice(0, 32)}`;
 }
 
+/** What the app asks of a delivery's ledger object (durable-objects/delivery-ledger.ts implements it). */
+export interface DeliveryLedgerRpc {
+  /** Binds the delivery id to this body on first use; refuses another body later. */
+  bind(bodySha256: string): Promise<{ ok: true } | { ok: false; bound: string }>;
+}
+
 /** The ledger object that binds one trigger's delivery id to its body. */
 export async function deliveryLedger(env: Env, trigger: string, delivery: string) {
-  return env.DELIVERIES.getByName(await sha256Hex(new TextEncoder().encode(`${trigger}\n${delivery}`)));
+  return env.DELIVERIES.getByName(await sha256Hex(new TextEncoder().encode(`${trigger}\n${delivery}`))) as unknown as DeliveryLedgerRpc;
 }

@@ -1,4 +1,4 @@
-import { TERMINAL, type ApprovalView, type RunView } from "../../durable-objects/run-types";
+import { TERMINAL, type ApprovalView, type RunView } from "../runs/types";
 import { AttachmentList, attachmentsOnPath } from "./attachments";
 import { CallView } from "./call-view";
 import { describeTrigger, isoTime } from "./format";

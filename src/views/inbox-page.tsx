@@ -1,4 +1,4 @@
-import type { PendingApprovalItem, RunListItem, RunQuery } from "../../durable-objects/run-index-types";
+import type { PendingApprovalItem, RunListItem, RunQuery } from "../runs/index-types";
 import { CallView } from "./call-view";
 import { isoTime, usd } from "./format";
 import { Badge, Page } from "./layout";

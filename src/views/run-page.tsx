@@ -1,4 +1,4 @@
-import type { RunView } from "../../durable-objects/run-types";
+import type { RunView } from "../runs/types";
 import type { CallNode } from "../engine/journal/call-tree";
 import { rolledUpUsage } from "../engine/journal/run-usage";
 import { AttachmentList } from "./attachments";

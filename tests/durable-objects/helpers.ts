@@ -1,9 +1,10 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import type { RunView } from "../../durable-objects/run-types";
-import { runStub } from "../../src/runs";
+import type { RunView } from "../../src/runs/types";
+import { testRun } from "../support/test-objects";
 
-export const stub = (id: string) => runStub(env, id);
+/** A run's object in the test pool (TestRunDO): the app's RPC plus test hooks and storage stats. */
+export const stub = (id: string) => testRun(env, id);
 
 /** Loads the fake model server's script for a model name (`openai:<name>` in a worker file). */
 export async function script(model: string, replies: unknown[]): Promise<void> {

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { RunView } from "../../durable-objects/run-types";
+import type { RunView } from "../../src/runs/types";
 import { MAX_STEP_BYTES, utf8Bytes } from "../../src/engine/journal/bounds";
 import { modelRequests, script, settle, stub } from "./helpers";
 

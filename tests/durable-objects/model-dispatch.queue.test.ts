@@ -28,7 +28,7 @@ describe("MODEL_DISPATCH=queue", () => {
 
   it("queue mode without the MODEL_QUEUE binding fails naming it (instead of sending again forever)", async () => {
     await runInDurableObject(env.RUNS.getByName("dq-no-binding"), async (_o, state) => {
-      const dispatch = new ModelDispatch(new Sql(state.storage.sql), { ...env, MODEL_QUEUE: undefined } as unknown as Env, "x", async () => {});
+      const dispatch = new ModelDispatch({ ctx: state, env: { ...env, MODEL_QUEUE: undefined } as unknown as Env, sql: new Sql(state.storage.sql), wakeSoon: async () => {} });
       const models = dispatch.models(() => ({ request: async () => ({ text: "", toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } }) }), { providers: {}, prices: {} } as never);
       expect(() => models("openai:dispatch-helper")).toThrow(/MODEL_DISPATCH=queue needs the MODEL_QUEUE queue binding/);
     });
@@ -338,7 +338,7 @@ describe("MODEL_DISPATCH=queue", () => {
   it("an attached file that changed since it was attached fails the request in the run's activation, naming the file; nothing is handed off", async () => {
     const send = vi.spyOn(modelQueue, "send");
     await runInDurableObject(env.RUNS.getByName("dq-att-changed"), async (_o, state) => {
-      const dispatch = new ModelDispatch(new Sql(state.storage.sql), env, "x", async () => {});
+      const dispatch = new ModelDispatch({ ctx: state, env, sql: new Sql(state.storage.sql), wakeSoon: async () => {} });
       const model = dispatch.models(() => ({ request: async () => ({ text: "", toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } }) }), { providers: {}, prices: {} } as never)("openai:dispatch-helper");
       const changed = new RunError("attachment_changed", 'attachment "docs:/a.png" changed since it was given to reader', true);
       const request = model.request({

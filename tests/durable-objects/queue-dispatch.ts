@@ -2,8 +2,8 @@ import { createExecutionContext, createMessageBatch, getQueueResult, runInDurabl
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import { modelQueue, type DispatchMessage } from "../../durable-objects/model-dispatch";
-import type { RunView } from "../../durable-objects/run-types";
-import worker from "../../src/index";
+import type { RunView } from "../../src/runs/types";
+import worker from "../support/test-worker";
 import { settle } from "./helpers";
 
 /** Keeps every message runs hand to the model queue instead of sending it: the test delivers (or drops) them. */

@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { runIndex } from "../../durable-objects/run-index";
+import { testRunIndex } from "../support/test-objects";
 import { effectUrl, script, settle, stub } from "./helpers";
 
 const DAY = 86_400_000;
@@ -33,7 +33,7 @@ describe("retention (RUN_RETENTION_DAYS, default 30)", () => {
     const done = await settle(id);
     expect(done.status).toBe("succeeded");
     expect(await alarmOf(id)).toBe(done.updated_at + 30 * DAY);
-    await vi.waitFor(async () => expect((await runIndex(env).listRuns({ worker: "index-a", limit: 200 })).runs.map((r) => r.id)).toContain(id));
+    await vi.waitFor(async () => expect((await testRunIndex(env).listRuns({ worker: "index-a", limit: 200 })).runs.map((r) => r.id)).toContain(id));
     const before = await storageOf(id);
     expect(before.rows).toBeGreaterThan(0);
 
@@ -50,7 +50,7 @@ describe("retention (RUN_RETENTION_DAYS, default 30)", () => {
     expect(await alarmOf(id)).toBeNull();
     console.log(`retention: storage of a finished one-turn run ${before.bytes} bytes / ${before.rows} rows → ${after.bytes} bytes / ${after.rows} rows`);
 
-    expect((await runIndex(env).listRuns({ worker: "index-a", limit: 200 })).runs.map((r) => r.id)).not.toContain(id);
+    expect((await testRunIndex(env).listRuns({ worker: "index-a", limit: 200 })).runs.map((r) => r.id)).not.toContain(id);
     const gone = await getRun(id);
     expect(gone.status).toBe(404);
     expect(gone.body.error).toMatch(/^run "ret-finished" was deleted on .*: finished runs are retained for 30 days \(RUN_RETENTION_DAYS\)/);

@@ -1,9 +1,9 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { runIndex } from "../../durable-objects/run-index";
-import type { RunSummary } from "../../durable-objects/run-index-types";
-import type { RunStatusName } from "../../durable-objects/run-types";
+import { testRunIndex } from "../support/test-objects";
+import type { RunSummary } from "../../src/runs/index-types";
+import type { RunStatusName } from "../../src/runs/types";
 import { effectUrl, script, settle, stub } from "./helpers";
 
 const auth = { Authorization: "Bearer test-token" };
@@ -46,14 +46,14 @@ describe("GET /runs", () => {
     const base = Date.UTC(2026, 0, 1);
     // Timestamps collide in fives, so the (created_at, id) tie-break is exercised.
     const all = Array.from({ length: 120 }, (_, i) => summary(i, workers[i % 3]!, statuses[i % 4]!, base + Math.floor(i / 5) * 1000));
-    for (const s of all) expect(await runIndex(env).upsert(s)).toEqual({ applied: true });
+    for (const s of all) expect(await testRunIndex(env).upsert(s)).toEqual({ applied: true });
     const newestFirst = (xs: RunSummary[]) => [...xs].sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : -1)).map((s) => s.id);
     const ours = (ids: string[]) => ids.filter((id) => id.startsWith("idx-") && !id.startsWith("idx-new"));
 
     // New runs arrive between pages: they sort before the cursor, so the pages of the older ones never shift.
     let n = 0;
     const arrive = async () => {
-      await runIndex(env).upsert({ ...summary(900 + n, "lw-a", "running", Date.now()), id: `idx-new-${n++}` });
+      await testRunIndex(env).upsert({ ...summary(900 + n, "lw-a", "running", Date.now()), id: `idx-new-${n++}` });
     };
     const everything = await pageAll(`since=${base}&limit=7`, arrive);
     expect(ours(everything)).toEqual(newestFirst(all));
@@ -73,9 +73,9 @@ describe("GET /runs", () => {
 
   it("an older or repeated report never overwrites a newer one", async () => {
     const s = summary(500, "lw-a", "succeeded", Date.now());
-    await runIndex(env).upsert({ ...s, version: 5 });
-    expect(await runIndex(env).upsert({ ...s, status: "running", version: 4 })).toEqual({ applied: false });
-    expect(await runIndex(env).upsert({ ...s, status: "running", version: 5 })).toEqual({ applied: false });
+    await testRunIndex(env).upsert({ ...s, version: 5 });
+    expect(await testRunIndex(env).upsert({ ...s, status: "running", version: 4 })).toEqual({ applied: false });
+    expect(await testRunIndex(env).upsert({ ...s, status: "running", version: 5 })).toEqual({ applied: false });
     expect((await get(`/runs?worker=lw-a&status=succeeded&limit=200`)).body.runs.map((r: { id: string }) => r.id)).toContain(s.id);
   });
 
@@ -141,20 +141,20 @@ describe("the index never blocks or fails a run", () => {
   it("an index write that throws does not fail the run; the report is re-sent at the alarm it pulls near, and the index converges", async () => {
     await script("index-a", [{ text: "first" }, { text: "second" }]);
     // Once: the run's first report (queued) fails; the next ones carry the whole state.
-    await runIndex(env).failNextUpserts(1);
+    await testRunIndex(env).failNextUpserts(1);
     await stub("fail-once").start({ id: "fail-once", worker: "index-a", input: { input: "x" }, approvalMode: "ask", budget: {} });
     expect((await settle("fail-once")).status).toBe("succeeded");
     await vi.waitFor(async () => expect((await get("/runs?worker=index-a&status=succeeded")).body.runs.map((r: { id: string }) => r.id)).toContain("fail-once"));
 
     // The index down for the whole run: the run still succeeds, and its alarm is pulled to the retry.
-    await runIndex(env).failNextUpserts(1000);
+    await testRunIndex(env).failNextUpserts(1000);
     await stub("fail-all").start({ id: "fail-all", worker: "index-a", input: { input: "x" }, approvalMode: "ask", budget: {} });
     const done = await settle("fail-all");
     expect(done.status).toBe("succeeded");
     await vi.waitFor(async () => expect(await alarmOf("fail-all")).toBeLessThan(done.updated_at + 86_400_000));
     expect((await get("/runs?worker=index-a")).body.runs.map((r: { id: string }) => r.id)).not.toContain("fail-all");
 
-    await runIndex(env).failNextUpserts(0);
+    await testRunIndex(env).failNextUpserts(0);
     expect(await runDurableObjectAlarm(env.RUNS.getByName("fail-all"))).toBe(true);
     expect((await get("/runs?worker=index-a")).body.runs.find((r: { id: string }) => r.id === "fail-all")).toMatchObject({ status: "succeeded", usage: done.usage });
     // Converged: the run's one alarm is retention's again, and the run is untouched.

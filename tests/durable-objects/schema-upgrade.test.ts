@@ -165,3 +165,11 @@ it("the key grammar mark is written only by the upgrade of an object whose journ
   expect(await stub(empty).status()).toBeNull();
   expect(await keyGrammarRow(empty)).toEqual([]);
 });
+
+it("a direct-mode run never makes the model_dispatch table (schema.ts makes it on first use, for a hand-off)", async () => {
+  const id = "direct-no-dispatch-table";
+  await script("pause-writer", [{ text: "done" }]);
+  await stub(id).start({ id, worker: "pause-writer", input: { input: "go" }, approvalMode: "approve_all", budget: {} });
+  expect(await settle(id)).toMatchObject({ status: "succeeded" });
+  expect((await shape(id)).filter((s) => s.includes("model_dispatch"))).toEqual([]);
+});

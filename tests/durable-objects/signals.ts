@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { RunView } from "../../durable-objects/run-types";
+import type { RunView } from "../../src/runs/types";
 import { effectCount, effectUrl, script, stub } from "./helpers";
 
 /**

@@ -4,7 +4,7 @@ import { createMimeMessage } from "mimetext/browser";
 import PostalMime from "postal-mime";
 import { vi } from "vitest";
 import { mailer, type OutgoingMail } from "../../src/email/mailer";
-import worker from "../../src/index";
+import worker from "../support/test-worker";
 
 /** Captures every email the app sends (and still sends it through the binding). */
 export function captureMail(): OutgoingMail[] {

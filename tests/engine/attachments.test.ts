@@ -7,7 +7,7 @@ import { writeBytes } from "../../src/engine/toolsets/kinds/files-disk";
 import { callTree } from "../../src/engine/journal/call-tree";
 import { ApprovalPage } from "../../src/views/approval-page";
 import { RunPage } from "../../src/views/run-page";
-import type { ApprovalView, RunView } from "../../durable-objects/run-types";
+import type { ApprovalView, RunView } from "../../src/runs/types";
 import { fakeOpenAI, harness, workerFile } from "./helpers";
 
 const ACCEPTS = `attachments: { max_files: 4, max_bytes: 5000000, types: ["image/*", "application/pdf", "text/*"] }`;

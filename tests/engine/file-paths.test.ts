@@ -3,7 +3,7 @@ import { MemoryJournalStore, scriptedModel, type Model } from "../../src/engine"
 import { callTree } from "../../src/engine/journal/call-tree";
 import { writeBytes } from "../../src/engine/toolsets/kinds/files-disk";
 import { RunPage } from "../../src/views/run-page";
-import type { RunView } from "../../durable-objects/run-types";
+import type { RunView } from "../../src/runs/types";
 import { harness, workerFile } from "./helpers";
 
 // One worker with one files instance `w` rooted at /w, an http instance that can save into

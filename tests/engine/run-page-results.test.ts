@@ -4,7 +4,7 @@ import { defineToolset, MemoryJournalStore, scriptedModel, tool } from "../../sr
 import { callTree } from "../../src/engine/journal/call-tree";
 import { journalUsage, rolledUpUsage } from "../../src/engine/journal/run-usage";
 import { RunPage } from "../../src/views/run-page";
-import type { RunView } from "../../durable-objects/run-types";
+import type { RunView } from "../../src/runs/types";
 import { harness, workerFile } from "./helpers";
 
 // An upstream (an instance named as its kind: tools unprefixed) that answers JSON as text, as MCP servers and HTTP APIs do: the tool's result is a string holding JSON.

@@ -2,7 +2,7 @@ import { createExecutionContext, listDurableObjectIds } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { createMimeMessage } from "mimetext/browser";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import worker from "../../src/index";
+import worker from "../support/test-worker";
 import { runIdFor } from "../../src/triggers/delivery";
 import { MAX_TEXT } from "../../src/triggers/email-input";
 import { stub } from "../durable-objects/helpers";

@@ -1,7 +1,7 @@
 import { createScheduledController, listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import worker from "../../src/index";
+import worker from "../support/test-worker";
 import { runIdFor } from "../../src/triggers/delivery";
 import { withScheduledTime } from "../../src/triggers/scheduled-time";
 import { describeTrigger } from "../../src/views/format";

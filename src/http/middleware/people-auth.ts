@@ -42,7 +42,15 @@ export async function csrfOk(person: Person, given: unknown): Promise<boolean> {
 }
 
 /** The object that knows whether a session was signed out: one per session id (random, and read only from a signed cookie, so no one else picks it). */
-const endedSession = (env: Env, sid: string) => env.ENDED_SESSIONS.getByName(sid);
+const endedSession = (env: Env, sid: string) => env.ENDED_SESSIONS.getByName(sid) as unknown as EndedSessionRpc;
+
+/** What the app asks of a session's object (durable-objects/ended-session.ts implements it). */
+export interface EndedSessionRpc {
+  /** Ends the session; `exp` (ms) is its token's expiry. */
+  end(exp: number): Promise<void>;
+  /** Whether the session was signed out (and its token has not expired yet). */
+  ended(): Promise<boolean>;
+}
 
 /** Signs a session out on the server: its cookie opens nothing from now until it expires. */
 export const endSession = (env: Env, session: Session) => endedSession(env, session.sid).end(session.exp);

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import * as z from "zod";
-import { runIndex } from "../../../durable-objects/run-index";
-import type { PendingApprovalItem } from "../../../durable-objects/run-index-types";
+import { runIndex } from "../../runs";
+import type { PendingApprovalItem } from "../../runs/index-types";
 import { runView } from "../../runs";
 import { signApprovalToken } from "../../tokens/approval-token";
 import { InboxPage, type InboxApproval } from "../../views/inbox-page";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import * as z from "zod";
-import { runIndex } from "../../../durable-objects/run-index";
+import { runIndex } from "../../runs";
 import { httpError, issueList } from "../http-error";
 import { apiToken } from "../middleware/api-token";
 

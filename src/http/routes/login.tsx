@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { numberVar } from "../../../durable-objects/engine-config";
+import { numberVar } from "../../config";
 import { sameSecret } from "../../security/constant-time";
 import { csrfToken, randomId, signSession } from "../../tokens/session-token";
 import { Problem } from "../../views/layout";

@@ -1,10 +1,17 @@
-import { runIndex } from "./run-index";
-import { triggerRef, type RunSummary } from "./run-index-types";
-import { logRunEvent } from "./run-log";
-import { runUsage } from "./run-usage";
-import type { RunStatusName } from "./run-types";
-import { APPROVALS_CURRENT, RUN_CURRENT } from "./schema";
-import { parse, type Sql } from "./sql";
+/**
+ * A run's reports to the run index. Owns no table: reads `run`, `approvals`,
+ * `events` and `journal` to build the summary. Needs from its host: `ctx`
+ * (waitUntil, the alarm), `env` (the RUN_INDEX binding) and the SQL.
+ */
+
+import { runIndex } from "../../src/runs/rpc";
+import { triggerRef, type RunSummary } from "../../src/runs/index-types";
+import { logRunEvent } from "./log";
+import { runUsage } from "./usage";
+import type { ApprovalRow, RunRow } from "../rows";
+import { APPROVALS_CURRENT, RUN_CURRENT } from "../schema";
+import { parse } from "../sql";
+import type { RunHost } from "./host";
 
 /** Run events that change what the index shows (status, pending approvals, usage). */
 const INDEXED = new Set(["run_queued", "run_running", "run_awaiting_approval", "run_succeeded", "run_failed", "run_cancelled", "approval_recorded"]);
@@ -29,16 +36,16 @@ export class RunIndexSync {
   private acked = 0;
 
   constructor(
-    private readonly ctx: DurableObjectState,
-    private readonly env: Env,
-    private readonly sql: Sql,
+    private readonly host: Pick<RunHost, "ctx" | "env" | "sql">,
+    /** How long a failed report waits before it is sent again. */
+    private readonly retryMs: number,
   ) {}
 
   /** Called for every run event, inside its transaction: lifecycle events schedule a report. */
   noted(type: string): void {
     if (!INDEXED.has(type) || this.scheduled) return;
     this.scheduled = true;
-    this.ctx.waitUntil(this.enqueue());
+    this.host.ctx.waitUntil(this.enqueue());
   }
 
   /** Waits for reports in flight, then re-sends if the index is behind (at every alarm, before anything else). */
@@ -64,15 +71,16 @@ export class RunIndexSync {
   private async report(): Promise<void> {
     const summary = this.summary();
     if (!summary) return;
+    const { ctx, env, sql } = this.host;
     try {
-      await runIndex(this.env).upsert(summary);
+      await runIndex(env).upsert(summary);
       this.acked = Math.max(this.acked, summary.version);
       if (!this.behind()) this.retryAt = undefined;
     } catch {
-      logRunEvent(this.sql, "index_report_failed", { version: summary.version });
-      this.retryAt = Date.now() + (this.env.EDGEWORK_TEST_HOOKS === "1" ? 600_000 : 30_000);
-      const armed = await this.ctx.storage.getAlarm();
-      if (armed === null || armed > this.retryAt) await this.ctx.storage.setAlarm(this.retryAt);
+      logRunEvent(sql, "index_report_failed", { version: summary.version });
+      this.retryAt = Date.now() + this.retryMs;
+      const armed = await ctx.storage.getAlarm();
+      if (armed === null || armed > this.retryAt) await ctx.storage.setAlarm(this.retryAt);
     }
   }
 
@@ -82,29 +90,24 @@ export class RunIndexSync {
 
   /** Grows with every event and every journal step (a decision is only a step), so each report is newer than the last. */
   private version(): number {
-    return this.sql.one`SELECT (SELECT coalesce(max(seq), 0) FROM events) + (SELECT coalesce(max(seq), 0) FROM journal) AS v`!.v as number;
+    return this.host.sql.one<{ v: number }>`SELECT (SELECT coalesce(max(seq), 0) FROM events) + (SELECT coalesce(max(seq), 0) FROM journal) AS v`!.v;
   }
 
   private summary(): RunSummary | null {
-    const r = this.sql.one`SELECT id, worker, status, trigger, usage, created_at, updated_at FROM ${RUN_CURRENT} AS run_current`;
+    const { sql } = this.host;
+    const r = sql.one<Pick<RunRow, "id" | "worker" | "status" | "trigger" | "usage" | "created_at" | "updated_at">>`SELECT id, worker, status, trigger, usage, created_at, updated_at FROM ${RUN_CURRENT} AS run_current`;
     if (!r) return null;
-    const pending = this.sql.all`SELECT id, tool, worker_chain, created_at, expires_at FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending' ORDER BY created_at, id`;
+    const pending = sql.all<Pick<ApprovalRow, "id" | "tool" | "worker_chain" | "created_at" | "expires_at">>`SELECT id, tool, worker_chain, created_at, expires_at FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending' ORDER BY created_at, id`;
     return {
-      id: r.id as string,
-      worker: r.worker as string,
-      status: r.status as RunStatusName,
+      id: r.id,
+      worker: r.worker,
+      status: r.status,
       trigger: triggerRef(parse(r.trigger)),
-      created_at: r.created_at as number,
-      updated_at: r.updated_at as number,
-      usage: runUsage(this.sql, r.usage),
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+      usage: runUsage(sql, r.usage),
       version: this.version(),
-      pending: pending.map((p) => ({
-        id: p.id as string,
-        tool: p.tool as string,
-        worker_chain: parse<string[]>(p.worker_chain),
-        created_at: p.created_at as number,
-        expires_at: p.expires_at as number,
-      })),
+      pending: pending.map((p) => ({ id: p.id, tool: p.tool, worker_chain: parse(p.worker_chain), created_at: p.created_at, expires_at: p.expires_at })),
     };
   }
 }

@@ -1,5 +1,5 @@
-import type { Usage } from "../src/engine";
-import type { RunStatusName } from "./run-types";
+import type { Usage } from "../engine";
+import type { RunStatusName } from "./types";
 
 /** What started a run, as the index keeps it: never the payload or the delivery. */
 export interface TriggerRef {

@@ -1,17 +1,12 @@
 import type * as z from "zod";
-import type { RunDO } from "../durable-objects/run";
-import { runIndex } from "../durable-objects/run-index";
-import type { StartRun } from "../durable-objects/run-types";
-import { catalog } from "./catalog";
-import type { CatalogWorker } from "./engine";
-import { describeIssues, validatorFor } from "./engine/json-schema";
-import { budgetOf, DEFAULT_INPUT, type budgetSchema } from "./engine/catalog/worker-file";
+import { runIndex, runStub } from "./rpc";
+import type { StartRun } from "./types";
+import { catalog } from "../catalog";
+import type { CatalogWorker } from "../engine";
+import { describeIssues, validatorFor } from "../engine/json-schema";
+import { budgetOf, DEFAULT_INPUT, type budgetSchema } from "../engine/catalog/worker-file";
 
-/** RunDO's RPC methods as declared: their results are structured clones of these types. */
-export type RunRpc = Pick<RunDO, "start" | "status" | "eventsSince" | "deltasSince" | "decide" | "decideByReply" | "cancel" | "createdWorker" | "resume" | "wake" | "storageStats" | "setTestHooks">;
-
-/** The Durable Object of one run, by run id. */
-export const runStub = (env: Env, id: string) => env.RUNS.getByName(id) as unknown as RunRpc;
+export { runIndex, runStub, type RunIndexRpc, type RunRpc } from "./rpc";
 
 export const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
 

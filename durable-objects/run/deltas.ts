@@ -1,12 +1,10 @@
-import type { Model, ModelResolver } from "../src/engine/types/model";
+/**
+ * Model text as it streams (direct dispatch), for watchers of the run page. Owns no
+ * table: memory only. Needs nothing from its host.
+ */
 
-export interface ModelDelta {
-  /** Increases by one per piece; watchers ask for pieces after the last one they saw. */
-  seq: number;
-  /** One model request of this activation: pieces of one answer share it. */
-  stream: number;
-  text: string;
-}
+import type { Model, ModelResolver } from "../../src/engine/types/model";
+import type { ModelDelta } from "../../src/runs/types";
 
 /** At most this much streamed text is kept; older pieces are dropped (a watcher that lags sees the recorded turn instead). */
 const MAX_CHARS = 64 * 1024;

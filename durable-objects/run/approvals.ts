@@ -1,27 +1,26 @@
-import type { ApprovalDecision, PendingApproval } from "../src/engine";
-import { TERMINAL, type Answer, type ApprovalView, type RunStatusName } from "./run-types";
-import { numberVar } from "./engine-config";
-import { APPROVALS_CURRENT } from "./schema";
-import { json, parse, type Sql } from "./sql";
-import type { SqliteJournalStore } from "./sqlite-journal";
-import type { FollowUp } from "../src/engine/types/worker";
+/**
+ * A run's approvals. Owns the `approvals` and `approval_mail` tables (schema.ts);
+ * reads decisions from the journal (APPROVALS_CURRENT). Needs from its host: the
+ * SQL, `event` (approval_requested) and `noted` (approval_recorded: its row is the
+ * journal step). The caller runs each method inside its transaction.
+ */
+
+import type { ApprovalDecision, PendingApproval } from "../../src/engine";
+import type { FollowUp } from "../../src/engine/types/worker";
+import { numberVar } from "../../src/config";
+import { TERMINAL, type Answer, type ApprovalView, type DecisionRequest, type RunStatusName } from "../../src/runs/types";
+import type { ApprovalMailRow, ApprovalRow, AtRow, MailKind } from "../rows";
+import { APPROVALS_CURRENT } from "../schema";
+import { json, parse } from "../sql";
+import type { SqliteJournalStore } from "../sqlite-journal";
+import type { RunHost } from "./host";
 
 /** How long a pending approval waits for a decision before it counts as rejected (APPROVAL_TTL_SECONDS, default a week). */
 export const approvalTtlMs = (env: Env) => numberVar(env, "APPROVAL_TTL_SECONDS", 7 * 86_400) * 1000;
 
-export interface DecisionRequest {
-  decision: "approve" | "reject";
-  note?: string;
-  by: string;
-  remember?: boolean;
-  /** Set for an emailed reply: its sender, which must be an address the approval was emailed to. */
-  replyFrom?: string;
-}
-
-export type MailKind = "request" | "reminder" | "escalation";
 /** A follow-up email that is due, with the approval it is about. */
 export interface DueMail {
-  kind: MailKind;
+  kind: Exclude<MailKind, "request">;
   recipient: string;
   /** Whom the approval was first emailed to (for the escalation's note). */
   originallyTo: string | null;
@@ -40,8 +39,6 @@ export const runEnded = (status: RunStatusName) => `the run ${status === "cancel
 
 const lower = (address: string) => address.trim().toLowerCase();
 
-type ApprovalRow = { id: string; key: string; status: string; expires_at: number; tool: string; args: string; worker_chain: string };
-
 /** The status a recorded decision gives its approval. */
 const statusOf = (d: ApprovalDecision & { expired?: boolean }) => (d.expired ? "expired" : d.approved ? "approved" : "rejected");
 
@@ -51,16 +48,16 @@ const statusOf = (d: ApprovalDecision & { expired?: boolean }) => (d.expired ? "
  * under the approval's key. Replay hands it to the gate; the approval's status
  * (approvals_current), the run's status (running again: run_current) and the
  * approval_recorded event watchers see (recordedEvents) are read from it.
- * The caller runs each method inside its transaction.
  */
 export class RunApprovals {
   constructor(
-    private readonly sql: Sql,
+    private readonly host: Pick<RunHost, "sql" | "event" | "noted">,
     private readonly journal: SqliteJournalStore,
-    private readonly event: (type: string, data: Record<string, unknown>) => void,
-    /** A fact recorded elsewhere (here: the journal): its log line and index report, no row. */
-    private readonly noted: (type: string, data: Record<string, unknown>) => void,
   ) {}
+
+  private get sql() {
+    return this.host.sql;
+  }
 
   /**
    * Stores a pending approval once (a replay that asks again finds it), before its
@@ -71,14 +68,14 @@ export class RunApprovals {
       VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, 'pending', ${now}, ${now + ttlMs},
         (SELECT coalesce(max(seq), 0) FROM journal))
       ON CONFLICT (id) DO NOTHING RETURNING id`;
-    if (inserted.length) this.event("approval_requested", { approval_id: p.id, tool: p.tool, worker_chain: p.workerChain, description: p.description });
+    if (inserted.length) this.host.event("approval_requested", { approval_id: p.id, tool: p.tool, worker_chain: p.workerChain, description: p.description });
   }
 
   /** When a recorded approval expires (what its links carry). */
   expiresAt(approvalId: string): number {
-    const row = this.sql.one`SELECT expires_at FROM approvals WHERE id = ${approvalId}`;
+    const row = this.sql.one<Pick<ApprovalRow, "expires_at">>`SELECT expires_at FROM approvals WHERE id = ${approvalId}`;
     if (!row) throw new Error(`approval ${approvalId} is not recorded: the run records an approval before it is notified`);
-    return row.expires_at as number;
+    return row.expires_at;
   }
 
   /**
@@ -92,7 +89,7 @@ export class RunApprovals {
     if (d.replyFrom !== undefined && !this.recipients(approvalId).includes(lower(d.replyFrom))) {
       return refused({ ok: false, status: 403, error: "the reply does not come from an address this approval was emailed to" });
     }
-    const ap = this.sql.one<ApprovalRow>`SELECT id, key, status, expires_at, tool, args, worker_chain FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${approvalId}`;
+    const ap = this.sql.one<Pick<ApprovalRow, "id" | "key" | "status" | "expires_at" | "tool" | "args" | "worker_chain">>`SELECT id, key, status, expires_at, tool, args, worker_chain FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${approvalId}`;
     if (!ap) return refused({ ok: false, status: 404, error: `unknown approval "${approvalId}" for this run` });
     if (ap.status === "expired") return refused(EXPIRED_ANSWER);
     // Also a still-pending row of a run that ended before voiding existed.
@@ -110,7 +107,7 @@ export class RunApprovals {
 
   /** Records the rejection of every pending approval whose expiry has come; returns how many. */
   expireDue(now: number): number {
-    const due = this.sql.all<ApprovalRow>`SELECT id, key FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending' AND expires_at <= ${now}`;
+    const due = this.sql.all<Pick<ApprovalRow, "id" | "key">>`SELECT id, key FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending' AND expires_at <= ${now}`;
     for (const ap of due) this.resolve(ap, EXPIRED);
     return due.length;
   }
@@ -126,7 +123,7 @@ export class RunApprovals {
    * Idempotent: a retried notification plans nothing twice.
    */
   planMail(approvalId: string, to: string, now: number, plan: FollowUp | undefined): void {
-    const asked = this.sql.one`SELECT created_at FROM approvals WHERE id = ${approvalId}`!.created_at as number;
+    const asked = this.sql.one<Pick<ApprovalRow, "created_at">>`SELECT created_at FROM approvals WHERE id = ${approvalId}`!.created_at;
     const add = (kind: MailKind, recipient: string, due: number, sent: number | null) =>
       this.sql.run`INSERT INTO approval_mail (approval_id, kind, recipient, due_at, sent_at) VALUES (${approvalId}, ${kind}, ${lower(recipient)}, ${due}, ${sent}) ON CONFLICT DO NOTHING`;
     add("request", to, now, now);
@@ -139,13 +136,14 @@ export class RunApprovals {
    * they go out: a crash between claim and send loses that email, never repeats it.
    */
   claimDueMail(now: number): DueMail[] {
-    const due = this.sql.all`SELECT m.approval_id, m.kind, m.recipient FROM approval_mail m JOIN ${APPROVALS_CURRENT} a ON a.id = m.approval_id
+    // Only follow-ups are unsent: a request is recorded as sent (planMail).
+    const due = this.sql.all<Pick<ApprovalMailRow, "approval_id" | "recipient"> & { kind: DueMail["kind"] }>`SELECT m.approval_id, m.kind, m.recipient FROM approval_mail m JOIN ${APPROVALS_CURRENT} a ON a.id = m.approval_id
       WHERE m.sent_at IS NULL AND m.due_at <= ${now} AND a.status = 'pending' AND a.expires_at > m.due_at ORDER BY m.due_at, m.recipient`;
     const views = new Map(this.list().map((a) => [a.id, a]));
     return due.map((m) => {
       this.sql.run`UPDATE approval_mail SET sent_at = ${now} WHERE approval_id = ${m.approval_id} AND kind = ${m.kind} AND recipient = ${m.recipient}`;
-      const first = this.sql.one`SELECT recipient FROM approval_mail WHERE approval_id = ${m.approval_id} AND kind = 'request'`;
-      return { kind: m.kind as MailKind, recipient: m.recipient as string, originallyTo: (first?.recipient as string | undefined) ?? null, approval: views.get(m.approval_id as string)! };
+      const first = this.sql.one<Pick<ApprovalMailRow, "recipient">>`SELECT recipient FROM approval_mail WHERE approval_id = ${m.approval_id} AND kind = 'request'`;
+      return { kind: m.kind, recipient: m.recipient, originallyTo: first?.recipient ?? null, approval: views.get(m.approval_id)! };
     });
   }
 
@@ -156,13 +154,13 @@ export class RunApprovals {
 
   /** Every address this approval was emailed to (lowercase): who may decide it by reply. */
   recipients(approvalId: string): string[] {
-    return this.sql.all`SELECT recipient FROM approval_mail WHERE approval_id = ${approvalId} AND sent_at IS NOT NULL`.map((r) => r.recipient as string);
+    return this.sql.all<Pick<ApprovalMailRow, "recipient">>`SELECT recipient FROM approval_mail WHERE approval_id = ${approvalId} AND sent_at IS NOT NULL`.map((r) => r.recipient);
   }
 
   /** What a paused run waits for next: the earliest pending expiry or follow-up email; null when nothing. */
   nextWakeUp(): number | null {
-    const mail = this.sql.one`SELECT min(m.due_at) AS at FROM approval_mail m JOIN ${APPROVALS_CURRENT} a ON a.id = m.approval_id
-      WHERE m.sent_at IS NULL AND a.status = 'pending' AND a.expires_at > m.due_at`?.at as number | null;
+    const mail = this.sql.one<AtRow>`SELECT min(m.due_at) AS at FROM approval_mail m JOIN ${APPROVALS_CURRENT} a ON a.id = m.approval_id
+      WHERE m.sent_at IS NULL AND a.status = 'pending' AND a.expires_at > m.due_at`?.at;
     const expiry = this.earliestExpiry();
     if (mail == null) return expiry;
     return expiry === null ? mail : Math.min(mail, expiry);
@@ -170,29 +168,29 @@ export class RunApprovals {
 
   /** When the earliest pending approval expires, or null when none is pending. */
   earliestExpiry(): number | null {
-    return (this.sql.one`SELECT min(expires_at) AS at FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending'`?.at as number | null) ?? null;
+    return this.sql.one<AtRow>`SELECT min(expires_at) AS at FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending'`?.at ?? null;
   }
 
   /** Whether any of these approvals was decided or expired (e.g. while the activation that paused on them ran). */
   anyResolved(ids: string[]): boolean {
-    return ids.some((id) => this.sql.one`SELECT status FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${id}`?.status !== "pending");
+    return ids.some((id) => this.sql.one<Pick<ApprovalRow, "status">>`SELECT status FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${id}`?.status !== "pending");
   }
 
   list(): ApprovalView[] {
-    return this.sql.all`SELECT * FROM ${APPROVALS_CURRENT} AS approvals_current ORDER BY created_at, id`.map((r) => ({
-      id: r.id as string,
-      status: r.status as ApprovalView["status"],
-      tool: r.tool as string,
+    return this.sql.all<ApprovalRow>`SELECT * FROM ${APPROVALS_CURRENT} AS approvals_current ORDER BY created_at, id`.map((r) => ({
+      id: r.id,
+      status: r.status,
+      tool: r.tool,
       args: parse(r.args),
-      description: r.description as string,
+      description: r.description,
       worker_chain: parse(r.worker_chain),
-      call_path: r.call_path as string,
-      notify: (r.notify as string | null) ?? null,
-      note: (r.note as string | null) ?? null,
-      decided_by: (r.decided_by as string | null) ?? null,
-      created_at: r.created_at as number,
-      decided_at: (r.decided_at as number | null) ?? null,
-      expires_at: r.expires_at as number,
+      call_path: r.call_path,
+      notify: r.notify ?? null,
+      note: r.note ?? null,
+      decided_by: r.decided_by ?? null,
+      created_at: r.created_at,
+      decided_at: r.decided_at ?? null,
+      expires_at: r.expires_at,
     }));
   }
 
@@ -201,14 +199,14 @@ export class RunApprovals {
    * key. Decisions of objects older than schema version 4 have their event in the events table.
    */
   recordedEvents(): Map<string, (decision: ApprovalDecision) => Record<string, unknown>> {
-    const rows = this.sql.all`SELECT id, key FROM approvals
+    const rows = this.sql.all<Pick<ApprovalRow, "id" | "key">>`SELECT id, key FROM approvals
       WHERE id NOT IN (SELECT data ->> '$.approval_id' FROM events WHERE type = 'approval_recorded' AND data ->> '$.approval_id' IS NOT NULL)`;
-    return new Map(rows.map((r) => [r.key as string, (d: ApprovalDecision) => ({ approval_id: r.id, status: statusOf(d), by: d.by })]));
+    return new Map(rows.map((r) => [r.key, (d: ApprovalDecision) => ({ approval_id: r.id, status: statusOf(d), by: d.by })]));
   }
 
   /** One row: the journal step (see the class comment). */
   private resolve(ap: Pick<ApprovalRow, "id" | "key">, decision: ApprovalDecision): void {
     this.journal.put(ap.key, decision);
-    this.noted("approval_recorded", { approval_id: ap.id, status: statusOf(decision), by: decision.by });
+    this.host.noted("approval_recorded", { approval_id: ap.id, status: statusOf(decision), by: decision.by });
   }
 }

@@ -1,4 +1,4 @@
-import { RunInterrupted } from "../src/engine";
+import { RunInterrupted } from "../../src/engine";
 
 /** Test-pool hooks: fault injection, and a smaller activation budget to force checkpoints. */
 export interface TestHooks {
@@ -8,8 +8,8 @@ export interface TestHooks {
 }
 
 /**
- * The test pool's faults for one RunDO: "evicted (or thrown) after step k". Only
- * `setTestHooks` arms it, and only where EDGEWORK_TEST_HOOKS is "1".
+ * The test pool's faults for one run's object (TestRunDO): "evicted (or thrown)
+ * after step k". Only `setTestHooks` arms it.
  */
 export class FaultInjector {
   private fault: TestHooks["fault"];

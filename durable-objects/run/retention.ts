@@ -1,9 +1,16 @@
-import { numberVar } from "./engine-config";
-import { runIndex } from "./run-index";
-import { logRunEvent } from "./run-log";
-import type { RunStatusName } from "./run-types";
-import { RUN_CURRENT } from "./schema";
-import type { Sql } from "./sql";
+/**
+ * Retention of a finished run. Deletes every table of the run's object and leaves
+ * one KV row (the tombstone). Needs from its host: `ctx` (storage), `env`
+ * (RUN_RETENTION_DAYS, RUN_INDEX), the SQL and `setAlarm`.
+ */
+
+import { numberVar } from "../../src/config";
+import { runIndex } from "../../src/runs/rpc";
+import { logRunEvent } from "./log";
+import type { RunStatusName } from "../../src/runs/types";
+import type { RunRow } from "../rows";
+import { RUN_CURRENT } from "../schema";
+import type { RunHost } from "./host";
 
 const DAY_MS = 86_400_000;
 /** A retention deletion that could not reach the index is tried again this much later. */
@@ -33,13 +40,8 @@ export const deletionDue = (env: Env, finishedAt: number) => finishedAt + retent
  * delivery replayed after the retention (webhook signatures carry no time) or a
  * redelivered email must not start the run again. Returns whether it deleted the run.
  */
-export async function finishedRunAlarm(
-  ctx: DurableObjectState,
-  env: Env,
-  sql: Sql,
-  setAlarm: (at: number) => Promise<void>,
-): Promise<boolean> {
-  const run = sql.one<{ id: string; worker: string; status: RunStatusName; updated_at: number }>`SELECT id, worker, status, updated_at FROM ${RUN_CURRENT} AS run_current`!;
+export async function finishedRunAlarm({ ctx, env, sql, setAlarm }: Pick<RunHost, "ctx" | "env" | "sql" | "setAlarm">): Promise<boolean> {
+  const run = sql.one<Pick<RunRow, "id" | "worker" | "status" | "updated_at">>`SELECT id, worker, status, updated_at FROM ${RUN_CURRENT} AS run_current`!;
   const due = deletionDue(env, run.updated_at);
   const now = Date.now();
   if (now < due) {

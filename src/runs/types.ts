@@ -1,5 +1,5 @@
-import type { ApprovalMode, Budget, Usage } from "../src/engine";
-import type { CallNode } from "../src/engine/journal/call-tree";
+import type { ApprovalMode, Budget, Usage } from "../engine";
+import type { CallNode } from "../engine/journal/call-tree";
 
 export type RunStatusName = "queued" | "running" | "awaiting_approval" | "succeeded" | "failed" | "cancelled";
 export const TERMINAL: readonly RunStatusName[] = ["succeeded", "failed", "cancelled"];
@@ -57,3 +57,22 @@ export interface RunEvent {
 
 /** RPC answers that can fail carry an HTTP-like status instead of throwing across RPC. */
 export type Answer<T = Record<string, never>> = ({ ok: true } & T) | { ok: false; status: 403 | 404 | 409 | 410; error: string };
+
+/** A decision on an approval, by API, page or emailed reply. */
+export interface DecisionRequest {
+  decision: "approve" | "reject";
+  note?: string;
+  by: string;
+  remember?: boolean;
+  /** Set for an emailed reply: its sender, which must be an address the approval was emailed to. */
+  replyFrom?: string;
+}
+
+/** A piece of model text as it streams (direct dispatch), for watchers of the run page. */
+export interface ModelDelta {
+  /** Increases by one per piece; watchers ask for pieces after the last one they saw. */
+  seq: number;
+  /** One model request of this activation: pieces of one answer share it. */
+  stream: number;
+  text: string;
+}

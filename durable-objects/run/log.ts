@@ -1,10 +1,16 @@
-import { parseKey } from "../src/engine/journal/keys";
-import type { RecordedCall } from "../src/engine/toolsets/wrappers/journaled";
-import { triggerRef } from "./run-index-types";
-import { runUsage } from "./run-usage";
-import { RUN_CURRENT } from "./schema";
-import { parse, type Sql } from "./sql";
-import { SqliteJournalStore } from "./sqlite-journal";
+/**
+ * A run's log lines (Workers Logs). Owns no table: reads the run row and the
+ * journal's usage. Needs the SQL only.
+ */
+
+import { parseKey } from "../../src/engine/journal/keys";
+import type { RecordedCall } from "../../src/engine/toolsets/wrappers/journaled";
+import { triggerRef } from "../../src/runs/index-types";
+import { runUsage } from "./usage";
+import { RUN_CURRENT } from "../schema";
+import type { RunRow } from "../rows";
+import { parse, type Sql } from "../sql";
+import { SqliteJournalStore } from "../sqlite-journal";
 
 /**
  * Which run events become a log line, and which of their fields travel with it.
@@ -35,7 +41,7 @@ const LOGGED: Record<string, readonly string[]> = {
 export function logRunEvent(sql: Sql, event: string, data: Record<string, unknown> = {}): void {
   const fields = LOGGED[event];
   if (!fields) return;
-  const run = sql.one`SELECT id, worker, status, trigger, usage, error, created_at FROM ${RUN_CURRENT} AS run_current`;
+  const run = sql.one<Pick<RunRow, "id" | "worker" | "status" | "trigger" | "usage" | "error" | "created_at">>`SELECT id, worker, status, trigger, usage, error, created_at FROM ${RUN_CURRENT} AS run_current`;
   if (!run) return;
   const now = Date.now();
   const line: Record<string, unknown> = {
@@ -44,10 +50,10 @@ export function logRunEvent(sql: Sql, event: string, data: Record<string, unknow
     worker: run.worker,
     trigger: triggerRef(parse(run.trigger)),
     status: run.status,
-    run_ms: now - (run.created_at as number),
+    run_ms: now - run.created_at,
     usage: runUsage(sql, run.usage),
   };
-  if (event === "run_failed") line.error_code = parse<{ code?: unknown } | null>(run.error)?.code ?? null;
+  if (event === "run_failed") line.error_code = parse(run.error)?.code ?? null;
   for (const f of fields) if (f in data) line[f] = data[f];
   console.log(JSON.stringify(line));
 }

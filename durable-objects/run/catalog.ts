@@ -1,8 +1,13 @@
-import { definitions, type Definitions } from "../src/catalog";
-import type { RunError } from "../src/engine";
-import { pinnedDefinitions, type CatalogSnapshot } from "../src/pinned-catalog";
-import { json, parse, type Sql } from "./sql";
+/**
+ * The catalog a run is pinned to. Owns the `run` row's catalog columns (and reads
+ * run_catalog, the table of objects older than schema version 3). Needs the SQL only.
+ */
 
+import { definitions, type Definitions } from "../../src/catalog";
+import type { RunError } from "../../src/engine";
+import { pinnedDefinitions, type CatalogSnapshot } from "../../src/pinned-catalog";
+import type { CatalogRow } from "../rows";
+import { json, parse, type Sql } from "../sql";
 
 /** The run row's catalog columns for a snapshot: written with the run's insert. */
 export const catalogColumns = (snapshot: CatalogSnapshot) => ({ version: snapshot.version, files: json(snapshot.files) });
@@ -13,24 +18,24 @@ export class RunCatalog {
 
   /** The catalog version the run started on; null for a run started before runs were pinned. */
   version(): string | null {
-    return (this.row()?.version as string | undefined) ?? null;
+    return this.row()?.version ?? null;
   }
 
   /** The run's pinned definitions (a run from before pinning: the current ones), or why this deploy cannot run them. */
   definitions(root: string): Definitions | RunError {
     const row = this.row();
     if (!row) return definitions();
-    return pinnedDefinitions(root, { version: row.version as string, files: parse(row.files) });
+    return pinnedDefinitions(root, { version: row.version, files: parse(row.files) });
   }
 
   /**
    * Runs started before schema version 3 keep their catalog in a table of its own,
    * run_catalog (version, files), which only their objects have: nothing creates it now.
    */
-  private row() {
+  private row(): CatalogRow | undefined {
     return (
-      this.sql.one`SELECT catalog_version AS version, catalog_files AS files FROM run WHERE catalog_version IS NOT NULL` ??
-      (this.sql.one`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_catalog'` ? this.sql.one`SELECT version, files FROM run_catalog` : undefined)
+      this.sql.one<CatalogRow>`SELECT catalog_version AS version, catalog_files AS files FROM run WHERE catalog_version IS NOT NULL` ??
+      (this.sql.one`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_catalog'` ? this.sql.one<CatalogRow>`SELECT version, files FROM run_catalog` : undefined)
     );
   }
 }

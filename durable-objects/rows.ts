@@ -1,0 +1,103 @@
+/**
+ * The rows the run's queries read, one type per table or view of schema.ts,
+ * declared once: `sql.one<RunRow>\`…\``. Columns holding JSON are `JsonText<T>`.
+ */
+
+import type { ApprovalMode, Budget, Usage } from "../src/engine";
+import type { ApprovalView, RunStatusName } from "../src/runs/types";
+import type { JsonText } from "./sql";
+
+/** RUN_CURRENT: the run row as it stands. */
+export interface RunRow {
+  id: string;
+  worker: string;
+  input: JsonText<unknown>;
+  status: RunStatusName;
+  approval_mode: ApprovalMode;
+  budget: JsonText<Budget>;
+  trigger: JsonText<unknown> | null;
+  output: JsonText<unknown> | null;
+  error: JsonText<{ code: string; message: string }> | null;
+  usage: JsonText<Usage> | null;
+  retries: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The run row's catalog columns (or, for runs older than schema version 3, the run_catalog table's). */
+export interface CatalogRow {
+  version: string;
+  files: JsonText<Record<string, string>>;
+}
+
+export interface JournalRow {
+  seq: number;
+  key: string;
+  value: JsonText<unknown>;
+  at: number;
+}
+
+export interface EventRow {
+  seq: number;
+  after_step: number;
+  type: string;
+  data: JsonText<Record<string, unknown>>;
+  at: number;
+}
+
+/** APPROVALS_CURRENT: an approval as it stands. */
+export interface ApprovalRow {
+  id: string;
+  key: string;
+  call_path: string;
+  worker_chain: JsonText<string[]>;
+  tool: string;
+  args: JsonText<unknown>;
+  description: string;
+  notify: string | null;
+  status: ApprovalView["status"];
+  note: string | null;
+  decided_by: string | null;
+  created_at: number;
+  decided_at: number | null;
+  expires_at: number;
+}
+
+export type MailKind = "request" | "reminder" | "escalation";
+
+export interface ApprovalMailRow {
+  approval_id: string;
+  kind: MailKind;
+  recipient: string;
+  due_at: number;
+  sent_at: number | null;
+}
+
+/** A model request handed to the queue (MODEL_DISPATCH=queue). `answer`: JSON of model-dispatch.ts's StoredAnswer. */
+export interface ModelDispatchRow {
+  key: string;
+  model: string;
+  attempt: number;
+  sent_at: number;
+  claimed: number | null;
+  lease_until: number | null;
+  answer: string | null;
+}
+
+/** Toolset state (both objects keep it). */
+export interface StateRow {
+  scope: string;
+  scope_id: string;
+  namespace: string;
+  key: string;
+  /** JSON of whatever type its reader asks for (StateKV.get<T>). */
+  value: string;
+}
+
+/** An aggregate (`min(…) AS at`, `count(*) AS n`): null over no rows. */
+export interface AtRow {
+  at: number | null;
+}
+export interface CountRow {
+  n: number;
+}

@@ -1,0 +1,24 @@
+import type { Catalog } from "../../src/engine";
+import type { Sql } from "../sql";
+
+/**
+ * What the collaborators of one run (approvals.ts, mail.ts, index-sync.ts, the model
+ * dispatch) need from the run's object, RunDO. Each takes the part it uses
+ * (`Pick<RunHost, …>`); none of it is an RPC method of the object.
+ */
+export interface RunHost {
+  readonly ctx: DurableObjectState;
+  readonly env: Env;
+  /** The object's SQLite (schema.ts). */
+  readonly sql: Sql;
+  /** Records a run event: its row in `events`, then what `noted` does. */
+  event(type: string, data: Record<string, unknown>): void;
+  /** A fact another row already records (e.g. a journal step): its log line and index report, no row. */
+  noted(type: string, data: Record<string, unknown>): void;
+  /** Arms the alarm to run the next activation now. */
+  wakeSoon(): Promise<void>;
+  /** Arms the run's one alarm (every alarm the run sets goes through here). */
+  setAlarm(at: number): Promise<void>;
+  /** The catalog of the activation in progress (the run's pinned one), if any. */
+  activeCatalog(): Catalog | undefined;
+}

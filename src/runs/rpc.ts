@@ -1,0 +1,43 @@
+import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, Tombstone } from "./index-types";
+import type { Answer, DecisionRequest, ModelDelta, RunEvent, RunStatusName, RunView, StartRun } from "./types";
+
+/**
+ * What the app asks of one run's Durable Object (durable-objects/run/run.ts implements it).
+ * Results cross RPC as structured clones of these types.
+ */
+export interface RunRpc {
+  /** Stores the run and arms its first activation. Idempotent: a second start returns the first. */
+  start(req: StartRun): Promise<{ id: string; status: RunStatusName; created: boolean }>;
+  status(): Promise<RunView | null>;
+  /** Events after a cursor (`<journal seq>-<event seq>`), oldest first; `done` once the run ended and all are sent. */
+  eventsSince(cursor?: string, limit?: number): Promise<{ events: RunEvent[]; done: boolean } | null>;
+  /** Model text streamed after cursor `seq` (memory only). */
+  deltasSince(seq?: number): Promise<{ deltas: ModelDelta[]; next: number }>;
+  decide(approvalId: string, d: DecisionRequest): Promise<Answer<{ approved: boolean }>>;
+  /** A decision by emailed reply: `mac` names the approval (src/tokens/reply-reference.ts). */
+  decideByReply(mac: string, d: DecisionRequest & { replyFrom: string }): Promise<Answer<{ approved: boolean }>>;
+  cancel(): Promise<Answer<{ status: "cancelled" }>>;
+  /** A worker this run created, as `.worker` file text. */
+  createdWorker(name: string): Promise<Answer<{ text: string }>>;
+  /** Re-arms the activation of a run that should be running. */
+  resume(): Promise<Answer<{ status: RunStatusName }>>;
+}
+
+/** What the app asks of the run index (durable-objects/run-index.ts implements it). */
+export interface RunIndexRpc {
+  /** Applies a run's summary if it is newer than what the index holds. */
+  upsert(s: RunSummary): Promise<{ applied: boolean }>;
+  /** Newest first, keyset-paged on (created_at, id). */
+  listRuns(q: RunQuery): Promise<{ runs: RunListItem[]; next: { created_at: number; id: string } | null }>;
+  /** Every pending approval across runs, oldest first. */
+  pendingApprovals(): Promise<{ approvals: PendingApprovalItem[]; truncated: boolean }>;
+  /** Retention deleted the run: it leaves the index, a tombstone says why it is gone. */
+  retire(t: Tombstone): Promise<void>;
+  tombstone(id: string): Promise<Tombstone | null>;
+}
+
+/** The Durable Object of one run, by run id. */
+export const runStub = (env: Env, id: string) => env.RUNS.getByName(id) as unknown as RunRpc;
+
+/** The run index: a single object (see docs/operate.md, "The run index", for why one and how far it goes). */
+export const runIndex = (env: Env) => env.RUN_INDEX.getByName("index") as unknown as RunIndexRpc;

@@ -1,0 +1,96 @@
+import type { Journal } from "../../src/engine/journal/journal";
+import type { RunSummary } from "../../src/runs/index-types";
+import type { RunIndexRpc, RunRpc } from "../../src/runs/rpc";
+import type { CountRow } from "../../durable-objects/rows";
+import { RunIndexDO } from "../../durable-objects/run-index";
+import { RunDO } from "../../durable-objects/run/run";
+import { FaultInjector, type TestHooks } from "./faults";
+
+/**
+ * The run's object as the Workers pool runs it (tests/support/test-worker.ts exports it
+ * as RunDO): the production class plus what tests and benchmarks inspect and inject.
+ */
+export class TestRunDO extends RunDO {
+  private readonly faults = new FaultInjector(this.ctx);
+  private alarmsSet = 0;
+
+  async setTestHooks(hooks: TestHooks): Promise<void> {
+    this.faults.arm(hooks);
+  }
+
+  /** `resume`, as a yes/no. */
+  async wake(): Promise<boolean> {
+    return (await this.resume()).ok;
+  }
+
+  /** Rows read and written, and alarms set, by this object since it was constructed (cost accounting). */
+  async storageStats(): Promise<{ rowsRead: number; rowsWritten: number; alarmsSet: number }> {
+    return { rowsRead: this.sql.rowsRead, rowsWritten: this.sql.rowsWritten, alarmsSet: this.alarmsSet };
+  }
+
+  /** A new activation: a fault that fired belonged to the last one. */
+  override async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    this.faults.reset();
+    return super.alarm(info);
+  }
+
+  protected override activationBudgetMs(): number {
+    return this.faults.activationBudgetMs ?? super.activationBudgetMs();
+  }
+
+  /** A report the index refused waits long enough for a test to see it pending. */
+  protected override indexRetryMs(): number {
+    return 600_000;
+  }
+
+  protected override async stepStarting(key: string, journal: Journal): Promise<void> {
+    await this.faults.check(journal.size, () => journal.othersSettled(key));
+  }
+
+  /** A fault between the last step and saving the outcome (e.g. right after an approval email). */
+  protected override async outcomeReached(): Promise<void> {
+    if (this.faults.armed) await this.faults.check(this.sql.one<CountRow>`SELECT count(*) AS n FROM journal`!.n);
+  }
+
+  /** A minute ahead: tests drive activations with runDurableObjectAlarm, which the real scheduler would race. */
+  protected override async wakeSoon(): Promise<void> {
+    await this.setAlarm(Date.now() + 60_000);
+  }
+
+  protected override async setAlarm(at: number): Promise<void> {
+    this.alarmsSet++;
+    await super.setAlarm(at);
+  }
+}
+
+/** The run index as the Workers pool runs it: it can refuse reports, and counts them. */
+export class TestRunIndexDO extends RunIndexDO {
+  private failUpserts = 0;
+  private reports = 0;
+
+  override async upsert(s: RunSummary): Promise<{ applied: boolean }> {
+    this.reports++;
+    if (this.failUpserts > 0) {
+      this.failUpserts--;
+      throw new Error("index write failed (injected by a test)");
+    }
+    return super.upsert(s);
+  }
+
+  /** The next `n` upserts throw, as a failed index write would. */
+  async failNextUpserts(n: number): Promise<void> {
+    this.failUpserts = n;
+  }
+
+  /** Reports received, rows read and written since construction, and the database's bytes (cost reports). */
+  async storageStats(): Promise<{ reports: number; rowsRead: number; rowsWritten: number; databaseSize: number }> {
+    return { reports: this.reports, rowsRead: this.sql.rowsRead, rowsWritten: this.sql.rowsWritten, databaseSize: this.ctx.storage.sql.databaseSize };
+  }
+}
+
+/** What tests may ask of a run's object: the app's RPC plus TestRunDO's. */
+export type TestRunRpc = RunRpc & Pick<TestRunDO, "setTestHooks" | "wake" | "storageStats">;
+export type TestRunIndexRpc = RunIndexRpc & Pick<TestRunIndexDO, "failNextUpserts" | "storageStats">;
+
+export const testRun = (env: Env, id: string) => env.RUNS.getByName(id) as unknown as TestRunRpc;
+export const testRunIndex = (env: Env) => env.RUN_INDEX.getByName("index") as unknown as TestRunIndexRpc;

@@ -1,0 +1,7 @@
+/**
+ * The Worker as the Workers pool runs it (vitest.config.ts `main`): the app's entry,
+ * with the run's object and the run index replaced by their test subclasses under
+ * the class names wrangler.toml binds.
+ */
+export { default, GlobalToolsetsDO, DeliveryLedgerDO, EndedSessionDO } from "../../durable-objects/worker";
+export { TestRunDO as RunDO, TestRunIndexDO as RunIndexDO } from "./test-objects";
