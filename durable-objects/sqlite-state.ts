@@ -39,14 +39,22 @@ export class SqliteStateBackend implements StateBackend {
       async list(prefix = "") {
         // Range scan on the primary key: key >= prefix AND key < prefix + U+FFFF.
         return stored(`list ${prefix}*`, () =>
-          sql.all<Pick<StateRow, "key" | "value">>`SELECT key, value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key >= ${prefix} AND key < ${prefix + "\uffff"} ORDER BY key`,
+          sql.all<Pick<StateRow, "key" | "value">>`SELECT key, value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key >= ${prefix} AND key < ${pastPrefix(prefix)} ORDER BY key`,
         ).map((r): [string, unknown] => [r.key, parse(r.value)]);
       },
     };
   }
 
   async clear(scope: Scope, scopeId: string, opts: { prefix?: boolean } = {}): Promise<void> {
-    if (opts.prefix) stored(`clear ${scope} ${scopeId}*`, () => this.sql.run`DELETE FROM state WHERE scope = ${scope} AND scope_id >= ${scopeId} AND scope_id < ${scopeId + "\uffff"}`);
+    if (opts.prefix) stored(`clear ${scope} ${scopeId}*`, () => this.sql.run`DELETE FROM state WHERE scope = ${scope} AND scope_id >= ${scopeId} AND scope_id < ${pastPrefix(scopeId)}`);
     else stored(`clear ${scope} ${scopeId}`, () => this.sql.run`DELETE FROM state WHERE scope = ${scope} AND scope_id = ${scopeId}`);
   }
 }
+
+/**
+ * An upper bound for "starts with `prefix`" in SQLite's byte order (UTF-8): `prefix` then
+ * U+10FFFF, the last code point, so a key whose next character lies past U+FFFF (an emoji
+ * in a file name) is still inside. Only a key continuing with U+10FFFF itself, a
+ * noncharacter, would fall outside.
+ */
+const pastPrefix = (prefix: string) => `${prefix}\u{10FFFF}`;
