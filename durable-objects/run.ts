@@ -25,7 +25,7 @@ import { TERMINAL, type Answer, type RunEvent, type RunStatusName, type RunView,
 import { keyGrammarOf, migrateRun, RUN_CURRENT } from "./schema";
 import { deliveredAnswer, ModelDispatch, type ClaimedRequest, type DeliveredAnswer } from "./model-dispatch";
 import { json, parse, Sql } from "./sql";
-import { SqliteJournalStore } from "./sqlite-journal";
+import type { SqliteJournalStore } from "./sqlite-journal";
 import { SqliteStateBackend } from "./sqlite-state";
 
 /** An alarm that keeps throwing is retried by the runtime; after this many the run fails. */

@@ -38,14 +38,14 @@ export class SqliteStateBackend implements StateBackend {
       async list(prefix = "") {
         // Range scan on the primary key: key >= prefix AND key < prefix + U+FFFF.
         return stored(`list ${prefix}*`, () =>
-          sql.all`SELECT key, value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key >= ${prefix} AND key < ${prefix + "\uffff"} ORDER BY key`,
+          sql.all`SELECT key, value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key >= ${prefix} AND key < ${`${prefix}\uffff`} ORDER BY key`,
         ).map((r): [string, unknown] => [r.key as string, parse(r.value)]);
       },
     };
   }
 
   async clear(scope: Scope, scopeId: string, opts: { prefix?: boolean } = {}): Promise<void> {
-    if (opts.prefix) stored(`clear ${scope} ${scopeId}*`, () => this.sql.run`DELETE FROM state WHERE scope = ${scope} AND scope_id >= ${scopeId} AND scope_id < ${scopeId + "\uffff"}`);
+    if (opts.prefix) stored(`clear ${scope} ${scopeId}*`, () => this.sql.run`DELETE FROM state WHERE scope = ${scope} AND scope_id >= ${scopeId} AND scope_id < ${`${scopeId}\uffff`}`);
     else stored(`clear ${scope} ${scopeId}`, () => this.sql.run`DELETE FROM state WHERE scope = ${scope} AND scope_id = ${scopeId}`);
   }
 }
