@@ -44,7 +44,9 @@ function bare(TURNS: number) {
           return parsed.success ? await t.run(parsed.data) : `Error: ${parsed.error.message}`;
         }),
       );
-      res.toolCalls.forEach((c, i) => messages.push({ role: "tool", toolCallId: c.id, content: results[i]! }));
+      res.toolCalls.forEach((c, i) => {
+        messages.push({ role: "tool", toolCallId: c.id, content: results[i]! });
+      });
     }
     if (output !== "done") throw new Error("bare loop did not finish");
   };

@@ -15,11 +15,11 @@ export const root = new URL("..", import.meta.url).pathname;
  */
 export async function importTs(name, contents, stubs = {}) {
   const outfile = join(root, "node_modules/.cache", `${name}.mjs`);
-  const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const stubbing = {
     name: "stubs",
     setup(b) {
-      for (const suffix of Object.keys(stubs)) b.onResolve({ filter: new RegExp(`/${escape(suffix)}$`) }, () => ({ path: suffix, namespace: "stub" }));
+      for (const suffix of Object.keys(stubs)) b.onResolve({ filter: new RegExp(`/${escapeRegExp(suffix)}$`) }, () => ({ path: suffix, namespace: "stub" }));
       b.onLoad({ filter: /.*/, namespace: "stub" }, (args) => ({ contents: stubs[args.path], loader: "ts" }));
     },
   };

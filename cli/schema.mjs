@@ -10,7 +10,7 @@ export async function workerSchemaText() {
     "worker-schema",
     `export { workerFileJsonSchema } from "./src/engine/catalog/worker-schema"; export { kinds } from "./src/toolsets";`,
   );
-  return JSON.stringify(workerFileJsonSchema(kinds), null, 2) + "\n";
+  return `${JSON.stringify(workerFileJsonSchema(kinds), null, 2)}\n`;
 }
 
 /** Writes the schema to `out` (relative to `project`); returns the path written, relative to the project. */

@@ -86,7 +86,10 @@ export function loadApp(files: Record<string, string> = deploy.files, parse: Par
       // One address, one trigger: the envelope recipient picks it.
       const taken = byAddress.get(t.email.to);
       if (taken) problems.push(new WorkerFileError(file, `${name}.email.to`, `${t.email.to} is already the address of trigger "${taken}"`));
-      else add(emails, name, t), byAddress.set(t.email.to, name);
+      else {
+        add(emails, name, t);
+        byAddress.set(t.email.to, name);
+      }
     }
   }
   if (problems.length) throw new CatalogError(problems);

@@ -26,7 +26,10 @@ export class EventCursor {
   admit(id: string | null): boolean {
     if (id === null) return true; // not persisted (model_delta): never repeated by the cursor
     if (id === this.group) {
-      if (this.replayed > 0) return this.replayed--, false;
+      if (this.replayed > 0) {
+        this.replayed--;
+        return false;
+      }
       this.delivered++;
       return true;
     }

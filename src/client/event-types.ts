@@ -1,4 +1,4 @@
-import type { RunStatus, Usage } from "./types";
+import type { RunStatus, } from "./types";
 
 /**
  * The events of `GET /runs/:id/events`, by type. `id` is the cursor after the

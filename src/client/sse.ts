@@ -88,7 +88,10 @@ export class SseParser {
     const line = this.line.join("");
     this.line = [];
     this.lineChars = 0;
-    if (line === "") return this.dispatch();
+    if (line === "") {
+      this.dispatch();
+      return;
+    }
     if (line.charCodeAt(0) === 58) return; // ":" a comment
     const colon = line.indexOf(":");
     const field = colon === -1 ? line : line.slice(0, colon);

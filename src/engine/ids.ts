@@ -8,7 +8,7 @@ export async function sha256Hex(data: Uint8Array | string): Promise<string> {
 
 /** Short, stable ids derived from journal keys (so a replay finds the same approval). */
 export async function approvalId(key: string): Promise<string> {
-  return "ap_" + (await sha256Hex(key)).slice(0, 24);
+  return `ap_${(await sha256Hex(key)).slice(0, 24)}`;
 }
 
 /** FNV-1a, for instance keys: cheap, deterministic, not for security. */

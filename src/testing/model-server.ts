@@ -95,7 +95,9 @@ export async function startModelServer(port = 0): Promise<{ port: number; close(
         chunk(i === 0 ? { role: "assistant", content: piece } : { content: piece });
         if (i === 0 && reply.gate) await gate(reply.gate).open;
       }
-      toolCalls.forEach((c, index) => chunk({ tool_calls: [{ index, ...c }] }));
+      toolCalls.forEach((c, index) => {
+        chunk({ tool_calls: [{ index, ...c }] });
+      });
       chunk(null, { usage });
       res.end("data: [DONE]\n\n");
       return;

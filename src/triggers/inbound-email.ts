@@ -35,7 +35,7 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   // rawSize is the runtime's count; the read is bounded all the same.
   const raw = await readBounded(message.raw, t.email.max_bytes);
   if (!raw) return reject(`the message is larger than ${t.email.max_bytes} bytes`);
-  let parsed;
+  let parsed: Awaited<ReturnType<typeof PostalMime.parse>>;
   try {
     parsed = await PostalMime.parse(raw, { attachmentEncoding: "arraybuffer" });
   } catch (err) {

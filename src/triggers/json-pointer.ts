@@ -4,7 +4,7 @@ export function resolvePointer(doc: unknown, pointer: string): unknown {
   let cur: unknown = doc;
   for (const raw of pointer.slice(1).split("/")) {
     const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (cur === null || typeof cur !== "object" || !Object.prototype.hasOwnProperty.call(cur, key)) return undefined;
+    if (cur === null || typeof cur !== "object" || !Object.hasOwn(cur, key)) return undefined;
     cur = (cur as Record<string, unknown>)[key];
   }
   return cur;

@@ -53,7 +53,7 @@ export async function approvalHtml(m: ApprovalEmailInput): Promise<string> {
   const button = "display:inline-block;padding:10px 18px;margin-right:8px;border-radius:6px;color:#fff;text-decoration:none;font-weight:600";
   const note = followUpNote(m);
   const el = (
-    <html>
+    <html lang="en">
       <body style="font-family:system-ui,sans-serif;color:#1a1a1a;max-width:640px">
         {note && <p style="padding:8px 12px;background:#fef3c7;border-radius:6px">{note}</p>}
         <h2 style="font-size:18px">
@@ -77,5 +77,5 @@ export async function approvalHtml(m: ApprovalEmailInput): Promise<string> {
       </body>
     </html>
   );
-  return "<!doctype html>" + (await el);
+  return `<!doctype html>${await el}`;
 }

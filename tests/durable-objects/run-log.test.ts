@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { effectUrl, script, settle, stub } from "./helpers";
+import { script, settle, stub } from "./helpers";
 
 describe("structured run logs", () => {
   it("one JSON line per lifecycle event and per failed step, with ids, status, durations and usage, never input, arguments or output", async () => {

@@ -25,7 +25,7 @@ describe("htmlToText", () => {
       "<a ".repeat(200_000), // tags that never end
       '<p title="'.repeat(200_000), // quotes that never close
       "</".repeat(300_000), // closing tags with no name
-      "<script>" + "</scrip".repeat(100_000), // a hidden element whose end never comes
+      `<script>${"</scrip".repeat(100_000)}`, // a hidden element whose end never comes
       "<!--".repeat(200_000),
       "&#".repeat(300_000) + "&amp".repeat(100_000),
       "x".repeat(1_000_000),

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MemoryJournalStore, MemoryStateBackend, scriptedModel, StorageError, type Model, type ModelRequest, type ScriptedReply } from "../../src/engine";
+import { MemoryJournalStore, type MemoryStateBackend, scriptedModel, StorageError, type Model, type ModelRequest, type ScriptedReply } from "../../src/engine";
 import { MAX_STEP_BYTES, stepBytes, utf8Bytes } from "../../src/engine/journal/bounds";
 import { resolveParts, toBase64, type ResolvedPart } from "../../src/engine/model/content-parts";
 import { writeBytes } from "../../src/engine/toolsets/kinds/files-disk";

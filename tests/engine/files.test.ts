@@ -78,10 +78,10 @@ describe("files kind", () => {
   });
 
   it("list_files with a model's pathological glob returns, and an over-long glob is a tool error naming the limit", async () => {
-    const deep = "a/".repeat(500) + "x.md"; // 1004 characters, no "b"
+    const deep = `${"a/".repeat(500)}x.md`; // 1004 characters, no "b"
     const model = turns(
       [{ name: "write_file", args: { path: deep, content: "deep" } }, { name: "write_file", args: { path: "notes/b", content: "b" } }],
-      [{ name: "list_files", args: { glob: "**".repeat(14) + "b" } }, { name: "list_files", args: { glob: "**/".repeat(14) + "b" } }],
+      [{ name: "list_files", args: { glob: `${"**".repeat(14)}b` } }, { name: "list_files", args: { glob: `${"**/".repeat(14)}b` } }],
       [{ name: "list_files", args: { glob: "*".repeat(MAX_GLOB_LENGTH + 1) } }, { name: "list_files", args: { glob: "**/*.md" } }],
     );
     const h = writerHarness(model);

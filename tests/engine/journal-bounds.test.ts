@@ -7,7 +7,7 @@ import { harness, workerFile } from "./helpers";
 const toolResults = (req: ModelRequest) => req.messages.flatMap((m) => (m.role === "tool" ? [m.content] : []));
 
 /** ~3.6 MB as JSON: Japanese text, accents, quotes and control characters (escaped to 6 bytes each). */
-export const bigText = (chars: number) => "日本語のテキスト \"é\" \u0001\t".repeat(Math.ceil(chars / 15)).slice(0, chars);
+const bigText = (chars: number) => "日本語のテキスト \"é\" \u0001\t".repeat(Math.ceil(chars / 15)).slice(0, chars);
 
 /** Tools that do what the bounds are about: return a lot, throw a lot, memoize a lot. */
 function bigKind(calls: string[]) {
@@ -147,7 +147,7 @@ describe("journal size bound", () => {
   });
 
   it("an error message over the bound is recorded cut and flagged too", async () => {
-    const { h, requests } = setup((req, n) => (n === 0 ? { toolCalls: [{ id: "f", name: "fail", args: {} }] } : { text: "ok" }));
+    const { h, requests } = setup((_req, n) => (n === 0 ? { toolCalls: [{ id: "f", name: "fail", args: {} }] } : { text: "ok" }));
     const store = new MemoryJournalStore();
     expect((await h.run({ worker: "w", input: { input: "x" } }, store)).status).toBe("succeeded");
     const recorded = store.entries.get("w/turn:1/tool:1/result") as { ok: boolean; error: string; truncatedFrom: number };

@@ -146,7 +146,7 @@ description: Summarize`),
       step: "memoized",
     });
     const tool = "lead/turn:1/tool:1";
-    expect([...store.entries.keys()].filter((k) => k.startsWith(tool + "/")).sort()).toEqual(
+    expect([...store.entries.keys()].filter((k) => k.startsWith(`${tool}/`)).sort()).toEqual(
       [
         `${tool}/call:1/result`,
         `${tool}/call:1/summarizer/turn:1/model`,

@@ -54,7 +54,7 @@ export async function fetchForAttachment(run: RunVars, caller: CallFrame, ref: s
   if (!chosen) throw new ToolError(`attachment "${ref}": ${caller.worker.name} may not fetch it unasked: ${refusals.join("; ")}`);
   const { config, secrets } = chosen;
   const fetch = guardedFetch({ allow: allowList(config.allow), headers: config.headers });
-  let res;
+  let res: Response;
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(config.timeout_ms) });
   } catch (err) {

@@ -30,7 +30,7 @@ export function typeByName(name: string): string {
 
 /** `image/png; charset=…` → `image/png`; a missing or malformed header → undefined. */
 export function essence(contentType: string | null | undefined): string | undefined {
-  const t = contentType?.split(";")[0]!.trim().toLowerCase();
+  const t = contentType?.split(";")[0]?.trim().toLowerCase();
   return t && /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(t) ? t : undefined;
 }
 

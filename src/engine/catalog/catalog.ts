@@ -154,7 +154,7 @@ function resolveWorkerPatterns(s: WorkerSpec, byName: Map<string, WorkerSpec>, m
       const reason = isGlob(pattern) ? `glob "${pattern}" matches no worker` : `unknown worker "${pattern}"`;
       problems.push(new WorkerFileError(s.file, "toolsets.workers", `${reason}; known: ${[...byName.keys()].sort().join(", ") || "(none)"}`));
     }
-    matches.forEach((n) => names.add(n));
+    for (const n of matches) names.add(n);
   }
   return { names: [...names].sort(), problems, complete };
 }

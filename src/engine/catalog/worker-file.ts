@@ -208,7 +208,10 @@ export function readToolsets(file: string, raw: unknown, errors: WorkerFileError
   const toolsets: Record<string, InstanceSpec> = {};
   let workers: string[] = [];
   let complete = true;
-  const problem = (...found: WorkerFileError[]) => (errors.push(...found), (complete = false));
+  const problem = (...found: WorkerFileError[]) => {
+    errors.push(...found);
+    complete = false;
+  };
   if (!isMapping(raw)) {
     problem(new WorkerFileError(file, "toolsets", "must map instance names to {use: <kind>, ...config}"));
     return { toolsets, workers, complete };

@@ -136,6 +136,7 @@ async function toOpenAI(m: ModelRequest["messages"][number]): Promise<OpenAI.Cha
 
 /** The documented chat-completions content parts: `image_url` with a data URL, `file` with `file_data`, `text`. */
 async function userParts(parts: ContentPart[]): Promise<OpenAI.Chat.ChatCompletionContentPart[]> {
+  // biome-ignore lint/suspicious/useIterableCallbackReturn: the switch covers every part type (TypeScript checks it), so each returns.
   return (await resolveParts(parts)).map((p): OpenAI.Chat.ChatCompletionContentPart => {
     switch (p.type) {
       case "text":

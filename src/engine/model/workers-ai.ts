@@ -40,7 +40,7 @@ async function toWorkersAiMessages(messages: Message[]): Promise<Array<Record<st
   return Promise.all(messages.map(async (m) => {
     switch (m.role) {
       case "assistant":
-        m.toolCalls?.forEach((c) => toolNames.set(c.id, c.name));
+        for (const c of m.toolCalls ?? []) toolNames.set(c.id, c.name);
         return {
           role: "assistant",
           content: m.content ?? "",

@@ -54,7 +54,7 @@ export function guardedFetch(policy: OutboundPolicy): GuardedFetch {
     let url = new URL(input instanceof Request ? input.url : input);
     let method = (init.method ?? request?.method ?? "GET").toUpperCase();
     const headers = new Headers(policy.headers);
-    new Headers(init.headers ?? request?.headers).forEach((v, k) => headers.set(k, v));
+    for (const [k, v] of new Headers(init.headers ?? request?.headers)) headers.set(k, v);
     // Buffered, so a 307/308 can send it again.
     let body: RequestInit["body"] = init.body ?? (request?.body ? await request.arrayBuffer() : undefined);
     if (body instanceof ReadableStream) body = await new Response(body).arrayBuffer();

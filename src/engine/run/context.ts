@@ -7,7 +7,7 @@ import { calleePath, effectKey, resultKey, stepKey, type EffectKind } from "../j
 import { askModel } from "./model-step";
 import { recordedCall } from "../toolsets/wrappers/journaled";
 import type { RunServices } from "./services";
-import { BOUNDARY, EFFECT_METHODS, guarded, type Effect, type SignalBoundary } from "./signal-boundary";
+import { BOUNDARY, type EFFECT_METHODS, guarded, type Effect, type SignalBoundary } from "./signal-boundary";
 import type { UsageMeter } from "./usage";
 import { DEFAULT_INPUT, DEFAULT_MAX_TURNS, parseInstanceSpec } from "../catalog/worker-file";
 import type { CallFrame } from "../types/callable";

@@ -31,7 +31,7 @@ export class MemoryStateBackend implements StateBackend {
   async clear(scope: Scope, scopeId: string, opts: { prefix?: boolean } = {}): Promise<void> {
     const head = `${scope}|${scopeId}`;
     for (const k of [...this.rows.keys()]) {
-      if (opts.prefix ? k.startsWith(head) : k.startsWith(head + "|")) this.rows.delete(k);
+      if (opts.prefix ? k.startsWith(head) : k.startsWith(`${head}|`)) this.rows.delete(k);
     }
   }
 }

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import type * as z from "zod";
 import { ToolError } from "../errors";
 import { boundContext, SignalBoundary } from "../run/signal-boundary";
 import { describeIssues, toolParameters } from "../json-schema";
@@ -7,6 +7,7 @@ import type { CallDescription, Policy, ToolDef } from "../types/toolset";
 import type { InstanceInit, ToolsetKind, ToolsetRegistry } from "../types/kind";
 import type { Scope } from "../types/state";
 
+// biome-ignore lint/suspicious/noExplicitAny: a kind's tools share one `self` type S, whatever it is, until the kind names it.
 export interface ToolSpec<I extends z.ZodType = z.ZodType, S = any> {
   description: string;
   input: I;
@@ -27,6 +28,7 @@ export interface ToolsetKindDef<C extends z.ZodType, S> {
   /** Default scope; an instance may override it with `scope:`. */
   scope?: Scope;
   config: C;
+  // biome-ignore lint/suspicious/noExplicitAny: each tool has its own input schema; a record of them can only say "some schema".
   tools: Record<string, ToolSpec<any, S>>;
   create(config: z.output<C>, init: InstanceInit): S | Promise<S>;
   close?(self: S): void | Promise<void>;

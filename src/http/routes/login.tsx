@@ -14,6 +14,7 @@ const LOGIN_TTL_S = 15 * 60;
 
 /** Only a path on this site: `/inbox`, never `//evil.example` or `https://…`. */
 // No control characters, spaces or backslashes anywhere: browsers drop a tab in `/\t/evil.example` and read `//evil.example`.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this pattern refuses.
 const safeNext = (next: unknown) => (typeof next === "string" && /^\/(?![/\\])[^\x00-\x20\x7f\\]*$/.test(next) && next.length <= 2048 ? next : "/inbox");
 
 const cookieOptions = (url: string, maxAge: number) => ({ path: "/", httpOnly: true, secure: sessionCookie(url).secure, sameSite: "Strict" as const, maxAge });

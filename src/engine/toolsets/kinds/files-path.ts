@@ -44,11 +44,11 @@ export function resolveFilePath(ref: string, roots: readonly FilesRoot[], owner:
 /** `p` under `root`: relative to it, or absolute inside it (no instance prefix). */
 export function confine(root: string, p: string): string {
   if (p.includes("\0")) throw new ToolError("path contains a NUL character");
-  const inside = p === root || p.startsWith(root === "/" ? "/" : root + "/");
+  const inside = p === root || p.startsWith(root === "/" ? "/" : `${root}/`);
   const rel = p.startsWith("/") ? (inside ? p.slice(root.length) : null) : p;
   if (rel === null) throw new ToolError(`path "${p}" is outside this toolset's root ${root}`);
   const parts = rel.split("/").filter((s) => s && s !== ".");
   if (parts.includes("..")) throw new ToolError(`path "${p}" uses "..": paths stay under the root ${root}`);
   if (!parts.length) throw new ToolError(`path "${p}" names the root itself, not a file`);
-  return (root === "/" ? "" : root) + "/" + parts.join("/");
+  return `${root === "/" ? "" : root}/${parts.join("/")}`;
 }

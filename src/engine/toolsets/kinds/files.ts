@@ -61,7 +61,7 @@ export const files = defineToolset({
       readOnly: true,
       input: z.strictObject({ glob: z.string().max(MAX_GLOB_LENGTH, `at most ${MAX_GLOB_LENGTH} characters`).optional() }),
       async run({ glob }, _ctx, self: FilesInstance) {
-        const head = key(self.root === "/" ? "/" : self.root + "/");
+        const head = key(self.root === "/" ? "/" : `${self.root}/`);
         const matches = glob ? globMatcher(glob, { slashes: true }) : () => true;
         return (await self.disk.list(head))
           .map(([k, v]) => listed(k.slice(head.length), v as StoredFile))
