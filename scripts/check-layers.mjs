@@ -23,7 +23,7 @@ export function wrongWayImports() {
       const spec = m[1] ?? m[2] ?? m[3];
       if (!spec.startsWith(".")) continue;
       const target = resolve(dirname(file), spec);
-      if (target !== objects && !target.startsWith(objects + "/")) continue;
+      if (target !== objects && !target.startsWith(`${objects}/`)) continue;
       const line = text.slice(0, m.index).split("\n").length;
       found.push(`${relative(root, file)}:${line} → ${spec}`);
     }
