@@ -3,7 +3,6 @@ import { globMatcher } from "../glob";
 import type { Journal } from "../journal/journal";
 import type { KeyGrammar } from "../journal/keys";
 import type { ModelServices } from "./model-step";
-import { callScopeId } from "../toolsets/scope-id";
 import type { CallFrame, Callables, CallSite } from "../types/callable";
 import type { ToolsetRegistry } from "../types/kind";
 import type { ModelResolver } from "../types/model";
@@ -42,6 +41,9 @@ export interface CallServices {
   /** The run's budget, checked before `frame` makes the model request under `key` (run/budget.ts `checkBudget`). */
   checkBudget(frame: CallFrame, key: string): void | Promise<void>;
 }
+
+/** The call-scope id: unique per run and call path, so nested and recursive calls never share. */
+export const callScopeId = (runId: string, path: string) => `${runId}:${path}`;
 
 /** The frame of a call one level below `at.parent`; past `MAX_DEPTH` it fails with the chain of calls. */
 export function openFrame(run: CallServices, worker: CatalogWorker, at: CallSite): CallFrame {

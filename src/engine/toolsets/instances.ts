@@ -1,6 +1,6 @@
 import { stableJson, shortHash } from "../ids";
 import { combined } from "./combined";
-import { callScopeId } from "./scope-id";
+import { callScopeId } from "../run/call-frame";
 import { workersToolset } from "./kinds/workers";
 import { toolsKey } from "../journal/keys";
 import { approvalGated } from "./wrappers/approval";
