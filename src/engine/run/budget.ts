@@ -17,7 +17,7 @@ export function runBudget(request: Budget, root: Budget = {}): Budget {
   return { ...root, ...defined };
 }
 
-/** What the budget check reads of its run: built once per activation (run/executor.ts). */
+/** What the budget check reads of its run (run/executor.ts hands it the run's services, the same object for every check). */
 export interface BudgetServices {
   /** The run's limits. */
   readonly budget: Budget;

@@ -3,7 +3,7 @@ import { combined } from "./combined";
 import { callScopeId } from "../run/call-frame";
 import { workersToolset } from "./kinds/workers";
 import { toolsKey } from "../journal/keys";
-import { approvalGated } from "./wrappers/approval";
+import { approvalGated, type ApprovalMode } from "./wrappers/approval";
 import { readOnly } from "./wrappers/filtered";
 import { journaled } from "./wrappers/journaled";
 import { journaledTools } from "./wrappers/journaled-tools";
@@ -24,14 +24,13 @@ import type { ApprovalHost } from "../approvals/ask-approval";
 import type { AttachmentSources } from "../attachments/resolve";
 import type { Journal } from "../journal/journal";
 import type { CreatedWorkers } from "../run/created-workers";
-import type { ApprovalMode } from "./wrappers/approval";
 import type { Catalog } from "../types/catalog";
 import type { Callables } from "../types/callable";
 import type { GlobalToolsets, Logger } from "../types/ports";
 
 /**
- * What building a call's toolset uses of its run, built once per activation
- * (run/executor.ts). Most of the run, because a call's toolset is where the run's
+ * What building a call's toolset uses of its run (run/executor.ts hands it the run's
+ * services, the same object for every call). Most of the run, because a call's toolset is where the run's
  * instances, secrets, approval gate, journal and created workers meet; not the model,
  * budget, usage or clock.
  */
