@@ -1,7 +1,7 @@
 import { ToolError } from "../errors";
 import { files } from "../toolsets/kinds/files";
 import { resolveFilePath } from "../toolsets/kinds/files-path";
-import { callScopeId } from "../toolsets/scope-id";
+import { callScopeId } from "../run/call-frame";
 import type { CallFrame } from "../types/callable";
 import type { FileLocation, WorkerFiles } from "../types/context";
 import type { StateBackend } from "../types/state";

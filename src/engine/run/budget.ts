@@ -1,9 +1,12 @@
-import { askApproval, type ApprovalDecision } from "../approvals/ask-approval";
+import { askApproval, type ApprovalDecision, type ApprovalHost } from "../approvals/ask-approval";
 import { RunError } from "../errors";
+import type { Journal } from "../journal/journal";
 import { budgetPath, parseKey } from "../journal/keys";
-import type { RunServices } from "./services";
+import type { ApprovalMode } from "../toolsets/wrappers/approval";
 import type { Budget } from "../types/budget";
 import type { CallFrame } from "../types/callable";
+import type { Usage } from "../types/usage";
+import type { CatalogWorker } from "../types/worker";
 
 /** The pseudo-tool a budget approval is about: the approval page, email, link and API show it like any call. */
 export const BUDGET_TOOL = "continue_past_budget";
@@ -14,10 +17,24 @@ export function runBudget(request: Budget, root: Budget = {}): Budget {
   return { ...root, ...defined };
 }
 
+/** What the budget check reads of its run (run/executor.ts hands it the run's services, the same object for every check). */
+export interface BudgetServices {
+  /** The run's limits. */
+  readonly budget: Budget;
+  /** What the run has used so far, nested calls included. */
+  readonly usage: { readonly total: Usage };
+  /** Where extensions are approved (and counted again on replay). */
+  readonly journal: Journal;
+  readonly approvalMode: ApprovalMode;
+  readonly approvals: ApprovalHost;
+  /** The root worker's `notify:` is whom an extension is asked of. */
+  readonly catalog: { get(name: string): CatalogWorker | undefined };
+}
+
 /** Extensions approved so far: each adds the original limit again. Replay sees the same journal, so agrees. */
-function extensions(run: RunServices): number {
+function extensions(journal: Journal): number {
   let n = 0;
-  for (const [key, value] of run.journal.entries()) if ((value as ApprovalDecision | null)?.approved && parseKey(key).kind === "budget_approval") n++;
+  for (const [key, value] of journal.entries()) if ((value as ApprovalDecision | null)?.approved && parseKey(key).kind === "budget_approval") n++;
   return n;
 }
 
@@ -36,7 +53,7 @@ interface Exceeded {
  * approver to continue past it, under a key derived from the request's own key.
  * Under budget (almost always) it returns without a promise.
  */
-export function checkBudget(run: RunServices, frame: CallFrame, stepKey: string): void | Promise<void> {
+export function checkBudget(run: BudgetServices, frame: CallFrame, stepKey: string): void | Promise<void> {
   const over = exceededLimit(run);
   if (over) return overBudget(run, frame, stepKey, over);
 }
@@ -46,10 +63,10 @@ export function checkBudget(run: RunServices, frame: CallFrame, stepKey: string)
  * approved extension adds every limit's original amount again, so approving a
  * run over either lets it go on by one more of that limit.
  */
-function exceededLimit(run: RunServices): Exceeded | undefined {
+function exceededLimit(run: BudgetServices): Exceeded | undefined {
   const { maxTokens, maxCostUsd, onExceed } = run.budget;
   const used = run.usage.total;
-  const times = onExceed === "ask" ? 1 + extensions(run) : 1;
+  const times = onExceed === "ask" ? 1 + extensions(run.journal) : 1;
   const tokens = used.inputTokens + used.outputTokens;
   if (maxTokens !== undefined && tokens >= maxTokens * times) {
     const limit = maxTokens * times;
@@ -70,12 +87,12 @@ function exceededLimit(run: RunServices): Exceeded | undefined {
 }
 
 /** Over a limit: fails, or (`on_exceed: ask`) asks the run's approver to continue past it. */
-async function overBudget(run: RunServices, frame: CallFrame, stepKey: string, over: Exceeded): Promise<void> {
+async function overBudget(run: BudgetServices, frame: CallFrame, stepKey: string, over: Exceeded): Promise<void> {
   if (run.budget.onExceed !== "ask") throw new RunError("budget_exceeded", over.message, true);
 
   const decision = await askApproval({
     journal: run.journal,
-    host: { record: run.recordApproval, notifier: run.notifier },
+    host: run.approvals,
     callPath: budgetPath(stepKey),
     asked: { workerChain: frame.chain, tool: BUDGET_TOOL, args: over.args, description: over.description, notify: run.catalog.get(frame.chain[0]!)?.notify },
     // Only a person extends a budget: approve_all (e.g. a public webhook's trigger) would make it no budget.

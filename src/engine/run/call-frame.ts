@@ -1,18 +1,52 @@
-import { checkBudget } from "./budget";
 import { propagates, RunError } from "../errors";
 import { globMatcher } from "../glob";
+import type { Journal } from "../journal/journal";
+import type { KeyGrammar } from "../journal/keys";
 import type { ModelServices } from "./model-step";
-import type { RunServices } from "./services";
-import { buildCallToolset } from "../toolsets/instances";
-import { callScopeId } from "../toolsets/scope-id";
-import type { CallSite } from "../types/callable";
+import type { CallFrame, Callables, CallSite } from "../types/callable";
+import type { ToolsetRegistry } from "../types/kind";
+import type { ModelResolver } from "../types/model";
+import type { Clock } from "../types/ports";
+import type { StateBackend, StateKV } from "../types/state";
 import type { Toolset } from "../types/toolset";
+import type { PriceTable } from "../types/usage";
 import type { CatalogWorker } from "../types/worker";
-import type { CallFrame } from "../types/callable";
-import type { StateKV } from "../types/state";
+
+/**
+ * What a worker or function call (its frame, loop and tool contexts) uses of its run.
+ * Built once per activation by run/executor.ts: every call and tool call is handed
+ * this same object, never a new one. Building a call's toolset and checking the
+ * budget are the executor's, reached through two functions, so a call never holds
+ * the secrets, instances or approval host they use.
+ */
+export interface CallServices {
+  readonly runId: string;
+  readonly journal: Journal;
+  /** How this run's journal keys are written (journal/keys.ts). */
+  readonly keyGrammar: KeyGrammar;
+  /** Workers and functions by name: the one way a call calls anything. */
+  readonly callables: Callables;
+  /** Changes when the run creates a worker: a loop then lists its tools again. */
+  readonly created: { readonly version: number };
+  readonly states: StateBackend;
+  /** The catalog's kinds: an `llmAgent`'s toolsets are checked against them. */
+  readonly kinds: ToolsetRegistry;
+  readonly models: ModelResolver;
+  readonly prices: PriceTable;
+  readonly clock: Clock;
+  readonly maxDepth: number;
+  readonly defaultModel: string;
+  /** The toolset `frame`'s call sees, and what closes it (toolsets/instances.ts `buildCallToolset`). */
+  toolsetFor(frame: CallFrame): Promise<{ toolset: Toolset; close(): Promise<void> }>;
+  /** The run's budget, checked before `frame` makes the model request under `key` (run/budget.ts `checkBudget`). */
+  checkBudget(frame: CallFrame, key: string): void | Promise<void>;
+}
+
+/** The call-scope id: unique per run and call path, so nested and recursive calls never share. */
+export const callScopeId = (runId: string, path: string) => `${runId}:${path}`;
 
 /** The frame of a call one level below `at.parent`; past `MAX_DEPTH` it fails with the chain of calls. */
-export function openFrame(run: RunServices, worker: CatalogWorker, at: CallSite): CallFrame {
+export function openFrame(run: CallServices, worker: CatalogWorker, at: CallSite): CallFrame {
   const chain = [...(at.parent?.chain ?? []), worker.name];
   const depth = (at.parent?.depth ?? 0) + 1;
   if (depth > run.maxDepth) {
@@ -26,8 +60,8 @@ export function openFrame(run: RunServices, worker: CatalogWorker, at: CallSite)
  * is closed when the call ends, whatever the outcome; the call's state outlives a
  * pause (the call is not over), never the call.
  */
-export async function inFrame<T>(run: RunServices, frame: CallFrame, body: (toolset: Toolset, state: StateKV) => Promise<T>): Promise<T> {
-  const { toolset, close } = await buildCallToolset(run, frame);
+export async function inFrame<T>(run: CallServices, frame: CallFrame, body: (toolset: Toolset, state: StateKV) => Promise<T>): Promise<T> {
+  const { toolset, close } = await run.toolsetFor(frame);
   const scopeId = callScopeId(run.runId, frame.path);
   let suspended = false;
   try {
@@ -47,12 +81,12 @@ export async function inFrame<T>(run: RunServices, frame: CallFrame, body: (tool
 }
 
 /** What the frame's model steps use of the run: the budget is checked for the run, on behalf of this frame's worker. */
-export function frameModels(run: RunServices, frame: CallFrame): ModelServices {
-  return { journal: run.journal, models: run.models, prices: run.prices, budget: (key) => checkBudget(run, frame, key), file: frame.worker.file };
+export function frameModels(run: CallServices, frame: CallFrame): ModelServices {
+  return { journal: run.journal, models: run.models, prices: run.prices, budget: (key) => run.checkBudget(frame, key), file: frame.worker.file };
 }
 
 /** The worker's model > the caller's > DEFAULT_MODEL, checked against compatible_models. */
-function chooseModel(run: RunServices, worker: CatalogWorker, inherited: string | undefined): string {
+function chooseModel(run: CallServices, worker: CatalogWorker, inherited: string | undefined): string {
   const model = worker.model ?? inherited ?? run.defaultModel;
   const allowed = worker.compatibleModels;
   if (allowed && !allowed.some((g) => globMatcher(g, { ignoreCase: true })(model))) {

@@ -1,12 +1,11 @@
 import { workerFiles } from "../attachments/worker-files";
-import { frameModels } from "./call-frame";
+import { frameModels, type CallServices } from "./call-frame";
 import { checkWorker } from "../catalog/catalog";
 import { ToolError } from "../errors";
 import { idempotencyKey } from "./idempotency-key";
 import { calleePath, effectKey, resultKey, stepKey, type EffectKind } from "../journal/keys";
 import { askModel } from "./model-step";
 import { recordedCall } from "../toolsets/wrappers/journaled";
-import type { RunServices } from "./services";
 import { BOUNDARY, type EFFECT_METHODS, guarded, type Effect, type SignalBoundary } from "./signal-boundary";
 import type { UsageMeter } from "./usage";
 import { DEFAULT_INPUT, DEFAULT_MAX_TURNS, parseInstanceSpec } from "../catalog/worker-file";
@@ -17,13 +16,13 @@ import type { CatalogWorker, InstanceSpec } from "../types/worker";
 import type { AgentOptions, ToolContext } from "../types/context";
 import type { StateKV } from "../types/state";
 
-export function toolContext(run: RunServices, frame: CallFrame, toolset: Toolset, callPath: string, usage: UsageMeter, state: StateKV): ToolContext {
+export function toolContext(run: CallServices, frame: CallFrame, toolset: Toolset, callPath: string, usage: UsageMeter, state: StateKV): ToolContext {
   return new CallContext(run, frame, toolset, callPath, usage, state);
 }
 
 /** What a context's effect methods act on: shared by a context and its `contextWith` copies, the effect counter too. */
 interface CallCore {
-  readonly run: RunServices;
+  readonly run: CallServices;
   readonly frame: CallFrame;
   readonly toolset: Toolset;
   readonly callPath: string;
@@ -95,7 +94,7 @@ class CallContext implements ToolContext {
   declare readonly now: ToolContext["now"];
   declare readonly randomId: ToolContext["randomId"];
 
-  constructor(run: RunServices, frame: CallFrame, toolset: Toolset, readonly callPath: string, readonly usage: UsageMeter, readonly state: StateKV) {
+  constructor(run: CallServices, frame: CallFrame, toolset: Toolset, readonly callPath: string, readonly usage: UsageMeter, readonly state: StateKV) {
     this.runId = run.runId;
     this.depth = frame.depth;
     this.workerChain = frame.chain;
@@ -130,7 +129,7 @@ function own<T>(ctx: ToolContext, key: keyof ToolContext, value: T): T {
 }
 
 /** `llmAgent` options as a worker, checked like a worker file (kinds, configs). */
-function adHocWorker(run: RunServices, frame: CallFrame, opts: AgentOptions): CatalogWorker {
+function adHocWorker(run: CallServices, frame: CallFrame, opts: AgentOptions): CatalogWorker {
   const file = `llmAgent in ${frame.worker.file}`;
   const toolsets: Record<string, InstanceSpec> = {};
   for (const [name, raw] of Object.entries(opts.toolsets ?? {})) {
@@ -151,7 +150,7 @@ function adHocWorker(run: RunServices, frame: CallFrame, opts: AgentOptions): Ca
     approval: {},
   };
   if (typeof opts.input !== "string") worker.input = { type: "object" };
-  const problems = checkWorker(worker, run.catalog.kinds);
+  const problems = checkWorker(worker, run.kinds);
   if (problems.length) throw new ToolError(problems.map((p) => p.message).join("; "));
   return worker;
 }

@@ -1,4 +1,5 @@
-import { runBudget } from "./budget";
+import { checkBudget, runBudget } from "./budget";
+import type { CallServices } from "./call-frame";
 import { workerToolDef } from "../catalog/catalog";
 import { runFunction } from "./functions-run";
 import { runWorker } from "./loop";
@@ -7,7 +8,7 @@ import { ApprovalRequired, RunError, type PendingApproval, type RunErrorCode } f
 import { Journal, type BeforeStep } from "../journal/journal";
 import { MemoryStateBackend } from "../state/memory-state";
 import { inProcessGlobals } from "../toolsets/in-process-globals";
-import { closeAll } from "../toolsets/instances";
+import { buildCallToolset, closeAll } from "../toolsets/instances";
 import { secretsAmong } from "../toolsets/secret-vars";
 import { KEY_GRAMMAR, type KeyGrammar } from "../journal/keys";
 import { rememberedApprovals, type ApprovalMode } from "../toolsets/wrappers/approval";
@@ -80,11 +81,12 @@ const consoleLogger: Logger = {
 export async function executeRun(config: EngineConfig, store: JournalStore, req: RunRequest): Promise<RunOutcome> {
   const states = config.states ?? new MemoryStateBackend();
   const journal = await Journal.open(store, config.beforeStep);
+  const created = CreatedWorkers.fromJournal(journal, config.catalog.kinds);
   const run: RunServices = {
     runId: req.runId,
     catalog: config.catalog,
-    callables: catalogCallables(config.catalog, () => run),
-    created: CreatedWorkers.fromJournal(journal, config.catalog.kinds),
+    callables: catalogCallables(config.catalog, created, () => calls),
+    created,
     models: config.models,
     journal,
     keyGrammar: req.keyGrammar ?? KEY_GRAMMAR,
@@ -98,13 +100,13 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     defaultModel: config.defaultModel ?? "test:tools",
     budget: runBudget(req.budget ?? {}, config.catalog.get(req.worker)?.budget),
     approvalMode: req.approvalMode ?? "ask",
-    recordApproval: config.recordApproval,
-    notifier: config.notifier,
+    approvals: { record: config.recordApproval, notifier: config.notifier },
     rememberedApprovals: rememberedApprovals(journal),
     vars: config.vars ?? {},
     secretsOf: secretsAmong(config.vars ?? {}, config.plainVars ?? []),
     usage: new UsageMeter(),
   };
+  const calls = callServices(run);
   const usage = () => run.usage.snapshot();
   let outcome: RunOutcome;
   try {
@@ -133,28 +135,49 @@ export async function clearRunState(states: StateBackend, runId: string): Promis
   await states.clear("call", `${runId}:`, { prefix: true });
 }
 
+/** The slice of the run its calls see, made once per activation: the loop hands this same object to every call. */
+function callServices(run: RunServices): CallServices {
+  const { runId, journal, keyGrammar, callables, created, states, models, prices, clock, maxDepth, defaultModel } = run;
+  return {
+    runId,
+    journal,
+    keyGrammar,
+    callables,
+    created,
+    states,
+    kinds: run.catalog.kinds,
+    models,
+    prices,
+    clock,
+    maxDepth,
+    defaultModel,
+    toolsetFor: (frame) => buildCallToolset(run, frame),
+    checkBudget: (frame, key) => checkBudget(run, frame, key),
+  };
+}
+
 /**
  * The run's callables: the catalog's workers and functions, and the workers the run
  * created, one namespace. The only
  * place that tells an LLM worker from a function; every caller just calls.
- * `run` is read at call time (the run's services include this resolver).
+ * `calls` is read at call time (the run's services include this resolver).
  */
-function catalogCallables(catalog: Catalog, run: () => RunServices): Callables {
+function catalogCallables(catalog: Catalog, created: CreatedWorkers, calls: () => CallServices): Callables {
   const of = (w: CatalogWorker): Callable => ({
     name: w.name,
     description: workerToolDef(w).description,
     input: w.input,
     file: w.file,
     attachments: w.attachments,
-    call: (input, at) => (w.code ? runFunction(run(), w, w.code, input, at) : runWorker(run(), w, input, at)),
+    call: (input, at) => (w.code ? runFunction(calls(), w, w.code, input, at) : runWorker(calls(), w, input, at)),
   });
   return {
     get: (name) => {
       // Created workers never shadow the catalog: a creation with a taken name is refused.
-      const w = catalog.get(name) ?? run().created.get(name)?.worker;
+      const w = catalog.get(name) ?? created.get(name)?.worker;
       return w && of(w);
     },
-    names: () => [...catalog.workers.keys(), ...run().created.names()].sort(),
+    names: () => [...catalog.workers.keys(), ...created.names()].sort(),
     worker: of,
   };
 }

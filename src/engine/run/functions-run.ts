@@ -1,9 +1,8 @@
-import { inFrame, openFrame } from "./call-frame";
+import { inFrame, openFrame, type CallServices } from "./call-frame";
 import { toolContext } from "./context";
 import { messageOf, propagates, RunError, ToolError } from "../errors";
 import { describeIssues } from "../json-schema";
 import { MAX_STEP_BYTES, stepBytes } from "../journal/bounds";
-import type { RunServices } from "./services";
 import { boundContext, SignalBoundary } from "./signal-boundary";
 import type { CallSite } from "../types/callable";
 import type { CatalogWorker, CodeFunction } from "../types/worker";
@@ -15,7 +14,7 @@ import type { CatalogWorker, CodeFunction } from "../types/worker";
  * is a journal step and a resumed run replays the body onto the same steps. The body
  * runs inside a `SignalBoundary`: a pause or hand-off never reaches it as an error.
  */
-export async function runFunction(run: RunServices, entry: CatalogWorker, fn: CodeFunction, input: unknown, at: CallSite): Promise<unknown> {
+export async function runFunction(run: CallServices, entry: CatalogWorker, fn: CodeFunction, input: unknown, at: CallSite): Promise<unknown> {
   const frame = openFrame(run, entry, at);
   const parsed = fn.input.safeParse(input);
   if (!parsed.success) throw new RunError("invalid_input", `${entry.file}: input does not match its input schema: ${describeIssues(parsed.error)}`);

@@ -1,10 +1,9 @@
-import { frameModels, inFrame, openFrame } from "./call-frame";
+import { frameModels, inFrame, openFrame, type CallServices } from "./call-frame";
 import { toolContext } from "./context";
 import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "../errors";
 import { describeIssues, validatorFor } from "../json-schema";
 import { modelKey, toolCallKeys } from "../journal/keys";
 import { modelStep } from "./model-step";
-import type { RunServices } from "./services";
 import { DEFAULT_INPUT } from "../catalog/worker-file";
 import type { CallFrame, CallSite } from "../types/callable";
 import type { AttachmentPart, ContentPart, Message } from "../types/model";
@@ -20,14 +19,14 @@ type ToolOutcome = { ok: true; content: string } | { ok: false; content: string 
  * what is recorded and continues from the first step that is not. Other workers
  * and functions are reached through `run.callables`, never from here.
  */
-export async function runWorker(run: RunServices, worker: CatalogWorker, input: unknown, at: CallSite): Promise<unknown> {
+export async function runWorker(run: CallServices, worker: CatalogWorker, input: unknown, at: CallSite): Promise<unknown> {
   const frame = openFrame(run, worker, at);
   const checked = validatorFor(worker.input).safeParse(input);
   if (!checked.success) throw new RunError("invalid_input", `${worker.file}: input does not match the worker's input schema: ${describeIssues(checked.error)}`);
   return inFrame(run, frame, (toolset, state) => loop(run, frame, toolset, state, checked.data));
 }
 
-async function loop(run: RunServices, frame: CallFrame, toolset: Toolset, state: StateKV, input: unknown): Promise<unknown> {
+async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state: StateKV, input: unknown): Promise<unknown> {
   const { worker } = frame;
   // No tool call to answer yet: a toolset that cannot list its tools ends this worker call.
   const list = async () => {

@@ -2,7 +2,7 @@ import type { CreatedWorkers } from "./created-workers";
 import type { Journal } from "../journal/journal";
 import type { KeyGrammar } from "../journal/keys";
 import type { Substitution } from "../toolsets/interpolate";
-import type { ApprovalNotifier, ApprovalRecorder } from "../approvals/ask-approval";
+import type { ApprovalHost } from "../approvals/ask-approval";
 import type { ApprovalMode } from "../toolsets/wrappers/approval";
 import type { Budget } from "../types/budget";
 import type { Callables } from "../types/callable";
@@ -38,8 +38,8 @@ export interface RunServices {
   /** The run's limits: the request's over the root worker's `budget:`. */
   budget: Budget;
   approvalMode: ApprovalMode;
-  recordApproval?: ApprovalRecorder;
-  notifier?: ApprovalNotifier;
+  /** Records a pending approval, then tells a human (the host's; either may be absent). */
+  approvals: ApprovalHost;
   /** Calls approved "for the rest of the run", from the journal at activation start. */
   rememberedApprovals: ReadonlySet<string>;
   vars: Readonly<Record<string, string | undefined>>;

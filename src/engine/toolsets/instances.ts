@@ -1,10 +1,9 @@
 import { stableJson, shortHash } from "../ids";
-import type { RunServices } from "../run/services";
 import { combined } from "./combined";
-import { callScopeId } from "./scope-id";
+import { callScopeId } from "../run/call-frame";
 import { workersToolset } from "./kinds/workers";
 import { toolsKey } from "../journal/keys";
-import { approvalGated } from "./wrappers/approval";
+import { approvalGated, type ApprovalMode } from "./wrappers/approval";
 import { readOnly } from "./wrappers/filtered";
 import { journaled } from "./wrappers/journaled";
 import { journaledTools } from "./wrappers/journaled-tools";
@@ -21,6 +20,44 @@ import type { InstanceInit, ToolsetKind } from "../types/kind";
 import type { Toolset } from "../types/toolset";
 import type { InstanceSpec } from "../types/worker";
 import type { Scope, StateBackend } from "../types/state";
+import type { ApprovalHost } from "../approvals/ask-approval";
+import type { AttachmentSources } from "../attachments/resolve";
+import type { Journal } from "../journal/journal";
+import type { CreatedWorkers } from "../run/created-workers";
+import type { Catalog } from "../types/catalog";
+import type { Callables } from "../types/callable";
+import type { GlobalToolsets, Logger } from "../types/ports";
+
+/**
+ * What building a call's toolset uses of its run (run/executor.ts hands it the run's
+ * services, the same object for every call). Most of the run, because a call's toolset is where the run's
+ * instances, secrets, approval gate, journal and created workers meet; not the model,
+ * budget, usage or clock.
+ */
+export interface ToolsetServices extends AttachmentSources {
+  readonly catalog: Catalog;
+  /** What `toolsets.workers` and created workers resolve to. */
+  readonly callables: Callables;
+  readonly journal: Journal;
+  readonly created: CreatedWorkers;
+  /** Run-scoped instances of this activation, by instance key. */
+  readonly runInstances: Map<string, Promise<Toolset>>;
+  readonly globals: GlobalToolsets;
+  readonly approvalMode: ApprovalMode;
+  readonly approvals: ApprovalHost;
+  /** Calls approved "for the rest of the run". */
+  readonly rememberedApprovals: ReadonlySet<string>;
+  readonly log: Logger;
+}
+
+/** A call's toolset and what closes the instances made for that call alone. */
+export interface CallToolset {
+  toolset: Toolset;
+  close(): Promise<void>;
+}
+
+/** Owned instances, closed in reverse order of creation. */
+type Owned = Array<{ name: string; ts: Toolset }>;
 
 export function instanceInit(states: StateBackend, scope: Scope, scopeId: string, name: string, key: string): InstanceInit {
   return {
@@ -35,7 +72,7 @@ export function instanceInit(states: StateBackend, scope: Scope, scopeId: string
  * and the secrets among the values filled in (to redact; plain vars stay readable).
  * The kind's complaint may quote a value: it is redacted too, since the error is stored with the run.
  */
-function withVars(spec: InstanceSpec, schema: z.ZodType, run: RunServices, where: { file: string; field: string }): { spec: InstanceSpec; secrets: Substitution[] } {
+function withVars(spec: InstanceSpec, schema: z.ZodType, run: AttachmentSources, where: { file: string; field: string }): { spec: InstanceSpec; secrets: Substitution[] } {
   if (!usesVars(spec.config)) return { spec, secrets: [] };
   const { config, substituted } = interpolate(spec.config, run.vars, where);
   const secrets = run.secretsOf(substituted);
@@ -64,8 +101,8 @@ function configHash(config: InstanceSpec["config"]): string {
  * redaction → readonly → prefix → combined with worker tools → approval gate → journal.
  * The loop never branches on scope; it gets a toolset and a `close`.
  */
-export async function buildCallToolset(run: RunServices, frame: CallFrame): Promise<{ toolset: Toolset; close(): Promise<void> }> {
-  const owned: Array<{ name: string; ts: Toolset }> = [];
+export async function buildCallToolset(run: ToolsetServices, frame: CallFrame): Promise<CallToolset> {
+  const owned: Owned = [];
   const members: Array<[string, Toolset]> = [];
   const creationTools = new Set<string>();
   try {
@@ -101,11 +138,11 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
     policies: frame.worker.approval,
     workerChain: frame.chain,
     notify: frame.worker.notify,
-    host: { record: run.recordApproval, notifier: run.notifier },
+    host: run.approvals,
     remembered: run.rememberedApprovals,
   });
   const toolset = journaled(gated, run.journal);
-  return { toolset: creationTools.size ? showsCreated(toolset, run, frame.path, creationTools) : toolset, close: () => closeAll(run, owned) };
+  return { toolset: creationTools.size ? showsCreated(toolset, { journal: run.journal, created: run.created, path: frame.path, tools: creationTools }) : toolset, close: () => closeAll(run, owned) };
 }
 
 /**
@@ -114,10 +151,10 @@ export async function buildCallToolset(run: RunServices, frame: CallFrame): Prom
  * scope's instance is seen through `redacted`, so no resolved secret comes back out.
  */
 async function scopedInstance(
-  run: RunServices,
+  run: ToolsetServices,
   frame: CallFrame,
   i: { name: string; key: string; kind: ToolsetKind; spec: InstanceSpec; secrets: Substitution[] },
-  owned: Array<{ name: string; ts: Toolset }>,
+  owned: Owned,
 ): Promise<Toolset> {
   const make = async (scope: Scope, scopeId: string) =>
     redacted(await i.kind.instantiate(i.key, i.spec.config, instanceInit(run.states, scope, scopeId, i.name, i.key)), i.secrets);
@@ -136,7 +173,7 @@ async function scopedInstance(
 }
 
 /** Closes in reverse order of creation; a failing close is logged and never hides the call's outcome. */
-export async function closeAll(run: RunServices, owned: Array<{ name: string; ts: Toolset }>): Promise<void> {
+export async function closeAll(run: Pick<ToolsetServices, "runId" | "log">, owned: Owned): Promise<void> {
   for (const { name, ts } of owned.reverse()) {
     try {
       await ts.close?.();

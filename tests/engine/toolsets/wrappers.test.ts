@@ -51,7 +51,7 @@ async function everyWrapper(inner: Toolset): Promise<Array<[string, Toolset]>> {
     ["journaled", journaled(inner, j)],
     ["journaledTools", journaledTools(inner, j, toolsKey("run", "src"))],
     ["redacted", redacted(inner, [{ name: "TOKEN", value: "s3cret-value" }])],
-    ["showsCreated", showsCreated(inner, { journal: j, created: new CreatedWorkers() }, "run", new Set())],
+    ["showsCreated", showsCreated(inner, { journal: j, created: new CreatedWorkers(), path: "run", tools: new Set() })],
   ];
 }
 
@@ -136,7 +136,7 @@ describe("toolset wrappers", () => {
   it("showsCreated: a recorded creation shows the created worker to its creator", async () => {
     const j = await journal();
     const created = new CreatedWorkers();
-    const w = showsCreated(fakeInner().toolset, { journal: j, created }, "run", new Set(["read"]));
+    const w = showsCreated(fakeInner().toolset, { journal: j, created, path: "run", tools: new Set(["read"]) });
     await w.callTool("read", {}, ctx());
     expect(created.shownTo("run")).toEqual([]);
     await j.record(creationKey(ctx().callPath), { frontmatter: { name: "made" }, instructions: "", creator: "run", by: "w.md", grant: "w.md#make" });

@@ -1,32 +1,40 @@
 import type { ToolContext } from "../../types/context";
-import { recordedCreation } from "../../run/created-workers";
+import { recordedCreation, type CreatedWorkers } from "../../run/created-workers";
+import type { Journal } from "../../journal/journal";
 import { creationKey } from "../../journal/keys";
-import type { RunServices } from "../../run/services";
 import type { Toolset } from "../../types/toolset";
 import { WrapperToolset } from "./wrapper";
 
+/** Where a creator call's creations are read (the journal) and shown (the run's created workers). */
+export interface CreatorCall {
+  readonly journal: Pick<Journal, "get">;
+  readonly created: Pick<CreatedWorkers, "show">;
+  /** The creator call's journal path. */
+  readonly path: string;
+  /** Its tools that create a worker (as the call lists them, prefixed). */
+  readonly tools: ReadonlySet<string>;
+}
+
 /**
  * After a `worker_create` call succeeded — run now, or replayed from the journal —
- * the creator call at `creatorPath` lists the created worker as a tool. Outside the
+ * the creator call at `creator.path` lists the created worker as a tool. Outside the
  * journal wrapper, so a replayed creation shows its worker at the same point.
  */
 export class ShowsCreated extends WrapperToolset {
   constructor(
     inner: Toolset,
-    private readonly run: Pick<RunServices, "journal" | "created">,
-    private readonly creatorPath: string,
-    private readonly creationTools: ReadonlySet<string>,
+    private readonly creator: CreatorCall,
   ) {
     super(inner);
   }
 
   override async callTool(name: string, args: unknown, ctx: ToolContext): Promise<unknown> {
     const result = await this.inner.callTool(name, args, ctx);
-    const recorded = this.creationTools.has(name) ? this.run.journal.get(creationKey(ctx.callPath)) : undefined;
-    if (recorded !== undefined) this.run.created.show(this.creatorPath, String(recordedCreation.parse(recorded).frontmatter.name));
+    const { journal, created, path, tools } = this.creator;
+    const recorded = tools.has(name) ? journal.get(creationKey(ctx.callPath)) : undefined;
+    if (recorded !== undefined) created.show(path, String(recordedCreation.parse(recorded).frontmatter.name));
     return result;
   }
 }
 
-export const showsCreated = (inner: Toolset, run: Pick<RunServices, "journal" | "created">, creatorPath: string, creationTools: ReadonlySet<string>): Toolset =>
-  new ShowsCreated(inner, run, creatorPath, creationTools);
+export const showsCreated = (inner: Toolset, creator: CreatorCall): Toolset => new ShowsCreated(inner, creator);
