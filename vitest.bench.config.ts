@@ -7,7 +7,9 @@ export default defineConfig({
     projects: [
       workersProject("bench", ["bench/do/**/*.bench.test.ts"], 300_000, { MODEL_DISPATCH: "direct" }),
       // The fault and dispatch benchmarks again with MODEL_DISPATCH=queue (sections `faultsQueue`, `dispatch_queue`, `dispatch_wait_queue`, `dispatch_recovery`).
-      workersProject("bench-queue", ["bench/do/faults.bench.test.ts", "bench/do/dispatch.bench.test.ts", "bench/do/dispatch-wait.bench.test.ts"], 300_000, { MODEL_DISPATCH: "queue" }),
+      workersProject("bench-queue", ["bench/do/faults.bench.test.ts", "bench/do/dispatch.bench.test.ts", "bench/do/dispatch-wait.bench.test.ts"], 300_000, {
+        MODEL_DISPATCH: "queue",
+      }),
     ],
   },
 });

@@ -59,7 +59,12 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
   ],
   // The app's catalog plus the test fixtures (written by tests/support/global-setup.ts).
   // The app's code functions plus the test fixtures (tests/fixtures/functions).
-  resolve: { alias: [{ find: /^.*\/generated\/worker-files$/, replacement: testCatalog }, { find: /^\.\/functions\/index$/, replacement: testFunctions }] },
+  resolve: {
+    alias: [
+      { find: /^.*\/generated\/worker-files$/, replacement: testCatalog },
+      { find: /^\.\/functions\/index$/, replacement: testFunctions },
+    ],
+  },
   test: {
     name,
     globalSetup: ["tests/support/global-setup.ts"],

@@ -54,7 +54,8 @@ export async function endToEnd({ runs = 260, warmup = 8, deadlineMs = 90_000, di
         await sleep(2);
       }
       if (run?.status !== "succeeded") throw new Error(`run ${run_id} ended ${run?.status}`);
-      if (seq >= warmup) samples.push({ seq, via, runId: run_id, sent, accepted, created: run.created_at, finished: run.updated_at, model: model.timings.get(seq) });
+      if (seq >= warmup)
+        samples.push({ seq, via, runId: run_id, sent, accepted, created: run.created_at, finished: run.updated_at, model: model.timings.get(seq) });
     }
   } finally {
     await app.stop();
@@ -85,7 +86,16 @@ export async function endToEnd({ runs = 260, warmup = 8, deadlineMs = 90_000, di
   });
   const hooked = rows.filter((r) => r.via === "hook");
   const viaApi = rows.filter((r) => r.via === "api");
-  const stat = (k, of = hooked) => ({ p50: percentile(of.map((r) => r[k]), 50), p99: percentile(of.map((r) => r[k]), 99) });
+  const stat = (k, of = hooked) => ({
+    p50: percentile(
+      of.map((r) => r[k]),
+      50,
+    ),
+    p99: percentile(
+      of.map((r) => r[k]),
+      99,
+    ),
+  });
   return {
     dispatch,
     runs: hooked.length,
@@ -107,7 +117,13 @@ export async function dispatchLatency(runs = 200) {
   const direct = await endToEnd({ runs, dispatch: "direct" });
   const queue = await endToEnd({ runs, dispatch: "queue" });
   const phase = (k) => ({ direct: direct.phases[k], queue: queue.phases[k], addedP50: queue.phases[k].p50 - direct.phases[k].p50 });
-  return { runs: Math.min(direct.runs, queue.runs), toFirstRequest: phase("toFirstRequest"), toolTurn: phase("toolTurn"), finish: phase("finish"), completion: { direct: direct.completion, queue: queue.completion } };
+  return {
+    runs: Math.min(direct.runs, queue.runs),
+    toFirstRequest: phase("toFirstRequest"),
+    toolTurn: phase("toolTurn"),
+    finish: phase("finish"),
+    completion: { direct: direct.completion, queue: queue.completion },
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -6,7 +6,17 @@ import { Agent, Runner, setTracingDisabled, tool as agentsTool, Usage as AgentsU
 import { generateText, stepCountIs, tool as aiTool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
-import { defineToolset, executeRun, loadCatalog, MemoryJournalStore, MemoryStateBackend, modelResolver, scriptedModel, tool, toolsetRegistry } from "../src/engine";
+import {
+  defineToolset,
+  executeRun,
+  loadCatalog,
+  MemoryJournalStore,
+  MemoryStateBackend,
+  modelResolver,
+  scriptedModel,
+  tool,
+  toolsetRegistry,
+} from "../src/engine";
 import { parseYaml } from "../src/build/yaml";
 
 export const TURN_COUNTS = [10, 50] as const;
@@ -25,7 +35,9 @@ function bare(TURNS: number) {
     let n = 0;
     const model = async (_messages: Msg[]): Promise<{ text: string | null; toolCalls: Call[] }> => {
       const turn = n++;
-      return turn < TURNS ? { text: null, toolCalls: TOOL_NAMES.map((name, i) => ({ id: `c${turn}_${i}`, name, arguments: args(turn, i) })) } : { text: "done", toolCalls: [] };
+      return turn < TURNS
+        ? { text: null, toolCalls: TOOL_NAMES.map((name, i) => ({ id: `c${turn}_${i}`, name, arguments: args(turn, i) })) }
+        : { text: "done", toolCalls: [] };
     };
     const messages: Msg[] = [
       { role: "system", content: "Benchmark." },
@@ -58,15 +70,27 @@ export function edgework(TURNS: number) {
     kind: "trivial",
     config: z.strictObject({}),
     create: () => ({}),
-    tools: Object.fromEntries(TOOL_NAMES.map((name) => [name, tool({ description: `${name} tool`, input: z.strictObject({ n: z.number() }), readOnly: true, run: noop })])),
+    tools: Object.fromEntries(
+      TOOL_NAMES.map((name) => [name, tool({ description: `${name} tool`, input: z.strictObject({ n: z.number() }), readOnly: true, run: noop })]),
+    ),
   });
-  const catalog = loadCatalog({ "bench.worker": "---\nname: bench\nmodel: test:bench\nmax_turns: 60\ntoolsets:\n  trivial: { use: trivial }\n---\nBenchmark.\n" }, toolsetRegistry(trivial), parseYaml);
+  const catalog = loadCatalog(
+    { "bench.worker": "---\nname: bench\nmodel: test:bench\nmax_turns: 60\ntoolsets:\n  trivial: { use: trivial }\n---\nBenchmark.\n" },
+    toolsetRegistry(trivial),
+    parseYaml,
+  );
   return async () => {
     const model = scriptedModel((_req, n) =>
-      n < TURNS ? { toolCalls: TOOL_NAMES.map((name, i) => ({ id: `c${n}_${i}`, name, arguments: args(n, i) })), usage: { inputTokens: 10, outputTokens: 5 } } : { text: "done", usage: { inputTokens: 10, outputTokens: 5 } },
+      n < TURNS
+        ? { toolCalls: TOOL_NAMES.map((name, i) => ({ id: `c${n}_${i}`, name, arguments: args(n, i) })), usage: { inputTokens: 10, outputTokens: 5 } }
+        : { text: "done", usage: { inputTokens: 10, outputTokens: 5 } },
     );
     const states = new MemoryStateBackend();
-    const out = await executeRun({ catalog, models: modelResolver({ extra: { "test:bench": model } }), states }, new MemoryJournalStore(), { runId: "bench", worker: "bench", input: { input: "go" } });
+    const out = await executeRun({ catalog, models: modelResolver({ extra: { "test:bench": model } }), states }, new MemoryJournalStore(), {
+      runId: "bench",
+      worker: "bench",
+      input: { input: "go" },
+    });
     if (out.status !== "succeeded") throw new Error(`edgework run ${out.status}`);
   };
 }
@@ -82,9 +106,23 @@ function openaiAgents(TURNS: number) {
         const turn = n++;
         const usage = new AgentsUsage({ requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 });
         if (turn < TURNS) {
-          return { usage, output: TOOL_NAMES.map((name, i) => ({ type: "function_call" as const, callId: `c${turn}_${i}`, name, arguments: args(turn, i), status: "completed" as const })) };
+          return {
+            usage,
+            output: TOOL_NAMES.map((name, i) => ({
+              type: "function_call" as const,
+              callId: `c${turn}_${i}`,
+              name,
+              arguments: args(turn, i),
+              status: "completed" as const,
+            })),
+          };
         }
-        return { usage, output: [{ type: "message" as const, role: "assistant" as const, status: "completed" as const, content: [{ type: "output_text" as const, text: "done" }] }] };
+        return {
+          usage,
+          output: [
+            { type: "message" as const, role: "assistant" as const, status: "completed" as const, content: [{ type: "output_text" as const, text: "done" }] },
+          ],
+        };
       },
       getStreamedResponse() {
         throw new Error("not used");
@@ -98,7 +136,9 @@ function openaiAgents(TURNS: number) {
 
 /** AI SDK: generateText with tools and MockLanguageModelV3. */
 function aiSdk(TURNS: number) {
-  const tools = Object.fromEntries(TOOL_NAMES.map((name) => [name, aiTool({ description: `${name} tool`, inputSchema: z.object({ n: z.number() }), execute: noop })]));
+  const tools = Object.fromEntries(
+    TOOL_NAMES.map((name) => [name, aiTool({ description: `${name} tool`, inputSchema: z.object({ n: z.number() }), execute: noop })]),
+  );
   const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
   return async () => {
     let n = 0;

@@ -20,7 +20,16 @@ export async function startLoadModel() {
       ? { role: "assistant", content: `done ${seq}` }
       : { role: "assistant", content: null, tool_calls: [{ id: `c${seq}`, type: "function", function: { name: "increment", arguments: "{}" } }] };
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ id: "x", object: "chat.completion", created: 0, model: body.model, choices: [{ index: 0, finish_reason: "stop", message }], usage: { prompt_tokens: 20, completion_tokens: 5 } }));
+    res.end(
+      JSON.stringify({
+        id: "x",
+        object: "chat.completion",
+        created: 0,
+        model: body.model,
+        choices: [{ index: 0, finish_reason: "stop", message }],
+        usage: { prompt_tokens: 20, completion_tokens: 5 },
+      }),
+    );
     const t = timings.get(seq) ?? [];
     t.push({ arrived, answered: now() });
     timings.set(seq, t);

@@ -67,8 +67,14 @@ export async function loadTest({ runs = 1000, concurrency = 50, deadlineMs = 240
     lost: results.filter((r) => r.status === "lost").length + (runs - results.length),
     duplicated,
     distinctRunIds: new Set(results.map((r) => r.run_id)).size,
-    p50Ms: percentile(completed.map((r) => r.ms), 50),
-    p99Ms: percentile(completed.map((r) => r.ms), 99),
+    p50Ms: percentile(
+      completed.map((r) => r.ms),
+      50,
+    ),
+    p99Ms: percentile(
+      completed.map((r) => r.ms),
+      99,
+    ),
     wallSeconds: (Date.now() - t0) / 1000,
   };
 }

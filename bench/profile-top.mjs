@@ -31,7 +31,10 @@ export function topFrames(profilePath, count = 25) {
     const frame = `${functionName || "(anonymous)"} ${file}`.trim();
     self.set(frame, (self.get(frame) ?? 0) + t);
   }
-  return [...self].sort((a, b) => b[1] - a[1]).slice(0, count).map(([frame, t]) => ({ frame, percent: (100 * t) / total }));
+  return [...self]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([frame, t]) => ({ frame, percent: (100 * t) / total }));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -12,7 +12,8 @@ import { pathToFileURL } from "node:url";
 crypto.subtle.timingSafeEqual = (a, b) => timingSafeEqual(new Uint8Array(a.buffer ?? a), new Uint8Array(b.buffer ?? b));
 
 const stubs = {
-  "cloudflare:workers": "export class DurableObject { constructor(ctx, env) { this.ctx = ctx; this.env = env; } } export class RpcTarget {} export class WorkerEntrypoint {} export const env = {};",
+  "cloudflare:workers":
+    "export class DurableObject { constructor(ctx, env) { this.ctx = ctx; this.env = env; } } export class RpcTarget {} export class WorkerEntrypoint {} export const env = {};",
   "cloudflare:email": "export class EmailMessage {}",
 };
 const dir = mkdtempSync(join(tmpdir(), "edgework-probe-"));

@@ -43,7 +43,15 @@ function catalogTexts(root) {
 export async function yamlCost(root, samples = 7) {
   const dir = mkdtempSync(join(tmpdir(), "edgework-yaml-"));
   const bundle = join(dir, "yaml.mjs");
-  await build({ stdin: { contents: `export { parse } from "yaml";`, resolveDir: root }, bundle: true, minify: true, format: "esm", platform: "neutral", outfile: bundle, logLevel: "silent" });
+  await build({
+    stdin: { contents: `export { parse } from "yaml";`, resolveDir: root },
+    bundle: true,
+    minify: true,
+    format: "esm",
+    platform: "neutral",
+    outfile: bundle,
+    logLevel: "silent",
+  });
   const code = readFileSync(bundle);
   const texts = catalogTexts(root);
   const input = join(dir, "texts.json");

@@ -23,6 +23,15 @@ export async function importTs(name, contents, stubs = {}) {
       b.onLoad({ filter: /.*/, namespace: "stub" }, (args) => ({ contents: stubs[args.path], loader: "ts" }));
     },
   };
-  await build({ stdin: { contents, resolveDir: root, loader: "ts" }, bundle: true, packages: "external", platform: "node", format: "esm", outfile, logLevel: "error", plugins: [stubbing] });
+  await build({
+    stdin: { contents, resolveDir: root, loader: "ts" },
+    bundle: true,
+    packages: "external",
+    platform: "node",
+    format: "esm",
+    outfile,
+    logLevel: "error",
+    plugins: [stubbing],
+  });
   return import(`${pathToFileURL(outfile).href}?t=${Date.now()}`);
 }

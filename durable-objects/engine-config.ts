@@ -58,7 +58,11 @@ export function dispatchMode(env: Env): "direct" | "queue" {
  * The engine's configuration from the app's vars and secrets; ports come from the
  * Durable Object. `definitions`: the workers and models.yaml a run pinned (default: the current deploy's).
  */
-export function engineConfig(env: Env, ports: Pick<EngineConfig, "states" | "globals" | "beforeStep" | "recordApproval" | "notifier">, { catalog, models }: Definitions = current()): EngineConfig {
+export function engineConfig(
+  env: Env,
+  ports: Pick<EngineConfig, "states" | "globals" | "beforeStep" | "recordApproval" | "notifier">,
+  { catalog, models }: Definitions = current(),
+): EngineConfig {
   const vars = stringVars(env);
   return {
     ...ports,

@@ -78,7 +78,10 @@ export function rpcGlobals(stub: () => GlobalToolsetsStub): GlobalToolsets {
         async callTool(tool, args, ctx) {
           const bridge = new ToolContextBridge(ctx);
           const { runId, callPath, idempotencyKey, depth, workerChain } = ctx;
-          const result = await stub().callTool({ key, name, kind: kind.kind, config: spec.config, tool, args, ctx: { runId, callPath, idempotencyKey, depth, workerChain: [...workerChain] } }, bridge);
+          const result = await stub().callTool(
+            { key, name, kind: kind.kind, config: spec.config, tool, args, ctx: { runId, callPath, idempotencyKey, depth, workerChain: [...workerChain] } },
+            bridge,
+          );
           if (bridge.signal) throw bridge.signal;
           if (!result.ok) throw new ToolError(result.error);
           return result.value;

@@ -47,7 +47,10 @@ async function consume(message: Message<unknown>, env: Env): Promise<void> {
   // sends the request again only when this consumer missed a whole lease of renewals (it died).
   // Refused: another attempt took over (or the run ended); the first answer delivered is the one recorded.
   const renewing = setInterval(() => {
-    stub.renewModelClaim(key, attempt).then((held) => held || clearInterval(renewing), () => undefined);
+    stub.renewModelClaim(key, attempt).then(
+      (held) => held || clearInterval(renewing),
+      () => undefined,
+    );
   }, claimed.leaseMs / RENEWALS_PER_LEASE);
   let answer: DeliveredAnswer;
   try {

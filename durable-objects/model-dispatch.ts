@@ -70,7 +70,9 @@ type StoredAnswer = DeliveredAnswer | { ok: false; tooLarge: true; message: stri
 
 /** An attachment with its bytes read, so the request crosses RPC as plain data. */
 type WireAttachment = { type: "attachment"; name: string; mime: string; size: number; data: Uint8Array };
-type WireMessage = Exclude<Message, { role: "user" }> | { role: "user"; content: string | Array<Exclude<ContentPart, { type: "attachment" }> | WireAttachment> };
+type WireMessage =
+  | Exclude<Message, { role: "user" }>
+  | { role: "user"; content: string | Array<Exclude<ContentPart, { type: "attachment" }> | WireAttachment> };
 export type WireRequest = Omit<ModelRequest, "messages" | "onDelta" | "key"> & { messages: WireMessage[] };
 
 /** What `claimModelRequest` hands a consumer: the model as the run names it, the request, the run's pinned models.yaml, the lease to renew. */
@@ -126,7 +128,11 @@ export class ModelDispatch {
       direct(name);
       // Without it every hand-off would fail to send and be sent again a minute later, forever.
       if (!this.host.env.MODEL_QUEUE) {
-        throw new RunError("config", "MODEL_DISPATCH=queue needs the MODEL_QUEUE queue binding ([[queues.producers]] in wrangler.toml, after `wrangler queues create edgework-model-requests`), or set MODEL_DISPATCH=direct", true);
+        throw new RunError(
+          "config",
+          "MODEL_DISPATCH=queue needs the MODEL_QUEUE queue binding ([[queues.producers]] in wrangler.toml, after `wrangler queues create edgework-model-requests`), or set MODEL_DISPATCH=direct",
+          true,
+        );
       }
       return { request: (req) => this.request(name, req, pinned, direct), requested: (key) => this.requested(key) } satisfies Model;
     };
@@ -183,7 +189,9 @@ export class ModelDispatch {
   private async request(model: string, req: ModelRequest, models: ModelsConfig, direct: ModelResolver): Promise<ModelResponse> {
     const key = req.key;
     if (!key) throw new Error("a model request handed to the queue needs its journal key");
-    const row = this.table().one<Lapsing & Pick<ModelDispatchRow, "answer">>`SELECT attempt, sent_at, claimed, lease_until, answer FROM model_dispatch WHERE key = ${key}`;
+    const row = this.table().one<
+      Lapsing & Pick<ModelDispatchRow, "answer">
+    >`SELECT attempt, sent_at, claimed, lease_until, answer FROM model_dispatch WHERE key = ${key}`;
     if (row?.answer != null) {
       const answer = parse<StoredAnswer>(row.answer);
       if (answer.ok) return answer.response;
@@ -201,7 +209,12 @@ export class ModelDispatch {
     await readAttachments(req);
     const attempt = (row?.attempt ?? 0) + 1;
     // Each attempt was lost or its consumer died: something is wrong that sending again will not fix.
-    if (attempt > MAX_ATTEMPTS) throw new RunError("model_error", `model ${model}: no answer came back for ${MAX_ATTEMPTS} hand-offs of ${key} to the queue (MODEL_DISPATCH=queue); is its consumer deployed?`, true);
+    if (attempt > MAX_ATTEMPTS)
+      throw new RunError(
+        "model_error",
+        `model ${model}: no answer came back for ${MAX_ATTEMPTS} hand-offs of ${key} to the queue (MODEL_DISPATCH=queue); is its consumer deployed?`,
+        true,
+      );
     if (row && !isClaimed(row)) return this.askDirectly(key, attempt, direct(model), req);
     this.table().run`INSERT INTO model_dispatch (key, model, attempt, sent_at) VALUES (${key}, ${model}, ${attempt}, ${now})
       ON CONFLICT (key) DO UPDATE SET model = excluded.model, attempt = excluded.attempt, sent_at = excluded.sent_at`;
@@ -223,7 +236,8 @@ export class ModelDispatch {
    */
   private async askDirectly(key: string, attempt: number, model: Model, req: ModelRequest): Promise<ModelResponse> {
     const now = Date.now();
-    this.table().run`UPDATE model_dispatch SET attempt = ${attempt}, sent_at = ${now}, claimed = ${attempt}, lease_until = ${now + dispatchTiming.leaseMs} WHERE key = ${key}`;
+    this.table()
+      .run`UPDATE model_dispatch SET attempt = ${attempt}, sent_at = ${now}, claimed = ${attempt}, lease_until = ${now + dispatchTiming.leaseMs} WHERE key = ${key}`;
     this.waiting.delete(key);
     console.warn(JSON.stringify({ edgework: "model_dispatch_unclaimed", key, attempt, claim_timeout_ms: dispatchTiming.claimTimeoutMs }));
     return model.request(req);
@@ -237,7 +251,9 @@ export class ModelDispatch {
    */
   async claim(key: string, attempt: number): Promise<ClaimedRequest | null> {
     const now = Date.now();
-    const row = this.table().one<Pick<ModelDispatchRow, "attempt" | "claimed" | "lease_until" | "answer">>`SELECT attempt, claimed, lease_until, answer FROM model_dispatch WHERE key = ${key}`;
+    const row = this.table().one<
+      Pick<ModelDispatchRow, "attempt" | "claimed" | "lease_until" | "answer">
+    >`SELECT attempt, claimed, lease_until, answer FROM model_dispatch WHERE key = ${key}`;
     if (!row || row.answer !== null || row.attempt !== attempt || this.journaled(key)) return null;
     if (row.claimed === attempt && (row.lease_until ?? 0) > now) return null;
     const waiting = this.waiting.get(key);
@@ -254,7 +270,9 @@ export class ModelDispatch {
 
   /** The consumer holding `attempt` is alive: its lease runs on. False: the request is no longer wanted (answered, sent again, run ended). */
   renew(key: string, attempt: number): boolean {
-    const row = this.table().one<Pick<ModelDispatchRow, "attempt" | "claimed" | "answer">>`SELECT attempt, claimed, answer FROM model_dispatch WHERE key = ${key}`;
+    const row = this.table().one<
+      Pick<ModelDispatchRow, "attempt" | "claimed" | "answer">
+    >`SELECT attempt, claimed, answer FROM model_dispatch WHERE key = ${key}`;
     if (!row || row.answer !== null || row.attempt !== attempt || row.claimed !== attempt) return false;
     this.table().run`UPDATE model_dispatch SET lease_until = ${Date.now() + dispatchTiming.leaseMs} WHERE key = ${key}`;
     return true;
@@ -316,7 +334,10 @@ export function unwire(req: WireRequest): ModelRequest {
   const messages = req.messages.map((m): Message => {
     if (m.role !== "user") return m;
     if (typeof m.content === "string") return { role: "user", content: m.content };
-    return { role: "user", content: m.content.map((p) => (p.type === "attachment" ? { type: p.type, name: p.name, mime: p.mime, size: p.size, bytes: async () => p.data } : p)) };
+    return {
+      role: "user",
+      content: m.content.map((p) => (p.type === "attachment" ? { type: p.type, name: p.name, mime: p.mime, size: p.size, bytes: async () => p.data } : p)),
+    };
   });
   return { ...req, messages };
 }

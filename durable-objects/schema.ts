@@ -62,7 +62,8 @@ const ON_FIRST_USE = { model_dispatch: MODEL_DISPATCH } as const;
 export const makeOnFirstUse = (sql: Sql, table: keyof typeof ON_FIRST_USE) => sql.script(ON_FIRST_USE[table]);
 
 /** Whether this object made a table of ON_FIRST_USE (a read: nothing is made). */
-export const madeOnFirstUse = (sql: Sql, table: keyof typeof ON_FIRST_USE) => sql.one`SELECT 1 AS made FROM sqlite_master WHERE type = 'table' AND name = ${table}` !== undefined;
+export const madeOnFirstUse = (sql: Sql, table: keyof typeof ON_FIRST_USE) =>
+  sql.one`SELECT 1 AS made FROM sqlite_master WHERE type = 'table' AND name = ${table}` !== undefined;
 
 /** A new run object: version 0 → latest in one step. */
 const RUN_TABLES = [RUN, JOURNAL, APPROVALS, EVENTS, APPROVAL_MAIL, STATE];

@@ -26,27 +26,49 @@ export class SqliteStateBackend implements StateBackend {
     const sql = this.sql;
     return {
       async get(key) {
-        const row = stored(`read ${key}`, () => sql.one<Pick<StateRow, "value">>`SELECT value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key = ${key}`);
+        const row = stored(
+          `read ${key}`,
+          () =>
+            sql.one<
+              Pick<StateRow, "value">
+            >`SELECT value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key = ${key}`,
+        );
         return row ? parse(row.value) : undefined;
       },
       async put(key, value) {
         const text = json(value);
-        stored(`write ${key} (${text.length} characters)`, () => sql.run`INSERT OR REPLACE INTO state (scope, scope_id, namespace, key, value) VALUES (${scope}, ${scopeId}, ${namespace}, ${key}, ${text})`);
+        stored(
+          `write ${key} (${text.length} characters)`,
+          () => sql.run`INSERT OR REPLACE INTO state (scope, scope_id, namespace, key, value) VALUES (${scope}, ${scopeId}, ${namespace}, ${key}, ${text})`,
+        );
       },
       async delete(key) {
-        return stored(`delete ${key}`, () => sql.all`DELETE FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key = ${key} RETURNING key`).length > 0;
+        return (
+          stored(
+            `delete ${key}`,
+            () => sql.all`DELETE FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key = ${key} RETURNING key`,
+          ).length > 0
+        );
       },
       async list(prefix = "") {
         // Range scan on the primary key: key >= prefix AND key < prefix + U+FFFF.
-        return stored(`list ${prefix}*`, () =>
-          sql.all<Pick<StateRow, "key" | "value">>`SELECT key, value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key >= ${prefix} AND key < ${pastPrefix(prefix)} ORDER BY key`,
+        return stored(
+          `list ${prefix}*`,
+          () =>
+            sql.all<
+              Pick<StateRow, "key" | "value">
+            >`SELECT key, value FROM state WHERE scope = ${scope} AND scope_id = ${scopeId} AND namespace = ${namespace} AND key >= ${prefix} AND key < ${pastPrefix(prefix)} ORDER BY key`,
         ).map((r): [string, unknown] => [r.key, parse(r.value)]);
       },
     };
   }
 
   async clear(scope: Scope, scopeId: string, opts: { prefix?: boolean } = {}): Promise<void> {
-    if (opts.prefix) stored(`clear ${scope} ${scopeId}*`, () => this.sql.run`DELETE FROM state WHERE scope = ${scope} AND scope_id >= ${scopeId} AND scope_id < ${pastPrefix(scopeId)}`);
+    if (opts.prefix)
+      stored(
+        `clear ${scope} ${scopeId}*`,
+        () => this.sql.run`DELETE FROM state WHERE scope = ${scope} AND scope_id >= ${scopeId} AND scope_id < ${pastPrefix(scopeId)}`,
+      );
     else stored(`clear ${scope} ${scopeId}`, () => this.sql.run`DELETE FROM state WHERE scope = ${scope} AND scope_id = ${scopeId}`);
   }
 }

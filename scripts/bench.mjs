@@ -44,7 +44,13 @@ const ratios = {
 log("engine profile (node --cpu-prof, 5000 runs of 10 turns)…");
 const profDir = mkdtempSync(join(tmpdir(), "edgework-prof-"));
 const profiled = execFileSync("node", ["--cpu-prof", "--cpu-prof-dir", profDir, "bench/profile-engine.mjs", "10", "5000"], { encoding: "utf8" }).trim();
-const profile = topFrames(join(profDir, readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"))), 12);
+const profile = topFrames(
+  join(
+    profDir,
+    readdirSync(profDir).find((f) => f.endsWith(".cpuprofile")),
+  ),
+  12,
+);
 
 log("Durable Object storage, resume and faults (Workers pool)…");
 const pool = spawnSync("node_modules/.bin/vitest", ["run", "--config", "vitest.bench.config.ts"], { env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
@@ -55,16 +61,37 @@ const results = Object.fromEntries(
   }),
 );
 const dispatchWaits = ["dispatch_wait_direct", "dispatch_wait_queue", "dispatch_recovery"];
-if (!results.storage || !results.resume || !results.faults || !results.retention || !results.dispatch_direct || !results.dispatch_queue || dispatchWaits.some((s) => !results[s])) {
+if (
+  !results.storage ||
+  !results.resume ||
+  !results.faults ||
+  !results.retention ||
+  !results.dispatch_direct ||
+  !results.dispatch_queue ||
+  dispatchWaits.some((s) => !results[s])
+) {
   console.error(pool.stdout.slice(-4000), pool.stderr.slice(-4000));
   throw new Error("the Durable Object benchmarks failed");
 }
 // A measurement that misses its goal (say one fault run with an effect twice) is reported, not hidden.
-if (pool.status !== 0) log(`the Durable Object benchmarks measured but missed a goal (see the faults row):\n${(pool.stdout + pool.stderr).match(/AssertionError[^\n]*/)?.[0] ?? ""}`);
+if (pool.status !== 0)
+  log(
+    `the Durable Object benchmarks measured but missed a goal (see the faults row):\n${(pool.stdout + pool.stderr).match(/AssertionError[^\n]*/)?.[0] ?? ""}`,
+  );
 const faultMisses = results.faults.misses ?? [];
 const faultsQueueText = (q = results.faultsQueue) =>
-  q ? `${q.completed}, ${q.effectsExactlyOnce}, ${q.modelRequestsExactlyOnce} of ${q.runs} (${q.byMode.throw} thrown, ${q.byMode.abort} aborted)` : "not measured (see the bench-queue project's output)";
-const missText = faultMisses.map((m) => `run ${m.run} (${m.mode} at journal size ${m.atJournalSize}: ${Object.entries(m.effects).filter(([, n]) => n !== 1).map(([e, n]) => `${e} ×${n}`).join(", ")})`).join("; ");
+  q
+    ? `${q.completed}, ${q.effectsExactlyOnce}, ${q.modelRequestsExactlyOnce} of ${q.runs} (${q.byMode.throw} thrown, ${q.byMode.abort} aborted)`
+    : "not measured (see the bench-queue project's output)";
+const missText = faultMisses
+  .map(
+    (m) =>
+      `run ${m.run} (${m.mode} at journal size ${m.atJournalSize}: ${Object.entries(m.effects)
+        .filter(([, n]) => n !== 1)
+        .map(([e, n]) => `${e} ×${n}`)
+        .join(", ")})`,
+  )
+  .join("; ");
 
 log("bundle (wrangler deploy --dry-run)…");
 const out = mkdtempSync(join(tmpdir(), "edgework-bundle-"));
@@ -78,10 +105,17 @@ const inputs = Object.entries(meta.outputs).find(([file]) => file.endsWith("work
 const byPackage = {};
 for (const [file, info] of Object.entries(inputs)) {
   const tail = file.includes("node_modules/") ? file.split("node_modules/").pop() : null;
-  const name = tail ? tail.split("/").slice(0, tail.startsWith("@") ? 2 : 1).join("/") : file.split("/").slice(0, 2).join("/");
+  const name = tail
+    ? tail
+        .split("/")
+        .slice(0, tail.startsWith("@") ? 2 : 1)
+        .join("/")
+    : file.split("/").slice(0, 2).join("/");
   byPackage[name] = (byPackage[name] ?? 0) + info.bytesInOutput;
 }
-const top = Object.entries(byPackage).sort((a, b) => b[1] - a[1]).slice(0, 6);
+const top = Object.entries(byPackage)
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, 6);
 const bundle = { rawKiB: code.length / 1024, gzipKiB: gzipSync(code).length / 1024, top };
 
 log("startup (module evaluation and first request, 9 fresh processes)…");
@@ -116,34 +150,66 @@ const price = {
   rowsRead: ten.rowsRead,
   gbSeconds: activeSeconds * PRICES.objectGb,
 };
-const usd = (price.requests * PRICES.requestPerM + price.gbSeconds * PRICES.gbSecondPerM + price.rowsWritten * PRICES.rowWrittenPerM + price.rowsRead * PRICES.rowReadPerM) / 1e6;
+const usd =
+  (price.requests * PRICES.requestPerM +
+    price.gbSeconds * PRICES.gbSecondPerM +
+    price.rowsWritten * PRICES.rowWrittenPerM +
+    price.rowsRead * PRICES.rowReadPerM) /
+  1e6;
 
 const machine = `${cpus()[0]?.model ?? "unknown CPU"} × ${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}`;
 const rows = [
-  [`engine: µs per turn at ${SHORT} / ${LONG} turns (median)`, names.map((n) => `${n} ${fmt(perTurn(n, SHORT) * 1000, 1)} / ${fmt(perTurn(n, LONG) * 1000, 1)}`).join(" · ")],
+  [
+    `engine: µs per turn at ${SHORT} / ${LONG} turns (median)`,
+    names.map((n) => `${n} ${fmt(perTurn(n, SHORT) * 1000, 1)} / ${fmt(perTurn(n, LONG) * 1000, 1)}`).join(" · "),
+  ],
   [`engine at ${SHORT} turns: edgework ÷ bare loop (goal ≤ 5×), edgework ÷ AI SDK (goal ≤ 0.1×)`, `${fmt(ratios.overBare, 1)}×, ${fmt(ratios.overAiSdk, 3)}×`],
   [`engine: per-turn cost at ${LONG} ÷ at ${SHORT} turns (1 = flat)`, names.map((n) => `${n} ${fmt(ratios.flatness[n], 2)}`).join(" · ")],
-  ["rows written per model turn / tool call / approval / fixed per run", `${results.storage.rowsWrittenPerTurn} / ${results.storage.rowsWrittenPerTool} / ${results.storage.rowsWrittenPerApproval} / ${results.storage.rowsWrittenFixedPerRun}`],
+  [
+    "rows written per model turn / tool call / approval / fixed per run",
+    `${results.storage.rowsWrittenPerTurn} / ${results.storage.rowsWrittenPerTool} / ${results.storage.rowsWrittenPerApproval} / ${results.storage.rowsWrittenFixedPerRun}`,
+  ],
   ["10-turn run + 1 approval: requests, alarms, rows written, rows read", `${ten.requests}, ${ten.alarmsSet}, ${ten.rowsWritten}, ${ten.rowsRead}`],
   ["paused run holds an alarm", String(ten.pausedHoldsAlarm)],
-  ["approval with expiry: rows written decided / expired; alarms set per pause, per approval decided / expired", `${results.storage.rowsWrittenPerApproval} / ${results.storage.rowsWrittenPerExpiredApproval}; ${results.storage.alarmsSetPerPause}, ${results.storage.alarmsPerApproval} / ${results.storage.alarmsPerExpiredApproval}`],
-  ["retention: a finished 10-turn run + 1 approval, bytes / rows before → after its retention alarm", `${results.retention.before.bytes} / ${results.retention.before.rows} → ${results.retention.after.bytes} / ${results.retention.after.rows}`],
-  ["run index per run: reports (requests to RunIndexDO), rows written there", `${results.retention.index.reportsPerRun}, ${results.retention.index.rowsWrittenPerRun}`],
+  [
+    "approval with expiry: rows written decided / expired; alarms set per pause, per approval decided / expired",
+    `${results.storage.rowsWrittenPerApproval} / ${results.storage.rowsWrittenPerExpiredApproval}; ${results.storage.alarmsSetPerPause}, ${results.storage.alarmsPerApproval} / ${results.storage.alarmsPerExpiredApproval}`,
+  ],
+  [
+    "retention: a finished 10-turn run + 1 approval, bytes / rows before → after its retention alarm",
+    `${results.retention.before.bytes} / ${results.retention.before.rows} → ${results.retention.after.bytes} / ${results.retention.after.rows}`,
+  ],
+  [
+    "run index per run: reports (requests to RunIndexDO), rows written there",
+    `${results.retention.index.reportsPerRun}, ${results.retention.index.rowsWrittenPerRun}`,
+  ],
   ["price of that run (MODEL_DISPATCH=direct, 1 s per model request)", `$${usd.toFixed(8)} (≈ $${(usd * 1e6).toFixed(0)} per million runs)`],
   ["resume: steps → rows read, ms", results.resume.map((r) => `${r.steps} → ${r.rowsRead}, ${r.ms}`).join(" · ")],
   [
     "run of 10 model requests, USD per million runs at 1 / 10 / 60 s per model request: direct vs queue",
     dispatchPrices.map((p) => `${p.seconds} s: $${(p.direct.usd * 1e6).toFixed(0)} vs $${(p.queue.usd * 1e6).toFixed(0)}`).join(" · "),
   ],
-  ["MODEL_DISPATCH=queue: latency added per model request, p50 (alarm → first request / a whole tool turn)", `+${fmt(addedP50("toFirstRequest"), 1)} ms / +${fmt(addedP50("toolTurn"), 1)} ms (goal ≤ 100 ms)`],
+  [
+    "MODEL_DISPATCH=queue: latency added per model request, p50 (alarm → first request / a whole tool turn)",
+    `+${fmt(addedP50("toFirstRequest"), 1)} ms / +${fmt(addedP50("toolTurn"), 1)} ms (goal ≤ 100 ms)`,
+  ],
   ["bundle raw / gzip (goal ≤ 250 KiB gzip)", `${fmt(bundle.rawKiB, 0)} KiB / ${fmt(bundle.gzipKiB, 0)} KiB`],
   ["startup: module evaluation / first request (catalog load)", `${fmt(startup.evalMs, 1)} ms / ${fmt(startup.firstRequestMs, 1)} ms`],
-  ["YAML parsed at build time: what runtime YAML would add (bundle gzip; evaluation + catalog parse)", `+${fmt(yaml.gzipKiB, 1)} KiB; +${fmt(yaml.evalMs + yaml.yamlParseMs - yaml.jsonParseMs, 1)} ms`],
-  ["end to end, webhook → first model request p50 / p99", `${fmt(e2e.firstModelRequest.p50, 1)} ms / ${fmt(e2e.firstModelRequest.p99, 1)} ms (${e2e.runs} runs, one at a time)`],
+  [
+    "YAML parsed at build time: what runtime YAML would add (bundle gzip; evaluation + catalog parse)",
+    `+${fmt(yaml.gzipKiB, 1)} KiB; +${fmt(yaml.evalMs + yaml.yamlParseMs - yaml.jsonParseMs, 1)} ms`,
+  ],
+  [
+    "end to end, webhook → first model request p50 / p99",
+    `${fmt(e2e.firstModelRequest.p50, 1)} ms / ${fmt(e2e.firstModelRequest.p99, 1)} ms (${e2e.runs} runs, one at a time)`,
+  ],
   ["end to end, webhook → two-turn run finished p50 / p99", `${fmt(e2e.completion.p50, 1)} ms / ${fmt(e2e.completion.p99, 1)} ms`],
   ["load: completed / failed / lost / duplicated", `${load.completed} / ${load.failed} / ${load.lost} / ${load.duplicated} of ${load.runs}`],
   ["load: time to completion p50 / p99", `${load.p50Ms} ms / ${load.p99Ms} ms (${fmt(load.wallSeconds, 1)} s for all)`],
-  ["faults: runs completed, effects once, model requests once", `${results.faults.completed}, ${results.faults.effectsExactlyOnce}, ${results.faults.modelRequestsExactlyOnce} of ${results.faults.runs} (${results.faults.byMode.throw} thrown, ${results.faults.byMode.abort} aborted)${faultMisses.length ? `; not once: ${missText}` : ""}`],
+  [
+    "faults: runs completed, effects once, model requests once",
+    `${results.faults.completed}, ${results.faults.effectsExactlyOnce}, ${results.faults.modelRequestsExactlyOnce} of ${results.faults.runs} (${results.faults.byMode.throw} thrown, ${results.faults.byMode.abort} aborted)${faultMisses.length ? `; not once: ${missText}` : ""}`,
+  ],
   ["faults, MODEL_DISPATCH=queue: completed, effects once, model requests once", faultsQueueText()],
 ];
 const width = Math.max(...rows.map((r) => r[0].length));
@@ -331,7 +397,10 @@ before included amounts. Model tokens are the provider's bill, the same in both 
 | model latency | direct: object active | direct USD per run | queue: object active | queue USD per run | queue ÷ direct |
 |---|---|---|---|---|---|
 ${dispatchPrices
-  .map((p) => `| ${p.seconds} s | ${fmt(p.direct.activeSeconds, 1)} s | ${fmt(p.direct.usd, 8)} | ${fmt(p.queue.activeSeconds, 2)} s | ${fmt(p.queue.usd, 8)} | ${fmt(p.queue.usd / p.direct.usd, 2)} |`)
+  .map(
+    (p) =>
+      `| ${p.seconds} s | ${fmt(p.direct.activeSeconds, 1)} s | ${fmt(p.direct.usd, 8)} | ${fmt(p.queue.activeSeconds, 2)} s | ${fmt(p.queue.usd, 8)} | ${fmt(p.queue.usd / p.direct.usd, 2)} |`,
+  )
   .join("\n")}
 
 Line by line at ${dispatchPrices[1].seconds} s (USD): ${["direct", "queue"].map((m) => `${m}: ${dispatchPrices[1][m].lines.map((l) => `${l.unit} ${fmt(l.count, l.count % 1 ? 2 : 0)} → ${fmt(l.usd, 8)}`).join("; ")}`).join(". ")}.
@@ -351,7 +420,10 @@ ${[
   ["first answer → second request (delivery, wake-up, replay, tool, hand-off, queue, claim)", "toolTurn"],
   ["second answer → finished (delivery, wake-up, replay, outcome)", "finish"],
 ]
-  .map(([label, k]) => `| ${label} | ${fmt(e2e.phases[k].p50, 1)} / ${fmt(e2e.phases[k].p99, 1)} ms | ${fmt(e2eQueue.phases[k].p50, 1)} / ${fmt(e2eQueue.phases[k].p99, 1)} ms | ${fmt(addedP50(k), 1)} ms |`)
+  .map(
+    ([label, k]) =>
+      `| ${label} | ${fmt(e2e.phases[k].p50, 1)} / ${fmt(e2e.phases[k].p99, 1)} ms | ${fmt(e2eQueue.phases[k].p50, 1)} / ${fmt(e2eQueue.phases[k].p99, 1)} ms | ${fmt(addedP50(k), 1)} ms |`,
+  )
   .join("\n")}
 | webhook → two-turn run finished | ${fmt(e2e.completion.p50, 1)} / ${fmt(e2e.completion.p99, 1)} ms | ${fmt(e2eQueue.completion.p50, 1)} / ${fmt(e2eQueue.completion.p99, 1)} ms | ${fmt(e2eQueue.completion.p50 - e2e.completion.p50, 1)} ms |
 
@@ -378,7 +450,7 @@ log("wrote BENCHMARKS.md");
  */
 function waitsText() {
   const [d, q, r] = dispatchWaits.map((s) => results[s]);
-  const full = (ms) => `${fmt((ms / d.scale) / 1000, 1)} s`;
+  const full = (ms) => `${fmt(ms / d.scale / 1000, 1)} s`;
   const scaled = (ms) => `${fmt(ms / 1000, 2)} s`;
   return `Slow models, bench/do/dispatch-wait.bench.test.ts, time scaled by ${d.scale} (a ${full(d.slowMs)} model answers in ${scaled(d.slowMs)}, the lease and
 the claim timeout shortened by the same factor, so every wait is the same fraction of the others; the fixed costs of RPCs and

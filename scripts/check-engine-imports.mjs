@@ -52,13 +52,20 @@ export function engineImportCycles(engine = ENGINE) {
 export function typesLayerLeaks(engine = ENGINE) {
   const types = join(engine, "types");
   if (!existsSync(types)) return [];
-  return walk(types).flatMap((f) => engineImports(engine, f).filter((g) => !g.startsWith(`${types}/`)).map((g) => `${relative(engine, f)} → ${relative(engine, g)}`));
+  return walk(types).flatMap((f) =>
+    engineImports(engine, f)
+      .filter((g) => !g.startsWith(`${types}/`))
+      .map((g) => `${relative(engine, f)} → ${relative(engine, g)}`),
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const cycles = engineImportCycles();
   const leaks = typesLayerLeaks();
-  if (cycles.length) console.error(`src/engine has import cycles, type imports included (a module must not import, even through others, a module that imports it):\n${cycles.map((c) => `  ${c}`).join("\n")}`);
+  if (cycles.length)
+    console.error(
+      `src/engine has import cycles, type imports included (a module must not import, even through others, a module that imports it):\n${cycles.map((c) => `  ${c}`).join("\n")}`,
+    );
   if (leaks.length) console.error(`src/engine/types must import only from types/:\n${leaks.map((c) => `  ${c}`).join("\n")}`);
   if (cycles.length || leaks.length) process.exit(1);
   console.log("src/engine: no import cycles; types/ imports only types/");

@@ -34,7 +34,9 @@ export function wrongWayImports() {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const found = wrongWayImports();
   if (found.length) {
-    console.error(`src/ must not import durable-objects/ (declare what src needs in src/, e.g. an RPC interface in src/runs/rpc.ts, and let the object implement it):\n${found.map((f) => `  ${f}`).join("\n")}`);
+    console.error(
+      `src/ must not import durable-objects/ (declare what src needs in src/, e.g. an RPC interface in src/runs/rpc.ts, and let the object implement it):\n${found.map((f) => `  ${f}`).join("\n")}`,
+    );
     process.exit(1);
   }
 }

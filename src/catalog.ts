@@ -9,7 +9,13 @@ import { WorkerFileError } from "./engine/errors";
 import { isModelsFile, parseModelsFiles, providerNames, type ModelsConfig } from "./engine/model/providers";
 import { sha256Hex } from "./engine/ids";
 
-type App = { catalog: Catalog; triggers: Triggers; schedules: ReadonlyMap<string, ScheduledTrigger>; emails: ReadonlyMap<string, EmailTrigger>; models: ModelsConfig };
+type App = {
+  catalog: Catalog;
+  triggers: Triggers;
+  schedules: ReadonlyMap<string, ScheduledTrigger>;
+  emails: ReadonlyMap<string, EmailTrigger>;
+  models: ModelsConfig;
+};
 
 /** What one deploy of the app brings: its bundled files (relative path → text) and the toolset kinds compiled in. */
 export interface Deploy {
@@ -48,7 +54,12 @@ export const deployedKinds = (): ToolsetRegistry => deploy.kinds;
 export const MAX_PINNED_BYTES = 1024 * 1024;
 
 /** The workers (by the workers' files), the deploy's functions and `models.yaml`s, read by `parse`, checked against `kinds`; no triggers. */
-export function checkDefinitions(files: Record<string, string>, parse: ParseData, registry: ToolsetRegistry = deploy.kinds, functions: readonly CodeFunction[] = deploy.functions ?? []): CatalogCheck & { models: ModelsConfig } {
+export function checkDefinitions(
+  files: Record<string, string>,
+  parse: ParseData,
+  registry: ToolsetRegistry = deploy.kinds,
+  functions: readonly CodeFunction[] = deploy.functions ?? [],
+): CatalogCheck & { models: ModelsConfig } {
   const models = parseModelsFiles(files, parse);
   const checked = checkCatalog(files, registry, parse, models.problems.length ? null : providerNames(models.config), functions);
   return { ...checked, models: models.config, problems: [...models.problems, ...checked.problems] };
@@ -62,7 +73,11 @@ export function checkDefinitions(files: Record<string, string>, parse: ParseData
  * sources with `parse`. The bundled functions go with the bundled files: other files
  * get only the functions given.
  */
-export function loadApp(files: Record<string, string> = deploy.files, parse: ParseData = parseJson, functions: readonly CodeFunction[] = files === deploy.files ? (deploy.functions ?? []) : []): App {
+export function loadApp(
+  files: Record<string, string> = deploy.files,
+  parse: ParseData = parseJson,
+  functions: readonly CodeFunction[] = files === deploy.files ? (deploy.functions ?? []) : [],
+): App {
   const checked = checkDefinitions(files, parse, deploy.kinds, functions);
   const { catalog, mayMeanRefused } = checked;
   const problems: WorkerFileError[] = [...checked.problems];
@@ -136,6 +151,14 @@ export function reachableFiles(root: string, cat: Catalog = catalog(), files: Re
 function oversizedReach(cat: Catalog, files: Record<string, string>): WorkerFileError[] {
   return [...cat.workers.values()].flatMap((w) => {
     const bytes = new TextEncoder().encode(JSON.stringify(reachableFiles(w.name, cat, files))).length;
-    return bytes <= MAX_PINNED_BYTES ? [] : [new WorkerFileError(w.file, "toolsets.workers", `this worker, the workers it reaches and models.yaml are ${bytes} bytes as JSON; a run pins them in one row of at most ${MAX_PINNED_BYTES} bytes`)];
+    return bytes <= MAX_PINNED_BYTES
+      ? []
+      : [
+          new WorkerFileError(
+            w.file,
+            "toolsets.workers",
+            `this worker, the workers it reaches and models.yaml are ${bytes} bytes as JSON; a run pins them in one row of at most ${MAX_PINNED_BYTES} bytes`,
+          ),
+        ];
   });
 }

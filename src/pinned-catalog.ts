@@ -33,7 +33,10 @@ export function pinnedDefinitions(root: string, snapshot: CatalogSnapshot): Defi
   if (!found) {
     const checked = checkDefinitions(snapshot.files, parseJson, kinds);
     found = checked.problems.length
-      ? new RunError("config", `this deploy cannot run the definitions this run started on: ${checked.problems.map((p) => p.message).join("; ")} (the run started on catalog ${snapshot.version}; it changed since)`)
+      ? new RunError(
+          "config",
+          `this deploy cannot run the definitions this run started on: ${checked.problems.map((p) => p.message).join("; ")} (the run started on catalog ${snapshot.version}; it changed since)`,
+        )
       : { models: checked.models, catalog: { ...checked.catalog, get: (name) => checked.catalog.get(name) ?? catalog().get(name) } };
     cache.set(key, found);
   }

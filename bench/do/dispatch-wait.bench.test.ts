@@ -43,7 +43,10 @@ async function drive(id: string, pause = 25) {
 /** How long a quick run takes to end while the slow ones are in flight, with this claim timeout. */
 async function quickAmongSlow(pass: string, claimTimeoutMs: number): Promise<number> {
   Object.assign(dispatchTiming, { leaseMs: LEASE_MS * SCALE, claimTimeoutMs });
-  await script("dispatch-helper", Array.from({ length: IN_FLIGHT }, (_, i) => ({ text: `slow ${i}`, delay_ms: SLOW_MS })));
+  await script(
+    "dispatch-helper",
+    Array.from({ length: IN_FLIGHT }, (_, i) => ({ text: `slow ${i}`, delay_ms: SLOW_MS })),
+  );
   await script("dispatch-lead", [{ text: "quick", delay_ms: QUICK_MS }]);
   const slow = Array.from({ length: IN_FLIGHT }, (_, i) => `wait-slow-${mode}-${pass}-${i}`);
   await Promise.all(slow.map((id) => start(id, "dispatch-helper")));
@@ -81,28 +84,32 @@ it(`a ${QUICK_MS} ms request started while ${IN_FLIGHT} of ${SLOW_MS} ms are in 
   });
 }, 120_000);
 
-it.runIf(mode === "queue")("time to recover from a consumer that dies holding a claim, MODEL_DISPATCH=queue", async () => {
-  Object.assign(dispatchTiming, { leaseMs: LEASE_MS * SCALE, claimTimeoutMs: CLAIM_TIMEOUT_MS * SCALE });
-  const held = holdDispatches();
-  await script("dispatch-helper", [{ text: "recovered", delay_ms: QUICK_MS }]);
-  const id = "wait-dead-consumer";
-  await start(id, "dispatch-helper");
-  await runDurableObjectAlarm(env.RUNS.getByName(id));
-  const [message] = held.splice(0);
-  const rpc = env.RUNS.getByName(id) as unknown as { claimModelRequest(k: string, a: number): Promise<unknown> };
-  // The consumer claims the request, then dies: no renewal, no answer.
-  await rpc.claimModelRequest(message!.key, message!.attempt);
-  const t0 = performance.now();
-  let resentMs = 0;
-  for (let i = 0; i < 2_000 && !resentMs; i++) {
-    await sleep(25);
+it.runIf(mode === "queue")(
+  "time to recover from a consumer that dies holding a claim, MODEL_DISPATCH=queue",
+  async () => {
+    Object.assign(dispatchTiming, { leaseMs: LEASE_MS * SCALE, claimTimeoutMs: CLAIM_TIMEOUT_MS * SCALE });
+    const held = holdDispatches();
+    await script("dispatch-helper", [{ text: "recovered", delay_ms: QUICK_MS }]);
+    const id = "wait-dead-consumer";
+    await start(id, "dispatch-helper");
     await runDurableObjectAlarm(env.RUNS.getByName(id));
-    if (held.length) resentMs = performance.now() - t0;
-  }
-  expect(held).toEqual([expect.objectContaining({ attempt: 2 })]);
-  await consume(held.splice(0));
-  expect(await drive(id)).toBe("succeeded");
-  const answeredMs = performance.now() - t0;
-  expect(await modelRequests("dispatch-helper")).toHaveLength(1);
-  report("dispatch_recovery", { scale: SCALE, leaseMs: dispatchTiming.leaseMs, quickMs: QUICK_MS, resentMs, answeredMs });
-}, 120_000);
+    const [message] = held.splice(0);
+    const rpc = env.RUNS.getByName(id) as unknown as { claimModelRequest(k: string, a: number): Promise<unknown> };
+    // The consumer claims the request, then dies: no renewal, no answer.
+    await rpc.claimModelRequest(message!.key, message!.attempt);
+    const t0 = performance.now();
+    let resentMs = 0;
+    for (let i = 0; i < 2_000 && !resentMs; i++) {
+      await sleep(25);
+      await runDurableObjectAlarm(env.RUNS.getByName(id));
+      if (held.length) resentMs = performance.now() - t0;
+    }
+    expect(held).toEqual([expect.objectContaining({ attempt: 2 })]);
+    await consume(held.splice(0));
+    expect(await drive(id)).toBe("succeeded");
+    const answeredMs = performance.now() - t0;
+    expect(await modelRequests("dispatch-helper")).toHaveLength(1);
+    report("dispatch_recovery", { scale: SCALE, leaseMs: dispatchTiming.leaseMs, quickMs: QUICK_MS, resentMs, answeredMs });
+  },
+  120_000,
+);

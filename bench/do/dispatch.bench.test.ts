@@ -52,5 +52,12 @@ it(`cost of a run of ${MODEL_REQUESTS} model requests, MODEL_DISPATCH=${mode}`, 
   expect(view.status).toBe("succeeded");
   expect(await modelRequests("bench-resume")).toHaveLength(MODEL_REQUESTS);
   const stats = await stub(id).storageStats();
-  report(`dispatch_${mode}`, { mode, modelRequests: MODEL_REQUESTS, ...measured, rowsWritten: stats.rowsWritten, rowsRead: stats.rowsRead, alarmsSet: stats.alarmsSet });
+  report(`dispatch_${mode}`, {
+    mode,
+    modelRequests: MODEL_REQUESTS,
+    ...measured,
+    rowsWritten: stats.rowsWritten,
+    rowsRead: stats.rowsRead,
+    alarmsSet: stats.alarmsSet,
+  });
 }, 120_000);

@@ -26,15 +26,26 @@ const queued = (env.MODEL_DISPATCH as string) === "queue";
 it.skipIf(queued)(`${RUNS} runs with a fault injected at a random step`, () => faultRuns("faults", settle), 300_000);
 
 // The same runs with model requests handed to the queue; the test delivers each activation's messages through the consumer.
-it.runIf(queued)(`${RUNS} runs with a fault injected at a random step, MODEL_DISPATCH=queue`, () => {
-  const held = holdDispatches();
-  return faultRuns("faultsQueue", (id, opts) => settleQueued(id, held, opts));
-}, 300_000);
+it.runIf(queued)(
+  `${RUNS} runs with a fault injected at a random step, MODEL_DISPATCH=queue`,
+  () => {
+    const held = holdDispatches();
+    return faultRuns("faultsQueue", (id, opts) => settleQueued(id, held, opts));
+  },
+  300_000,
+);
 
 async function faultRuns(section: string, settle: Settle) {
   const seed = 20261122;
   const random = prng(seed);
-  const tally = { runs: 0, completed: 0, faultsFired: 0, effectsExactlyOnce: 0, modelRequestsExactlyOnce: 0, byMode: { throw: 0, abort: 0 } as Record<string, number> };
+  const tally = {
+    runs: 0,
+    completed: 0,
+    faultsFired: 0,
+    effectsExactlyOnce: 0,
+    modelRequestsExactlyOnce: 0,
+    byMode: { throw: 0, abort: 0 } as Record<string, number>,
+  };
   /** The runs that were not exactly once, to replay them (same seed, same run number). */
   const misses: Array<{ run: number; mode: string; atJournalSize: number; effects: Record<string, number> }> = [];
   for (let r = 0; r < RUNS; r++) {

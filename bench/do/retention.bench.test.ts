@@ -9,7 +9,9 @@ const DAY = 86_400_000;
 const object = (id: string) => env.RUNS.getByName(id);
 const storageOf = (id: string) =>
   runInDurableObject(object(id), (_o, state) => {
-    const tables = state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").toArray();
+    const tables = state.storage.sql
+      .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'")
+      .toArray();
     const rows = tables.reduce((n, t) => n + (state.storage.sql.exec(`SELECT count(*) AS n FROM "${t.name}"`).one().n as number), 0);
     return { bytes: state.storage.sql.databaseSize, rows };
   });
@@ -43,6 +45,10 @@ it("retention and run index cost", async () => {
   report("retention", {
     before,
     after,
-    index: { reportsPerRun: index1.reports - index0.reports, rowsWrittenPerRun: index1.rowsWritten - index0.rowsWritten, bytesAfterOneRun: index1.databaseSize },
+    index: {
+      reportsPerRun: index1.reports - index0.reports,
+      rowsWrittenPerRun: index1.rowsWritten - index0.rowsWritten,
+      bytesAfterOneRun: index1.databaseSize,
+    },
   });
 });

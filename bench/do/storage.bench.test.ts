@@ -19,7 +19,10 @@ async function scripted(model: string, turns: number, perTurn: number, ask: bool
 
 /** Moves the pending approvals' expiry into the past (outside the run's own counters), as if their time had come. */
 const expireApprovals = (id: string) =>
-  runInDurableObject(env.RUNS.getByName(id), (_o, state) => void state.storage.sql.exec("UPDATE approvals SET expires_at = ? WHERE status = 'pending'", Date.now() - 1));
+  runInDurableObject(
+    env.RUNS.getByName(id),
+    (_o, state) => void state.storage.sql.exec("UPDATE approvals SET expires_at = ? WHERE status = 'pending'", Date.now() - 1),
+  );
 
 /**
  * Drives one run through its activations, counting only what the run itself costs
@@ -101,7 +104,11 @@ it("storage and request cost of a run", async () => {
 
 it("resume cost against run length", async () => {
   const rows = [];
-  for (const [steps, turns, perTurn] of [[10, 2, 4], [100, 20, 4], [500, 100, 4]] as const) {
+  for (const [steps, turns, perTurn] of [
+    [10, 2, 4],
+    [100, 20, 4],
+    [500, 100, 4],
+  ] as const) {
     await scripted("bench-resume", turns, perTurn, true);
     const r = await drive(`resume-${steps}`);
     rows.push({ steps: turns * (perTurn + 1), ...r.resume });

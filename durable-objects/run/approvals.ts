@@ -31,7 +31,12 @@ export interface DueMail {
  * What an expired approval records, whoever notices first: the run's alarm, or a late
  * decider. `expired` tells it from a rejection (APPROVALS_CURRENT in schema.ts); the gate reads the rest.
  */
-export const EXPIRED: ApprovalDecision & { expired: true } = { approved: false, by: "expiry", note: "the approval expired before anyone decided", expired: true };
+export const EXPIRED: ApprovalDecision & { expired: true } = {
+  approved: false,
+  by: "expiry",
+  note: "the approval expired before anyone decided",
+  expired: true,
+};
 const EXPIRED_ANSWER = { ok: false, status: 410, error: "the approval expired; it counts as a rejection" } as const;
 
 /** Why nothing about an ended run can be decided (or resumed) any more. */
@@ -64,7 +69,8 @@ export class RunApprovals {
    * approver is told: the run's record, decidable by API from now on.
    */
   request(p: PendingApproval, now: number, ttlMs: number): void {
-    const inserted = this.sql.all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, status, created_at, expires_at, asked_step)
+    const inserted = this.sql
+      .all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, status, created_at, expires_at, asked_step)
       VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, 'pending', ${now}, ${now + ttlMs},
         (SELECT coalesce(max(seq), 0) FROM journal))
       ON CONFLICT (id) DO NOTHING RETURNING id`;
@@ -89,17 +95,21 @@ export class RunApprovals {
     if (d.replyFrom !== undefined && !this.recipients(approvalId).includes(lower(d.replyFrom))) {
       return refused({ ok: false, status: 403, error: "the reply does not come from an address this approval was emailed to" });
     }
-    const ap = this.sql.one<Pick<ApprovalRow, "id" | "key" | "status" | "expires_at" | "tool" | "args" | "worker_chain">>`SELECT id, key, status, expires_at, tool, args, worker_chain FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${approvalId}`;
+    const ap = this.sql.one<
+      Pick<ApprovalRow, "id" | "key" | "status" | "expires_at" | "tool" | "args" | "worker_chain">
+    >`SELECT id, key, status, expires_at, tool, args, worker_chain FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${approvalId}`;
     if (!ap) return refused({ ok: false, status: 404, error: `unknown approval "${approvalId}" for this run` });
     if (ap.status === "expired") return refused(EXPIRED_ANSWER);
     // Also a still-pending row of a run that ended before voiding existed.
-    if (TERMINAL.includes(run) && (ap.status === "pending" || ap.status === "voided")) return refused({ ok: false, status: 409, error: `${runEnded(run)}; its approvals are void` });
+    if (TERMINAL.includes(run) && (ap.status === "pending" || ap.status === "voided"))
+      return refused({ ok: false, status: 409, error: `${runEnded(run)}; its approvals are void` });
     if (ap.status !== "pending") return refused({ ok: false, status: 409, error: `approval already ${ap.status}` });
     if (now >= ap.expires_at) {
       this.resolve(ap, EXPIRED);
       return { answer: EXPIRED_ANSWER, recorded: true };
     }
-    const remember = d.remember && d.decision === "approve" ? { worker: parse<string[]>(ap.worker_chain).at(-1)!, tool: ap.tool, args: parse(ap.args) } : undefined;
+    const remember =
+      d.remember && d.decision === "approve" ? { worker: parse<string[]>(ap.worker_chain).at(-1)!, tool: ap.tool, args: parse(ap.args) } : undefined;
     const decision: ApprovalDecision = { approved: d.decision === "approve", by: d.by, ...(d.note ? { note: d.note } : {}), ...(remember ? { remember } : {}) };
     this.resolve(ap, decision);
     return { answer: { ok: true, approved: decision.approved }, recorded: true };
@@ -107,14 +117,17 @@ export class RunApprovals {
 
   /** Records the rejection of every pending approval whose expiry has come; returns how many. */
   expireDue(now: number): number {
-    const due = this.sql.all<Pick<ApprovalRow, "id" | "key">>`SELECT id, key FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending' AND expires_at <= ${now}`;
+    const due = this.sql.all<
+      Pick<ApprovalRow, "id" | "key">
+    >`SELECT id, key FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending' AND expires_at <= ${now}`;
     for (const ap of due) this.resolve(ap, EXPIRED);
     return due.length;
   }
 
   /** A run that ended voids what is still pending: nobody can decide it any more. */
   voidPending(now: number): void {
-    this.sql.run`UPDATE approvals SET status = 'voided', decided_at = ${now} WHERE id IN (SELECT id FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending')`;
+    this.sql
+      .run`UPDATE approvals SET status = 'voided', decided_at = ${now} WHERE id IN (SELECT id FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending')`;
   }
 
   /**
@@ -125,7 +138,8 @@ export class RunApprovals {
   planMail(approvalId: string, to: string, now: number, plan: FollowUp | undefined): void {
     const asked = this.sql.one<Pick<ApprovalRow, "created_at">>`SELECT created_at FROM approvals WHERE id = ${approvalId}`!.created_at;
     const add = (kind: MailKind, recipient: string, due: number, sent: number | null) =>
-      this.sql.run`INSERT INTO approval_mail (approval_id, kind, recipient, due_at, sent_at) VALUES (${approvalId}, ${kind}, ${lower(recipient)}, ${due}, ${sent}) ON CONFLICT DO NOTHING`;
+      this.sql
+        .run`INSERT INTO approval_mail (approval_id, kind, recipient, due_at, sent_at) VALUES (${approvalId}, ${kind}, ${lower(recipient)}, ${due}, ${sent}) ON CONFLICT DO NOTHING`;
     add("request", to, now, now);
     if (plan?.remindAfterMs) add("reminder", to, asked + plan.remindAfterMs, null);
     if (plan?.escalateAfterMs) for (const r of plan.escalateTo ?? []) add("escalation", r, asked + plan.escalateAfterMs, null);
@@ -137,24 +151,31 @@ export class RunApprovals {
    */
   claimDueMail(now: number): DueMail[] {
     // Only follow-ups are unsent: a request is recorded as sent (planMail).
-    const due = this.sql.all<Pick<ApprovalMailRow, "approval_id" | "recipient"> & { kind: DueMail["kind"] }>`SELECT m.approval_id, m.kind, m.recipient FROM approval_mail m JOIN ${APPROVALS_CURRENT} a ON a.id = m.approval_id
+    const due = this.sql.all<
+      Pick<ApprovalMailRow, "approval_id" | "recipient"> & { kind: DueMail["kind"] }
+    >`SELECT m.approval_id, m.kind, m.recipient FROM approval_mail m JOIN ${APPROVALS_CURRENT} a ON a.id = m.approval_id
       WHERE m.sent_at IS NULL AND m.due_at <= ${now} AND a.status = 'pending' AND a.expires_at > m.due_at ORDER BY m.due_at, m.recipient`;
     const views = new Map(this.list().map((a) => [a.id, a]));
     return due.map((m) => {
       this.sql.run`UPDATE approval_mail SET sent_at = ${now} WHERE approval_id = ${m.approval_id} AND kind = ${m.kind} AND recipient = ${m.recipient}`;
-      const first = this.sql.one<Pick<ApprovalMailRow, "recipient">>`SELECT recipient FROM approval_mail WHERE approval_id = ${m.approval_id} AND kind = 'request'`;
+      const first = this.sql.one<
+        Pick<ApprovalMailRow, "recipient">
+      >`SELECT recipient FROM approval_mail WHERE approval_id = ${m.approval_id} AND kind = 'request'`;
       return { kind: m.kind, recipient: m.recipient, originallyTo: first?.recipient ?? null, approval: views.get(m.approval_id)! };
     });
   }
 
   /** A send that failed for sure (the binding threw) is tried again at the next alarm. */
   unclaim(m: DueMail, retryAt: number): void {
-    this.sql.run`UPDATE approval_mail SET sent_at = NULL, due_at = ${retryAt} WHERE approval_id = ${m.approval.id} AND kind = ${m.kind} AND recipient = ${m.recipient}`;
+    this.sql
+      .run`UPDATE approval_mail SET sent_at = NULL, due_at = ${retryAt} WHERE approval_id = ${m.approval.id} AND kind = ${m.kind} AND recipient = ${m.recipient}`;
   }
 
   /** Every address this approval was emailed to (lowercase): who may decide it by reply. */
   recipients(approvalId: string): string[] {
-    return this.sql.all<Pick<ApprovalMailRow, "recipient">>`SELECT recipient FROM approval_mail WHERE approval_id = ${approvalId} AND sent_at IS NOT NULL`.map((r) => r.recipient);
+    return this.sql.all<Pick<ApprovalMailRow, "recipient">>`SELECT recipient FROM approval_mail WHERE approval_id = ${approvalId} AND sent_at IS NOT NULL`.map(
+      (r) => r.recipient,
+    );
   }
 
   /** What a paused run waits for next: the earliest pending expiry or follow-up email; null when nothing. */
@@ -173,7 +194,9 @@ export class RunApprovals {
 
   /** Whether any of these approvals was decided or expired (e.g. while the activation that paused on them ran). */
   anyResolved(ids: string[]): boolean {
-    return ids.some((id) => this.sql.one<Pick<ApprovalRow, "status">>`SELECT status FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${id}`?.status !== "pending");
+    return ids.some(
+      (id) => this.sql.one<Pick<ApprovalRow, "status">>`SELECT status FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${id}`?.status !== "pending",
+    );
   }
 
   list(): ApprovalView[] {

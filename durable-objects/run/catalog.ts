@@ -35,7 +35,9 @@ export class RunCatalog {
   private row(): CatalogRow | undefined {
     return (
       this.sql.one<CatalogRow>`SELECT catalog_version AS version, catalog_files AS files FROM run WHERE catalog_version IS NOT NULL` ??
-      (this.sql.one`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_catalog'` ? this.sql.one<CatalogRow>`SELECT version, files FROM run_catalog` : undefined)
+      (this.sql.one`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_catalog'`
+        ? this.sql.one<CatalogRow>`SELECT version, files FROM run_catalog`
+        : undefined)
     );
   }
 }

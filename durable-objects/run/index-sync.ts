@@ -95,9 +95,13 @@ export class RunIndexSync {
 
   private summary(): RunSummary | null {
     const { sql } = this.host;
-    const r = sql.one<Pick<RunRow, "id" | "worker" | "status" | "trigger" | "usage" | "created_at" | "updated_at">>`SELECT id, worker, status, trigger, usage, created_at, updated_at FROM ${RUN_CURRENT} AS run_current`;
+    const r = sql.one<
+      Pick<RunRow, "id" | "worker" | "status" | "trigger" | "usage" | "created_at" | "updated_at">
+    >`SELECT id, worker, status, trigger, usage, created_at, updated_at FROM ${RUN_CURRENT} AS run_current`;
     if (!r) return null;
-    const pending = sql.all<Pick<ApprovalRow, "id" | "tool" | "worker_chain" | "created_at" | "expires_at">>`SELECT id, tool, worker_chain, created_at, expires_at FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending' ORDER BY created_at, id`;
+    const pending = sql.all<
+      Pick<ApprovalRow, "id" | "tool" | "worker_chain" | "created_at" | "expires_at">
+    >`SELECT id, tool, worker_chain, created_at, expires_at FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending' ORDER BY created_at, id`;
     return {
       id: r.id,
       worker: r.worker,

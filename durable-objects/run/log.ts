@@ -41,7 +41,9 @@ const LOGGED: Record<string, readonly string[]> = {
 export function logRunEvent(sql: Sql, event: string, data: Record<string, unknown> = {}): void {
   const fields = LOGGED[event];
   if (!fields) return;
-  const run = sql.one<Pick<RunRow, "id" | "worker" | "status" | "trigger" | "usage" | "error" | "created_at">>`SELECT id, worker, status, trigger, usage, error, created_at FROM ${RUN_CURRENT} AS run_current`;
+  const run = sql.one<
+    Pick<RunRow, "id" | "worker" | "status" | "trigger" | "usage" | "error" | "created_at">
+  >`SELECT id, worker, status, trigger, usage, error, created_at FROM ${RUN_CURRENT} AS run_current`;
   if (!run) return;
   const now = Date.now();
   const line: Record<string, unknown> = {

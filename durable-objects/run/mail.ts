@@ -72,7 +72,11 @@ export class RunMail {
       const a = m.approval;
       const subject = { id: a.id, workerChain: a.worker_chain, tool: a.tool, args: a.args, notify: a.notify ?? undefined };
       try {
-        const outcome = await sendApprovalEmail(env, subject, { ...run, objectId: ctx.id.toString() }, a.expires_at, { kind: m.kind, to: m.recipient, originallyTo: m.originallyTo });
+        const outcome = await sendApprovalEmail(env, subject, { ...run, objectId: ctx.id.toString() }, a.expires_at, {
+          kind: m.kind,
+          to: m.recipient,
+          originallyTo: m.originallyTo,
+        });
         if (outcome.emailed) this.host.event(`approval_${m.kind}_emailed`, { approval_id: a.id, to: m.recipient });
       } catch (err) {
         this.approvals.unclaim(m, now + FOLLOW_UP_RETRY_MS);

@@ -5,7 +5,17 @@
  */
 
 import { DurableObject } from "cloudflare:workers";
-import { clearRunState, executeRun, messageOf, RunError, RunInterrupted, StorageError, type Catalog, type PendingApproval, type RunOutcome } from "../../src/engine";
+import {
+  clearRunState,
+  executeRun,
+  messageOf,
+  RunError,
+  RunInterrupted,
+  StorageError,
+  type Catalog,
+  type PendingApproval,
+  type RunOutcome,
+} from "../../src/engine";
 import { findCreation, workerFileText } from "../../src/engine/run/created-workers";
 import { callTree } from "../../src/engine/journal/call-tree";
 import { journalUsage } from "../../src/engine/journal/run-usage";
@@ -18,7 +28,16 @@ import type { Definitions } from "../../src/catalog";
 import { numberVar } from "../../src/config";
 import { snapshotFor } from "../../src/pinned-catalog";
 import type { RunRpc } from "../../src/runs/rpc";
-import { TERMINAL, type Answer, type DecisionRequest, type ModelDelta, type RunEvent, type RunStatusName, type RunView, type StartRun } from "../../src/runs/types";
+import {
+  TERMINAL,
+  type Answer,
+  type DecisionRequest,
+  type ModelDelta,
+  type RunEvent,
+  type RunStatusName,
+  type RunView,
+  type StartRun,
+} from "../../src/runs/types";
 import { dispatchMode, engineConfig } from "../engine-config";
 import { rpcGlobals } from "../global-toolsets-bridge";
 import { deliveredAnswer, ModelDispatch, type ClaimedRequest, type DeliveredAnswer } from "../model-dispatch";
@@ -232,7 +251,12 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   async deliverModelAnswer(key: string, attempt: number, answer: unknown): Promise<{ recorded: boolean }> {
     // An answer of a shape the run cannot record is the model's failure (acked and dropped, it would be asked again and again).
     const parsed = deliveredAnswer.safeParse(answer);
-    const delivered: DeliveredAnswer = parsed.success ? parsed.data : { ok: false, message: `its answer could not be recorded: ${parsed.error.issues.length} problem(s), first at ${parsed.error.issues[0]?.path.join(".") || "(root)"}` };
+    const delivered: DeliveredAnswer = parsed.success
+      ? parsed.data
+      : {
+          ok: false,
+          message: `its answer could not be recorded: ${parsed.error.issues.length} problem(s), first at ${parsed.error.issues[0]?.path.join(".") || "(root)"}`,
+        };
     return { recorded: this.live() && (await this.dispatch.deliver(key, attempt, delivered)) };
   }
 
@@ -290,13 +314,17 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** One pass of the engine over the run's journal, with this object's ports. */
   private async execute(run: RunRow, definitions: Definitions): Promise<RunOutcome> {
     const deadline = Date.now() + this.activationBudgetMs();
-    const config = engineConfig(this.env, {
-      states: this.states,
-      globals: rpcGlobals(() => this.env.GLOBAL_TOOLSETS.getByName("global") as never),
-      beforeStep: (key, journal) => this.beforeStep(key, journal, deadline),
-      recordApproval: (pending) => this.ctx.storage.transactionSync(() => this.approvals.request(pending, Date.now(), approvalTtlMs(this.env))),
-      notifier: (pending) => this.mail.requestApproval(pending, mailRun(run)),
-    }, definitions);
+    const config = engineConfig(
+      this.env,
+      {
+        states: this.states,
+        globals: rpcGlobals(() => this.env.GLOBAL_TOOLSETS.getByName("global") as never),
+        beforeStep: (key, journal) => this.beforeStep(key, journal, deadline),
+        recordApproval: (pending) => this.ctx.storage.transactionSync(() => this.approvals.request(pending, Date.now(), approvalTtlMs(this.env))),
+        notifier: (pending) => this.mail.requestApproval(pending, mailRun(run)),
+      },
+      definitions,
+    );
     // Queue mode hands model requests off (no streaming: the answer arrives whole); direct mode streams to watchers.
     const models = dispatchMode(this.env) === "queue" ? this.dispatch.models(config.models, definitions.models) : this.deltas.streaming(config.models);
     const outcome = await executeRun({ ...config, models }, this.journal, {
@@ -337,7 +365,11 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private failedUnexpectedly(run: RunRow, err: unknown, retryCount: number): RunOutcome {
     const permanent = err instanceof StorageError && err.permanent;
     if (!permanent && retryCount < MAX_ALARM_RETRIES) throw err;
-    return { status: "failed", error: { code: err instanceof StorageError ? "storage" : "internal", message: messageOf(err) }, usage: parse(run.usage) ?? emptyUsage() };
+    return {
+      status: "failed",
+      error: { code: err instanceof StorageError ? "storage" : "internal", message: messageOf(err) },
+      usage: parse(run.usage) ?? emptyUsage(),
+    };
   }
 
   /** Records what the activation came to, and arms the run's next alarm: the pause's, or retention's. */

@@ -26,7 +26,12 @@ export function shownUsage(journal: Usage, outcome: JsonText<Usage> | null): Usa
  * `journalUsage` narrows with `parseKey`), and only their usage and cost, never the answer's text.
  */
 export function runUsage(sql: Sql, outcome: JsonText<Usage> | null): Usage {
-  const rows = sql.all<{ key: string; i: number | null; o: number | null; c: number | null }>`SELECT key, value ->> '$.usage.inputTokens' AS i, value ->> '$.usage.outputTokens' AS o, value ->> '$.costUsd' AS c
+  const rows = sql.all<{
+    key: string;
+    i: number | null;
+    o: number | null;
+    c: number | null;
+  }>`SELECT key, value ->> '$.usage.inputTokens' AS i, value ->> '$.usage.outputTokens' AS o, value ->> '$.costUsd' AS c
     FROM journal WHERE key LIKE ${MODEL_STEP_LIKE[0]} OR key LIKE ${MODEL_STEP_LIKE[1]}`;
   return shownUsage(journalUsage(rows.map((r) => [r.key, { usage: { inputTokens: r.i, outputTokens: r.o }, costUsd: r.c }])), outcome);
 }

@@ -30,7 +30,10 @@ function reply(req) {
   const issue = JSON.parse(user);
   if (results.length === 0) {
     return {
-      tool_calls: [call("summarizer", { input: `${issue.title}\n\n${issue.body ?? ""}` }, 1), call("labeler", { title: issue.title, body: issue.body ?? null }, 2)],
+      tool_calls: [
+        call("summarizer", { input: `${issue.title}\n\n${issue.body ?? ""}` }, 1),
+        call("labeler", { title: issue.title, body: issue.body ?? null }, 2),
+      ],
     };
   }
   if (results.length === 2) {
@@ -38,7 +41,11 @@ function reply(req) {
     const { label, reason } = JSON.parse(results.find((r) => r.content.startsWith("{"))?.content ?? '{"label":"feature","reason":""}');
     return {
       tool_calls: [
-        call("github_fetch", { url: `${issue.issue_url}/comments`, method: "POST", body: JSON.stringify({ body: `${summary}\n\nSuggested label: ${label} — ${reason}` }) }, 1),
+        call(
+          "github_fetch",
+          { url: `${issue.issue_url}/comments`, method: "POST", body: JSON.stringify({ body: `${summary}\n\nSuggested label: ${label} — ${reason}` }) },
+          1,
+        ),
         call("github_fetch", { url: `${issue.issue_url}/labels`, method: "POST", body: JSON.stringify({ labels: [label] }) }, 2),
       ],
     };

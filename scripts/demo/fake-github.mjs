@@ -27,11 +27,18 @@ export async function startFakeGitHub(opts) {
     if (m[3] === "comments") {
       if (typeof body.body !== "string") return send(422, { message: "body is required" });
       state.comments.push({ repo, issue: Number(issue), body: body.body });
-      return send(201, { id: state.comments.length, body: body.body, html_url: `https://github.com/${repo}/issues/${issue}#issuecomment-${state.comments.length}` });
+      return send(201, {
+        id: state.comments.length,
+        body: body.body,
+        html_url: `https://github.com/${repo}/issues/${issue}#issuecomment-${state.comments.length}`,
+      });
     }
     if (!Array.isArray(body.labels)) return send(422, { message: "labels is required" });
     state.labels.push({ repo, issue: Number(issue), labels: body.labels });
-    return send(200, body.labels.map((name) => ({ name })));
+    return send(
+      200,
+      body.labels.map((name) => ({ name })),
+    );
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());

@@ -29,10 +29,26 @@ export async function startLocalApp(opts) {
   const url = `http://127.0.0.1:${port}`;
   const state = await mkdtemp(join(tmpdir(), "edgework-"));
   const vars = { PUBLIC_URL: url, ...opts.vars };
-  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--persist-to", state, "--show-interactive-dev-session=false"];
+  const args = [
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(await freePort()),
+    "--persist-to",
+    state,
+    "--show-interactive-dev-session=false",
+  ];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   const child = spawn("node_modules/.bin/wrangler", args, {
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", EDGEWORK_WORKER_DIRS: (opts.workerDirs ?? ["workers"]).join(",") },
+    env: {
+      ...process.env,
+      WRANGLER_SEND_METRICS: "false",
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+      EDGEWORK_WORKER_DIRS: (opts.workerDirs ?? ["workers"]).join(","),
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let log = "";

@@ -37,7 +37,9 @@ for (;;) {
   const run = await demo.status();
   if (run.status !== last) {
     last = run.status;
-    console.log(`[${new Date().toLocaleTimeString()}] run ${run.status}${run.output ? `: ${typeof run.output === "string" ? run.output : JSON.stringify(run.output)}` : ""}${run.error ? `: ${run.error.message}` : ""}`);
+    console.log(
+      `[${new Date().toLocaleTimeString()}] run ${run.status}${run.output ? `: ${typeof run.output === "string" ? run.output : JSON.stringify(run.output)}` : ""}${run.error ? `: ${run.error.message}` : ""}`,
+    );
     if (run.status === "succeeded") {
       const { comments, labels } = demo.github.state;
       for (const c of comments) console.log(`  comment posted to ${c.repo}#${c.issue} (fake GitHub):\n    ${c.body.replace(/\n/g, "\n    ")}`);

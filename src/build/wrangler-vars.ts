@@ -12,7 +12,8 @@ export function varNamesInWranglerToml(toml: string): string[] {
   const rest = toml.slice(table.index + table[0].length);
   const end = rest.search(/^[ \t]*\[/m);
   const body = end < 0 ? rest : rest.slice(0, end);
-  if (body.includes('"""') || body.includes("'''")) throw new Error("wrangler.toml: [vars]: multi-line strings are not supported here; write the value on one line");
+  if (body.includes('"""') || body.includes("'''"))
+    throw new Error("wrangler.toml: [vars]: multi-line strings are not supported here; write the value on one line");
   const names: string[] = [];
   for (const line of body.split("\n")) {
     const key = /^[ \t]*(?:([A-Za-z0-9_-]+)|"([A-Za-z0-9_-]+)")[ \t]*=/.exec(line);

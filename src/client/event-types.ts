@@ -1,4 +1,4 @@
-import type { RunStatus, } from "./types";
+import type { RunStatus } from "./types";
 
 /**
  * The events of `GET /runs/:id/events`, by type. `id` is the cursor after the
@@ -18,7 +18,17 @@ export type RunEvent =
   | TypedEvent<"run_failed", { error: { code: string; message: string } }>
   | TypedEvent<"run_retry", { detail: string; attempt: number }>
   | TypedEvent<"call", { path: string; worker: string }>
-  | TypedEvent<"turn", { path: string; turn: number; text: string | null; tool_calls: Array<{ id: string; name: string }>; usage: { inputTokens: number; outputTokens: number }; cost_usd: number }>
+  | TypedEvent<
+      "turn",
+      {
+        path: string;
+        turn: number;
+        text: string | null;
+        tool_calls: Array<{ id: string; name: string }>;
+        usage: { inputTokens: number; outputTokens: number };
+        cost_usd: number;
+      }
+    >
   | TypedEvent<"tool", { path: string; ok: boolean; result?: string; error?: string; truncated_from?: number }>
   | TypedEvent<"approval_requested", { approval_id: string; tool: string; worker_chain: string[]; description: string }>
   | TypedEvent<"approval_recorded", { approval_id: string; status: "approved" | "rejected" | "expired"; by: string }>
@@ -34,9 +44,27 @@ export type RunEvent =
 export type RunEventType = RunEvent["type"];
 
 const KNOWN = new Set<string>([
-  "run_queued", "run_running", "run_awaiting_approval", "run_succeeded", "run_failed", "run_cancelled", "run_checkpoint", "run_retry",
-  "call", "turn", "tool", "approval_requested", "approval_recorded", "approval_notified", "approval_decided",
-  "approval_emailed", "approval_reminder_emailed", "approval_escalation_emailed", "approval_email_failed", "step", "model_delta",
+  "run_queued",
+  "run_running",
+  "run_awaiting_approval",
+  "run_succeeded",
+  "run_failed",
+  "run_cancelled",
+  "run_checkpoint",
+  "run_retry",
+  "call",
+  "turn",
+  "tool",
+  "approval_requested",
+  "approval_recorded",
+  "approval_notified",
+  "approval_decided",
+  "approval_emailed",
+  "approval_reminder_emailed",
+  "approval_escalation_emailed",
+  "approval_email_failed",
+  "step",
+  "model_delta",
 ]);
 
 /** The events after which a run changes no more. */

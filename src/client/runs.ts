@@ -3,7 +3,17 @@ import { TimeoutError } from "./errors";
 import type { RunEvent } from "./event-types";
 import { runEvents, type RunEventsOptions } from "./run-events";
 import type { RequestOptions, Transport } from "./transport";
-import { type CancelledRun, type ListRunsQuery, type ResumedRun, type Run, type RunPage, type RunStatus, type StartedRun, type StartRunParams, TERMINAL_STATUSES } from "./types";
+import {
+  type CancelledRun,
+  type ListRunsQuery,
+  type ResumedRun,
+  type Run,
+  type RunPage,
+  type RunStatus,
+  type StartedRun,
+  type StartRunParams,
+  TERMINAL_STATUSES,
+} from "./types";
 
 export interface WaitOptions {
   /** Statuses to wait for; default: any terminal status or `awaiting_approval`. A terminal status always ends the wait. */
@@ -48,8 +58,10 @@ export class Runs {
   async wait(id: string, options: WaitOptions = {}): Promise<Run> {
     const until = options.until ?? WAIT_DEFAULT;
     let last: Run | undefined;
-    const limit = deadline(options.signal, options.timeoutMs, () =>
-      new TimeoutError(`run "${id}" is ${last ? `still ${last.status}` : "unread"} after ${options.timeoutMs} ms; waited for ${until.join(" or ")}`),
+    const limit = deadline(
+      options.signal,
+      options.timeoutMs,
+      () => new TimeoutError(`run "${id}" is ${last ? `still ${last.status}` : "unread"} after ${options.timeoutMs} ms; waited for ${until.join(" or ")}`),
     );
     try {
       for (let delay = POLL_FIRST_MS; ; delay = Math.min(delay * 1.5, POLL_MAX_MS)) {

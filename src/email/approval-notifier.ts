@@ -68,7 +68,14 @@ export async function sendApprovalEmail(env: Env, p: ApprovalSubject, run: Appro
     replyTo,
     followUp: followUp && { kind: followUp.kind, originallyTo: followUp.originallyTo },
   };
-  const raw = buildMime({ from: env.APPROVAL_FROM!, to, replyTo, subject: approvalSubject(content), text: approvalText(content), html: await approvalHtml(content) });
+  const raw = buildMime({
+    from: env.APPROVAL_FROM!,
+    to,
+    replyTo,
+    subject: approvalSubject(content),
+    text: approvalText(content),
+    html: await approvalHtml(content),
+  });
   await mailer.send(env.APPROVAL_EMAIL, { from: env.APPROVAL_FROM!, to, raw });
   return { emailed: true, to };
 }

@@ -61,7 +61,8 @@ async function judge(message: ForwardableEmailMessage, env: Env): Promise<Verdic
   if (isAutomatic(message.headers)) return { ignore: "automatic message" };
   const ref = parseReplyReference(localOf(message.to));
   if (!ref) return { accept: false, reason: "this address names no approval; reply to the approval email as it was sent" };
-  if (message.rawSize > MAX_REPLY_BYTES) return { accept: false, reason: `the reply is too large (over ${MAX_REPLY_BYTES / 1024} KiB); reply with just "yes" or "no" and a short note` };
+  if (message.rawSize > MAX_REPLY_BYTES)
+    return { accept: false, reason: `the reply is too large (over ${MAX_REPLY_BYTES / 1024} KiB); reply with just "yes" or "no" and a short note` };
   const raw = await readBounded(message.raw, MAX_REPLY_BYTES);
   if (!raw) return { accept: false, reason: `the reply is too large (over ${MAX_REPLY_BYTES / 1024} KiB)` };
   const email = await PostalMime.parse(raw, { maxNestingDepth: 10, maxHeadersSize: 64 * 1024 });
@@ -71,9 +72,14 @@ async function judge(message: ForwardableEmailMessage, env: Env): Promise<Verdic
   const sender = message.from.trim().toLowerCase();
   const headerFrom = email.from?.address?.trim().toLowerCase();
   if (!headerFrom) return { accept: false, reason: "the reply has no From header with an address; reply directly from the address the approval was sent to" };
-  if (headerFrom !== sender) return { accept: false, reason: "the From header and the envelope sender differ; reply directly from the address the approval was sent to" };
+  if (headerFrom !== sender)
+    return { accept: false, reason: "the From header and the envelope sender differ; reply directly from the address the approval was sent to" };
   const decision = parseReplyDecision(email.text ?? "");
-  if (!decision) return { accept: false, reason: 'no decision found: the first line of the reply must start with "yes" (or approve, ok) or "no" (or reject); the rest of that line is the note' };
+  if (!decision)
+    return {
+      accept: false,
+      reason: 'no decision found: the first line of the reply must start with "yes" (or approve, ok) or "no" (or reject); the rest of that line is the note',
+    };
 
   let stub: RunRpc;
   try {

@@ -46,8 +46,7 @@ export class WorkerFileError extends Error {
 /** A catalog refused as a whole, listing every problem found. */
 export class CatalogError extends Error {
   constructor(readonly problems: WorkerFileError[]) {
-    super(`worker catalog refused (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n` +
-      problems.map((p) => `  ${p.message}`).join("\n"));
+    super(`worker catalog refused (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n${problems.map((p) => `  ${p.message}`).join("\n")}`);
     this.name = "CatalogError";
   }
 }

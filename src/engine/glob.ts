@@ -80,11 +80,20 @@ export function globMatcher(glob: string, opts: GlobOptions = {}): (text: string
         let stay = false;
         let advance = false;
         switch (tok.t) {
-          case "char": advance = tok.c === c; break;
-          case "one": advance = !stops(c); break;
-          case "star": stay = !stops(c); break;
-          case "any": stay = true; break;
-          case "skip": break;
+          case "char":
+            advance = tok.c === c;
+            break;
+          case "one":
+            advance = !stops(c);
+            break;
+          case "star":
+            stay = !stops(c);
+            break;
+          case "any":
+            stay = true;
+            break;
+          case "skip":
+            break;
         }
         if (stay) next[i] = 1;
         if (advance) next[i + 1] = 1;

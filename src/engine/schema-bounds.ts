@@ -65,7 +65,10 @@ class Expansion {
   private target(ref: string): unknown {
     if (ref !== "#" && !ref.startsWith("#/")) throw new RefProblem(`has $ref "${ref.slice(0, 100)}"; only local references (#/…) are supported here`);
     let at: unknown = this.root;
-    for (const raw of ref.slice(2).split("/").filter((s, _i, all) => !(all.length === 1 && s === ""))) {
+    for (const raw of ref
+      .slice(2)
+      .split("/")
+      .filter((s, _i, all) => !(all.length === 1 && s === ""))) {
       const name = decodeURIComponent(raw).replaceAll("~1", "/").replaceAll("~0", "~");
       if (typeof at !== "object" || at === null || !Object.hasOwn(at, name)) throw new RefProblem(`has $ref "${ref.slice(0, 100)}", which points at nothing`);
       at = (at as Record<string, unknown>)[name];

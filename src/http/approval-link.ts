@@ -10,13 +10,26 @@ export type LinkCheck =
 /** Verifies an approval link and loads what it points at. Never changes anything. */
 export async function checkApprovalLink(c: Context<{ Bindings: Env }>, token: string): Promise<LinkCheck> {
   const secret = c.env.APPROVAL_SECRET;
-  if (!secret) return { ok: false, status: 503, title: "Approval links are off", message: "APPROVAL_SECRET is not set on this deployment, so no link can be checked. Decide through the API instead." };
+  if (!secret)
+    return {
+      ok: false,
+      status: 503,
+      title: "Approval links are off",
+      message: "APPROVAL_SECRET is not set on this deployment, so no link can be checked. Decide through the API instead.",
+    };
   const check = await verifyApprovalToken(token, secret);
-  if (!check.ok && check.status === 403) return { ok: false, status: 403, title: "This link is not valid", message: "The link was changed or was not made by this deployment. Use the link from the email as it was sent." };
+  if (!check.ok && check.status === 403)
+    return {
+      ok: false,
+      status: 403,
+      title: "This link is not valid",
+      message: "The link was changed or was not made by this deployment. Use the link from the email as it was sent.",
+    };
   if (!check.ok) return { ok: false, status: 410, title: "This link has expired", message: "The approval expired; it counts as a rejection." };
   const run = await runView(c.env, check.payload.run);
   const approval = run?.approvals.find((a) => a.id === check.payload.approval);
-  if (!run || !approval) return { ok: false, status: 404, title: "Nothing to decide here", message: "The run or approval this link names does not exist (any more)." };
+  if (!run || !approval)
+    return { ok: false, status: 404, title: "Nothing to decide here", message: "The run or approval this link names does not exist (any more)." };
   return { ok: true, payload: check.payload, run, approval };
 }
 

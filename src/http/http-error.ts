@@ -8,5 +8,4 @@ export function httpError(status: ContentfulStatusCode, body: { error: string } 
 }
 
 /** zod issues as `{path, message}` rows for a 400 body. */
-export const issueList = (error: z.ZodError) =>
-  error.issues.map((i) => ({ path: i.path.map(String).join(".") || "(root)", message: i.message }));
+export const issueList = (error: z.ZodError) => error.issues.map((i) => ({ path: i.path.map(String).join(".") || "(root)", message: i.message }));

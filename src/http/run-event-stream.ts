@@ -27,7 +27,8 @@ export async function runEventStream<E extends { Bindings: Env }>(c: Context<E>,
       timer = setTimeout(() => resolve("over"), maxMs);
       stream.onAbort(() => resolve("over"));
     });
-    const write = (event: string, data: unknown, id?: string) => Promise.race([stream.writeSSE({ ...(id ? { id } : {}), event, data: JSON.stringify(data) }), over]);
+    const write = (event: string, data: unknown, id?: string) =>
+      Promise.race([stream.writeSSE({ ...(id ? { id } : {}), event, data: JSON.stringify(data) }), over]);
     try {
       let batch: typeof first | null = first;
       while (batch) {

@@ -42,10 +42,7 @@ function finished(view: RunView, links: { run_url: string; status_url: string })
  * MCP_WAIT_SECONDS for it, sending progress if the client asked for it.
  */
 export function workersServer(env: Env, origin: string): Server {
-  const server = new Server(
-    { name: "edgework", version: "1" },
-    { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
-  );
+  const server = new Server({ name: "edgework", version: "1" }, { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
   const base = (env.PUBLIC_URL || origin).replace(/\/+$/, "");
   const waitMs = numberVar(env, "MCP_WAIT_SECONDS", DEFAULT_WAIT_SECONDS) * 1000;
 
@@ -72,7 +69,10 @@ export function workersServer(env: Env, origin: string): Server {
       const waited = Date.now() - started;
       if (view.status === "awaiting_approval" || waited >= waitMs || extra.signal.aborted) return inProgress(view, links, Math.round(waited / 1000));
       if (token !== undefined) {
-        await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: tick, message: `run ${id}: ${view.status}` } });
+        await extra.sendNotification({
+          method: "notifications/progress",
+          params: { progressToken: token, progress: tick, message: `run ${id}: ${view.status}` },
+        });
       }
       await sleep(Math.min(POLL_MS, waitMs - waited));
     }

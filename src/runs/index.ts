@@ -49,7 +49,10 @@ export function checkStart(worker: string, input: unknown): { worker: CatalogWor
   const value = w.input === DEFAULT_INPUT && typeof input === "string" ? { input } : input;
   const parsed = (w.code?.input ?? validatorFor(w.input)).safeParse(value);
   if (!parsed.success) {
-    return { status: 400, error: `input does not match the input schema of ${w.code ? w.file : `worker "${worker}" (${w.file})`}: ${describeIssues(parsed.error)}` };
+    return {
+      status: 400,
+      error: `input does not match the input schema of ${w.code ? w.file : `worker "${worker}" (${w.file})`}: ${describeIssues(parsed.error)}`,
+    };
   }
   // A function gets its input as sent and parses it itself: a zod transform must run once.
   const accepted = w.code ? value : parsed.data;
@@ -71,5 +74,16 @@ export interface TriggerRunSettings {
  * Starts (or finds) the run a trigger asked for, checked by `checkStart`: the
  * trigger's approval mode and budget, and what started it, for approvers to see.
  */
-export const startTriggerRun = (env: Env, t: TriggerRunSettings, run: { id: string; checked: { worker: CatalogWorker; input: unknown }; trigger: Record<string, unknown> }) =>
-  startRun(env, { id: run.id, worker: run.checked.worker.name, input: run.checked.input, approvalMode: t.approval_mode, budget: budgetOf(t.budget), trigger: run.trigger });
+export const startTriggerRun = (
+  env: Env,
+  t: TriggerRunSettings,
+  run: { id: string; checked: { worker: CatalogWorker; input: unknown }; trigger: Record<string, unknown> },
+) =>
+  startRun(env, {
+    id: run.id,
+    worker: run.checked.worker.name,
+    input: run.checked.input,
+    approvalMode: t.approval_mode,
+    budget: budgetOf(t.budget),
+    trigger: run.trigger,
+  });

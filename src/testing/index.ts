@@ -2,5 +2,16 @@
 // app's public HTTP API (docs/testing.md). Start the model server in Node with
 // `edgework/testing/model-server`.
 export { modelServer, type ModelServer } from "./model-client";
-export { callTree, decideApproval, startRun, testClient, toolCalls, waitForStatus, type AppLike, type DecideApprovalOptions, type TestClientOptions, type WaitForStatusOptions } from "./runs";
+export {
+  callTree,
+  decideApproval,
+  startRun,
+  testClient,
+  toolCalls,
+  waitForStatus,
+  type AppLike,
+  type DecideApprovalOptions,
+  type TestClientOptions,
+  type WaitForStatusOptions,
+} from "./runs";
 export { callTool, say, type ScriptedTurn } from "./turns";

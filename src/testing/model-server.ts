@@ -70,7 +70,8 @@ export async function startModelServer(port = 0): Promise<{ port: number; close(
     }
     const script = scripts.get(id);
     if (!script) return send(404, { error: { message: `no script ${id}` } });
-    if (!m[2]) return send(200, { requests: script.requests, authorizations: script.authorizations, headers: script.headers, remaining: script.replies.length });
+    if (!m[2])
+      return send(200, { requests: script.requests, authorizations: script.authorizations, headers: script.headers, remaining: script.replies.length });
 
     script.requests.push(JSON.parse(body));
     script.authorizations.push(req.headers.authorization ?? null);
@@ -89,7 +90,9 @@ export async function startModelServer(port = 0): Promise<{ port: number; close(
     if (JSON.parse(body).stream === true) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       const chunk = (delta: unknown, extra: Record<string, unknown> = {}) =>
-        res.write(`data: ${JSON.stringify({ id: `chatcmpl-${id}-${n}`, object: "chat.completion.chunk", created: 0, model: "fake", choices: delta ? [{ index: 0, delta, finish_reason: null }] : [], ...extra })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id: `chatcmpl-${id}-${n}`, object: "chat.completion.chunk", created: 0, model: "fake", choices: delta ? [{ index: 0, delta, finish_reason: null }] : [], ...extra })}\n\n`,
+        );
       const pieces = reply.chunks ?? (reply.text !== undefined ? [reply.text] : []);
       for (const [i, piece] of pieces.entries()) {
         chunk(i === 0 ? { role: "assistant", content: piece } : { content: piece });

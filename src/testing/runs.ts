@@ -1,4 +1,14 @@
-import { EdgeworkClient, TERMINAL_STATUSES, type CallNode, type Decision, type Run, type RunStatus, type StartedRun, type StartRunParams, type ToolNode } from "../client";
+import {
+  EdgeworkClient,
+  TERMINAL_STATUSES,
+  type CallNode,
+  type Decision,
+  type Run,
+  type RunStatus,
+  type StartedRun,
+  type StartRunParams,
+  type ToolNode,
+} from "../client";
 
 /** Anything with the app's `fetch`: `exports.default` / `SELF` of cloudflare:workers / cloudflare:test, or the handler itself. */
 export interface AppLike {
@@ -44,7 +54,12 @@ export interface WaitForStatusOptions {
  * in another status fails the wait at once, with its error: a test waiting for
  * `awaiting_approval` sees why the run failed instead of a timeout.
  */
-export async function waitForStatus(client: EdgeworkClient, runId: string, statuses: RunStatus | readonly RunStatus[], options: WaitForStatusOptions = {}): Promise<Run> {
+export async function waitForStatus(
+  client: EdgeworkClient,
+  runId: string,
+  statuses: RunStatus | readonly RunStatus[],
+  options: WaitForStatusOptions = {},
+): Promise<Run> {
   const wanted: readonly RunStatus[] = typeof statuses === "string" ? [statuses] : statuses;
   const deadline = Date.now() + (options.timeoutMs ?? 20_000);
   const drive = options.drive ?? (() => new Promise((r) => setTimeout(r, 50)));
@@ -53,7 +68,8 @@ export async function waitForStatus(client: EdgeworkClient, runId: string, statu
     if (wanted.includes(run.status)) return run;
     const error = run.error ? ` (${run.error.code}: ${run.error.message})` : "";
     if (TERMINAL_STATUSES.includes(run.status)) throw new Error(`run ${runId} ended ${run.status}${error}; waited for ${wanted.join(" or ")}`);
-    if (Date.now() > deadline) throw new Error(`run ${runId} is still ${run.status} after ${options.timeoutMs ?? 20_000} ms; waited for ${wanted.join(" or ")}`);
+    if (Date.now() > deadline)
+      throw new Error(`run ${runId} is still ${run.status} after ${options.timeoutMs ?? 20_000} ms; waited for ${wanted.join(" or ")}`);
     await drive(runId);
   }
 }
@@ -73,7 +89,10 @@ export async function decideApproval(client: EdgeworkClient, runId: string, opti
 
 function onlyPending(run: Run): string {
   const pending = run.approvals.filter((a) => a.status === "pending");
-  if (pending.length !== 1) throw new Error(`run ${run.id} has ${pending.length} pending approvals (${pending.map((a) => `${a.id}: ${a.tool}`).join(", ") || "none"}): pass approvalId`);
+  if (pending.length !== 1)
+    throw new Error(
+      `run ${run.id} has ${pending.length} pending approvals (${pending.map((a) => `${a.id}: ${a.tool}`).join(", ") || "none"}): pass approvalId`,
+    );
   return pending[0]!.id;
 }
 

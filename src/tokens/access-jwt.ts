@@ -30,7 +30,12 @@ async function fetchKeys(issuer: string): Promise<Map<string, CryptoKey>> {
   const out = new Map<string, CryptoKey>();
   for (const jwk of (keys ?? []).slice(0, 20)) {
     if (jwk.kty !== "RSA" || !jwk.kid) continue;
-    out.set(jwk.kid, await crypto.subtle.importKey("jwk", { kty: "RSA", n: jwk.n, e: jwk.e, alg: "RS256", ext: true }, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["verify"]));
+    out.set(
+      jwk.kid,
+      await crypto.subtle.importKey("jwk", { kty: "RSA", n: jwk.n, e: jwk.e, alg: "RS256", ext: true }, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, [
+        "verify",
+      ]),
+    );
   }
   return out;
 }

@@ -25,7 +25,9 @@ const hmacKey = (secret: string, usage: "sign" | "verify") =>
  * Signed with APPROVAL_SECRET; the MAC covers the encoded payload exactly as sent.
  */
 export async function signApprovalToken(payload: ApprovalTokenPayload, secret: string): Promise<string> {
-  const body = toBase64Url(encoder.encode(JSON.stringify({ run: payload.run, approval: payload.approval, exp: payload.exp, ...(payload.to ? { to: payload.to } : {}) })));
+  const body = toBase64Url(
+    encoder.encode(JSON.stringify({ run: payload.run, approval: payload.approval, exp: payload.exp, ...(payload.to ? { to: payload.to } : {}) })),
+  );
   const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret, "sign"), encoder.encode(body));
   return `${body}.${toBase64Url(new Uint8Array(mac))}`;
 }

@@ -8,7 +8,8 @@ import { CronPattern } from "croner";
  */
 export function cronProblem(expression: string): string | null {
   if (expression.length > 100) return "is longer than 100 characters";
-  if (expression.split(" ").length !== 5) return 'must be five fields separated by single spaces: minute hour day-of-month month day-of-week (e.g. "0 6 * * *")';
+  if (expression.split(" ").length !== 5)
+    return 'must be five fields separated by single spaces: minute hour day-of-month month day-of-week (e.g. "0 6 * * *")';
   try {
     new CronPattern(expression, "UTC", { mode: "5-part", alternativeWeekdays: true });
     return null;

@@ -23,7 +23,6 @@ export function mapInput(t: Trigger, payload: unknown): Record<string, unknown> 
   return input;
 }
 
-
 /**
  * What makes a delivery one delivery, from what its signature covers: Stripe's
  * event id (inside the signed body), else the SHA-256 of the body. Never an
@@ -38,7 +37,12 @@ export function idempotencyKey(t: Trigger, payload: unknown, bodySha256: string)
 }
 
 /** Where each scheme's senders put a delivery id (Stripe's is the event id, in the body). */
-const DELIVERY_HEADER: Record<Trigger["verify"]["scheme"], string | null> = { github: "X-GitHub-Delivery", hmac: "Idempotency-Key", token: "Idempotency-Key", stripe: null };
+const DELIVERY_HEADER: Record<Trigger["verify"]["scheme"], string | null> = {
+  github: "X-GitHub-Delivery",
+  hmac: "Idempotency-Key",
+  token: "Idempotency-Key",
+  stripe: null,
+};
 
 /** The sender's own delivery id, which no signature covers: bound to its body, never the run's id. */
 export function deliveryHeader(t: Trigger, headers: Headers): { header: string; id: string } | null {

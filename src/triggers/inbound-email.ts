@@ -51,9 +51,7 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   if ("status" in checked) return reject(checked.error);
   // Message-IDs are chosen by the sender: keyed with the sender, one cannot pre-empt another's.
   // Without one, the bytes identify the message (a redelivery repeats them).
-  const messageKey = parsed.messageId
-    ? `message-id:${from}\n${parsed.messageId}`
-    : `sha256:${await sha256Hex(raw)}`;
+  const messageKey = parsed.messageId ? `message-id:${from}\n${parsed.messageId}` : `sha256:${await sha256Hex(raw)}`;
   const id = await runIdFor(t.name, messageKey);
   const started = await startTriggerRun(env, t, { id, checked, trigger: { kind: "email", name: t.name, from, message_id: input.message_id } });
   return { trigger: t.name, run_id: id, created: started.created };

@@ -67,10 +67,18 @@ export const scheduleTriggerSchema = z.strictObject({
 export const emailTriggerSchema = z.strictObject({
   worker: z.string().regex(TOOL_NAME),
   email: z.strictObject({
-    to: z.string().regex(ADDRESS, "must be one address such as support@example.com").transform((a) => a.toLowerCase()),
+    to: z
+      .string()
+      .regex(ADDRESS, "must be one address such as support@example.com")
+      .transform((a) => a.toLowerCase()),
     allow_from: z.array(z.string().regex(ALLOW_FROM, 'entries are an address or "*@domain"')).min(1),
     /** Larger messages are rejected before they are read. */
-    max_bytes: z.number().int().positive().max(25 * 1024 * 1024).default(1024 * 1024),
+    max_bytes: z
+      .number()
+      .int()
+      .positive()
+      .max(25 * 1024 * 1024)
+      .default(1024 * 1024),
   }),
   approval_mode: approvalMode,
   budget: budgetSchema.optional(),
@@ -95,7 +103,13 @@ function kindOf(value: unknown): (typeof KINDS)[keyof typeof KINDS] | string {
  * `mayMeanRefused` (a worker file refused for its name) is not reported again.
  * `parse` reads the text (YAML as written, JSON as bundled).
  */
-export function parseTriggers(file: string, text: string, parse: ParseData, catalog: Catalog, mayMeanRefused = (_matches: (name: string) => boolean) => false): ParsedTriggers {
+export function parseTriggers(
+  file: string,
+  text: string,
+  parse: ParseData,
+  catalog: Catalog,
+  mayMeanRefused = (_matches: (name: string) => boolean) => false,
+): ParsedTriggers {
   const triggers = new Map<string, Trigger>();
   const schedules = new Map<string, ScheduledTrigger>();
   const emails = new Map<string, EmailTrigger>();
@@ -105,7 +119,8 @@ export function parseTriggers(file: string, text: string, parse: ParseData, cata
   } catch (err) {
     return { triggers, schedules, emails, problems: [new WorkerFileError(file, "(file)", malformed(err))] };
   }
-  if (typeof raw !== "object" || Array.isArray(raw)) return { triggers, schedules, emails, problems: [new WorkerFileError(file, "(file)", "must map trigger names to triggers")] };
+  if (typeof raw !== "object" || Array.isArray(raw))
+    return { triggers, schedules, emails, problems: [new WorkerFileError(file, "(file)", "must map trigger names to triggers")] };
   const problems: WorkerFileError[] = [];
   const findWorker = workerLookup(file, catalog, mayMeanRefused);
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
@@ -139,7 +154,14 @@ export function parseTriggers(file: string, text: string, parse: ParseData, cata
     }
     const props = worker.input.properties as Record<string, unknown> | undefined;
     for (const field of Object.keys(parsed.data.input)) {
-      if (props && !(field in props)) problems.push(new WorkerFileError(file, `${name}.input.${field}`, `worker "${worker.name}" has no input field "${field}"; its fields: ${Object.keys(props).join(", ")}`));
+      if (props && !(field in props))
+        problems.push(
+          new WorkerFileError(
+            file,
+            `${name}.input.${field}`,
+            `worker "${worker.name}" has no input field "${field}"; its fields: ${Object.keys(props).join(", ")}`,
+          ),
+        );
     }
     triggers.set(name, { ...parsed.data, name });
   }
@@ -161,14 +183,18 @@ type WorkerLookup = (name: string, worker: string) => CatalogWorker | WorkerFile
 function workerLookup(file: string, catalog: Catalog, mayMeanRefused: (matches: (name: string) => boolean) => boolean): WorkerLookup {
   return (name, worker) =>
     catalog.get(worker) ??
-    (mayMeanRefused((n) => n === worker) ? [] : [new WorkerFileError(file, `${name}.worker`, `unknown worker "${worker}"; known: ${[...catalog.workers.keys()].sort().join(", ")}`)]);
+    (mayMeanRefused((n) => n === worker)
+      ? []
+      : [new WorkerFileError(file, `${name}.worker`, `unknown worker "${worker}"; known: ${[...catalog.workers.keys()].sort().join(", ")}`)]);
 }
 
 /** Does `input` fit the worker's input schema? Else a problem at `field`. */
 function inputProblem(file: string, field: string, worker: CatalogWorker, input: unknown, what: string): WorkerFileError | null {
   const value = worker.input === DEFAULT_INPUT && typeof input === "string" ? { input } : input;
   const parsed = validatorFor(worker.input).safeParse(value);
-  return parsed.success ? null : new WorkerFileError(file, field, `${what} does not match the input schema of worker "${worker.name}" (${worker.file}): ${describeIssues(parsed.error)}`);
+  return parsed.success
+    ? null
+    : new WorkerFileError(file, field, `${what} does not match the input schema of worker "${worker.name}" (${worker.file}): ${describeIssues(parsed.error)}`);
 }
 
 function parseScheduleTrigger(file: string, name: string, value: unknown, findWorker: WorkerLookup): ScheduledTrigger | WorkerFileError[] {

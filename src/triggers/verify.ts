@@ -37,7 +37,8 @@ export async function verifyDelivery(t: Trigger, secret: string, headers: Header
       const t = parts.find(([k]) => k === "t")?.[1];
       const v1 = parts.filter(([k]) => k === "v1").map(([, s]) => s);
       if (!t || !/^\d+$/.test(t) || !v1.length) return { ok: false, reason: "malformed Stripe-Signature" };
-      if (Math.abs(now / 1000 - Number(t)) > v.tolerance_seconds) return { ok: false, reason: `Stripe-Signature timestamp is outside the ${v.tolerance_seconds} s tolerance` };
+      if (Math.abs(now / 1000 - Number(t)) > v.tolerance_seconds)
+        return { ok: false, reason: `Stripe-Signature timestamp is outside the ${v.tolerance_seconds} s tolerance` };
       const expected = hex(await hmacSha256(secret, concat(encoder.encode(`${t}.`), body)));
       let match = false;
       for (const s of v1) match = (await sameSecret(s, expected)) || match; // check all, no early exit

@@ -72,7 +72,8 @@ export async function approvalHtml(m: ApprovalEmailInput): Promise<string> {
           </a>
         </p>
         <p style="color:#555;font-size:13px">
-          Each link opens a page that shows the call; nothing happens until you press a button there. {m.replyTo ? `${REPLY_HOW} ` : ""}The link expires {isoTime(m.expiresAt)}.
+          Each link opens a page that shows the call; nothing happens until you press a button there. {m.replyTo ? `${REPLY_HOW} ` : ""}The link expires{" "}
+          {isoTime(m.expiresAt)}.
         </p>
       </body>
     </html>

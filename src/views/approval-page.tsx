@@ -70,12 +70,21 @@ export function DecisionPage(props: { approved: boolean; approval: ApprovalView;
 /** Why an approval can no longer be decided, for the person holding its link; null while it can be. */
 export function closedApproval(run: RunView, a: ApprovalView): { status: 409 | 410; title: string; message: string } | null {
   if (a.status === "expired") {
-    return { status: 410, title: "This approval has expired", message: `Nobody decided it before ${isoTime(a.expires_at)}, so it counted as a rejection and the model was told.` };
+    return {
+      status: 410,
+      title: "This approval has expired",
+      message: `Nobody decided it before ${isoTime(a.expires_at)}, so it counted as a rejection and the model was told.`,
+    };
   }
   // A pending row of an ended run is void too (runs that ended before voiding existed).
   if (a.status === "voided" || (a.status === "pending" && TERMINAL.includes(run.status))) {
-    return { status: 409, title: "This approval is void", message: `The run ended (${run.status}), so this approval is void: deciding it would change nothing.` };
+    return {
+      status: 409,
+      title: "This approval is void",
+      message: `The run ended (${run.status}), so this approval is void: deciding it would change nothing.`,
+    };
   }
-  if (a.status !== "pending") return { status: 409, title: "Already decided", message: `This approval was already ${a.status}${a.decided_by ? ` by ${a.decided_by}` : ""}.` };
+  if (a.status !== "pending")
+    return { status: 409, title: "Already decided", message: `This approval was already ${a.status}${a.decided_by ? ` by ${a.decided_by}` : ""}.` };
   return null;
 }

@@ -30,4 +30,3 @@ export function attachmentsOnPath(root: CallNode | null, path: string): Attachme
   if (root) visit(root);
   return found;
 }
-

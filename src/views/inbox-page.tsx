@@ -20,7 +20,15 @@ const ago = (ms: number, now: number) => {
 const STATUSES = ["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"] as const;
 
 /** What waits for a person, then recent runs with filters (a GET form: filtering changes nothing). */
-export function InboxPage(props: { who: string; csrf: string | null; approvals: InboxApproval[]; truncated: boolean; runs: RunListItem[]; filter: Pick<RunQuery, "status" | "worker" | "trigger">; now: number }) {
+export function InboxPage(props: {
+  who: string;
+  csrf: string | null;
+  approvals: InboxApproval[];
+  truncated: boolean;
+  runs: RunListItem[];
+  filter: Pick<RunQuery, "status" | "worker" | "trigger">;
+  now: number;
+}) {
   const { now, filter } = props;
   return (
     <Page title="edgework inbox">
@@ -30,10 +38,19 @@ export function InboxPage(props: { who: string; csrf: string | null; approvals: 
         <span>Signed in: {props.who}</span>
         {props.csrf ? <LogoutForm csrf={props.csrf} /> : null}
       </nav>
-      <h1>Waiting for a decision ({props.approvals.length}{props.truncated ? "+" : ""})</h1>
+      <h1>
+        Waiting for a decision ({props.approvals.length}
+        {props.truncated ? "+" : ""})
+      </h1>
       {props.approvals.length ? (
         <table id="pending">
-          <tr><th>Call</th><th>Asked by</th><th>Age</th><th>Expires</th><th></th></tr>
+          <tr>
+            <th>Call</th>
+            <th>Asked by</th>
+            <th>Age</th>
+            <th>Expires</th>
+            <th></th>
+          </tr>
           {props.approvals.map((a) => (
             <tr>
               <td>
@@ -64,16 +81,31 @@ export function InboxPage(props: { who: string; csrf: string | null; approvals: 
         </select>{" "}
         <input name="worker" placeholder="worker" value={filter.worker ?? ""} />{" "}
         <input name="trigger" placeholder="trigger (api, webhook, a name)" value={filter.trigger ?? ""} />{" "}
-        <button type="submit" class="approve">Filter</button>
+        <button type="submit" class="approve">
+          Filter
+        </button>
       </form>
       {props.runs.length ? (
         <table id="runs">
-          <tr><th>Run</th><th>Worker</th><th>Status</th><th>Trigger</th><th>Started</th><th>Cost</th></tr>
+          <tr>
+            <th>Run</th>
+            <th>Worker</th>
+            <th>Status</th>
+            <th>Trigger</th>
+            <th>Started</th>
+            <th>Cost</th>
+          </tr>
           {props.runs.map((r) => (
             <tr>
-              <td><a href={`/runs/${encodeURIComponent(r.id)}/view`}><code>{r.id.slice(0, 8)}</code></a></td>
+              <td>
+                <a href={`/runs/${encodeURIComponent(r.id)}/view`}>
+                  <code>{r.id.slice(0, 8)}</code>
+                </a>
+              </td>
               <td>{r.worker}</td>
-              <td><Badge status={r.status} /></td>
+              <td>
+                <Badge status={r.status} />
+              </td>
               <td>{r.trigger.name ? `${r.trigger.kind} ${r.trigger.name}` : r.trigger.kind}</td>
               <td>{isoTime(r.created_at)}</td>
               <td>{r.usage ? usd(r.usage.costUsd) : "—"}</td>

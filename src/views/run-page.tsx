@@ -57,14 +57,32 @@ export function RunPage(props: { run: RunView; events: string }) {
       </section>
       <script dangerouslySetInnerHTML={{ __html: RUN_LIVE_SCRIPT }} />
       <table>
-        <tr><th>Run</th><td><code>{run.id}</code></td></tr>
-        <tr><th>Started by</th><td>{describeTrigger(run.trigger)}, {isoTime(run.created_at)}</td></tr>
-        <tr><th>Updated</th><td>{isoTime(run.updated_at)}</td></tr>
-        <tr><th>Catalog</th><td>{run.catalog_version ? <code>{run.catalog_version}</code> : "the current one (started before runs were pinned)"}</td></tr>
+        <tr>
+          <th>Run</th>
+          <td>
+            <code>{run.id}</code>
+          </td>
+        </tr>
+        <tr>
+          <th>Started by</th>
+          <td>
+            {describeTrigger(run.trigger)}, {isoTime(run.created_at)}
+          </td>
+        </tr>
+        <tr>
+          <th>Updated</th>
+          <td>{isoTime(run.updated_at)}</td>
+        </tr>
+        <tr>
+          <th>Catalog</th>
+          <td>{run.catalog_version ? <code>{run.catalog_version}</code> : "the current one (started before runs were pinned)"}</td>
+        </tr>
         <tr>
           <th>Usage</th>
           <td>
-            {run.usage ? `${run.usage.requests} model requests, ${run.usage.inputTokens} input + ${run.usage.outputTokens} output tokens, ${usd(run.usage.costUsd)}` : "—"}
+            {run.usage
+              ? `${run.usage.requests} model requests, ${run.usage.inputTokens} input + ${run.usage.outputTokens} output tokens, ${usd(run.usage.costUsd)}`
+              : "—"}
           </td>
         </tr>
       </table>
@@ -83,12 +101,21 @@ export function RunPage(props: { run: RunView; events: string }) {
       <h2>Approvals</h2>
       {run.approvals.length ? (
         <table>
-          <tr><th>Tool</th><th>Asked by</th><th>Arguments</th><th>Status</th></tr>
+          <tr>
+            <th>Tool</th>
+            <th>Asked by</th>
+            <th>Arguments</th>
+            <th>Status</th>
+          </tr>
           {run.approvals.map((a) => (
             <tr>
-              <td><code>{a.tool}</code></td>
+              <td>
+                <code>{a.tool}</code>
+              </td>
               <td>{a.worker_chain.join(" → ")}</td>
-              <td><pre>{prettyArgs(a.args, 600)}</pre></td>
+              <td>
+                <pre>{prettyArgs(a.args, 600)}</pre>
+              </td>
               <td>
                 <Badge status={a.status} />
                 {a.decided_by ? ` by ${a.decided_by}` : ""}

@@ -26,13 +26,20 @@ describe("edgework/client against the app", () => {
     const pending = (await client.approvals.list()).approvals.find((a) => a.approval_id === approvalId)!;
     expect(pending).toMatchObject({ run_id: started.id, worker: "pause-writer", tool: "fx_fetch", worker_chain: ["pause-writer"] });
 
-    expect(await client.approvals.decide(started.id, approvalId, { decision: "approve", note: "by the client" })).toEqual({ approval_id: approvalId, approved: true });
+    expect(await client.approvals.decide(started.id, approvalId, { decision: "approve", note: "by the client" })).toEqual({
+      approval_id: approvalId,
+      approved: true,
+    });
     const again = await client.approvals.decide(started.id, approvalId, { decision: "reject" }).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(ConflictError);
     expect(again).toMatchObject({ status: 409, body: { error: expect.any(String) } });
 
     const done = await waitDriven(started.id, ["succeeded"]);
-    expect(done).toMatchObject({ status: "succeeded", output: "done", approvals: [{ id: approvalId, status: "approved", decided_by: "api", note: "by the client" }] });
+    expect(done).toMatchObject({
+      status: "succeeded",
+      output: "done",
+      approvals: [{ id: approvalId, status: "approved", decided_by: "api", note: "by the client" }],
+    });
     expect(await effectCount("client-flow")).toBe(1);
     expect(await client.runs.get(started.id)).toMatchObject({ id: started.id, status: "succeeded" });
   });
@@ -79,7 +86,9 @@ describe("edgework/client against the app", () => {
     expect(unknownRun).toBeInstanceOf(EdgeworkError);
     expect(unknownRun).toMatchObject({ name: "NotFoundError", status: 404, message: 'GET /runs/nope → 404: unknown run "nope"' });
 
-    const badToken = await appClient({ apiToken: "wrong" }).workers.list().catch((e: unknown) => e);
+    const badToken = await appClient({ apiToken: "wrong" })
+      .workers.list()
+      .catch((e: unknown) => e);
     expect(badToken).toBeInstanceOf(AuthenticationError);
     expect((badToken as AuthenticationError).headers?.get("www-authenticate")).toBe("Bearer");
 
@@ -100,6 +109,9 @@ describe("edgework/client against the app", () => {
 
   it("workers.list gives the catalog with each worker's input schema", async () => {
     const { workers } = await client.workers.list();
-    expect(workers.find((w) => w.name === "scoped")).toMatchObject({ parameters: { type: "object", required: ["input"] }, file: "tests/fixtures/workers/scoped.worker" });
+    expect(workers.find((w) => w.name === "scoped")).toMatchObject({
+      parameters: { type: "object", required: ["input"] },
+      file: "tests/fixtures/workers/scoped.worker",
+    });
   });
 });

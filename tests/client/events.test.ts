@@ -39,7 +39,9 @@ describe("runs.events", () => {
   it("a stream cut in the middle of a step's events reconnects with Last-Event-ID: nothing missed, nothing repeated", async () => {
     const id = await finishedRun();
     const all = await collect(client.runs.events(id));
-    const whole = await (await exports.default.fetch(new Request(`https://edgework.test/runs/${id}/events`, { headers: { authorization: "Bearer test-token" } }))).text();
+    const whole = await (
+      await exports.default.fetch(new Request(`https://edgework.test/runs/${id}/events`, { headers: { authorization: "Bearer test-token" } }))
+    ).text();
     // Cut a few characters into the `turn` event that follows a `call` event with the same id.
     const call = whole.indexOf("event: call\n");
     const cut = whole.indexOf("\n\n", call) + 2 + 5;

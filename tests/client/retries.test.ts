@@ -1,9 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { BadRequestError, ConnectionError, EdgeworkClient, EdgeworkError, type Fetch, GoneError, InternalServerError, RateLimitError, TimeoutError } from "../../src/client";
+import {
+  BadRequestError,
+  ConnectionError,
+  EdgeworkClient,
+  EdgeworkError,
+  type Fetch,
+  GoneError,
+  InternalServerError,
+  RateLimitError,
+  TimeoutError,
+} from "../../src/client";
 import { effectUrl, script, settle } from "../durable-objects/helpers";
 import { appClient } from "./app-client";
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 const RUN = { id: "r1", status: "running" };
 
 /** A client whose fetch answers from a script, one response (or thrown error) per call; `calls` records what was sent. */
@@ -51,7 +62,10 @@ describe("retries", () => {
   });
 
   it("a 400, a 410 or another 4xx is never retried", async () => {
-    for (const [status, cls] of [[400, BadRequestError], [410, GoneError]] as const) {
+    for (const [status, cls] of [
+      [400, BadRequestError],
+      [410, GoneError],
+    ] as const) {
       const { client, calls } = scripted([json(status, { error: "no" }), json(200, RUN)]);
       await expect(client.approvals.decide("r1", "ap_1", { decision: "approve" })).rejects.toBeInstanceOf(cls);
       expect(calls).toHaveLength(1);

@@ -16,7 +16,12 @@ const expireNow = (id: string, approvalId: string) =>
  */
 async function failedWithPendingApproval(id: string) {
   await script("void-parent", [
-    { tool_calls: [{ id: "post", name: "gate_fetch", arguments: { url: effectUrl(id), method: "POST" } }, { id: "child", name: "void-child", arguments: { input: "work" } }] },
+    {
+      tool_calls: [
+        { id: "post", name: "gate_fetch", arguments: { url: effectUrl(id), method: "POST" } },
+        { id: "child", name: "void-child", arguments: { input: "work" } },
+      ],
+    },
     { text: "revived" },
   ]);
   await script("void-child", [{ status: 400, body: { error: { message: "bad request" } } }, { text: "child ok" }]);
@@ -33,7 +38,11 @@ describe("a run that ended voids its approvals", () => {
     expect(view.approvals).toEqual([expect.objectContaining({ tool: "gate_fetch", status: "voided" })]);
 
     for (const decision of ["approve", "reject"] as const) {
-      expect(await stub(id).decide(view.approvals[0]!.id, { decision, by: "late" })).toEqual({ ok: false, status: 409, error: "the run already failed; its approvals are void" });
+      expect(await stub(id).decide(view.approvals[0]!.id, { decision, by: "late" })).toEqual({
+        ok: false,
+        status: 409,
+        error: "the run already failed; its approvals are void",
+      });
     }
     // The one alarm left is retention's; running it early revives nothing (checked below).
     expect(await alarmOf(id)).toBe(view.updated_at + 30 * 86_400_000);
@@ -52,7 +61,11 @@ describe("a run that ended voids its approvals", () => {
     const approvalId = paused.approvals[0]!.id;
     // A run recorded as ended by code before this rule: its approval still says pending.
     await runInDurableObject(object(id), (_o, state) => state.storage.sql.exec("UPDATE run SET status = 'succeeded'"));
-    expect(await stub(id).decide(approvalId, { decision: "approve", by: "late" })).toEqual({ ok: false, status: 409, error: "the run already succeeded; its approvals are void" });
+    expect(await stub(id).decide(approvalId, { decision: "approve", by: "late" })).toEqual({
+      ok: false,
+      status: 409,
+      error: "the run already succeeded; its approvals are void",
+    });
     expect(await effectCount(id)).toBe(0);
   });
 });
@@ -79,14 +92,24 @@ describe("approvals expire without anybody acting", () => {
     const done = await settle(id);
     expect(done).toMatchObject({ status: "succeeded", output: "nobody answered, so I did not post", approvals: [{ status: "expired", decided_by: "expiry" }] });
     const last = (await modelRequests("expiry-writer")).at(-1) as { messages: Array<{ role: string; content: string }> };
-    expect(last.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "p1", content: "Error: the call to fx_fetch was rejected by expiry: the approval expired before anyone decided" });
+    expect(last.messages.at(-1)).toEqual({
+      role: "tool",
+      tool_call_id: "p1",
+      content: "Error: the call to fx_fetch was rejected by expiry: the approval expired before anyone decided",
+    });
     expect(await effectCount(`${id}-1`)).toBe(0);
     // The rejection is a journal step under the approval's key, like any decision (marked expired: the approval's status is read from it).
-    const step = await runInDurableObject(object(id), (_o, state) =>
-      state.storage.sql.exec("SELECT value FROM journal WHERE key = ?", "expiry-writer/turn:1/tool:1/approval").one().value as string);
+    const step = await runInDurableObject(
+      object(id),
+      (_o, state) => state.storage.sql.exec("SELECT value FROM journal WHERE key = ?", "expiry-writer/turn:1/tool:1/approval").one().value as string,
+    );
     expect(JSON.parse(step)).toEqual({ approved: false, by: "expiry", note: "the approval expired before anyone decided", expired: true });
     // And a decision arriving after that answers as the expiry did: 410.
-    expect(await stub(id).decide(approval.id, { decision: "approve", by: "late" })).toEqual({ ok: false, status: 410, error: "the approval expired; it counts as a rejection" });
+    expect(await stub(id).decide(approval.id, { decision: "approve", by: "late" })).toEqual({
+      ok: false,
+      status: 410,
+      error: "the approval expired; it counts as a rejection",
+    });
   });
 
   it("an alarm before the expiry records nothing: the run stays paused and the alarm is re-armed at the expiry", async () => {
@@ -114,7 +137,9 @@ describe("approvals expire without anybody acting", () => {
     const view = await paused(id, 2, [{ text: "neither posted" }]);
     const [first, second] = view.approvals;
     // The second expires a minute later than the first.
-    await runInDurableObject(object(id), (_o, state) => state.storage.sql.exec("UPDATE approvals SET expires_at = expires_at + 60000 WHERE id = ?", second!.id));
+    await runInDurableObject(object(id), (_o, state) =>
+      state.storage.sql.exec("UPDATE approvals SET expires_at = expires_at + 60000 WHERE id = ?", second!.id),
+    );
     await stub(id).resume(); // 409 (waiting for a human); the alarm stays at the earliest expiry
     expect(await alarmOf(id)).toBe(first!.expires_at);
 
@@ -134,7 +159,11 @@ describe("approvals expire without anybody acting", () => {
     const id = "exp-lazy";
     const view = await paused(id, 1, [{ text: "too late" }]);
     await expireNow(id, view.approvals[0]!.id);
-    expect(await stub(id).decide(view.approvals[0]!.id, { decision: "approve", by: "late" })).toEqual({ ok: false, status: 410, error: "the approval expired; it counts as a rejection" });
+    expect(await stub(id).decide(view.approvals[0]!.id, { decision: "approve", by: "late" })).toEqual({
+      ok: false,
+      status: 410,
+      error: "the approval expired; it counts as a rejection",
+    });
     expect(await settle(id)).toMatchObject({ status: "succeeded", output: "too late", approvals: [{ status: "expired", decided_by: "expiry" }] });
     expect(await effectCount(`${id}-1`)).toBe(0);
   });

@@ -5,8 +5,10 @@ import { approvalWithFallback, askWithFallback } from "./signals";
 
 const auth = { Authorization: "Bearer test-token" };
 const post = (path: string, body: unknown, headers: Record<string, string> = auth) =>
-  exports.default.fetch(new Request(`https://edgework.test${path}`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) }));
-const started = async (res: Response) => ((await res.json()) as { id?: string; run_id?: string }) as { id: string; run_id: string };
+  exports.default.fetch(
+    new Request(`https://edgework.test${path}`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) }),
+  );
+const started = async (res: Response) => (await res.json()) as { id?: string; run_id?: string } as { id: string; run_id: string };
 
 describe("code functions in the app (tests/fixtures/functions)", () => {
   it("POST /runs starts a function by name; its input is checked by its zod schema, naming the function and the field", async () => {
@@ -24,7 +26,12 @@ describe("code functions in the app (tests/fixtures/functions)", () => {
     const res = await post("/hooks/fn-form", { kind: "hooked" }, { "X-Webhook-Token": "form-secret" });
     expect(res.status).toBe(202);
     const { run_id } = await started(res);
-    expect(await settle(run_id)).toMatchObject({ worker: "fn-shout", status: "succeeded", output: { shouted: "HOOKED" }, trigger: { kind: "webhook", name: "fn-form" } });
+    expect(await settle(run_id)).toMatchObject({
+      worker: "fn-shout",
+      status: "succeeded",
+      output: { shouted: "HOOKED" },
+      trigger: { kind: "webhook", name: "fn-form" },
+    });
   });
 
   it("a worker lists a function in workers: and calls it as a tool named after it", async () => {
@@ -76,7 +83,9 @@ describe("code functions in the app (tests/fixtures/functions)", () => {
 
   describe("a function that catches every error never sees a pause (issue 19; functions.queue.test.ts: the same in queue mode)", () => {
     it("around ctx.llmAsk: no fallback post, the last call gets its own result, evicted before each step", () => askWithFallback("fn-fb", (id) => settle(id)));
-    it("around a call that waits for a person: nothing posted while it waits; approved, no fallback", () => approvalWithFallback("fn-afb", "approve", (id) => settle(id)));
-    it("around a call that waits for a person: rejected (a real failure), the fallback posts once", () => approvalWithFallback("fn-afb", "reject", (id) => settle(id)));
+    it("around a call that waits for a person: nothing posted while it waits; approved, no fallback", () =>
+      approvalWithFallback("fn-afb", "approve", (id) => settle(id)));
+    it("around a call that waits for a person: rejected (a real failure), the fallback posts once", () =>
+      approvalWithFallback("fn-afb", "reject", (id) => settle(id)));
   });
 });

@@ -11,12 +11,27 @@ import { NESTED_EFFECTS } from "./nested-run";
 async function scriptHostile(tag: string): Promise<void> {
   const post = (name: string) => ({ url: effectUrl(`${tag}-${name}`), method: "POST", body: name });
   await script("evict-outer", [
-    { tool_calls: [{ id: "k", name: "evict-inner", arguments: { input: "inner work" } }, { id: "k/evict-inner/turn:2/tool:d", name: "fx_fetch", arguments: post("o1") }] },
-    { tool_calls: [{ id: "k", name: "fx_fetch", arguments: post("o2") }, { id: "k", name: "fx_fetch", arguments: post("o3") }] },
+    {
+      tool_calls: [
+        { id: "k", name: "evict-inner", arguments: { input: "inner work" } },
+        { id: "k/evict-inner/turn:2/tool:d", name: "fx_fetch", arguments: post("o1") },
+      ],
+    },
+    {
+      tool_calls: [
+        { id: "k", name: "fx_fetch", arguments: post("o2") },
+        { id: "k", name: "fx_fetch", arguments: post("o3") },
+      ],
+    },
     { text: "outer done" },
   ]);
   await script("evict-inner", [
-    { tool_calls: [{ id: "a/b/../result", name: "fx_fetch", arguments: post("i1") }, { id: "x".repeat(4096), name: "fx_fetch", arguments: post("i2") }] },
+    {
+      tool_calls: [
+        { id: "a/b/../result", name: "fx_fetch", arguments: post("i1") },
+        { id: "x".repeat(4096), name: "fx_fetch", arguments: post("i2") },
+      ],
+    },
     { tool_calls: [{ id: "d", name: "danger_fetch", arguments: post("i3") }] },
     { text: "inner done" },
   ]);

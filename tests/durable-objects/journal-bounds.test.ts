@@ -11,7 +11,7 @@ const UPSTREAM = "https://big.example/orders";
  * control characters — as the tool result's JSON 3.56 MB, over the production row
  * limit (2 MB) and over what the test pool's SQLite accepts (< 3 MB).
  */
-const BODY = "日本語 é\"\u0001\u0002\u0003".repeat(111_112).slice(0, 1_000_000);
+const BODY = '日本語 é"\u0001\u0002\u0003'.repeat(111_112).slice(0, 1_000_000);
 let posts = 0;
 
 beforeEach(() => {
@@ -30,7 +30,10 @@ afterEach(() => vi.restoreAllMocks());
 /** The run's journal rows as stored: key, value text, and the row's size in UTF-8 bytes. */
 const journalRows = (id: string) =>
   runInDurableObject(env.RUNS.getByName(id), (_i, state) =>
-    state.storage.sql.exec<{ key: string; value: string }>("SELECT key, value FROM journal ORDER BY seq").toArray().map((r) => ({ ...r, bytes: utf8Bytes(r.key) + utf8Bytes(r.value) })),
+    state.storage.sql
+      .exec<{ key: string; value: string }>("SELECT key, value FROM journal ORDER BY seq")
+      .toArray()
+      .map((r) => ({ ...r, bytes: utf8Bytes(r.key) + utf8Bytes(r.value) })),
   );
 
 /** Starts big-poster, approves its POST when it pauses, and drives it to the end. */
@@ -90,7 +93,12 @@ describe("values too big for a journal row", () => {
     expect(count).toEqual({ activations: 1, failed: 0 });
     expect(view).toMatchObject({
       status: "failed",
-      error: { code: "too_large", message: expect.stringMatching(/big-poster\.worker: model openai:big-poster answered with \d+ bytes .* over the journal's bound of 1500000 bytes per step/) },
+      error: {
+        code: "too_large",
+        message: expect.stringMatching(
+          /big-poster\.worker: model openai:big-poster answered with \d+ bytes .* over the journal's bound of 1500000 bytes per step/,
+        ),
+      },
       usage: { requests: 1 },
     });
     expect(await modelRequests("big-poster")).toHaveLength(1);
@@ -111,7 +119,12 @@ describe("values too big for a journal row", () => {
     expect(count).toEqual({ activations: 1, failed: 0 });
     expect(view).toMatchObject({
       status: "failed",
-      error: { code: "storage", message: expect.stringMatching(/^the journal could not record step big-poster\/turn:1\/model \(\d+ characters\): string or blob too big: SQLITE_TOOBIG$/) },
+      error: {
+        code: "storage",
+        message: expect.stringMatching(
+          /^the journal could not record step big-poster\/turn:1\/model \(\d+ characters\): string or blob too big: SQLITE_TOOBIG$/,
+        ),
+      },
     });
     expect(await modelRequests("big-poster")).toHaveLength(1);
   });

@@ -26,8 +26,14 @@ export function toKeyGrammar1(sql: SqlStorage, rawStepNames: Record<string, stri
     return out.join("/");
   };
   // Each key read against the answers as recorded (grammar 2 paths), then all written at once.
-  const journal = sql.exec<{ seq: number; key: string }>("SELECT seq, key FROM journal").toArray().map((r) => [r.seq, legacy(r.key)] as const);
-  const approvals = sql.exec<{ id: string; key: string; call_path: string }>("SELECT id, key, call_path FROM approvals").toArray().map((r) => [r.id, legacy(r.key), legacy(r.call_path)] as const);
+  const journal = sql
+    .exec<{ seq: number; key: string }>("SELECT seq, key FROM journal")
+    .toArray()
+    .map((r) => [r.seq, legacy(r.key)] as const);
+  const approvals = sql
+    .exec<{ id: string; key: string; call_path: string }>("SELECT id, key, call_path FROM approvals")
+    .toArray()
+    .map((r) => [r.id, legacy(r.key), legacy(r.call_path)] as const);
   for (const [seq, key] of journal) sql.exec("UPDATE journal SET key = ? WHERE seq = ?", key, seq);
   for (const [id, key, callPath] of approvals) sql.exec("UPDATE approvals SET key = ?, call_path = ? WHERE id = ?", key, callPath, id);
 }

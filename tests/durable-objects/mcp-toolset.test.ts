@@ -3,7 +3,8 @@ import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { modelRequests, script, settle, stub } from "./helpers";
 
-const control = async (path = "", method = "GET") => (await fetch(`${env.MCP_COUNTING_CONTROL}${path}`, { method })).json() as Promise<{ counts: Record<string, number>; version: number }>;
+const control = async (path = "", method = "GET") =>
+  (await fetch(`${env.MCP_COUNTING_CONTROL}${path}`, { method })).json() as Promise<{ counts: Record<string, number>; version: number }>;
 const offered = (request: unknown) => ((request as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name).sort();
 
 describe("mcp toolset in a durable run", () => {

@@ -10,13 +10,22 @@ import { consume, handOffs, holdDispatches, settleQueued, timeOutHandOffs } from
 
 afterEach(() => vi.restoreAllMocks());
 
-const start = (id: string, worker = "dispatch-helper", input: unknown = { input: "go" }) => stub(id).start({ id, worker, input, approvalMode: "ask", budget: {} });
+const start = (id: string, worker = "dispatch-helper", input: unknown = { input: "go" }) =>
+  stub(id).start({ id, worker, input, approvalMode: "ask", budget: {} });
 /** The helper posts one effect (`dq-<tag>`, counted outside the run), then answers. */
-const twoTurns = (tag = "any") => script("dispatch-helper", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl(`dq-${tag}`), method: "POST", body: "x" } }] }, { text: "helped" }]);
+const twoTurns = (tag = "any") =>
+  script("dispatch-helper", [
+    { tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl(`dq-${tag}`), method: "POST", body: "x" } }] },
+    { text: "helped" },
+  ]);
 type ClaimRpc = { claimModelRequest(k: string, a: number): Promise<unknown>; renewModelClaim(k: string, a: number): Promise<boolean> };
 const claimer = (id: string) => env.RUNS.getByName(id) as unknown as ClaimRpc;
 const deliver = (id: string, key: string, attempt: number, answer: unknown) =>
-  (env.RUNS.getByName(id) as unknown as { deliverModelAnswer(k: string, a: number, x: unknown): Promise<{ recorded: boolean }> }).deliverModelAnswer(key, attempt, answer);
+  (env.RUNS.getByName(id) as unknown as { deliverModelAnswer(k: string, a: number, x: unknown): Promise<{ recorded: boolean }> }).deliverModelAnswer(
+    key,
+    attempt,
+    answer,
+  );
 
 describe("MODEL_DISPATCH=queue", () => {
   it("is this project's setting and the default when the var is unset; any other value than direct or queue is a config error naming the var", () => {
@@ -28,8 +37,16 @@ describe("MODEL_DISPATCH=queue", () => {
 
   it("queue mode without the MODEL_QUEUE binding fails naming it (instead of sending again forever)", async () => {
     await runInDurableObject(env.RUNS.getByName("dq-no-binding"), async (_o, state) => {
-      const dispatch = new ModelDispatch({ ctx: state, env: { ...env, MODEL_QUEUE: undefined } as unknown as Env, sql: new Sql(state.storage.sql), wakeSoon: async () => {} });
-      const models = dispatch.models(() => ({ request: async () => ({ text: "", toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } }) }), { providers: {}, prices: {} } as never);
+      const dispatch = new ModelDispatch({
+        ctx: state,
+        env: { ...env, MODEL_QUEUE: undefined } as unknown as Env,
+        sql: new Sql(state.storage.sql),
+        wakeSoon: async () => {},
+      });
+      const models = dispatch.models(() => ({ request: async () => ({ text: "", toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } }) }), {
+        providers: {},
+        prices: {},
+      } as never);
       expect(() => models("openai:dispatch-helper")).toThrow(/MODEL_DISPATCH=queue needs the MODEL_QUEUE queue binding/);
     });
   });
@@ -83,7 +100,9 @@ describe("MODEL_DISPATCH=queue", () => {
     const id = "dq-stale-row";
     await start(id);
     await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
-      state.storage.sql.exec("CREATE TABLE IF NOT EXISTS model_dispatch (key TEXT PRIMARY KEY, model TEXT NOT NULL, attempt INTEGER NOT NULL, sent_at INTEGER NOT NULL, claimed INTEGER, lease_until INTEGER, answer TEXT) WITHOUT ROWID");
+      state.storage.sql.exec(
+        "CREATE TABLE IF NOT EXISTS model_dispatch (key TEXT PRIMARY KEY, model TEXT NOT NULL, attempt INTEGER NOT NULL, sent_at INTEGER NOT NULL, claimed INTEGER, lease_until INTEGER, answer TEXT) WITHOUT ROWID",
+      );
       state.storage.sql.exec("INSERT INTO journal (key, value, at) VALUES ('old/turn:1/model', 'null', 0)");
       state.storage.sql.exec("INSERT INTO model_dispatch (key, model, attempt, sent_at) VALUES ('old/turn:1/model', 'm', 1, 0)");
     });
@@ -293,7 +312,12 @@ describe("MODEL_DISPATCH=queue", () => {
   it("parallel tool calls that each call a nested worker hand off both requests in one activation", async () => {
     const held = holdDispatches();
     await script("dispatch-lead", [
-      { tool_calls: [{ name: "dispatch-helper", arguments: { input: "a" } }, { name: "dispatch-helper", arguments: { input: "b" } }] },
+      {
+        tool_calls: [
+          { name: "dispatch-helper", arguments: { input: "a" } },
+          { name: "dispatch-helper", arguments: { input: "b" } },
+        ],
+      },
       { text: "led" },
     ]);
     await script("dispatch-helper", [{ text: "one" }, { text: "two" }]);
@@ -302,7 +326,10 @@ describe("MODEL_DISPATCH=queue", () => {
     await runDurableObjectAlarm(env.RUNS.getByName(id));
     await consume(held.splice(0));
     await runDurableObjectAlarm(env.RUNS.getByName(id));
-    expect(held.map((m) => m.key).sort()).toEqual(["dispatch-lead/turn:1/tool:1/dispatch-helper/turn:1/model", "dispatch-lead/turn:1/tool:2/dispatch-helper/turn:1/model"]);
+    expect(held.map((m) => m.key).sort()).toEqual([
+      "dispatch-lead/turn:1/tool:1/dispatch-helper/turn:1/model",
+      "dispatch-lead/turn:1/tool:2/dispatch-helper/turn:1/model",
+    ]);
     expect(new Set(held.map((m) => m.key)).size).toBe(2);
     expect(await settleQueued(id, held)).toMatchObject({ status: "succeeded", output: "led" });
     expect(await modelRequests("dispatch-helper")).toHaveLength(2);
@@ -339,7 +366,10 @@ describe("MODEL_DISPATCH=queue", () => {
     const send = vi.spyOn(modelQueue, "send");
     await runInDurableObject(env.RUNS.getByName("dq-att-changed"), async (_o, state) => {
       const dispatch = new ModelDispatch({ ctx: state, env, sql: new Sql(state.storage.sql), wakeSoon: async () => {} });
-      const model = dispatch.models(() => ({ request: async () => ({ text: "", toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } }) }), { providers: {}, prices: {} } as never)("openai:dispatch-helper");
+      const model = dispatch.models(() => ({ request: async () => ({ text: "", toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } }) }), {
+        providers: {},
+        prices: {},
+      } as never)("openai:dispatch-helper");
       const changed = new RunError("attachment_changed", 'attachment "docs:/a.png" changed since it was given to reader', true);
       const request = model.request({
         key: "r/turn:1/model",

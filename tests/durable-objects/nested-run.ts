@@ -11,12 +11,27 @@ export const NESTED_EFFECTS = ["o1", "o2", "o3", "i1", "i2", "i3"];
 export async function scriptNestedRun(tag: string): Promise<void> {
   const post = (name: string) => ({ url: effectUrl(`${tag}-${name}`), method: "POST", body: name });
   await script("evict-outer", [
-    { tool_calls: [{ name: "evict-inner", arguments: { input: "inner work" } }, { name: "fx_fetch", arguments: post("o1") }] },
-    { tool_calls: [{ name: "fx_fetch", arguments: post("o2") }, { name: "fx_fetch", arguments: post("o3") }] },
+    {
+      tool_calls: [
+        { name: "evict-inner", arguments: { input: "inner work" } },
+        { name: "fx_fetch", arguments: post("o1") },
+      ],
+    },
+    {
+      tool_calls: [
+        { name: "fx_fetch", arguments: post("o2") },
+        { name: "fx_fetch", arguments: post("o3") },
+      ],
+    },
     { text: "outer done" },
   ]);
   await script("evict-inner", [
-    { tool_calls: [{ name: "fx_fetch", arguments: post("i1") }, { name: "fx_fetch", arguments: post("i2") }] },
+    {
+      tool_calls: [
+        { name: "fx_fetch", arguments: post("i1") },
+        { name: "fx_fetch", arguments: post("i2") },
+      ],
+    },
     { tool_calls: [{ name: "danger_fetch", arguments: post("i3") }] },
     { text: "inner done" },
   ]);

@@ -36,13 +36,19 @@ const requests = async (model: string) => (await modelRequests(model)) as Reques
 const system = (r: Request) => r.messages.find((m) => m.role === "system")?.content;
 const toolNames = (r: Request) => (r.tools ?? []).map((t) => t.function.name).sort();
 const auth = { Authorization: "Bearer test-token", "content-type": "application/json" };
-const postRun = (body: unknown) => exports.default.fetch(new Request("https://edgework.test/runs", { method: "POST", headers: auth, body: JSON.stringify(body) }));
+const postRun = (body: unknown) =>
+  exports.default.fetch(new Request("https://edgework.test/runs", { method: "POST", headers: auth, body: JSON.stringify(body) }));
 
 /** A run of pin-writer paused on its POST; the script then counts and calls the helper before answering. */
 async function pausedRun(id: string) {
   await script("pin-writer", [
     { tool_calls: [{ id: "post", name: "fx_fetch", arguments: { url: effectUrl(id), method: "POST" } }] },
-    { tool_calls: [{ id: "count", name: "tally_increment", arguments: {} }, { id: "help", name: "pin-helper", arguments: { input: "hi" } }] },
+    {
+      tool_calls: [
+        { id: "count", name: "tally_increment", arguments: {} },
+        { id: "help", name: "pin-helper", arguments: { input: "hi" } },
+      ],
+    },
     { text: "done on the original" },
   ]);
   await script("pin-helper", [{ text: "helped" }]);
@@ -105,7 +111,9 @@ describe("runs are pinned across deploys", () => {
     const version = await catalogVersion();
     const paused = await pausedRun(id);
     // The next deploy has no counter kind (and no worker using it).
-    const withoutCounter = Object.fromEntries(Object.entries(workerFiles).filter(([, text]) => !text.includes('"use":"counter"') && !text.includes('"worker":"load"')));
+    const withoutCounter = Object.fromEntries(
+      Object.entries(workerFiles).filter(([, text]) => !text.includes('"use":"counter"') && !text.includes('"worker":"load"')),
+    );
     deployForTests({ files: withoutCounter, kinds: new Map([...kinds].filter(([name]) => name !== "counter")) });
     expect(() => loadApp()).not.toThrow(); // a deploy that loads on its own
 
@@ -127,7 +135,10 @@ describe("runs are pinned across deploys", () => {
     // A new registry object: nothing parsed for this deploy is cached yet.
     deployForTests({ files: changed, kinds });
     await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" });
-    const size = await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM journal").one().n);
+    const size = await runInDurableObject(
+      env.RUNS.getByName(id),
+      (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM journal").one().n,
+    );
     await stub(id).setTestHooks({ fault: { atJournalSize: size + 2, mode: "abort" } });
     const count = { activations: 0, failed: 0 };
     await settle(id, { count });
@@ -153,7 +164,9 @@ describe("runs are pinned across deploys", () => {
         approval_mode TEXT NOT NULL, budget TEXT NOT NULL, trigger TEXT,
         output TEXT, error TEXT, usage TEXT, retries INTEGER NOT NULL DEFAULT 0,
         created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`);
-      sql.exec("INSERT INTO run_v2 SELECT id, worker, input, status, approval_mode, budget, trigger, output, error, usage, retries, created_at, updated_at FROM run");
+      sql.exec(
+        "INSERT INTO run_v2 SELECT id, worker, input, status, approval_mode, budget, trigger, output, error, usage, retries, created_at, updated_at FROM run",
+      );
       sql.exec("ALTER TABLE approvals DROP COLUMN asked_step");
       sql.exec("DROP TABLE run");
       sql.exec("ALTER TABLE run_v2 RENAME TO run");
@@ -161,7 +174,9 @@ describe("runs are pinned across deploys", () => {
       toKeyGrammar1(sql);
     }).catch((err) => expect.unreachable(String(err)));
     // A new instance (as after a deploy) migrates the object, then the run resumes on its pinned catalog.
-    await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) => expect(err.durableObjectReset).toBe(true));
+    await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) =>
+      expect(err.durableObjectReset).toBe(true),
+    );
     deployForTests({ files: changed, kinds });
     expect((await stub(id).status())!.catalog_version).toBe(version);
     await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" });

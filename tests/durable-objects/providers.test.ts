@@ -6,7 +6,12 @@ import { settle, stub } from "./helpers";
 async function provider(baseUrl: string, id: string, replies: unknown[]) {
   const res = await fetch(`${baseUrl}/scripts/${id}`, { method: "PUT", body: JSON.stringify(replies) });
   if (!res.ok) throw new Error(`fake server refused the script ${id}`);
-  return async () => (await (await fetch(`${baseUrl}/scripts/${id}`)).json()) as { requests: any[]; authorizations: Array<string | null>; headers: Array<Record<string, string>> };
+  return async () =>
+    (await (await fetch(`${baseUrl}/scripts/${id}`)).json()) as {
+      requests: any[];
+      authorizations: Array<string | null>;
+      headers: Array<Record<string, string>>;
+    };
 }
 
 describe("model providers from models.yaml in a durable run", () => {

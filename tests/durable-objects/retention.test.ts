@@ -10,7 +10,9 @@ const alarmOf = (id: string) => runInDurableObject(object(id), (_o, state) => st
 /** The run's SQLite: bytes and rows in its tables. */
 const storageOf = (id: string) =>
   runInDurableObject(object(id), (_o, state) => {
-    const tables = state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'").toArray();
+    const tables = state.storage.sql
+      .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'")
+      .toArray();
     const rows = tables.reduce((n, t) => n + (state.storage.sql.exec(`SELECT count(*) AS n FROM "${t.name}"`).one().n as number), 0);
     return { bytes: state.storage.sql.databaseSize, tables: tables.length, rows };
   });
@@ -57,8 +59,14 @@ describe("retention (RUN_RETENTION_DAYS, default 30)", () => {
     expect(await getRun("ret-never-existed")).toEqual({ status: 404, body: { error: 'unknown run "ret-never-existed"' } });
 
     // A replayed delivery of the same id (signatures carry no time) starts nothing, also in a fresh instance.
-    expect(await stub(id).start({ id, worker: "index-a", input: { input: "x" }, approvalMode: "ask", budget: {} })).toEqual({ id, status: "succeeded", created: false });
-    await runInDurableObject(object(id), (_o, state) => state.abort("evicted")).catch((err: { durableObjectReset?: boolean }) => expect(err.durableObjectReset).toBe(true));
+    expect(await stub(id).start({ id, worker: "index-a", input: { input: "x" }, approvalMode: "ask", budget: {} })).toEqual({
+      id,
+      status: "succeeded",
+      created: false,
+    });
+    await runInDurableObject(object(id), (_o, state) => state.abort("evicted")).catch((err: { durableObjectReset?: boolean }) =>
+      expect(err.durableObjectReset).toBe(true),
+    );
     expect(await stub(id).start({ id, worker: "index-a", input: { input: "x" }, approvalMode: "ask", budget: {} })).toMatchObject({ created: false });
     expect(await stub(id).status()).toBeNull();
     expect(await alarmOf(id)).toBeNull();

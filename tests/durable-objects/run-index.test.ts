@@ -68,7 +68,15 @@ describe("GET /runs", () => {
     expect(ours(await pageAll(`since=${new Date(later).toISOString()}&limit=50`))).toEqual(newestFirst(all.filter((s) => s.created_at >= later)));
 
     const { body } = await get(`/runs?worker=lw-c&since=${base}&limit=1`);
-    expect(body.runs[0]).toEqual({ id: "idx-119", worker: "lw-c", status: "failed", trigger: { kind: "webhook", name: "github-issues" }, created_at: base + 23_000, updated_at: base + 23_000, usage: { requests: 119, inputTokens: 0, outputTokens: 0, costUsd: 0 } });
+    expect(body.runs[0]).toEqual({
+      id: "idx-119",
+      worker: "lw-c",
+      status: "failed",
+      trigger: { kind: "webhook", name: "github-issues" },
+      created_at: base + 23_000,
+      updated_at: base + 23_000,
+      usage: { requests: 119, inputTokens: 0, outputTokens: 0, costUsd: 0 },
+    });
   });
 
   it("an older or repeated report never overwrites a newer one", async () => {
@@ -80,10 +88,21 @@ describe("GET /runs", () => {
   });
 
   it("bad query parameters are refused with 400 naming the parameter; the API token is required", async () => {
-    for (const [q, path] of [["limit=0", "limit"], ["limit=201", "limit"], ["status=done", "status"], ["cursor=nope", "cursor"], ["since=yesterday", "since"], ["worker=a%20b", "worker"], ["color=red", "(root)"]] as const) {
+    for (const [q, path] of [
+      ["limit=0", "limit"],
+      ["limit=201", "limit"],
+      ["status=done", "status"],
+      ["cursor=nope", "cursor"],
+      ["since=yesterday", "since"],
+      ["worker=a%20b", "worker"],
+      ["color=red", "(root)"],
+    ] as const) {
       const { status, body } = await get(`/runs?${q}`);
       expect(status, q).toBe(400);
-      expect(body.issues.map((i: { path: string }) => i.path), q).toContain(path);
+      expect(
+        body.issues.map((i: { path: string }) => i.path),
+        q,
+      ).toContain(path);
     }
     expect((await exports.default.fetch(new Request("https://edgework.test/runs"))).status).toBe(401);
     expect((await exports.default.fetch(new Request("https://edgework.test/approvals?status=pending"))).status).toBe(401);
@@ -92,12 +111,22 @@ describe("GET /runs", () => {
 
   it("real runs land in the index: created, then finished with their usage", async () => {
     await script("index-a", [{ text: "done" }]);
-    const res = await exports.default.fetch(new Request("https://edgework.test/runs", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ worker: "index-a", input: "x" }) }));
+    const res = await exports.default.fetch(
+      new Request("https://edgework.test/runs", {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ worker: "index-a", input: "x" }),
+      }),
+    );
     const { id } = (await res.json()) as { id: string };
-    await vi.waitFor(async () => expect((await get("/runs?worker=index-a")).body.runs).toEqual([expect.objectContaining({ id, status: "queued", trigger: { kind: "api" } })]));
+    await vi.waitFor(async () =>
+      expect((await get("/runs?worker=index-a")).body.runs).toEqual([expect.objectContaining({ id, status: "queued", trigger: { kind: "api" } })]),
+    );
     const done = await settle(id);
     await vi.waitFor(async () =>
-      expect((await get("/runs?worker=index-a")).body.runs).toEqual([{ id, worker: "index-a", status: "succeeded", trigger: { kind: "api" }, created_at: done.created_at, updated_at: done.updated_at, usage: done.usage }]),
+      expect((await get("/runs?worker=index-a")).body.runs).toEqual([
+        { id, worker: "index-a", status: "succeeded", trigger: { kind: "api" }, created_at: done.created_at, updated_at: done.updated_at, usage: done.usage },
+      ]),
     );
   });
 });
@@ -112,14 +141,21 @@ describe("GET /approvals?status=pending", () => {
     await stub("ap-2").start({ id: "ap-2", worker: "index-b", input: { input: "x" }, approvalMode: "ask", budget: {} });
     const two = await settle("ap-2");
     const expected = [...one.approvals.map((a) => ({ ...a, run: "ap-1" })), ...two.approvals.map((a) => ({ ...a, run: "ap-2" }))].map((a) => ({
-      run_id: a.run, approval_id: a.id, tool: "fx_fetch", worker_chain: ["index-b"], created_at: a.created_at, expires_at: a.expires_at,
+      run_id: a.run,
+      approval_id: a.id,
+      tool: "fx_fetch",
+      worker_chain: ["index-b"],
+      created_at: a.created_at,
+      expires_at: a.expires_at,
     }));
     const listed = async () => ((await get("/approvals?status=pending")).body.approvals as any[]).filter((a) => a.run_id.startsWith("ap-"));
     await vi.waitFor(async () => expect(await listed()).toHaveLength(3));
     const rows = await listed();
-    expect(rows.map(({ run_id, approval_id, tool, worker_chain, created_at, expires_at }) => ({ run_id, approval_id, tool, worker_chain, created_at, expires_at })).sort((a, b) => a.approval_id.localeCompare(b.approval_id))).toEqual(
-      expected.sort((a, b) => a.approval_id.localeCompare(b.approval_id)),
-    );
+    expect(
+      rows
+        .map(({ run_id, approval_id, tool, worker_chain, created_at, expires_at }) => ({ run_id, approval_id, tool, worker_chain, created_at, expires_at }))
+        .sort((a, b) => a.approval_id.localeCompare(b.approval_id)),
+    ).toEqual(expected.sort((a, b) => a.approval_id.localeCompare(b.approval_id)));
     for (const r of rows) {
       expect(r.worker).toBe("index-b");
       expect(r.age_seconds).toBeGreaterThanOrEqual(0);
@@ -144,7 +180,9 @@ describe("the index never blocks or fails a run", () => {
     await testRunIndex(env).failNextUpserts(1);
     await stub("fail-once").start({ id: "fail-once", worker: "index-a", input: { input: "x" }, approvalMode: "ask", budget: {} });
     expect((await settle("fail-once")).status).toBe("succeeded");
-    await vi.waitFor(async () => expect((await get("/runs?worker=index-a&status=succeeded")).body.runs.map((r: { id: string }) => r.id)).toContain("fail-once"));
+    await vi.waitFor(async () =>
+      expect((await get("/runs?worker=index-a&status=succeeded")).body.runs.map((r: { id: string }) => r.id)).toContain("fail-once"),
+    );
 
     // The index down for the whole run: the run still succeeds, and its alarm is pulled to the retry.
     await testRunIndex(env).failNextUpserts(1000);
@@ -156,7 +194,10 @@ describe("the index never blocks or fails a run", () => {
 
     await testRunIndex(env).failNextUpserts(0);
     expect(await runDurableObjectAlarm(env.RUNS.getByName("fail-all"))).toBe(true);
-    expect((await get("/runs?worker=index-a")).body.runs.find((r: { id: string }) => r.id === "fail-all")).toMatchObject({ status: "succeeded", usage: done.usage });
+    expect((await get("/runs?worker=index-a")).body.runs.find((r: { id: string }) => r.id === "fail-all")).toMatchObject({
+      status: "succeeded",
+      usage: done.usage,
+    });
     // Converged: the run's one alarm is retention's again, and the run is untouched.
     expect(await alarmOf("fail-all")).toBe(done.updated_at + 30 * 86_400_000);
     expect(await stub("fail-all").status()).toMatchObject({ status: "succeeded", output: "second" });

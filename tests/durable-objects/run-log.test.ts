@@ -8,15 +8,30 @@ describe("structured run logs", () => {
     const secretArg = "ARG-91c2";
     const secretOutput = "OUTPUT-44de";
     // A tool call that fails (the host is not allowed), then the final answer.
-    await script("index-a", [{ tool_calls: [{ id: "bad", name: "fx_fetch", arguments: { url: `https://not-allowed.example/${secretArg}` } }] }, { text: secretOutput }]);
+    await script("index-a", [
+      { tool_calls: [{ id: "bad", name: "fx_fetch", arguments: { url: `https://not-allowed.example/${secretArg}` } }] },
+      { text: secretOutput },
+    ]);
     const log = vi.spyOn(console, "log");
     try {
-      await stub(id).start({ id, worker: "index-a", input: { input: secretInput }, approvalMode: "ask", budget: {}, trigger: { kind: "webhook", name: "github-issues", delivery: "d-1" } });
+      await stub(id).start({
+        id,
+        worker: "index-a",
+        input: { input: secretInput },
+        approvalMode: "ask",
+        budget: {},
+        trigger: { kind: "webhook", name: "github-issues", delivery: "d-1" },
+      });
       const done = await settle(id);
       expect(done.status).toBe("succeeded");
-      const lines = log.mock.calls.map((c) => String(c[0])).filter((l) => l.startsWith('{"edgework"')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.run_id === id);
+      const lines = log.mock.calls
+        .map((c) => String(c[0]))
+        .filter((l) => l.startsWith('{"edgework"'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.run_id === id);
       expect(lines.map((l) => l.edgework)).toEqual(["run_queued", "run_running", "step_failed", "run_succeeded"]);
-      for (const l of lines) expect(l).toMatchObject({ run_id: id, worker: "index-a", trigger: { kind: "webhook", name: "github-issues" }, run_ms: expect.any(Number) });
+      for (const l of lines)
+        expect(l).toMatchObject({ run_id: id, worker: "index-a", trigger: { kind: "webhook", name: "github-issues" }, run_ms: expect.any(Number) });
       expect(lines[2]).toMatchObject({ status: "running", step: "index-a/turn:1/tool:1" });
       expect(lines[3]).toMatchObject({ status: "succeeded", usage: done.usage });
       const text = JSON.stringify(lines);

@@ -30,7 +30,10 @@ async function usageEverywhere(id: string, opts = { index: true }) {
 describe("the run's usage, one number everywhere (MODEL_DISPATCH=queue)", () => {
   it("a run waiting for its second answer shows its first answer's 15 tokens in GET /runs/:id, the summary and the call tree; cancelled, in the index too", async () => {
     const held = holdDispatches();
-    await script("dispatch-helper", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl("usage-1"), method: "POST", body: "x" } }] }, { text: "helped" }]);
+    await script("dispatch-helper", [
+      { tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl("usage-1"), method: "POST", body: "x" } }] },
+      { text: "helped" },
+    ]);
     const id = "usage-in-flight";
     await stub(id).start({ id, worker: "dispatch-helper", input: { input: "go" }, approvalMode: "ask", budget: {} });
     await runDurableObjectAlarm(env.RUNS.getByName(id)); // hands turn 1 off

@@ -7,7 +7,10 @@ import { effectCount, effectUrl, modelRequests, script, settle, stub } from "./h
 const alarmOf = (id: string) => runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.getAlarm());
 
 async function pausedWriter(id: string, afterDecision: unknown[]) {
-  await script("pause-writer", [{ tool_calls: [{ id: "post", name: "fx_fetch", arguments: { url: effectUrl(id), method: "POST", body: "hi" } }] }, ...afterDecision]);
+  await script("pause-writer", [
+    { tool_calls: [{ id: "post", name: "fx_fetch", arguments: { url: effectUrl(id), method: "POST", body: "hi" } }] },
+    ...afterDecision,
+  ]);
   await stub(id).start({ id, worker: "pause-writer", input: { input: "post it" }, approvalMode: "ask", budget: {} });
   return settle(id);
 }
@@ -18,7 +21,13 @@ describe("suspension and decisions", () => {
     expect(view.status).toBe("awaiting_approval");
     expect(await alarmOf("p-approve")).toBe(view.approvals[0]!.expires_at);
     expect(view.approvals).toEqual([
-      expect.objectContaining({ status: "pending", tool: "fx_fetch", worker_chain: ["pause-writer"], notify: "approver@example.com", description: "pause-writer wants to call fx_fetch" }),
+      expect.objectContaining({
+        status: "pending",
+        tool: "fx_fetch",
+        worker_chain: ["pause-writer"],
+        notify: "approver@example.com",
+        description: "pause-writer wants to call fx_fetch",
+      }),
     ]);
     expect(view.approvals[0]!.expires_at - view.approvals[0]!.created_at).toBe(7 * 86_400_000);
     expect(await effectCount("p-approve")).toBe(0);
@@ -83,7 +92,9 @@ describe("suspension and decisions", () => {
     // (A live run's status is its newest lifecycle event: see RUN_CURRENT in durable-objects/schema.ts.)
     await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
       state.storage.sql.exec("UPDATE run SET status = 'awaiting_approval'");
-      state.storage.sql.exec("INSERT INTO events (after_step, type, data, at) VALUES ((SELECT coalesce(max(seq), 0) FROM journal), 'run_awaiting_approval', '{}', 0)");
+      state.storage.sql.exec(
+        "INSERT INTO events (after_step, type, data, at) VALUES ((SELECT coalesce(max(seq), 0) FROM journal), 'run_awaiting_approval', '{}', 0)",
+      );
     });
     expect((await stub(id).status())!.status).toBe("awaiting_approval");
     expect(await alarmOf(id)).not.toBeNull();

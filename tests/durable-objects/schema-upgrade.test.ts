@@ -9,14 +9,18 @@ import { toKeyGrammar1 } from "./key-grammar";
 const shape = (id: string) =>
   runInDurableObject(env.RUNS.getByName(id), (_o, state) =>
     state.storage.sql
-      .exec("SELECT m.type, m.name, p.name AS col FROM sqlite_master m LEFT JOIN pragma_table_info(m.name) p WHERE m.type IN ('table', 'view') AND substr(m.name, 1, 4) <> '_cf_' ORDER BY 1, 2, p.cid")
+      .exec(
+        "SELECT m.type, m.name, p.name AS col FROM sqlite_master m LEFT JOIN pragma_table_info(m.name) p WHERE m.type IN ('table', 'view') AND substr(m.name, 1, 4) <> '_cf_' ORDER BY 1, 2, p.cid",
+      )
       .toArray()
       .map((r) => `${r.type} ${r.name}.${r.col}`),
   );
 
 /** A new instance (as after a deploy) migrates the object. */
 const redeploy = (id: string) =>
-  runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) => expect(err.durableObjectReset).toBe(true));
+  runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) =>
+    expect(err.durableObjectReset).toBe(true),
+  );
 
 /** How schema version 3 defined the run's status: from its row, or its newest lifecycle event while it lived. */
 const RUN_CURRENT_V3 = `
@@ -43,7 +47,11 @@ function toVersion3(sql: SqlStorage, decided: string) {
   const key = sql.exec("SELECT key FROM approvals WHERE id = ?", decided).one().key as string;
   sql.exec("INSERT INTO journal (key, value, at) VALUES (?, ?, ?)", key, JSON.stringify({ approved: true, by: "v3" }), Date.now());
   sql.exec("UPDATE approvals SET status = 'approved', decided_by = 'v3', decided_at = ? WHERE id = ?", Date.now(), decided);
-  sql.exec("INSERT INTO events (after_step, type, data, at) VALUES ((SELECT max(seq) FROM journal), 'approval_recorded', ?, ?)", JSON.stringify({ approval_id: decided, status: "approved", by: "v3" }), Date.now());
+  sql.exec(
+    "INSERT INTO events (after_step, type, data, at) VALUES ((SELECT max(seq) FROM journal), 'approval_recorded', ?, ?)",
+    JSON.stringify({ approval_id: decided, status: "approved", by: "v3" }),
+    Date.now(),
+  );
   // Version 3 re-paused on the other approval: row and event.
   sql.exec("INSERT INTO events (after_step, type, data, at) VALUES ((SELECT max(seq) FROM journal), 'run_awaiting_approval', '{}', ?)", Date.now());
   sql.exec(RUN_CURRENT_V3);
@@ -65,7 +73,10 @@ it("a run paused under schema version 3 (outcome in its row, decisions in the ap
 
   const upgraded = (await stub(id).status())!;
   expect(upgraded).toMatchObject({ status: "awaiting_approval", usage: paused.usage });
-  expect(upgraded.approvals).toMatchObject([{ id: first, status: "approved", decided_by: "v3" }, { id: second, status: "pending" }]);
+  expect(upgraded.approvals).toMatchObject([
+    { id: first, status: "approved", decided_by: "v3" },
+    { id: second, status: "pending" },
+  ]);
   // The upgrades end where a new object starts: the same tables and columns, version 3's view gone.
   expect(await shape(id)).toEqual(built);
 
@@ -88,7 +99,10 @@ it("a run paused under schema version 3 (outcome in its row, decisions in the ap
 
 it("a run paused under schema version 4 (views run_current and approvals_current) loses the views on upgrade and reads the same", async () => {
   const id = "upgrade-v4";
-  await script("pause-writer", [{ tool_calls: [{ id: "p1", name: "fx_fetch", arguments: { url: effectUrl(`${id}-1`), method: "POST" } }] }, { text: "posted" }]);
+  await script("pause-writer", [
+    { tool_calls: [{ id: "p1", name: "fx_fetch", arguments: { url: effectUrl(`${id}-1`), method: "POST" } }] },
+    { text: "posted" },
+  ]);
   await stub(id).start({ id, worker: "pause-writer", input: { input: "go" }, approvalMode: "ask", budget: {} });
   const paused = await settle(id);
   expect(paused.status).toBe("awaiting_approval");
@@ -118,7 +132,12 @@ it("a new run object's schema costs 15 rows written: the latest tables at once (
 });
 
 const keyGrammarRow = (id: string) =>
-  runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.sql.exec("SELECT value FROM meta WHERE key = 'key_grammar'").toArray().map((r) => r.value));
+  runInDurableObject(env.RUNS.getByName(id), (_o, state) =>
+    state.storage.sql
+      .exec("SELECT value FROM meta WHERE key = 'key_grammar'")
+      .toArray()
+      .map((r) => r.value),
+  );
 
 it("a run paused under schema version 5 (journal keys of grammar 1: tool calls by the model's ids) is marked grammar 1 on upgrade and resumes on its recorded steps, repeating nothing", async () => {
   const id = "upgrade-v5-keys";
@@ -152,7 +171,10 @@ it("a run paused under schema version 5 (journal keys of grammar 1: tool calls b
 
 it("the key grammar mark is written only by the upgrade of an object whose journal has rows: never for a new object or an empty journal", async () => {
   const id = "keys-fresh";
-  await script("pause-writer", [{ tool_calls: [{ id: "p1", name: "fx_fetch", arguments: { url: effectUrl(`${id}-1`), method: "POST" } }] }, { text: "posted" }]);
+  await script("pause-writer", [
+    { tool_calls: [{ id: "p1", name: "fx_fetch", arguments: { url: effectUrl(`${id}-1`), method: "POST" } }] },
+    { text: "posted" },
+  ]);
   await stub(id).start({ id, worker: "pause-writer", input: { input: "go" }, approvalMode: "ask", budget: {} });
   expect(await settle(id)).toMatchObject({ status: "awaiting_approval" });
   await redeploy(id);

@@ -49,6 +49,9 @@ export async function approvalWithFallback(tag: string, decision: "approve" | "r
     expect(output.answer.startsWith(decision === "approve" ? "posted: " : "fallback: "), `${output.answer}, evicted at ${at}`).toBe(true);
     expect(JSON.parse(output.last), `the last call's own result, evicted at ${at}`).toEqual({ id: `${id}-last`, count: 1 });
     const once = { gated: decision === "approve" ? 1 : 0, fallback: decision === "reject" ? 1 : 0, last: 1 };
-    expect({ gated: await effectCount(`${id}-gated`), fallback: await effectCount(`${id}-fallback`), last: await effectCount(`${id}-last`) }, `evicted at ${at}`).toEqual(once);
+    expect(
+      { gated: await effectCount(`${id}-gated`), fallback: await effectCount(`${id}-fallback`), last: await effectCount(`${id}-last`) },
+      `evicted at ${at}`,
+    ).toEqual(once);
   }
 }

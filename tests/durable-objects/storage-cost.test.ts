@@ -34,7 +34,9 @@ describe("Durable Object storage cost", () => {
     const perTurn = (s5 - s1 - 4 * perTool) / 4;
     const base = p1 - 2 * perTurn - perTool;
     const perApproval = ask - p1;
-    console.log(`rows written: per model turn ${perTurn}, per tool call ${perTool}, per approval (suspend + decide + resume) ${perApproval}, fixed per run ${base}`);
+    console.log(
+      `rows written: per model turn ${perTurn}, per tool call ${perTool}, per approval (suspend + decide + resume) ${perApproval}, fixed per run ${base}`,
+    );
     expect(perTurn).toBeLessThanOrEqual(2);
     expect(perTool).toBeLessThanOrEqual(2);
     expect(perApproval).toBeLessThanOrEqual(5);

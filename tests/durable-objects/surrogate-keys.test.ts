@@ -43,7 +43,9 @@ describe("review: journal keys with lone surrogates", () => {
 
   it("names that differ only in a lone surrogate get different keys, short or long, and a pair is kept as written", () => {
     const long = "n".repeat(200);
-    const keys = ["\uD800", "\uDBFF", "%uD800", "%uDBFF", `${long}\uD800`, `${long}\uDBFF`, `${long}%uD800`, long, "\uD83D\uDE00"].map((n) => stepKey(KEY_GRAMMAR, call, n));
+    const keys = ["\uD800", "\uDBFF", "%uD800", "%uDBFF", `${long}\uD800`, `${long}\uDBFF`, `${long}%uD800`, long, "\uD83D\uDE00"].map((n) =>
+      stepKey(KEY_GRAMMAR, call, n),
+    );
     expect(new Set(keys).size).toBe(keys.length);
     for (const k of keys) expect(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(k), k).toBe(false);
     expect(keys.at(-1)).toBe(`${call}/step:\uD83D\uDE00`);

@@ -32,7 +32,16 @@ describe.skipIf(!runBrowser)("approval in a real browser", () => {
     });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-quic",
+      ],
     });
   }, 90_000);
 
@@ -81,9 +90,7 @@ describe.skipIf(!runBrowser)("approval in a real browser", () => {
     await page.click("button[value=approve]");
     await page.waitForSelector("text=Approved");
     await page.click("text=See the run");
-    await expect
-      .poll(async () => (await page.reload(), await page.textContent("h1")), { timeout: 30_000, interval: 500 })
-      .toContain("succeeded");
+    await expect.poll(async () => (await page.reload(), await page.textContent("h1")), { timeout: 30_000, interval: 500 }).toContain("succeeded");
     if (shots) await page.screenshot({ path: `${shots}/run-page.png`, fullPage: true });
     expect(await page.textContent("body")).toContain("posted after approval");
     expect(await page.textContent("body")).toContain("looks right");

@@ -16,9 +16,17 @@ describe("the offline demo", () => {
 
     // The run paused after summarizer and labeler ran as tools of triage.
     const tree = paused.call_tree;
-    expect(tree.tools.filter((t: { name: string }) => t.name !== "github_fetch").map((t: { calls: Array<{ worker: string }> }) => t.calls[0]!.worker).sort()).toEqual(["labeler", "summarizer"]);
+    expect(
+      tree.tools
+        .filter((t: { name: string }) => t.name !== "github_fetch")
+        .map((t: { calls: Array<{ worker: string }> }) => t.calls[0]!.worker)
+        .sort(),
+    ).toEqual(["labeler", "summarizer"]);
     expect(demo.approvals).toHaveLength(2);
-    expect(demo.approvals.map((a: { approval?: { args: { url: string } } }) => a.approval?.args.url.replace(/^.*\/issues\/42/, "")).sort()).toEqual(["/comments", "/labels"]);
+    expect(demo.approvals.map((a: { approval?: { args: { url: string } } }) => a.approval?.args.url.replace(/^.*\/issues\/42/, "")).sort()).toEqual([
+      "/comments",
+      "/labels",
+    ]);
     expect(demo.github.state.comments).toEqual([]);
 
     for (const a of demo.approvals) {
@@ -36,7 +44,11 @@ describe("the offline demo", () => {
     const context = `run: ${JSON.stringify({ status: run.status, error: run.error, approvals: run.approvals })}\nwrangler dev:\n${demo.app.log().slice(-3000)}`;
     expect(run, context).toMatchObject({ status: "succeeded", output: "Triaged octo-org/notes-app#42: comment done, label done." });
     expect(demo.github.state.comments).toEqual([
-      { repo: "octo-org/notes-app", issue: 42, body: expect.stringMatching(/^App crashes when saving an empty note .*\n\nSuggested label: bug — It describes something that is broken\.$/s) },
+      {
+        repo: "octo-org/notes-app",
+        issue: 42,
+        body: expect.stringMatching(/^App crashes when saving an empty note .*\n\nSuggested label: bug — It describes something that is broken\.$/s),
+      },
     ]);
     expect(demo.github.state.labels).toEqual([{ repo: "octo-org/notes-app", issue: 42, labels: ["bug"] }]);
     expect((await fetch(demo.runPage)).status).toBe(200);

@@ -27,11 +27,26 @@ describe.skipIf(!runBrowser)("pages for people in a real browser", () => {
     app = await startLocalApp({
       workerDirs: ["workers", "tests/fixtures/workers"],
       // Streaming is direct mode's (queue mode hands the request off and shows each turn whole).
-      vars: { MODEL_DISPATCH: "direct", API_TOKEN: "e2e-token", OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}/v1`, FAKE_OPENAI_HOST: `127.0.0.1:${fake.port}`, APPROVAL_SECRET: "e2e-secret" },
+      vars: {
+        MODEL_DISPATCH: "direct",
+        API_TOKEN: "e2e-token",
+        OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}/v1`,
+        FAKE_OPENAI_HOST: `127.0.0.1:${fake.port}`,
+        APPROVAL_SECRET: "e2e-secret",
+      },
     });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-quic",
+      ],
     });
     context = await browser.newContext();
   }, 90_000);

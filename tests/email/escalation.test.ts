@@ -25,8 +25,15 @@ const alarmAt = (id: string) => runInDurableObject(env.RUNS.getByName(id), (_o, 
 
 describe("reminders and escalation", () => {
   it("reminds once after 4h, escalates once after 24h; the escalated approver decides; the original link then says so", async () => {
-    await script("escalate-writer", [{ tool_calls: [{ id: "post", name: "fx_fetch", arguments: { url: effectUrl("escalate"), method: "POST", body: "x" } }] }, { text: "posted" }]);
-    const res = await call("/runs", { method: "POST", headers: { Authorization: "Bearer test-token", "content-type": "application/json" }, body: JSON.stringify({ worker: "escalate-writer", input: "go" }) });
+    await script("escalate-writer", [
+      { tool_calls: [{ id: "post", name: "fx_fetch", arguments: { url: effectUrl("escalate"), method: "POST", body: "x" } }] },
+      { text: "posted" },
+    ]);
+    const res = await call("/runs", {
+      method: "POST",
+      headers: { Authorization: "Bearer test-token", "content-type": "application/json" },
+      body: JSON.stringify({ worker: "escalate-writer", input: "go" }),
+    });
     const { id } = (await res.json()) as { id: string };
     expect((await settle(id)).status).toBe("awaiting_approval");
     expect(sent.map((m) => m.to)).toEqual(["alice@example.com"]);
@@ -60,7 +67,11 @@ describe("reminders and escalation", () => {
     const leadLink = linkIn(escalation.html!);
     const decided = await call(leadLink, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "decision=approve" });
     expect(decided.status).toBe(200);
-    expect(await settle(id)).toMatchObject({ status: "succeeded", output: "posted", approvals: [{ status: "approved", decided_by: "approval link (lead@example.com)" }] });
+    expect(await settle(id)).toMatchObject({
+      status: "succeeded",
+      output: "posted",
+      approvals: [{ status: "approved", decided_by: "approval link (lead@example.com)" }],
+    });
     expect(await effectCount("escalate")).toBe(1);
 
     const late = await call(aliceLink);

@@ -9,7 +9,7 @@ describe("htmlToText", () => {
     expect(text("<div><div>\n  x </div>\n</div>\n\n<div></div><div>y</div>")).toBe("x\n\ny");
     expect(text("x<script type='a>b'>if (a < b) alert('</p>')</script >y")).toBe("xy");
     expect(text("x<STYLE>p{}</style>y<!-- <p>no</p> -->z")).toBe("xyz");
-    expect(text('<a href="https://example.com/?a>b" title=\'>\'>link</a>')).toBe("link");
+    expect(text("<a href=\"https://example.com/?a>b\" title='>'>link</a>")).toBe("link");
     expect(text("a < b and <3 and 1<2")).toBe("a < b and <3 and 1<2");
     expect(text("<svg/>after")).toBe("after");
     expect(text("before<script>never closed <p>hidden")).toBe("before");

@@ -18,7 +18,13 @@ afterEach(() => vi.restoreAllMocks());
 /** A pause-writer run paused at its approval; its approval email parsed. */
 async function pausedRun(tag: string, after: unknown[]) {
   await script("pause-writer", [{ tool_calls: [{ id: "post", name: "fx_fetch", arguments: { url: effectUrl(tag), method: "POST", body: "x" } }] }, ...after]);
-  const res = await exports.default.fetch(new Request("https://edgework.test/runs", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ worker: "pause-writer", input: "post it" }) }));
+  const res = await exports.default.fetch(
+    new Request("https://edgework.test/runs", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ worker: "pause-writer", input: "post it" }),
+    }),
+  );
   const { id } = (await res.json()) as { id: string };
   expect((await settle(id)).status).toBe("awaiting_approval");
   const mail = await parseMail(sent.at(-1)!);
@@ -41,7 +47,11 @@ describe("approve by replying", () => {
     // Mail systems may upper-case the local part: the reference is case-insensitive.
     expect(await deliver(APPROVER, address.toUpperCase(), replyTo(mail, APPROVER, address, "Yes, go ahead"))).toEqual([]);
     const done = await settle(id);
-    expect(done).toMatchObject({ status: "succeeded", output: "posted", approvals: [{ status: "approved", note: "go ahead", decided_by: `email reply (${APPROVER})` }] });
+    expect(done).toMatchObject({
+      status: "succeeded",
+      output: "posted",
+      approvals: [{ status: "approved", note: "go ahead", decided_by: `email reply (${APPROVER})` }],
+    });
     expect(await effectCount("reply-yes")).toBe(1);
   });
 
@@ -120,7 +130,9 @@ describe("approve by replying", () => {
 
     const late = await pausedRun("reply-late", [{ text: "too late" }]);
     await runInDurableObject(env.RUNS.getByName(late.id), (_o, state) => state.storage.sql.exec("UPDATE approvals SET expires_at = ?", Date.now() - 1));
-    expect(await deliver(APPROVER, late.address, replyTo(late.mail, APPROVER, late.address, "yes"))).toEqual(["the approval expired; it counts as a rejection"]);
+    expect(await deliver(APPROVER, late.address, replyTo(late.mail, APPROVER, late.address, "yes"))).toEqual([
+      "the approval expired; it counts as a rejection",
+    ]);
     expect((await settle(late.id)).approvals[0]).toMatchObject({ status: "expired" });
     expect(await effectCount("reply-late")).toBe(0);
   });
@@ -129,7 +141,10 @@ describe("approve by replying", () => {
 describe("parseReplyDecision", () => {
   it("reads the first line that is not empty, quoted or the attribution; word boundary; bounded note", () => {
     expect(parseReplyDecision("\n\nYES\n> approve")).toEqual({ decision: "approve" });
-    expect(parseReplyDecision("> no\nOn Mon, Jan 1, 2026 at 9:00 AM Bob <b@x> wrote:\nApprove: fine by me")).toEqual({ decision: "approve", note: "fine by me" });
+    expect(parseReplyDecision("> no\nOn Mon, Jan 1, 2026 at 9:00 AM Bob <b@x> wrote:\nApprove: fine by me")).toEqual({
+      decision: "approve",
+      note: "fine by me",
+    });
     expect(parseReplyDecision("Reject. Wrong repo\nsecond line")).toEqual({ decision: "reject", note: "Wrong repo" });
     expect(parseReplyDecision("okay")).toBeNull();
     expect(parseReplyDecision("nope")).toBeNull();

@@ -25,7 +25,10 @@ export function replyTo(original: { text?: string; subject?: string }, from: str
   msg.setSender(from);
   msg.setRecipient(to);
   msg.setSubject(`Re: ${original.subject ?? ""}`);
-  const quoted = (original.text ?? "").split("\n").map((l) => `> ${l}`).join("\n");
+  const quoted = (original.text ?? "")
+    .split("\n")
+    .map((l) => `> ${l}`)
+    .join("\n");
   msg.addMessage({ contentType: "text/plain", data: `${first}\n\nOn Mon, 23 Nov 2026 at 09:00, edgework <edgework@example.com> wrote:\n${quoted}\n` });
   return msg.asRaw();
 }

@@ -37,7 +37,11 @@ describe("review: call-scoped state of parallel llmAgent frames", () => {
       },
     });
     const text = (s: string): ModelResponse => ({ text: s, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } });
-    const call = (name: string, args: unknown): ModelResponse => ({ text: null, toolCalls: [{ id: name, name, arguments: JSON.stringify(args) }], usage: { inputTokens: 1, outputTokens: 1 } });
+    const call = (name: string, args: unknown): ModelResponse => ({
+      text: null,
+      toolCalls: [{ id: name, name, arguments: JSON.stringify(args) }],
+      usage: { inputTokens: 1, outputTokens: 1 },
+    });
     const agents: Model = {
       async request(req: ModelRequest) {
         const who = req.messages[0]!.content as string;
@@ -58,7 +62,10 @@ describe("review: call-scoped state of parallel llmAgent frames", () => {
         return req.messages.some((m) => m.role === "tool") ? text("lead done") : call("fanout", {});
       },
     };
-    const h = harness({ "lead.worker": workerFile(`\nname: lead\nmodel: test:lead\ntoolsets:\n  fanout: { use: fanout }`) }, { kinds: [fanout], models: { "test:lead": lead, "test:agents": agents } });
+    const h = harness(
+      { "lead.worker": workerFile(`\nname: lead\nmodel: test:lead\ntoolsets:\n  fanout: { use: fanout }`) },
+      { kinds: [fanout], models: { "test:lead": lead, "test:agents": agents } },
+    );
     const out = await h.run({ worker: "lead", input: { input: "x" }, approvalMode: "approve_all" });
     expect(out).toMatchObject({ status: "succeeded" });
     // agent:10 reads back the file it wrote, after agent:1 ended.

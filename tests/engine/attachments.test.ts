@@ -40,10 +40,23 @@ function readingModel() {
 }
 
 /** The caller calls `tool` with `args` once, then answers; the journal and the outcome come back. */
-async function callOnce(args: Record<string, unknown>, opts: { tool?: string; readerModel?: string; files?: Record<string, [Uint8Array, string]>; extra?: Record<string, string>; calls?: ScriptedReply[]; approvalMode?: "ask" | "approve_all" } = {}) {
+async function callOnce(
+  args: Record<string, unknown>,
+  opts: {
+    tool?: string;
+    readerModel?: string;
+    files?: Record<string, [Uint8Array, string]>;
+    extra?: Record<string, string>;
+    calls?: ScriptedReply[];
+    approvalMode?: "ask" | "approve_all";
+  } = {},
+) {
   const { model: callee, seen } = readingModel();
   const caller = scriptedModel(opts.calls ?? [{ toolCalls: [{ id: "c1", name: opts.tool ?? "reader", args }] }, { text: "done" }]);
-  const h = harness({ "desk.worker": desk, "reader.worker": reader(opts.readerModel ?? "test:reader"), "plain.worker": plain, ...opts.extra }, { models: { "test:caller": caller, "test:reader": callee } });
+  const h = harness(
+    { "desk.worker": desk, "reader.worker": reader(opts.readerModel ?? "test:reader"), "plain.worker": plain, ...opts.extra },
+    { models: { "test:caller": caller, "test:reader": callee } },
+  );
   const runId = `att-${crypto.randomUUID()}`;
   const disk = h.config.states!.open("run", runId, "~files");
   for (const [path, [bytes, type]] of Object.entries(opts.files ?? {})) await writeBytes(disk, path, bytes, type);
@@ -70,8 +83,14 @@ describe("attachments", () => {
 
   it("the real openai client sends an image and a PDF from the caller's files as documented content parts", async () => {
     const fake = await fakeOpenAI(env.FAKE_OPENAI_URL, `attach-${crypto.randomUUID()}`, [{ text: "a cat and a report" }]);
-    const caller = scriptedModel([{ toolCalls: [{ id: "c1", name: "reader", args: { input: "what are these?", attachments: ["docs:shot.png", "/docs/report.pdf", "docs:notes.txt"] } }] }, { text: "done" }]);
-    const h = harness({ "desk.worker": desk, "reader.worker": reader("openai:gpt-4.1-mini"), "plain.worker": plain }, { models: { "test:caller": caller }, openai: { baseURL: fake.baseURL, apiKey: "sk-test" } });
+    const caller = scriptedModel([
+      { toolCalls: [{ id: "c1", name: "reader", args: { input: "what are these?", attachments: ["docs:shot.png", "/docs/report.pdf", "docs:notes.txt"] } }] },
+      { text: "done" },
+    ]);
+    const h = harness(
+      { "desk.worker": desk, "reader.worker": reader("openai:gpt-4.1-mini"), "plain.worker": plain },
+      { models: { "test:caller": caller }, openai: { baseURL: fake.baseURL, apiKey: "sk-test" } },
+    );
     const runId = `att-${crypto.randomUUID()}`;
     const disk = h.config.states!.open("run", runId, "~files");
     await writeBytes(disk, "/docs/shot.png", PNG, "image/png");
@@ -104,8 +123,14 @@ describe("attachments", () => {
   it("refuses a wrong type, too many files, too many bytes and a path outside the caller's roots, naming the limit", async () => {
     const files = { "/docs/a.png": [PNG, "image/png"], "/docs/x.zip": [PNG, "application/zip"] } as Record<string, [Uint8Array, string]>;
     const cases: Array<[string[], RegExp]> = [
-      [["docs:x.zip"], /attachment "docs:x\.zip" is application\/zip; reader accepts image\/\*, application\/pdf, text\/\* \(attachments\.types in reader\.worker\)/],
-      [["docs:a.png", "docs:a.png", "docs:a.png", "docs:a.png", "docs:a.png"], /reader takes at most 4 attachments per call \(attachments\.max_files in reader\.worker\); got 5/],
+      [
+        ["docs:x.zip"],
+        /attachment "docs:x\.zip" is application\/zip; reader accepts image\/\*, application\/pdf, text\/\* \(attachments\.types in reader\.worker\)/,
+      ],
+      [
+        ["docs:a.png", "docs:a.png", "docs:a.png", "docs:a.png", "docs:a.png"],
+        /reader takes at most 4 attachments per call \(attachments\.max_files in reader\.worker\); got 5/,
+      ],
       [["docs:../secrets/key.png"], /uses "\.\."/],
       [["/etc/passwd"], /outside this toolset's root \/docs/],
       [["other:/a.png"], /desk has no files instance "other"/],
@@ -118,7 +143,9 @@ describe("attachments", () => {
     }
     const big = new Uint8Array(5_000_001);
     const { result } = await callOnce({ input: "x", attachments: ["docs:big.png"] }, { files: { "/docs/big.png": [big, "image/png"] } });
-    expect(result().error).toMatch(/attachment "docs:big\.png" is 5000001 bytes; reader takes at most 5000000 bytes of attachments per call \(attachments\.max_bytes in reader\.worker\)/);
+    expect(result().error).toMatch(
+      /attachment "docs:big\.png" is 5000001 bytes; reader takes at most 5000000 bytes of attachments per call \(attachments\.max_bytes in reader\.worker\)/,
+    );
   });
 
   it("refuses a URL on a host none of the caller's http instances may fetch, and plain http", async () => {
@@ -145,24 +172,38 @@ describe("attachments", () => {
 
   it("a GET that saves into files asks like a write (nothing is fetched or written before a decision)", async () => {
     const fetched = vi.spyOn(globalThis, "fetch");
-    const { out } = await callOnce({}, { calls: [{ toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/cat.png", save_to: "docs:in/cat.png" } }] }, { text: "done" }] });
+    const { out } = await callOnce(
+      {},
+      {
+        calls: [
+          { toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/cat.png", save_to: "docs:in/cat.png" } }] },
+          { text: "done" },
+        ],
+      },
+    );
     expect(out).toMatchObject({ status: "awaiting_approval", pending: [{ tool: "web_fetch", args: { save_to: "docs:in/cat.png" } }] });
     expect(fetched).not.toHaveBeenCalled();
   });
 
   it("an image fetched by http and saved to files round-trips as an attachment; the journal holds no bytes", async () => {
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(PNG, { headers: { "content-type": "image/png" } }));
-    const { out, result, seen, store } = await callOnce({}, {
-      approvalMode: "approve_all",
-      calls: [
-        { toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/cat.png", save_to: "docs:in/cat.png" } }] },
-        { toolCalls: [{ id: "c2", name: "reader", args: { input: "look", attachments: ["docs:in/cat.png"] } }] },
-        { text: "done" },
-      ],
-    });
+    const { out, result, seen, store } = await callOnce(
+      {},
+      {
+        approvalMode: "approve_all",
+        calls: [
+          { toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/cat.png", save_to: "docs:in/cat.png" } }] },
+          { toolCalls: [{ id: "c2", name: "reader", args: { input: "look", attachments: ["docs:in/cat.png"] } }] },
+          { text: "done" },
+        ],
+      },
+    );
     expect(out).toMatchObject({ status: "succeeded" });
     expect(result()).toMatchObject({ ok: true, value: { status: 200, saved: { path: "docs:/docs/in/cat.png", type: "image/png", size: PNG.length } } });
-    expect(seen[0]).toEqual([{ type: "text", text: "look" }, { type: "image", mime: "image/png", base64: toBase64(PNG) }]);
+    expect(seen[0]).toEqual([
+      { type: "text", text: "look" },
+      { type: "image", mime: "image/png", base64: toBase64(PNG) },
+    ]);
     expect(JSON.stringify([...store.entries])).not.toContain(toBase64(PNG));
   });
 
@@ -174,13 +215,19 @@ describe("attachments", () => {
           ? desk.replace("allow: [img.example.com] }", "allow: [img.example.com], readonly: true }")
           : desk.replace("  workers: [reader, plain]", `  workers: [reader, plain]\napproval:\n  web_fetch: ${policy}`);
       expect(guarded).not.toBe(desk);
-      const { result, seen } = await callOnce({ input: "x", attachments: ["https://img.example.com/leak.png?data=SECRET"] }, { extra: { "desk.worker": guarded } });
+      const { result, seen } = await callOnce(
+        { input: "x", attachments: ["https://img.example.com/leak.png?data=SECRET"] },
+        { extra: { "desk.worker": guarded } },
+      );
       const why = {
         deny: /approval\.web_fetch is deny in desk\.worker$/,
         ask: /approval\.web_fetch is ask in desk\.worker; fetch it with web_fetch and save_to \(which asks\), then attach the saved file$/,
         readonly: /http instance "web" is readonly \(it offers no web_fetch\)$/,
       }[policy];
-      expect(result()).toMatchObject({ ok: false, error: expect.stringMatching(/^attachment "https:\/\/img\.example\.com\/leak\.png\?data=SECRET": desk may not fetch it unasked: /) });
+      expect(result()).toMatchObject({
+        ok: false,
+        error: expect.stringMatching(/^attachment "https:\/\/img\.example\.com\/leak\.png\?data=SECRET": desk may not fetch it unasked: /),
+      });
       expect(result().error).toMatch(why);
       expect(spy).not.toHaveBeenCalled();
       expect(seen).toEqual([]);
@@ -188,7 +235,7 @@ describe("attachments", () => {
   }
 
   it("a 3 MB text download saved with save_to is kept in rows far under the row limit and reads back", async () => {
-    const text = "line of text, \"quoted\" \u0001 日本\n".repeat(100_000);
+    const text = 'line of text, "quoted" \u0001 日本\n'.repeat(100_000);
     expect(utf8Bytes(text)).toBeGreaterThan(3_000_000);
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(text, { headers: { "content-type": "text/plain; charset=utf-8" } }));
     const script: ScriptedReply[] = [
@@ -204,7 +251,10 @@ describe("attachments", () => {
       return script[n]!;
     });
     const { model: callee, seen } = readingModel();
-    const h = harness({ "desk.worker": desk, "reader.worker": reader("test:reader"), "plain.worker": plain }, { models: { "test:caller": caller, "test:reader": callee } });
+    const h = harness(
+      { "desk.worker": desk, "reader.worker": reader("test:reader"), "plain.worker": plain },
+      { models: { "test:caller": caller, "test:reader": callee } },
+    );
     const states = h.config.states as MemoryStateBackend;
     const store = new MemoryJournalStore();
     expect(await h.run({ worker: "desk", input: { input: "go" }, approvalMode: "approve_all" }, store)).toMatchObject({ status: "succeeded" });
@@ -218,7 +268,10 @@ describe("attachments", () => {
 
   it("a state store that cannot write the download stops the activation; the model never reads the storage error", async () => {
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("hello", { headers: { "content-type": "text/plain" } }));
-    const caller = scriptedModel([{ toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/a.txt", save_to: "docs:a.txt" } }] }, { text: "done" }]);
+    const caller = scriptedModel([
+      { toolCalls: [{ id: "c1", name: "web_fetch", args: { url: "https://img.example.com/a.txt", save_to: "docs:a.txt" } }] },
+      { text: "done" },
+    ]);
     const h = harness({ "desk.worker": desk, "reader.worker": reader("test:reader"), "plain.worker": plain }, { models: { "test:caller": caller } });
     const states = h.config.states as MemoryStateBackend;
     const open = states.open.bind(states);
@@ -254,10 +307,14 @@ describe("attachments", () => {
           const user = req.messages.find((m) => m.role === "user")!;
           reads.push(typeof user.content === "string" ? [] : await resolveParts(user.content));
           const wrote = req.messages.some((m) => m.role === "tool");
-          return wrote ? { text: "ok", toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } } : { text: null, toolCalls: [{ id: "w", name: "write_file", arguments: '{"path":"x","content":"y"}' }], usage: { inputTokens: 1, outputTokens: 1 } };
+          return wrote
+            ? { text: "ok", toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } }
+            : { text: null, toolCalls: [{ id: "w", name: "write_file", arguments: '{"path":"x","content":"y"}' }], usage: { inputTokens: 1, outputTokens: 1 } };
         },
       };
-      const caller = scriptedModel((_req, n) => (n === 0 ? { toolCalls: [{ id: "c1", name: "reader", args: { input: "x", attachments: ["docs:a.png"] } }] } : { text: "done" }));
+      const caller = scriptedModel((_req, n) =>
+        n === 0 ? { toolCalls: [{ id: "c1", name: "reader", args: { input: "x", attachments: ["docs:a.png"] } }] } : { text: "done" },
+      );
       const h = harness({ "desk.worker": desk, "reader.worker": asking, "plain.worker": plain }, { models: { "test:caller": caller, "test:asker": asker } });
       const runId = `att-${crypto.randomUUID()}`;
       const disk = h.config.states!.open("run", runId, "~files");
@@ -276,7 +333,10 @@ describe("attachments", () => {
         expect(reads[1]![1]).toEqual({ type: "image", mime: "image/png", base64: toBase64(PNG) });
       } else {
         // Its own code, not a model failure: the run ends at once, naming the file.
-        expect(second).toMatchObject({ status: "failed", error: { code: "attachment_changed", message: expect.stringMatching(/^attachment "docs:\/docs\/a\.png" changed since it was given to reader/) } });
+        expect(second).toMatchObject({
+          status: "failed",
+          error: { code: "attachment_changed", message: expect.stringMatching(/^attachment "docs:\/docs\/a\.png" changed since it was given to reader/) },
+        });
       }
     }
   });
@@ -286,9 +346,39 @@ describe("attachments", () => {
 async function expectPagesShowAttachments(store: MemoryJournalStore, approvalKey: string) {
   const tree = callTree(store.entries);
   expect(tree!.tools[0]!.attachments).toEqual([{ ref: "docs:/docs/a.png", name: "a.png", type: "image/png", size: PNG.length, sha256: expect.any(String) }]);
-  const run = { id: "r", worker: "desk", status: "awaiting_approval", input: {}, output: null, error: null, usage: null, approvals: [], call_tree: tree, trigger: { kind: "api" }, created_at: 1, updated_at: 1 } as unknown as RunView;
-  const approval = { id: "a", status: "pending", tool: "write_file", args: {}, description: "", worker_chain: ["desk", "reader"], call_path: approvalKey.slice(0, -"/approval".length), notify: null, note: null, decided_by: null, created_at: 1, decided_at: null, expires_at: 2 } as ApprovalView;
-  for (const page of [String(await RunPage({ run, events: "/runs/r/view/events" })), String(await ApprovalPage({ run, approval, action: "/x", runLink: "/r" }))]) {
+  const run = {
+    id: "r",
+    worker: "desk",
+    status: "awaiting_approval",
+    input: {},
+    output: null,
+    error: null,
+    usage: null,
+    approvals: [],
+    call_tree: tree,
+    trigger: { kind: "api" },
+    created_at: 1,
+    updated_at: 1,
+  } as unknown as RunView;
+  const approval = {
+    id: "a",
+    status: "pending",
+    tool: "write_file",
+    args: {},
+    description: "",
+    worker_chain: ["desk", "reader"],
+    call_path: approvalKey.slice(0, -"/approval".length),
+    notify: null,
+    note: null,
+    decided_by: null,
+    created_at: 1,
+    decided_at: null,
+    expires_at: 2,
+  } as ApprovalView;
+  for (const page of [
+    String(await RunPage({ run, events: "/runs/r/view/events" })),
+    String(await ApprovalPage({ run, approval, action: "/x", runLink: "/r" })),
+  ]) {
     expect(page).toContain("<code>a.png</code> (image/png, 21 B)");
     expect(page).not.toContain(toBase64(PNG));
   }

@@ -20,36 +20,103 @@ function problems(filesByName: Record<string, string>): string[] {
 describe("catalog refuses bad worker files with file: field: reason", () => {
   const cases: Array<[string, Record<string, string>, RegExp]> = [
     ["unknown key", { "a.worker": workerFile("name: a\ncolour: blue") }, /^a\.worker: colour: unknown key$/],
-    ["unknown toolset kind", { "a.worker": workerFile("name: a\ntoolsets:\n  db: { use: postgres }") }, /^a\.worker: toolsets\.db\.use: unknown toolset kind "postgres"; known: files, http$/],
+    [
+      "unknown toolset kind",
+      { "a.worker": workerFile("name: a\ntoolsets:\n  db: { use: postgres }") },
+      /^a\.worker: toolsets\.db\.use: unknown toolset kind "postgres"; known: files, http$/,
+    ],
     ["bad kind config", { "a.worker": workerFile("name: a\ntoolsets:\n  web: { use: http, allow: [] }") }, /^a\.worker: toolsets\.web\.allow: Too small/],
-    ["unknown kind config key", { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files, rot: /x }") }, /^a\.worker: toolsets\.files\.rot: unknown key$/],
-    ["unknown worker in workers:", { "a.worker": workerFile("name: a\ntoolsets:\n  workers: [ghost]") }, /^a\.worker: toolsets\.workers: unknown worker "ghost"; known: a$/],
-    ["glob matching nothing", { "a.worker": workerFile('name: a\ntoolsets:\n  workers: ["label-*"]'), "b.worker": ok("b") }, /^a\.worker: toolsets\.workers: glob "label-\*" matches no worker; known: a, b$/],
-    ["duplicate worker names", { "a.worker": ok("same"), "b.worker": ok("same") }, /^b\.worker: name: "same" is also the name of a\.worker; worker names are unique$/],
+    [
+      "unknown kind config key",
+      { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files, rot: /x }") },
+      /^a\.worker: toolsets\.files\.rot: unknown key$/,
+    ],
+    [
+      "unknown worker in workers:",
+      { "a.worker": workerFile("name: a\ntoolsets:\n  workers: [ghost]") },
+      /^a\.worker: toolsets\.workers: unknown worker "ghost"; known: a$/,
+    ],
+    [
+      "glob matching nothing",
+      { "a.worker": workerFile('name: a\ntoolsets:\n  workers: ["label-*"]'), "b.worker": ok("b") },
+      /^a\.worker: toolsets\.workers: glob "label-\*" matches no worker; known: a, b$/,
+    ],
+    [
+      "duplicate worker names",
+      { "a.worker": ok("same"), "b.worker": ok("same") },
+      /^b\.worker: name: "same" is also the name of a\.worker; worker names are unique$/,
+    ],
     ["name breaking the tool-name rule", { "a.worker": workerFile("name: has space") }, /^a\.worker: name: must be 1-64 characters/],
     ["name too long", { "a.worker": workerFile(`name: ${"x".repeat(65)}`) }, /^a\.worker: name: must be 1-64/],
     ["malformed YAML", { "a.worker": workerFile("name: a\ntoolsets: { files: [") }, /^a\.worker: \(frontmatter\): malformed YAML at line/],
     ["empty instructions", { "a.worker": "---\nname: a\n---\n   \n" }, /^a\.worker: instructions: empty/],
     ["no frontmatter", { "a.worker": "just text" }, /^a\.worker: \(frontmatter\): a worker file starts with YAML frontmatter/],
-    ["model with compatible_models", { "a.worker": workerFile("name: a\nmodel: openai:gpt-4.1\ncompatible_models: ['openai:*']") }, /^a\.worker: compatible_models: cannot be used together with model/],
+    [
+      "model with compatible_models",
+      { "a.worker": workerFile("name: a\nmodel: openai:gpt-4.1\ncompatible_models: ['openai:*']") },
+      /^a\.worker: compatible_models: cannot be used together with model/,
+    ],
     ["bad model string", { "a.worker": workerFile("name: a\nmodel: gpt-4") }, /^a\.worker: model: must be "provider:model"/],
-    ["unknown model provider", { "a.worker": workerFile("name: a\nmodel: anthropic:claude") }, /^a\.worker: model: unknown provider "anthropic"; known: openai, test$/],
-    ["bad approval policy", { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files }\napproval:\n  write_file: maybe") }, /^a\.worker: approval\.write_file: must be allow, ask or deny/],
-    ["approval for a tool the worker lacks", { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files }\napproval:\n  wirte_file: allow") }, /^a\.worker: approval\.wirte_file: no tool "wirte_file" in this worker; its tools: read_file, list_files, write_file, delete_file$/],
+    [
+      "unknown model provider",
+      { "a.worker": workerFile("name: a\nmodel: anthropic:claude") },
+      /^a\.worker: model: unknown provider "anthropic"; known: openai, test$/,
+    ],
+    [
+      "bad approval policy",
+      { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files }\napproval:\n  write_file: maybe") },
+      /^a\.worker: approval\.write_file: must be allow, ask or deny/,
+    ],
+    [
+      "approval for a tool the worker lacks",
+      { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files }\napproval:\n  wirte_file: allow") },
+      /^a\.worker: approval\.wirte_file: no tool "wirte_file" in this worker; its tools: read_file, list_files, write_file, delete_file$/,
+    ],
     ["bad notify address", { "a.worker": workerFile("name: a\napproval:\n  notify: not-an-email") }, /^a\.worker: approval\.notify: Invalid email/],
-    ["input schema not an object", { "a.worker": workerFile("name: a\ninput: { type: string }") }, /^a\.worker: input: must be a JSON Schema with type: object/],
+    [
+      "input schema not an object",
+      { "a.worker": workerFile("name: a\ninput: { type: string }") },
+      /^a\.worker: input: must be a JSON Schema with type: object/,
+    ],
     ["max_turns not a positive integer", { "a.worker": workerFile("name: a\nmax_turns: 0") }, /^a\.worker: max_turns: Too small/],
-    ["toolsets.workers not a list", { "a.worker": workerFile("name: a\ntoolsets:\n  workers: { use: files }") }, /^a\.worker: toolsets\.workers: must be a list/],
-    ["files root escaping", { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files, root: ../etc }") }, /^a\.worker: toolsets\.files\.root: must be an absolute path/],
-    ["bad scope", { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files, scope: forever }") }, /^a\.worker: toolsets\.files\.scope: Invalid option/],
-    ["over-long glob in workers:", { "a.worker": workerFile(`name: a\ntoolsets:\n  workers: ["${"*".repeat(300)}"]`) }, /^a\.worker: toolsets\.workers: glob is 300 characters long; at most 256 are allowed$/],
-    ["over-long compatible_models glob", { "a.worker": workerFile(`name: a\ncompatible_models: ["${"x".repeat(300)}"]`) }, /^a\.worker: compatible_models\.0: Too big/],
-    ["prefixed tool name over 64 chars", { "a.worker": workerFile(`name: a\ntoolsets:\n  ${"p".repeat(55)}: { use: files }`) }, /^a\.worker: toolsets: tool name "p{55}_read_file" from instance .* breaks the tool-name rule/],
+    [
+      "toolsets.workers not a list",
+      { "a.worker": workerFile("name: a\ntoolsets:\n  workers: { use: files }") },
+      /^a\.worker: toolsets\.workers: must be a list/,
+    ],
+    [
+      "files root escaping",
+      { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files, root: ../etc }") },
+      /^a\.worker: toolsets\.files\.root: must be an absolute path/,
+    ],
+    [
+      "bad scope",
+      { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files, scope: forever }") },
+      /^a\.worker: toolsets\.files\.scope: Invalid option/,
+    ],
+    [
+      "over-long glob in workers:",
+      { "a.worker": workerFile(`name: a\ntoolsets:\n  workers: ["${"*".repeat(300)}"]`) },
+      /^a\.worker: toolsets\.workers: glob is 300 characters long; at most 256 are allowed$/,
+    ],
+    [
+      "over-long compatible_models glob",
+      { "a.worker": workerFile(`name: a\ncompatible_models: ["${"x".repeat(300)}"]`) },
+      /^a\.worker: compatible_models\.0: Too big/,
+    ],
+    [
+      "prefixed tool name over 64 chars",
+      { "a.worker": workerFile(`name: a\ntoolsets:\n  ${"p".repeat(55)}: { use: files }`) },
+      /^a\.worker: toolsets: tool name "p{55}_read_file" from instance .* breaks the tool-name rule/,
+    ],
   ];
 
   it.each(cases)("%s", (_label, filesByName, expected) => {
     const found = problems(filesByName);
-    expect(found.some((p) => expected.test(p)), `problems were:\n${found.join("\n")}`).toBe(true);
+    expect(
+      found.some((p) => expected.test(p)),
+      `problems were:\n${found.join("\n")}`,
+    ).toBe(true);
   });
 
   it("reports every problem of every file at once and loads nothing", () => {
@@ -134,9 +201,15 @@ describe("triggers.yaml is checked with the catalog", () => {
     expect(refused("t:\n  worker: ghost\n  verify: { scheme: token, secret_env: S }\n  input: {}")).toEqual([
       'workers/triggers.yaml: t.worker: unknown worker "ghost"; known: echo',
     ]);
-    expect(refused("t:\n  worker: echo\n  verify: { scheme: github, secret_env: lower }\n  input: {}")[0]).toMatch(/^workers\/triggers\.yaml: t\.verify\.secret_env: must name an environment variable/);
-    expect(refused("t:\n  worker: echo\n  verify: { scheme: carrier-pigeon, secret_env: S }\n  input: {}")[0]).toMatch(/^workers\/triggers\.yaml: t\.verify\.scheme: /);
-    expect(refused("t:\n  worker: echo\n  verify: { scheme: token, secret_env: S }\n  input: { kind: issue/title }")[0]).toMatch(/^workers\/triggers\.yaml: t\.input\.kind: must be a JSON pointer/);
+    expect(refused("t:\n  worker: echo\n  verify: { scheme: github, secret_env: lower }\n  input: {}")[0]).toMatch(
+      /^workers\/triggers\.yaml: t\.verify\.secret_env: must name an environment variable/,
+    );
+    expect(refused("t:\n  worker: echo\n  verify: { scheme: carrier-pigeon, secret_env: S }\n  input: {}")[0]).toMatch(
+      /^workers\/triggers\.yaml: t\.verify\.scheme: /,
+    );
+    expect(refused("t:\n  worker: echo\n  verify: { scheme: token, secret_env: S }\n  input: { kind: issue/title }")[0]).toMatch(
+      /^workers\/triggers\.yaml: t\.input\.kind: must be a JSON pointer/,
+    );
     expect(refused("t:\n  worker: echo\n  verify: { scheme: token, secret_env: S }\n  input: { knd: /kind }")).toEqual([
       'workers/triggers.yaml: t.input.knd: worker "echo" has no input field "knd"; its fields: kind',
     ]);
@@ -147,7 +220,13 @@ describe("triggers.yaml is checked with the catalog", () => {
     const { loadApp } = await import("../../src/catalog");
     let found: string[] = [];
     try {
-      loadApp({ "workers/echo.worker": workerFile("name: echo\ntoolsets: { files: ["), "workers/triggers.yaml": "t:\n  worker: echo\n  verify: { scheme: token, secret_env: S }\n  input: {}" }, parseYaml);
+      loadApp(
+        {
+          "workers/echo.worker": workerFile("name: echo\ntoolsets: { files: ["),
+          "workers/triggers.yaml": "t:\n  worker: echo\n  verify: { scheme: token, secret_env: S }\n  input: {}",
+        },
+        parseYaml,
+      );
     } catch (e) {
       found = (e as CatalogError).problems.map((p) => p.message);
     }
@@ -159,8 +238,9 @@ describe("triggers.yaml is checked with the catalog", () => {
     const { loadApp } = await import("../../src/catalog");
     let found: string[] = [];
     try {
-      loadApp({
-        "workers/a.worker": workerFile(`
+      loadApp(
+        {
+          "workers/a.worker": workerFile(`
 name: a
 model: anthropic:claude
 max_turns: 0
@@ -170,9 +250,12 @@ toolsets:
 approval:
   notify: not-an-email
   wirte_file: allow`),
-        "workers/b.worker": `---\nname: a\ntoolsets:\n  web: [http]\n  http: { use: http, allow: [] }\napproval:\n  fetch: maybe\n---\n`,
-        "workers/triggers.yaml": "t:\n  worker: a\n  verify: { scheme: token, secret_env: S }\n  input: { nope: /x }\nu:\n  worker: ghost\n  verify: { scheme: token, secret_env: S }\n  input: {}",
-      }, parseYaml);
+          "workers/b.worker": `---\nname: a\ntoolsets:\n  web: [http]\n  http: { use: http, allow: [] }\napproval:\n  fetch: maybe\n---\n`,
+          "workers/triggers.yaml":
+            "t:\n  worker: a\n  verify: { scheme: token, secret_env: S }\n  input: { nope: /x }\nu:\n  worker: ghost\n  verify: { scheme: token, secret_env: S }\n  input: {}",
+        },
+        parseYaml,
+      );
     } catch (e) {
       found = (e as CatalogError).problems.map((p) => p.message);
     }
@@ -190,7 +273,11 @@ approval:
       /^workers\/triggers\.yaml: t\.input\.nope: worker "a" has no input field "nope"/,
       /^workers\/triggers\.yaml: u\.worker: unknown worker "ghost"; known: a$/,
     ];
-    for (const re of expected) expect(found.some((p) => re.test(p)), `${re} not in:\n${found.join("\n")}`).toBe(true);
+    for (const re of expected)
+      expect(
+        found.some((p) => re.test(p)),
+        `${re} not in:\n${found.join("\n")}`,
+      ).toBe(true);
     expect(found, found.join("\n")).toHaveLength(expected.length);
   });
 });

@@ -36,7 +36,10 @@ describe("tool context", () => {
   it("its methods work unbound, and a copy shares its effect counter and keys whenever it was made", async () => {
     const seen: Record<string, unknown> = {};
     const model = scriptedModel((_req, n) => (n === 0 ? { toolCalls: [{ id: "c1", name: "p_probe", arguments: "{}" }] } : { text: "done" }));
-    const h = harness({ "a.worker": workerFile("name: a\nmodel: test:m\ntoolsets:\n  p: { use: probe }") }, { kinds: [probeKind(seen)], models: { "test:m": model } });
+    const h = harness(
+      { "a.worker": workerFile("name: a\nmodel: test:m\ntoolsets:\n  p: { use: probe }") },
+      { kinds: [probeKind(seen)], models: { "test:m": model } },
+    );
     const store = new MemoryJournalStore();
     expect((await h.run({ worker: "a", input: { input: "go" } }, store)).status).toBe("succeeded");
     const effects = [...store.entries.keys()].filter((k) => /\/(now|random|step):[^/]+$/.test(k)).map((k) => k.slice(k.lastIndexOf("/") + 1));

@@ -47,7 +47,8 @@ nightly:
   schedule: "0 6 * * *"
   input: { title: "nightly {{scheduled_time}}" }
 `,
-  "workers/models.yaml": "providers:\n  local: { base_url: 'http://127.0.0.1:8000/v1', api_key: '${LOCAL_KEY}' }\nprices:\n  'openai:gpt-4.1-mini': { input: 0.4, output: 1.6 }\n",
+  "workers/models.yaml":
+    "providers:\n  local: { base_url: 'http://127.0.0.1:8000/v1', api_key: '${LOCAL_KEY}' }\nprices:\n  'openai:gpt-4.1-mini': { input: 0.4, output: 1.6 }\n",
 };
 
 describe("files are bundled as JSON data at build time", () => {
@@ -74,7 +75,9 @@ describe("files are bundled as JSON data at build time", () => {
 
   it("a refused catalog reports the same problems from the bundle as from the YAML", () => {
     const bad = {
-      "a.worker": workerFile("name: a\ncolour: blue\nmax_turns: 0\ntoolsets:\n  web: { use: http, allow: [] }\n  db: { use: postgres }\napproval:\n  fetch: maybe"),
+      "a.worker": workerFile(
+        "name: a\ncolour: blue\nmax_turns: 0\ntoolsets:\n  web: { use: http, allow: [] }\n  db: { use: postgres }\napproval:\n  fetch: maybe",
+      ),
       "b.worker": workerFile("name: a"),
     };
     const messages = (check: ReturnType<typeof checkCatalog>) => check.problems.map((p) => p.message);

@@ -33,10 +33,24 @@ async function throughEveryEntry(ref: string) {
   const store = new MemoryJournalStore();
   const out = await h.run({ worker: "desk", input: { input: "go" }, runId, approvalMode: "approve_all" }, store);
   expect(out.status).toBe("succeeded");
-  const result = (id: string) => store.entries.get(`desk/turn:${["read", "attach", "save"].indexOf(id) + 1}/tool:1/result`) as { ok: boolean; error?: string; value?: any };
+  const result = (id: string) =>
+    store.entries.get(`desk/turn:${["read", "attach", "save"].indexOf(id) + 1}/tool:1/result`) as { ok: boolean; error?: string; value?: any };
   const tree = callTree(store.entries)!;
   const attached = tree.tools.find((t) => t.attachments?.length)?.attachments?.[0];
-  const run = { id: "r", worker: "desk", status: "succeeded", input: {}, output: null, error: null, usage: null, approvals: [], call_tree: tree, trigger: { kind: "api" }, created_at: 1, updated_at: 1 } as unknown as RunView;
+  const run = {
+    id: "r",
+    worker: "desk",
+    status: "succeeded",
+    input: {},
+    output: null,
+    error: null,
+    usage: null,
+    approvals: [],
+    call_tree: tree,
+    trigger: { kind: "api" },
+    created_at: 1,
+    updated_at: 1,
+  } as unknown as RunView;
   const page = String(await RunPage({ run, events: "/runs/r/view/events" }));
   const outcome = (r: { ok: boolean; error?: string }, reached: () => string) => (r.ok ? reached() : `refused: ${r.error}`);
   return {

@@ -1,6 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { CatalogError, defineToolset, files, MemoryJournalStore, MemoryStateBackend, scriptedModel, tool, type Model, type ScriptedReply, type StateKV, type ToolContext } from "../../src/engine";
+import {
+  CatalogError,
+  defineToolset,
+  files,
+  MemoryJournalStore,
+  MemoryStateBackend,
+  scriptedModel,
+  tool,
+  type Model,
+  type ScriptedReply,
+  type StateKV,
+  type ToolContext,
+} from "../../src/engine";
 import { MAX_GLOB_LENGTH } from "../../src/engine/glob";
 import { utf8Bytes } from "../../src/engine/journal/bounds";
 import { instanceInit } from "../../src/engine/toolsets/instances";
@@ -28,8 +40,20 @@ describe("files kind", () => {
     const model = scriptedModel((req, n) => {
       seenTools = req.tools.map((t) => t.name);
       const script: ScriptedReply[] = [
-        { toolCalls: [{ name: "src_write_file", args: { path: "main.ts", content: "code" } }, { name: "docs_write_file", args: { path: "guide.md", content: "prose" } }] },
-        { toolCalls: [{ name: "src_read_file", args: { path: "main.ts" } }, { name: "docs_read_file", args: { path: "/docs/guide.md" } }, { name: "docs_read_file", args: { path: "main.ts" } }, { name: "src_list_files", args: {} }] },
+        {
+          toolCalls: [
+            { name: "src_write_file", args: { path: "main.ts", content: "code" } },
+            { name: "docs_write_file", args: { path: "guide.md", content: "prose" } },
+          ],
+        },
+        {
+          toolCalls: [
+            { name: "src_read_file", args: { path: "main.ts" } },
+            { name: "docs_read_file", args: { path: "/docs/guide.md" } },
+            { name: "docs_read_file", args: { path: "main.ts" } },
+            { name: "src_list_files", args: {} },
+          ],
+        },
         { text: "done" },
       ];
       return script[n]!;
@@ -38,9 +62,7 @@ describe("files kind", () => {
     const store = new MemoryJournalStore();
     const out = await h.run({ worker: "editor", input: { input: "edit" } }, store);
     expect(out.status).toBe("succeeded");
-    expect(seenTools.sort()).toEqual(
-      ["delete_file", "list_files", "read_file", "write_file"].flatMap((t) => [`docs_${t}`, `src_${t}`]).sort(),
-    );
+    expect(seenTools.sort()).toEqual(["delete_file", "list_files", "read_file", "write_file"].flatMap((t) => [`docs_${t}`, `src_${t}`]).sort());
     const result = (n: number) => store.entries.get(`editor/turn:2/tool:${n}/result`);
     const byCall = [1, 2, 3, 4].map(result);
     expect(byCall[0]).toMatchObject({ ok: true, value: { path: "/src/main.ts", content: "code" } });
@@ -63,7 +85,10 @@ describe("files kind", () => {
 
   /** A worker with one `files` instance whose writes need no approval, on the given model. */
   const writerHarness = (model: Model) =>
-    harness({ "w.worker": workerFile("name: w\nmodel: test:m\ntoolsets:\n  files: { use: files }\napproval:\n  write_file: allow") }, { models: { "test:m": model } });
+    harness(
+      { "w.worker": workerFile("name: w\nmodel: test:m\ntoolsets:\n  files: { use: files }\napproval:\n  write_file: allow") },
+      { models: { "test:m": model } },
+    );
 
   it("reads long files in pieces and says when it truncated", async () => {
     const model = turns(
@@ -80,9 +105,18 @@ describe("files kind", () => {
   it("list_files with a model's pathological glob returns, and an over-long glob is a tool error naming the limit", async () => {
     const deep = `${"a/".repeat(500)}x.md`; // 1004 characters, no "b"
     const model = turns(
-      [{ name: "write_file", args: { path: deep, content: "deep" } }, { name: "write_file", args: { path: "notes/b", content: "b" } }],
-      [{ name: "list_files", args: { glob: `${"**".repeat(14)}b` } }, { name: "list_files", args: { glob: `${"**/".repeat(14)}b` } }],
-      [{ name: "list_files", args: { glob: "*".repeat(MAX_GLOB_LENGTH + 1) } }, { name: "list_files", args: { glob: "**/*.md" } }],
+      [
+        { name: "write_file", args: { path: deep, content: "deep" } },
+        { name: "write_file", args: { path: "notes/b", content: "b" } },
+      ],
+      [
+        { name: "list_files", args: { glob: `${"**".repeat(14)}b` } },
+        { name: "list_files", args: { glob: `${"**/".repeat(14)}b` } },
+      ],
+      [
+        { name: "list_files", args: { glob: "*".repeat(MAX_GLOB_LENGTH + 1) } },
+        { name: "list_files", args: { glob: "**/*.md" } },
+      ],
     );
     const h = writerHarness(model);
     const store = new MemoryJournalStore();
@@ -97,11 +131,16 @@ describe("files kind", () => {
   it("readonly instances expose only reading tools", async () => {
     let seen: string[] = [];
     const model = scriptedModel((req) => ((seen = req.tools.map((t) => t.name)), { text: "ok" }));
-    const h = harness({ "r.worker": workerFile(`
+    const h = harness(
+      {
+        "r.worker": workerFile(`
 name: r
 model: test:m
 toolsets:
-  files: { use: files, readonly: true }`) }, { models: { "test:m": model } });
+  files: { use: files, readonly: true }`),
+      },
+      { models: { "test:m": model } },
+    );
     await h.run({ worker: "r", input: { input: "x" } });
     expect(seen.sort()).toEqual(["list_files", "read_file"]);
   });
@@ -115,18 +154,21 @@ toolsets:
     });
     let error: unknown;
     try {
-      harness({ "clash.worker": workerFile(`
+      harness(
+        {
+          "clash.worker": workerFile(`
 name: clash
 toolsets:
   files: { use: files }
-  fs2: { use: fs2 }`) }, { kinds: [fs2] });
+  fs2: { use: fs2 }`),
+        },
+        { kinds: [fs2] },
+      );
     } catch (e) {
       error = e;
     }
     expect(error).toBeInstanceOf(CatalogError);
-    expect((error as Error).message).toContain(
-      'clash.worker: toolsets: tool "read_file" is exposed by both instance "files" (files) and instance "fs2" (fs2)',
-    );
+    expect((error as Error).message).toContain('clash.worker: toolsets: tool "read_file" is exposed by both instance "files" (files) and instance "fs2" (fs2)');
   });
 
   it("a 3 MB text file is kept in rows far under SQLite's 2 MB limit, and read_file reads it in pieces", async () => {
@@ -180,4 +222,3 @@ toolsets:
     }
   });
 });
-

@@ -67,13 +67,27 @@ describe("calling a function", () => {
     let offered: ModelRequest["tools"] = [];
     const lead = scriptedModel((req, n) => {
       offered = req.tools;
-      return n === 0 ? { toolCalls: [{ name: "shout", args: { word: "hi" } }, { name: "shout", args: { word: "" } }] } : { text: "done" };
+      return n === 0
+        ? {
+            toolCalls: [
+              { name: "shout", args: { word: "hi" } },
+              { name: "shout", args: { word: "" } },
+            ],
+          }
+        : { text: "done" };
     });
-    const h = harness({ "lead.worker": workerFile("name: lead\nmodel: test:lead\ntoolsets:\n  workers: [shout]") }, { functions: [shout], models: { "test:lead": lead } });
+    const h = harness(
+      { "lead.worker": workerFile("name: lead\nmodel: test:lead\ntoolsets:\n  workers: [shout]") },
+      { functions: [shout], models: { "test:lead": lead } },
+    );
     const store = new MemoryJournalStore();
     expect(await h.run({ worker: "lead", input: { input: "x" } }, store)).toMatchObject({ status: "succeeded", output: "done" });
     expect(offered).toEqual([
-      { name: "shout", description: "Upper-case a word", parameters: { type: "object", properties: { word: { type: "string", minLength: 1 } }, required: ["word"], additionalProperties: false } },
+      {
+        name: "shout",
+        description: "Upper-case a word",
+        parameters: { type: "object", properties: { word: { type: "string", minLength: 1 } }, required: ["word"], additionalProperties: false },
+      },
     ]);
     expect(store.entries.get("lead/turn:1/tool:1/result")).toMatchObject({ ok: true, value: "HI" });
     expect(store.entries.get("lead/turn:1/tool:2/result")).toMatchObject({ ok: false, error: expect.stringMatching(/^invalid arguments for shout: word: /) });
@@ -94,10 +108,17 @@ describe("calling a function", () => {
       },
     });
     const model = scriptedModel((req) => ({ text: req.messages[0]!.content === "Summarize." ? "short" : "yes", usage: { inputTokens: 10, outputTokens: 1 } }));
-    const h = harness({ "summarizer.worker": workerFile("name: summarizer", "Summarize.") }, { functions: [relay], models: { "test:m": model }, defaultModel: "test:m" });
+    const h = harness(
+      { "summarizer.worker": workerFile("name: summarizer", "Summarize.") },
+      { functions: [relay], models: { "test:m": model }, defaultModel: "test:m" },
+    );
     const store = new MemoryJournalStore();
     const out = await h.run({ worker: "relay", input: { text: "long text" } }, store);
-    expect(out).toMatchObject({ status: "succeeded", output: { summary: "short", verdict: "yes", id: "side-1" }, usage: { requests: 2, inputTokens: 20, outputTokens: 2 } });
+    expect(out).toMatchObject({
+      status: "succeeded",
+      output: { summary: "short", verdict: "yes", id: "side-1" },
+      usage: { requests: 2, inputTokens: 20, outputTokens: 2 },
+    });
     expect([...store.entries.keys()]).toEqual(["relay/worker:1/summarizer/turn:1/model", "relay/worker:1/result", "relay/ask:2", "relay/step:side-effect"]);
 
     const again = await h.run({ worker: "relay", input: { text: "long text" }, runId: "run-1" }, store);
@@ -126,17 +147,31 @@ describe("calling a function", () => {
       status: "failed",
       error: { code: "invalid_output", message: expect.stringMatching(/^function "strict": its result does not match its output schema: \(root\): .*10/) },
     });
-    expect(await h.run({ worker: "strict", input: { n: 1, fail: true } })).toMatchObject({ status: "failed", error: { code: "function_failed", message: 'function "strict" failed: no luck' } });
+    expect(await h.run({ worker: "strict", input: { n: 1, fail: true } })).toMatchObject({
+      status: "failed",
+      error: { code: "function_failed", message: 'function "strict" failed: no luck' },
+    });
   });
 
   it("a result too large for the journal, or not JSON, fails the call instead of every attempt to store it", async () => {
-    const big = defineFunction({ name: "big", description: "Returns a lot", input: z.strictObject({ bigint: z.boolean() }), run: ({ bigint }) => (bigint ? { n: 1n } : "x".repeat(2_000_000)) });
+    const big = defineFunction({
+      name: "big",
+      description: "Returns a lot",
+      input: z.strictObject({ bigint: z.boolean() }),
+      run: ({ bigint }) => (bigint ? { n: 1n } : "x".repeat(2_000_000)),
+    });
     const h = harness({}, { functions: [big] });
     expect(await h.run({ worker: "big", input: { bigint: false } })).toMatchObject({
       status: "failed",
-      error: { code: "too_large", message: expect.stringMatching(/^function "big": its result is 2000\d{3} bytes as JSON, over the journal's bound of 1500000 bytes/) },
+      error: {
+        code: "too_large",
+        message: expect.stringMatching(/^function "big": its result is 2000\d{3} bytes as JSON, over the journal's bound of 1500000 bytes/),
+      },
     });
-    expect(await h.run({ worker: "big", input: { bigint: true } })).toMatchObject({ status: "failed", error: { code: "invalid_output", message: expect.stringMatching(/^function "big": its result is not JSON: .*BigInt/) } });
+    expect(await h.run({ worker: "big", input: { bigint: true } })).toMatchObject({
+      status: "failed",
+      error: { code: "invalid_output", message: expect.stringMatching(/^function "big": its result is not JSON: .*BigInt/) },
+    });
   });
 
   it("a function that calls itself stops at MAX_DEPTH with the chain in the error", async () => {
@@ -147,7 +182,10 @@ describe("calling a function", () => {
       run: (_input, ctx) => ctx.callWorker("again", {}),
     });
     const out = await harness({}, { functions: [again], maxDepth: 3 }).run({ worker: "again", input: {} });
-    expect(out).toMatchObject({ status: "failed", error: { code: "function_failed", message: "call depth 4 exceeds MAX_DEPTH 3: again → again → again → again" } });
+    expect(out).toMatchObject({
+      status: "failed",
+      error: { code: "function_failed", message: "call depth 4 exceeds MAX_DEPTH 3: again → again → again → again" },
+    });
   });
 });
 
@@ -180,7 +218,11 @@ describe("stabilizing the flagship: labeler.worker becomes a function, triage an
     expect(after.catalog.get("triage")).toEqual(before.catalog.get("triage"));
     expect(after.catalog.get("labeler")!.code).toBe(labeler);
 
-    const payload = { action: "opened", repository: { full_name: "octo/hello" }, issue: { number: 7, title: "Crash on start", body: "It crashes.", url: "https://api.github.com/repos/octo/hello/issues/7" } };
+    const payload = {
+      action: "opened",
+      repository: { full_name: "octo/hello" },
+      issue: { number: 7, title: "Crash on start", body: "It crashes.", url: "https://api.github.com/repos/octo/hello/issues/7" },
+    };
     const input = mapInput(after.triggers.get("github-issues")!, payload);
     const effects = `${env.FAKE_OPENAI_URL}/effects`;
     const asked: string[] = [];
@@ -189,12 +231,25 @@ describe("stabilizing the flagship: labeler.worker becomes a function, triage an
       asked.push(system.slice(0, 20));
       if (system.startsWith("Summarize")) return { text: "The app crashes on start." };
       const results = req.messages.filter((m) => m.role === "tool").map((m) => m.content);
-      if (results.length === 0) return { toolCalls: [{ name: "summarizer", args: { input: "Crash on start: It crashes." } }, { name: "labeler", args: { title: "Crash on start", body: "It crashes." } }] };
+      if (results.length === 0)
+        return {
+          toolCalls: [
+            { name: "summarizer", args: { input: "Crash on start: It crashes." } },
+            { name: "labeler", args: { title: "Crash on start", body: "It crashes." } },
+          ],
+        };
       if (results.length === 2) {
         const { label, reason } = JSON.parse(results[1]!) as { label: string; reason: string };
         return {
           toolCalls: [
-            { name: "github_fetch", args: { url: `${effects}/stabilized-comment`, method: "POST", body: JSON.stringify({ body: `${results[0]}\n\nSuggested label: ${label} — ${reason}` }) } },
+            {
+              name: "github_fetch",
+              args: {
+                url: `${effects}/stabilized-comment`,
+                method: "POST",
+                body: JSON.stringify({ body: `${results[0]}\n\nSuggested label: ${label} — ${reason}` }),
+              },
+            },
             { name: "github_fetch", args: { url: `${effects}/stabilized-label`, method: "POST", body: JSON.stringify({ labels: [label] }) } },
           ],
         };
@@ -203,7 +258,13 @@ describe("stabilizing the flagship: labeler.worker becomes a function, triage an
     });
     const store = new MemoryJournalStore();
     const out = await executeRun(
-      { catalog: after.catalog, models: modelResolver({ extra: { "test:triage": model } }), defaultModel: "test:triage", states: new MemoryStateBackend(), vars: { GITHUB_API_HOST: env.FAKE_OPENAI_HOST, GITHUB_TOKEN: "t" } },
+      {
+        catalog: after.catalog,
+        models: modelResolver({ extra: { "test:triage": model } }),
+        defaultModel: "test:triage",
+        states: new MemoryStateBackend(),
+        vars: { GITHUB_API_HOST: env.FAKE_OPENAI_HOST, GITHUB_TOKEN: "t" },
+      },
       store,
       { runId: "stabilized", worker: "triage", input, approvalMode: "approve_all" },
     );

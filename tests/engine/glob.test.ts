@@ -78,6 +78,8 @@ describe("globMatcher", () => {
 
   it(`refuses globs over ${MAX_GLOB_LENGTH} characters, naming the limit`, () => {
     expect(() => globMatcher("a".repeat(MAX_GLOB_LENGTH))).not.toThrow();
-    expect(() => globMatcher("*".repeat(MAX_GLOB_LENGTH + 1))).toThrow(`glob is ${MAX_GLOB_LENGTH + 1} characters long; at most ${MAX_GLOB_LENGTH} are allowed`);
+    expect(() => globMatcher("*".repeat(MAX_GLOB_LENGTH + 1))).toThrow(
+      `glob is ${MAX_GLOB_LENGTH + 1} characters long; at most ${MAX_GLOB_LENGTH} are allowed`,
+    );
   });
 });

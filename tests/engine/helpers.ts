@@ -65,7 +65,15 @@ export interface Harness {
 /** An engine over a catalog made of the given files, with in-memory ports. */
 export function harness(
   filesByName: Record<string, string>,
-  opts: { kinds?: ToolsetKind[]; models?: Record<string, Model>; maxDepth?: number; defaultModel?: string; prices?: PriceTable; openai?: OpenAIOptions; functions?: CodeFunction[] } = {},
+  opts: {
+    kinds?: ToolsetKind[];
+    models?: Record<string, Model>;
+    maxDepth?: number;
+    defaultModel?: string;
+    prices?: PriceTable;
+    openai?: OpenAIOptions;
+    functions?: CodeFunction[];
+  } = {},
 ): Harness {
   const catalog = loadCatalog(filesByName, toolsetRegistry(files, http, ...(opts.kinds ?? [])), parseYaml, undefined, opts.functions);
   const states = new MemoryStateBackend();

@@ -10,7 +10,10 @@ async function callHttp(
   opts: { approval?: string; vars?: Record<string, string>; runId?: string } = {},
 ) {
   const model = scriptedModel([{ toolCalls: calls.map((c, i) => ({ ...c, id: `h${i}` })) }, { text: "done" }]);
-  const h = harness({ "w.worker": workerFile(`name: w\nmodel: test:m\ntoolsets:\n  web: { use: http, ${config} }${opts.approval ?? ""}`) }, { models: { "test:m": model } });
+  const h = harness(
+    { "w.worker": workerFile(`name: w\nmodel: test:m\ntoolsets:\n  web: { use: http, ${config} }${opts.approval ?? ""}`) },
+    { models: { "test:m": model } },
+  );
   h.config.vars = opts.vars;
   const store = new MemoryJournalStore();
   const out = await h.run({ worker: "w", input: { input: "x" }, ...(opts.runId ? { runId: opts.runId } : {}) }, store);
@@ -30,7 +33,8 @@ function upstream() {
     hostA: new URL(a).host,
     hostB: new URL(b).host,
     redirect: (status: number, to: string) => `${a}/${id}/redirect/${status}?to=${encodeURIComponent(to)}`,
-    log: async () => (await (await fetch(`${a}/log/${id}`)).json()) as { requests: any[]; streams: Array<{ sent: number; finished: boolean; closedEarly: boolean }> },
+    log: async () =>
+      (await (await fetch(`${a}/log/${id}`)).json()) as { requests: any[]; streams: Array<{ sent: number; finished: boolean; closedEarly: boolean }> },
   };
 }
 
@@ -44,7 +48,10 @@ describe("http kind", () => {
     const fake = await fakeOpenAI(env.FAKE_OPENAI_URL, `http-${crypto.randomUUID()}`, []);
     const url = fake.baseURL.replace(/\/v1$/, "");
     const { results } = await callHttp(`allow: ["${env.FAKE_OPENAI_HOST}"], max_response_chars: 10`, [{ name: "web_fetch", args: { url } }]);
-    expect(results[0]).toMatchObject({ ok: true, value: { status: 200, content_type: "application/json", body: '{"requests', truncated: true, final_url: url } });
+    expect(results[0]).toMatchObject({
+      ok: true,
+      value: { status: 200, content_type: "application/json", body: '{"requests', truncated: true, final_url: url },
+    });
   });
 
   it("refuses any other host without making a request", async () => {
@@ -59,7 +66,9 @@ describe("http kind", () => {
   });
 
   it("asks before methods other than GET/HEAD", async () => {
-    const { out } = await callHttp(`allow: ["${env.FAKE_OPENAI_HOST}"]`, [{ name: "web_fetch", args: { url: `${origin().origin}/x`, method: "POST", body: "{}" } }]);
+    const { out } = await callHttp(`allow: ["${env.FAKE_OPENAI_HOST}"]`, [
+      { name: "web_fetch", args: { url: `${origin().origin}/x`, method: "POST", body: "{}" } },
+    ]);
     expect(out).toMatchObject({ status: "awaiting_approval", pending: [{ tool: "web_fetch", args: { method: "POST" } }] });
   });
 
@@ -70,11 +79,15 @@ describe("http kind", () => {
       return new Response("ok");
     });
     try {
-      await callHttp(`allow: ["example.com"]`, [
-        { name: "web_fetch", args: { url: "https://example.com/a", method: "POST", body: '{"x":1}' } },
-        { name: "web_fetch", args: { url: "https://example.com/b", method: "POST", body: "plain text" } },
-        { name: "web_fetch", args: { url: "https://example.com/c", method: "POST", body: "{}", headers: { "Content-Type": "text/x-custom" } } },
-      ], { approval: allowAll });
+      await callHttp(
+        `allow: ["example.com"]`,
+        [
+          { name: "web_fetch", args: { url: "https://example.com/a", method: "POST", body: '{"x":1}' } },
+          { name: "web_fetch", args: { url: "https://example.com/b", method: "POST", body: "plain text" } },
+          { name: "web_fetch", args: { url: "https://example.com/c", method: "POST", body: "{}", headers: { "Content-Type": "text/x-custom" } } },
+        ],
+        { approval: allowAll },
+      );
       expect(sent.sort()).toEqual(["application/json", "text/x-custom", null].sort());
     } finally {
       spy.mockRestore();
@@ -82,7 +95,9 @@ describe("http kind", () => {
   });
 
   it("times out with a clear error", async () => {
-    const spy = vi.spyOn(globalThis, "fetch").mockImplementation((_u, init) => new Promise((_r, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal!.reason))));
+    const spy = vi
+      .spyOn(globalThis, "fetch")
+      .mockImplementation((_u, init) => new Promise((_r, reject) => init?.signal?.addEventListener("abort", () => reject(init.signal!.reason))));
     try {
       const { results } = await callHttp(`allow: ["example.com"], timeout_ms: 20`, [{ name: "web_fetch", args: { url: "https://example.com/slow" } }]);
       expect(results[0]).toMatchObject({ ok: false, error: "request to example.com timed out after 20 ms" });
@@ -110,9 +125,13 @@ describe("http kind: ports in the allow-list", () => {
 
   it("refuses entries that are not a host, host:port or *.domain when the worker file loads", () => {
     for (const bad of ["https://api.github.com", "api.*.com", "*", "host:0", "host:99999", "host:http", "user@host"]) {
-      expect(() => harness({ "w.worker": workerFile(`name: w\ntoolsets:\n  web: { use: http, allow: ["${bad}"] }`) }), bad).toThrow(/toolsets\.web\.allow\.0: /);
+      expect(() => harness({ "w.worker": workerFile(`name: w\ntoolsets:\n  web: { use: http, allow: ["${bad}"] }`) }), bad).toThrow(
+        /toolsets\.web\.allow\.0: /,
+      );
     }
-    expect(() => harness({ "w.worker": workerFile(`name: w\ntoolsets:\n  web: { use: http, allow: ["*.example.com", "example.com:8443", "[::1]:8080"] }`) })).not.toThrow();
+    expect(() =>
+      harness({ "w.worker": workerFile(`name: w\ntoolsets:\n  web: { use: http, allow: ["*.example.com", "example.com:8443", "[::1]:8080"] }`) }),
+    ).not.toThrow();
   });
 });
 
@@ -167,7 +186,12 @@ describe("http kind: redirects", () => {
 describe("http kind: method-override headers count as that method", () => {
   it("asks for a GET that overrides to DELETE, and for a POST that claims to be a GET", async () => {
     const up = upstream();
-    for (const [method, header, value] of [["GET", "X-HTTP-Method-Override", "DELETE"], ["GET", "x-http-method", "patch"], ["GET", "X-Method-Override", "PUT"], ["POST", "X-HTTP-Method-Override", "GET"]]) {
+    for (const [method, header, value] of [
+      ["GET", "X-HTTP-Method-Override", "DELETE"],
+      ["GET", "x-http-method", "patch"],
+      ["GET", "X-Method-Override", "PUT"],
+      ["POST", "X-HTTP-Method-Override", "GET"],
+    ]) {
       const { out } = await callHttp(`allow: ["${up.hostA}"]`, [{ name: "web_fetch", args: { url: up.a("echo"), method, headers: { [header!]: value! } } }]);
       expect(out.status, `${method} + ${header}: ${value}`).toBe("awaiting_approval");
     }
@@ -241,9 +265,15 @@ describe("http kind: Idempotency-Key", () => {
 
   it("sends none with idempotency_key: false, and the call's own key wins", async () => {
     const up = upstream();
-    const off = await callHttp(`allow: ["${up.hostA}"], idempotency_key: false`, [{ name: "web_fetch", args: { url: up.a("echo"), method: "POST" } }], { approval: allowAll });
+    const off = await callHttp(`allow: ["${up.hostA}"], idempotency_key: false`, [{ name: "web_fetch", args: { url: up.a("echo"), method: "POST" } }], {
+      approval: allowAll,
+    });
     expect(echoed(off.results[0]).headers["idempotency-key"]).toBeUndefined();
-    const own = await callHttp(`allow: ["${up.hostA}"]`, [{ name: "web_fetch", args: { url: up.a("echo"), method: "POST", headers: { "Idempotency-Key": "mine" } } }], { approval: allowAll });
+    const own = await callHttp(
+      `allow: ["${up.hostA}"]`,
+      [{ name: "web_fetch", args: { url: up.a("echo"), method: "POST", headers: { "Idempotency-Key": "mine" } } }],
+      { approval: allowAll },
+    );
     expect(echoed(own.results[0]).headers["idempotency-key"]).toBe("mine");
   });
 });

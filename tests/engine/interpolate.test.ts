@@ -21,10 +21,15 @@ describe("${VAR} in toolset config", () => {
   });
 
   it("a worker whose toolset needs a missing var fails with a config error; the resolved secret never reaches the journal", async () => {
-    const file = workerFile(`name: gh\nmodel: test:m\ntoolsets:\n  web: { use: http, allow: ["\${HOST:-example.com}"], headers: { Authorization: "Bearer \${TOKEN}" } }`);
+    const file = workerFile(
+      `name: gh\nmodel: test:m\ntoolsets:\n  web: { use: http, allow: ["\${HOST:-example.com}"], headers: { Authorization: "Bearer \${TOKEN}" } }`,
+    );
     const model = () => scriptedModel([{ text: "ok" }]);
     const missing = harness({ "gh.worker": file }, { models: { "test:m": model() } });
-    expect(await missing.run({ worker: "gh", input: { input: "x" } })).toMatchObject({ status: "failed", error: { code: "config", message: expect.stringContaining("uses ${TOKEN}, which is not set") } });
+    expect(await missing.run({ worker: "gh", input: { input: "x" } })).toMatchObject({
+      status: "failed",
+      error: { code: "config", message: expect.stringContaining("uses ${TOKEN}, which is not set") },
+    });
 
     const h = harness({ "gh.worker": file }, { models: { "test:m": model() } });
     const store = new MemoryJournalStore();

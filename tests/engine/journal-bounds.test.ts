@@ -7,7 +7,7 @@ import { harness, workerFile } from "./helpers";
 const toolResults = (req: ModelRequest) => req.messages.flatMap((m) => (m.role === "tool" ? [m.content] : []));
 
 /** ~3.6 MB as JSON: Japanese text, accents, quotes and control characters (escaped to 6 bytes each). */
-const bigText = (chars: number) => "日本語のテキスト \"é\" \u0001\t".repeat(Math.ceil(chars / 15)).slice(0, chars);
+const bigText = (chars: number) => '日本語のテキスト "é" \u0001\t'.repeat(Math.ceil(chars / 15)).slice(0, chars);
 
 /** Tools that do what the bounds are about: return a lot, throw a lot, memoize a lot. */
 function bigKind(calls: string[]) {
@@ -123,7 +123,9 @@ describe("journal size bound", () => {
   });
 
   it("a tool result over the bound is recorded cut to fit and flagged; the model reads the note; replay never runs the tool again", async () => {
-    const { h, calls, requests } = setup((req, n) => (n === 0 ? { toolCalls: [{ id: "d", name: "dump", args: {} }] } : { text: `got ${toolResults(req)[0]!.length}` }));
+    const { h, calls, requests } = setup((req, n) =>
+      n === 0 ? { toolCalls: [{ id: "d", name: "dump", args: {} }] } : { text: `got ${toolResults(req)[0]!.length}` },
+    );
     const store = new MemoryJournalStore();
     const out = await h.run({ worker: "w", input: { input: "x" } }, store);
     expect(out.status).toBe("succeeded");
@@ -162,7 +164,10 @@ describe("journal size bound", () => {
     const out = await h.run({ worker: "w", input: { input: "x" } }, store);
     expect(out).toMatchObject({
       status: "failed",
-      error: { code: "too_large", message: expect.stringMatching(/^w\.worker: model test:m answered with \d+ bytes .*over the journal's bound of 1500000 bytes per step/) },
+      error: {
+        code: "too_large",
+        message: expect.stringMatching(/^w\.worker: model test:m answered with \d+ bytes .*over the journal's bound of 1500000 bytes per step/),
+      },
       usage: { requests: 1, outputTokens: 900_000 },
     });
     expect(requests).toHaveLength(1);
@@ -176,7 +181,10 @@ describe("journal size bound", () => {
       );
       const store = new MemoryJournalStore();
       const out = await h.run({ worker: "w", input: { input: "x" } }, store);
-      expect(out, `swallow ${swallow}`).toMatchObject({ status: "failed", error: { code: "too_large", message: expect.stringContaining("journal step w/turn:1/tool:1/step:big is ") } });
+      expect(out, `swallow ${swallow}`).toMatchObject({
+        status: "failed",
+        error: { code: "too_large", message: expect.stringContaining("journal step w/turn:1/tool:1/step:big is ") },
+      });
       expect(calls).toEqual(["w/turn:1/tool:1"]);
       expect(requests).toHaveLength(1);
       expect(store.entries.has("w/turn:1/tool:1/result")).toBe(false);
@@ -193,21 +201,29 @@ describe("a journal that cannot write", () => {
       if (inner) return { toolCalls: [{ id: "s", name: "small", args: {} }] };
       return n === 0 ? { toolCalls: [{ id: "i", name: "inner", args: { input: "go" } }] } : { text: "no" };
     });
-    for (const [name, { h, requests }, failAt] of [["direct", direct, 2], ["nested", nested, 3]] as const) {
+    for (const [name, { h, requests }, failAt] of [
+      ["direct", direct, 2],
+      ["nested", nested, 3],
+    ] as const) {
       const store = new FailingStore(failAt);
       const err = await h.run({ worker: "w", input: { input: "x" } }, store).catch((e) => e);
       expect(err, name).toBeInstanceOf(StorageError);
       expect(err.message).toMatch(/^the journal could not record step w\/turn:1\/tool:\S+\/step:small: SQL failed: string or blob too big/);
       // No model saw the failure as a tool result, and nothing recorded it as the tool's outcome.
       expect(requests.flatMap(toolResults), name).toEqual([]);
-      expect([...store.entries.keys()].filter((k) => k.endsWith("/result")), name).toEqual([]);
+      expect(
+        [...store.entries.keys()].filter((k) => k.endsWith("/result")),
+        name,
+      ).toEqual([]);
     }
   });
 
   it("stops the activation even when a tool catches the failure and returns", async () => {
     const { h, requests } = setup((_r, n) => (n === 0 ? { toolCalls: [{ id: "s", name: "small", args: { swallow: true } }] } : { text: "no" }));
     const store = new FailingStore(2, new Error("storage hiccup"));
-    await expect(h.run({ worker: "w", input: { input: "x" } }, store)).rejects.toThrow(new StorageError("the journal could not record step w/turn:1/tool:1/step:small: storage hiccup"));
+    await expect(h.run({ worker: "w", input: { input: "x" } }, store)).rejects.toThrow(
+      new StorageError("the journal could not record step w/turn:1/tool:1/step:small: storage hiccup"),
+    );
     expect(requests).toHaveLength(1);
     expect(store.entries.has("w/turn:1/tool:1/result")).toBe(false);
   });

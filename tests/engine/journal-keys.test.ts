@@ -27,7 +27,12 @@ describe("journal keys", () => {
 
   it("every key the engine builds parses back to what it is", () => {
     expect(parseKey(modelKey("w/turn:1/tool:1/child", 3))).toEqual({ kind: "model", frame: "w/turn:1/tool:1/child", turn: 3 });
-    for (const [key, kind] of [[resultKey(call), "result"], [approvalKey(call), "approval"], [notifyKey(call), "notify"], [creationKey(call), "creation"]] as const) {
+    for (const [key, kind] of [
+      [resultKey(call), "result"],
+      [approvalKey(call), "approval"],
+      [notifyKey(call), "notify"],
+      [creationKey(call), "creation"],
+    ] as const) {
       expect(parseKey(key)).toEqual({ kind, call });
     }
     expect(parseKey(effectKey(call, "ask", 4))).toEqual({ kind: "effect", call, effect: "ask", n: 4 });
@@ -70,10 +75,27 @@ describe("journal keys", () => {
   it("model steps: the SQL prefilter (MODEL_STEP_LIKE) selects every one, journalUsage counts exactly them", () => {
     const call = "root/turn:1/tool:0/helper";
     const models = [modelKey("root", 3), effectKey(call, "ask", 2), modelKey(`${call}/agent:1`, 1)];
-    const others = [effectKey(call, "call", 1), stepKey(2, call, "model"), stepKey(2, call, "ask:1"), resultKey(`${call}/ask:1`), approvalKey(budgetPath(modelKey("root", 1)))];
+    const others = [
+      effectKey(call, "call", 1),
+      stepKey(2, call, "model"),
+      stepKey(2, call, "ask:1"),
+      resultKey(`${call}/ask:1`),
+      approvalKey(budgetPath(modelKey("root", 1))),
+    ];
     // SQLite's LIKE: % is any run of characters, matched case-insensitively.
-    const like = (pattern: string, key: string) => new RegExp(`^${pattern.split("%").map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`, "is").test(key);
-    for (const key of models) expect(MODEL_STEP_LIKE.some((p) => like(p, key)), key).toBe(true);
+    const like = (pattern: string, key: string) =>
+      new RegExp(
+        `^${pattern
+          .split("%")
+          .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+          .join(".*")}$`,
+        "is",
+      ).test(key);
+    for (const key of models)
+      expect(
+        MODEL_STEP_LIKE.some((p) => like(p, key)),
+        key,
+      ).toBe(true);
     const answer = { usage: { inputTokens: 1, outputTokens: 2 }, costUsd: 0.5 };
     const usage = journalUsage([...models, ...others].map((k) => [k, answer] as [string, unknown]));
     expect(usage).toEqual({ requests: models.length, inputTokens: models.length, outputTokens: 2 * models.length, costUsd: 0.5 * models.length });

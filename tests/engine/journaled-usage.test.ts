@@ -18,14 +18,30 @@ describe("a journaled tool call's usage", () => {
     const model = scriptedModel((req) => {
       if (!req.tools.length) return { text: "4", usage: { inputTokens: 7, outputTokens: 3 } };
       const answered = req.messages.some((m) => m.role === "tool");
-      return answered ? { text: "done", usage: { inputTokens: 1, outputTokens: 1 } } : { toolCalls: [{ name: "plain", id: "p" }, { name: "asker", id: "a" }], usage: { inputTokens: 1, outputTokens: 1 } };
+      return answered
+        ? { text: "done", usage: { inputTokens: 1, outputTokens: 1 } }
+        : {
+            toolCalls: [
+              { name: "plain", id: "p" },
+              { name: "asker", id: "a" },
+            ],
+            usage: { inputTokens: 1, outputTokens: 1 },
+          };
     });
-    const h = harness({ "w.worker": workerFile("name: w\nmodel: test:probe\ntoolsets:\n  probe: { use: probe }") }, { kinds: [kind], models: { "test:probe": model } });
+    const h = harness(
+      { "w.worker": workerFile("name: w\nmodel: test:probe\ntoolsets:\n  probe: { use: probe }") },
+      { kinds: [kind], models: { "test:probe": model } },
+    );
     const store = new MemoryJournalStore();
     const first = await executeRun(h.config, store, { runId: "usage-1", worker: "w", input: { input: "go" } });
     expect(first).toMatchObject({ status: "succeeded", output: "done", usage: { requests: 3, inputTokens: 9, outputTokens: 5 } });
     expect(store.entries.get("w/turn:1/tool:1/result")).toEqual({ ok: true, value: "plain", name: "plain" });
-    expect(store.entries.get("w/turn:1/tool:2/result")).toEqual({ ok: true, value: "4", name: "asker", usage: { requests: 1, inputTokens: 7, outputTokens: 3, costUsd: 0 } });
+    expect(store.entries.get("w/turn:1/tool:2/result")).toEqual({
+      ok: true,
+      value: "4",
+      name: "asker",
+      usage: { requests: 1, inputTokens: 7, outputTokens: 3, costUsd: 0 },
+    });
 
     const requests = model.requests;
     const replayed = await executeRun(h.config, store, { runId: "usage-1", worker: "w", input: { input: "go" } });

@@ -58,7 +58,10 @@ describe("agent loop", () => {
   it("enforces max_turns with a clear error", async () => {
     const { kind } = counterKind();
     const model = scriptedModel(() => ({ toolCalls: [{ name: "increment", args: {} }] }));
-    const h = harness({ "w.worker": workerFile("name: w\nmodel: test:m\nmax_turns: 3\ntoolsets:\n  counter: { use: counter }") }, { kinds: [kind], models: { "test:m": model } });
+    const h = harness(
+      { "w.worker": workerFile("name: w\nmodel: test:m\nmax_turns: 3\ntoolsets:\n  counter: { use: counter }") },
+      { kinds: [kind], models: { "test:m": model } },
+    );
     const out = await h.run({ worker: "w", input: { input: "x" } });
     expect(out).toMatchObject({ status: "failed", error: { code: "max_turns", message: "w.worker: no final answer within max_turns (3)" } });
     expect(model.requests).toBe(3);
@@ -90,7 +93,10 @@ describe("agent loop", () => {
     const model = scriptedModel([{ text: "not json" }, { text: '{"label": 1}' }, { text: '{"label":"bug"}' }]);
     const h = harness({ "l.worker": structured("test:m") }, { models: { "test:m": model } });
     const out = await h.run({ worker: "labeler", input: { input: "crash" } });
-    expect(out).toMatchObject({ status: "failed", error: { code: "invalid_output", message: expect.stringMatching(/^l\.worker: final answer does not match the output schema after one retry: label: /) } });
+    expect(out).toMatchObject({
+      status: "failed",
+      error: { code: "invalid_output", message: expect.stringMatching(/^l\.worker: final answer does not match the output schema after one retry: label: /) },
+    });
     expect(model.requests).toBe(2);
   });
 
@@ -102,7 +108,14 @@ describe("agent loop", () => {
   it("resolves the model: worker's own > caller's > DEFAULT_MODEL, and refuses one outside compatible_models", async () => {
     const a = scriptedModel((req) => {
       if (req.messages[1]!.content === "c") return { text: "child ran on a" };
-      return toolResults(req).length ? { text: toolResults(req).join(" | ") } : { toolCalls: [{ name: "child", args: { input: "c" } }, { name: "picky", args: { input: "p" } }] };
+      return toolResults(req).length
+        ? { text: toolResults(req).join(" | ") }
+        : {
+            toolCalls: [
+              { name: "child", args: { input: "c" } },
+              { name: "picky", args: { input: "p" } },
+            ],
+          };
     });
     const b = scriptedModel(() => ({ text: "from b" }));
     const h = harness(
@@ -124,7 +137,10 @@ describe("agent loop", () => {
   it("max_tokens: a run over budget stops with the budget error and makes no further model request", async () => {
     const { kind } = counterKind();
     const model = scriptedModel(() => ({ toolCalls: [{ name: "increment", args: {} }], usage: { inputTokens: 60, outputTokens: 10 } }));
-    const h = harness({ "w.worker": workerFile("name: w\nmodel: test:m\ntoolsets:\n  counter: { use: counter }") }, { kinds: [kind], models: { "test:m": model } });
+    const h = harness(
+      { "w.worker": workerFile("name: w\nmodel: test:m\ntoolsets:\n  counter: { use: counter }") },
+      { kinds: [kind], models: { "test:m": model } },
+    );
     const out = await h.run({ worker: "w", input: { input: "x" }, budget: { maxTokens: 200 } });
     expect(out).toMatchObject({ status: "failed", error: { code: "budget_exceeded", message: "run budget exceeded: 210 tokens used, max_tokens is 200" } });
     expect(model.requests).toBe(3);
@@ -147,7 +163,9 @@ describe("agent loop", () => {
 describe("approvals in the engine", () => {
   const writer = workerFile(`name: writer\nmodel: test:w\ntoolsets:\n  files: { use: files }\napproval:\n  notify: ops@example.com`);
   const script = () =>
-    scriptedModel((req, n) => (n === 0 ? { toolCalls: [{ name: "write_file", args: { path: "a.txt", content: "hi" } }] } : { text: `after: ${toolResults(req)[0]}` }));
+    scriptedModel((req, n) =>
+      n === 0 ? { toolCalls: [{ name: "write_file", args: { path: "a.txt", content: "hi" } }] } : { text: `after: ${toolResults(req)[0]}` },
+    );
 
   it("ask: suspends with a pending approval; a recorded approval resumes and runs the tool once", async () => {
     const model = script();
@@ -167,7 +185,10 @@ describe("approvals in the engine", () => {
     expect(pending.id).toMatch(/^ap_[0-9a-f]{24}$/);
 
     // Resuming without a decision asks again for the same approval, without a model request.
-    expect(await h.run({ worker: "writer", input: { input: "x" }, runId: "r1" }, store)).toMatchObject({ status: "awaiting_approval", pending: [{ id: pending.id }] });
+    expect(await h.run({ worker: "writer", input: { input: "x" }, runId: "r1" }, store)).toMatchObject({
+      status: "awaiting_approval",
+      pending: [{ id: pending.id }],
+    });
     expect(model.requests).toBe(1);
 
     store.put(pending.key, { approved: true, by: "alice" } satisfies ApprovalDecision);
@@ -191,21 +212,29 @@ describe("approvals in the engine", () => {
     const denied = workerFile(`name: d\nmodel: test:w\ntoolsets:\n  files: { use: files }\napproval:\n  write_file: deny`);
     const allowed = workerFile(`name: a\nmodel: test:w2\ntoolsets:\n  files: { use: files }\napproval:\n  write_file: allow`);
     const h = harness({ "d.worker": denied, "a.worker": allowed }, { models: { "test:w": script(), "test:w2": script() } });
-    expect(await h.run({ worker: "d", input: { input: "x" } })).toMatchObject({ output: 'after: Error: tool "write_file" is denied by the approval policy of worker "d"' });
+    expect(await h.run({ worker: "d", input: { input: "x" } })).toMatchObject({
+      output: 'after: Error: tool "write_file" is denied by the approval policy of worker "d"',
+    });
     expect(await h.run({ worker: "a", input: { input: "x" } })).toMatchObject({ output: 'after: {"path":"/a.txt","written_chars":2}' });
   });
 
   it("approval_mode approve_all / reject_all decide without asking, and the decision is journaled", async () => {
     const h = harness({ "w.worker": writer }, { models: { "test:w": script() } });
     const store = new MemoryJournalStore();
-    expect(await h.run({ worker: "writer", input: { input: "x" }, approvalMode: "approve_all" }, store)).toMatchObject({ status: "succeeded", output: expect.stringContaining("written_chars") });
+    expect(await h.run({ worker: "writer", input: { input: "x" }, approvalMode: "approve_all" }, store)).toMatchObject({
+      status: "succeeded",
+      output: expect.stringContaining("written_chars"),
+    });
     expect(store.entries.get("writer/turn:1/tool:1/approval")).toEqual({ approved: true, by: "approval_mode approve_all" });
     const h2 = harness({ "w.worker": writer }, { models: { "test:w": script() } });
-    expect(await h2.run({ worker: "writer", input: { input: "x" }, approvalMode: "reject_all" })).toMatchObject({ output: "after: Error: the call to write_file was rejected by approval_mode reject_all" });
+    expect(await h2.run({ worker: "writer", input: { input: "x" }, approvalMode: "reject_all" })).toMatchObject({
+      output: "after: Error: the call to write_file was rejected by approval_mode reject_all",
+    });
   });
 
   it("an approval asked three workers deep suspends the run with the inner tool and its chain; deciding resumes it", async () => {
-    const relay = (to: string) => scriptedModel((req, n) => (n === 0 ? { toolCalls: [{ name: to, args: { input: "deeper" } }] } : { text: `${to} said ${toolResults(req)[0]}` }));
+    const relay = (to: string) =>
+      scriptedModel((req, n) => (n === 0 ? { toolCalls: [{ name: to, args: { input: "deeper" } }] } : { text: `${to} said ${toolResults(req)[0]}` }));
     const models = { "test:a": relay("b"), "test:b": relay("writer"), "test:w": script() };
     const h = harness(
       {
@@ -217,7 +246,10 @@ describe("approvals in the engine", () => {
     );
     const store = new MemoryJournalStore();
     const first = await h.run({ worker: "a", input: { input: "x" }, runId: "deep" }, store);
-    expect(first).toMatchObject({ status: "awaiting_approval", pending: [{ tool: "write_file", workerChain: ["a", "b", "writer"], description: "a → b → writer wants to call write_file" }] });
+    expect(first).toMatchObject({
+      status: "awaiting_approval",
+      pending: [{ tool: "write_file", workerChain: ["a", "b", "writer"], description: "a → b → writer wants to call write_file" }],
+    });
     const key = (first as { pending: Array<{ key: string }> }).pending[0]!.key;
     expect(key).toBe("a/turn:1/tool:1/b/turn:1/tool:1/writer/turn:1/tool:1/approval");
     store.put(key, { approved: true, by: "carol" });

@@ -19,7 +19,10 @@ describe("the tool list an MCP server may hand us", () => {
   });
 
   it("a list under the total bound fits one journal step", () => {
-    const list = offeredTools(Array.from({ length: 20 }, (_, i) => fat(i)), opts);
+    const list = offeredTools(
+      Array.from({ length: 20 }, (_, i) => fat(i)),
+      opts,
+    );
     expect(list).toHaveLength(20);
     expect(stepBytes("w/tools:gh", list)).toBeLessThan(MAX_STEP_BYTES);
   });

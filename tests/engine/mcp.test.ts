@@ -64,7 +64,16 @@ describe("mcp toolset against @modelcontextprotocol/server-everything", () => {
     const doomed = env.MCP_DOOMED_URL;
     const kill = async () => {
       await fetch(`${env.MCP_COUNTING_CONTROL}/kill-doomed`, { method: "POST" });
-      for (let i = 0; i < 50 && (await fetch(doomed).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+      for (
+        let i = 0;
+        i < 50 &&
+        (await fetch(doomed).then(
+          () => true,
+          () => false,
+        ));
+        i++
+      )
+        await new Promise((r) => setTimeout(r, 100));
     };
     const model = recordingModel([{ name: "dm_echo", args: { message: "anyone?" } }], kill);
     const out = await run(`dm: { use: mcp, url: "\${MCP_DOOMED_URL}", timeout_ms: 5000 }`, model);
@@ -82,7 +91,8 @@ describe("mcp toolset against @modelcontextprotocol/server-everything", () => {
 
 describe("hostile MCP servers", () => {
   const at = (mode: string) => new URL(`/hostile/${mode}/mcp`, env.MCP_COUNTING_URL).href;
-  const hits = async (mode: string) => ((await (await fetch(env.MCP_COUNTING_CONTROL)).json()) as { counts: Record<string, number> }).counts[`hostile:${mode}`] ?? 0;
+  const hits = async (mode: string) =>
+    ((await (await fetch(env.MCP_COUNTING_CONTROL)).json()) as { counts: Record<string, number> }).counts[`hostile:${mode}`] ?? 0;
 
   it("an outputSchema pattern that backtracks is skipped: the call answers within timeout_ms", async () => {
     const model = recordingModel([{ name: "hx_match", args: {} }]);
@@ -96,14 +106,18 @@ describe("hostile MCP servers", () => {
   it("an outputSchema whose $refs blow up is refused when the tools are listed, naming the tool and the bound", async () => {
     const out = await run(`hb: { use: mcp, url: "${at("blowup")}" }`, recordingModel([]));
     expect(out).toMatchObject({ status: "failed", error: { code: "config" } });
-    expect((out as { error: { message: string } }).error.message).toMatch(/MCP server "hb" \(127\.0\.0\.1:\d+\): the output schema of tool "deep" expands to more than 4000 JSON values with its \$refs followed/);
+    expect((out as { error: { message: string } }).error.message).toMatch(
+      /MCP server "hb" \(127\.0\.0\.1:\d+\): the output schema of tool "deep" expands to more than 4000 JSON values with its \$refs followed/,
+    );
   });
 
   it("a redirect, even to the same origin, is not followed: an error naming the server, and no second request", async () => {
     const before = { redirect: await hits("redirect"), redirected: await hits("redirected") };
     const out = await run(`hr: { use: mcp, url: "${at("redirect")}" }`, recordingModel([]));
     expect(out).toMatchObject({ status: "failed", error: { code: "config" } });
-    expect((out as { error: { message: string } }).error.message).toMatch(/MCP server "hr" \(127\.0\.0\.1:\d+\): connecting failed: .*answered with a redirect \(307 to http:\/\/127\.0\.0\.1:\d+\/hostile\/redirected\/mcp\); redirects are not followed here/);
+    expect((out as { error: { message: string } }).error.message).toMatch(
+      /MCP server "hr" \(127\.0\.0\.1:\d+\): connecting failed: .*answered with a redirect \(307 to http:\/\/127\.0\.0\.1:\d+\/hostile\/redirected\/mcp\); redirects are not followed here/,
+    );
     expect(await hits("redirect")).toBe(before.redirect + 1);
     expect(await hits("redirected")).toBe(before.redirected);
   });
@@ -114,7 +128,9 @@ describe("mcp toolset in the catalog", () => {
 
   it("accepts approval policies for the instance's tools, known only at run time, and still refuses other unknown names", () => {
     expect(load(`toolsets:\n  gh: { use: mcp, url: "https://mcp.example.com/mcp" }\napproval:\n  gh_add_comment: ask`)).not.toThrow();
-    expect(load(`toolsets:\n  gh: { use: mcp, url: "https://mcp.example.com/mcp" }\napproval:\n  other_tool: ask`)).toThrow(/w.worker: approval.other_tool: no tool "other_tool"/);
+    expect(load(`toolsets:\n  gh: { use: mcp, url: "https://mcp.example.com/mcp" }\napproval:\n  other_tool: ask`)).toThrow(
+      /w.worker: approval.other_tool: no tool "other_tool"/,
+    );
   });
 
   it("refuses scope global, naming file and field", () => {
@@ -126,6 +142,6 @@ describe("mcp toolset in the catalog", () => {
       }
     })();
     expect(err).toBeInstanceOf(CatalogError);
-    expect((err as Error).message).toContain("w.worker: toolsets.gh.scope: kind \"mcp\" lists its tools during each run");
+    expect((err as Error).message).toContain('w.worker: toolsets.gh.scope: kind "mcp" lists its tools during each run');
   });
 });

@@ -66,7 +66,9 @@ describe("guardedFetch", () => {
       return url.startsWith("https:") ? new Response(null, { status: 307, headers: { location: "http://mcp.example.com/mcp" } }) : new Response("{}");
     };
     const f = guardedFetch({ allow: allowList(["mcp.example.com"]), httpsOnly: true, fetch: fake as typeof fetch });
-    await expect(f("https://mcp.example.com/mcp", { method: "POST", body: "{}" })).rejects.toThrow("redirect 1 to http://mcp.example.com/mcp refused: only https is allowed here");
+    await expect(f("https://mcp.example.com/mcp", { method: "POST", body: "{}" })).rejects.toThrow(
+      "redirect 1 to http://mcp.example.com/mcp refused: only https is allowed here",
+    );
     expect(sent).toEqual(["https://mcp.example.com/mcp"]);
   });
 });
@@ -119,8 +121,20 @@ describe("idempotencyKey", () => {
         nested: tool({ description: "a nested call's key", input: z.strictObject({}), readOnly: true, run: (_a, ctx) => ctx.callTool("key", {}) }),
       },
     });
-    const model = scriptedModel((_req, n) => (n === 0 ? { toolCalls: [{ id: "a", name: "key", args: {} }, { id: "b", name: "nested", args: {} }] } : { text: "done" }));
-    const h = harness({ "w.worker": workerFile(`name: w\nmodel: test:m\ntoolsets:\n  keys: { use: keys, token: "\${TOKEN}" }`) }, { kinds: [keyKind], models: { "test:m": model } });
+    const model = scriptedModel((_req, n) =>
+      n === 0
+        ? {
+            toolCalls: [
+              { id: "a", name: "key", args: {} },
+              { id: "b", name: "nested", args: {} },
+            ],
+          }
+        : { text: "done" },
+    );
+    const h = harness(
+      { "w.worker": workerFile(`name: w\nmodel: test:m\ntoolsets:\n  keys: { use: keys, token: "\${TOKEN}" }`) },
+      { kinds: [keyKind], models: { "test:m": model } },
+    );
     const store = new MemoryJournalStore();
     const out = await executeRun({ ...h.config, vars: { TOKEN: "a-secret-long-enough" } }, store, { runId: "r-keys", worker: "w", input: { input: "x" } });
     expect(out.status).toBe("succeeded");

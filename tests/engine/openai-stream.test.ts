@@ -13,7 +13,12 @@ async function scripted(replies: unknown[]): Promise<string> {
 describe("openai:* streaming behind onDelta", () => {
   it("passes the text piece by piece and returns the whole answer, tool calls and usage put together", async () => {
     const baseURL = await scripted([
-      { text: "Hel" + "lo", chunks: ["Hel", "lo"], tool_calls: [{ id: "c1", name: "post", arguments: { a: 1 } }], usage: { prompt_tokens: 7, completion_tokens: 3 } },
+      {
+        text: "Hel" + "lo",
+        chunks: ["Hel", "lo"],
+        tool_calls: [{ id: "c1", name: "post", arguments: { a: 1 } }],
+        usage: { prompt_tokens: 7, completion_tokens: 3 },
+      },
     ]);
     const pieces: string[] = [];
     const res = await openaiModel("m", { baseURL, maxRetries: 0 }).request({ ...ask, onDelta: (t) => pieces.push(t) });

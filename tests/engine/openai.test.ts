@@ -11,7 +11,13 @@ toolsets:
 describe("openai:* through the official client against an OpenAI-compatible server on 127.0.0.1", () => {
   it("drives a complete tool-calling run: two turns, parallel tool calls", async () => {
     const fake = await fakeOpenAI(env.FAKE_OPENAI_URL, `two-turns-${crypto.randomUUID()}`, [
-      { tool_calls: [{ id: "c1", name: "list_files", arguments: {} }, { id: "c2", name: "read_file", arguments: { path: "missing.txt" } }], usage: { prompt_tokens: 100, completion_tokens: 20 } },
+      {
+        tool_calls: [
+          { id: "c1", name: "list_files", arguments: {} },
+          { id: "c2", name: "read_file", arguments: { path: "missing.txt" } },
+        ],
+        usage: { prompt_tokens: 100, completion_tokens: 20 },
+      },
       { text: "nothing there", usage: { prompt_tokens: 150, completion_tokens: 5 } },
     ]);
     const h = harness({ "r.worker": worker }, { openai: { baseURL: fake.baseURL, apiKey: "sk-test" } });
@@ -58,7 +64,10 @@ describe("openai:* through the official client against an OpenAI-compatible serv
     ]);
     const h = harness({ "r.worker": worker }, { openai: { baseURL: fake.baseURL, apiKey: "sk-test", maxRetries: 1 } });
     const out = await h.run({ worker: "reader", input: { input: "x" } });
-    expect(out).toMatchObject({ status: "failed", error: { code: "model_error", message: expect.stringMatching(/^r\.worker: model openai:gpt-4\.1-mini failed: 503/) } });
+    expect(out).toMatchObject({
+      status: "failed",
+      error: { code: "model_error", message: expect.stringMatching(/^r\.worker: model openai:gpt-4\.1-mini failed: 503/) },
+    });
     expect(await fake.requests()).toHaveLength(2);
   });
 });

@@ -17,25 +17,42 @@ describe("models.yaml is checked with the catalog, problems as file: field: reas
     ["binding with an OpenAI field", "providers:\n  w: { binding: AI, api_key: k }", /^workers\/models\.yaml: providers\.w\.api_key: unknown key$/],
     ["bad binding name", "providers:\n  w: { binding: 'a-i' }", /^workers\/models\.yaml: providers\.w\.binding: must name a binding/],
     ["redeclared openai", "providers:\n  openai: { base_url: 'https://x.example/v1' }", /^workers\/models\.yaml: providers\.openai: "openai" is built in/],
-    ["provider name with a capital", "providers:\n  Big: { base_url: 'https://x.example/v1' }", /^workers\/models\.yaml: providers\.Big: a provider name is lowercase/],
+    [
+      "provider name with a capital",
+      "providers:\n  Big: { base_url: 'https://x.example/v1' }",
+      /^workers\/models\.yaml: providers\.Big: a provider name is lowercase/,
+    ],
     ["timeout not a number", "providers:\n  a: { base_url: 'https://x.example/v1', timeout_ms: soon }", /^workers\/models\.yaml: providers\.a\.timeout_ms: /],
-    ["price for an unknown provider", "prices:\n  'nope:m': { input: 1, output: 2 }", /^workers\/models\.yaml: prices\.nope:m: unknown provider "nope"; known: openai, test$/],
+    [
+      "price for an unknown provider",
+      "prices:\n  'nope:m': { input: 1, output: 2 }",
+      /^workers\/models\.yaml: prices\.nope:m: unknown provider "nope"; known: openai, test$/,
+    ],
     ["price not a model id", "prices:\n  gpt: { input: 1, output: 2 }", /^workers\/models\.yaml: prices\.gpt: must be "provider:model"/],
     ["negative price", "prices:\n  'openai:x': { input: -1, output: 2 }", /^workers\/models\.yaml: prices\.openai:x\.input: /],
     ["malformed YAML", "providers: { a: [", /^workers\/models\.yaml: \(file\): malformed YAML/],
   ])("%s", (_label, yaml, expected) => {
     const found = problemsOf(yaml);
-    expect(found.some((p) => expected.test(p)), `problems were:\n${found.join("\n")}`).toBe(true);
+    expect(
+      found.some((p) => expected.test(p)),
+      `problems were:\n${found.join("\n")}`,
+    ).toBe(true);
   });
 
   it("a provider declared in two models.yaml files is refused, naming both", () => {
-    expect(problemsOf("providers:\n  a: { base_url: 'https://x.example/v1' }", { "tests/models.yaml": "providers:\n  a: { base_url: 'https://y.example/v1' }" })).toEqual([
-      "tests/models.yaml: providers.a: also declared in workers/models.yaml; provider names are unique",
-    ]);
+    expect(
+      problemsOf("providers:\n  a: { base_url: 'https://x.example/v1' }", { "tests/models.yaml": "providers:\n  a: { base_url: 'https://y.example/v1' }" }),
+    ).toEqual(["tests/models.yaml: providers.a: also declared in workers/models.yaml; provider names are unique"]);
   });
 
   it("accepts ${NAME}s anywhere and keeps them for use time; the bundled models.yaml loads", () => {
-    const { config, problems } = parseModelsFiles({ "m/models.yaml": "providers:\n  a: { base_url: '${A_URL}', api_key: '${A_KEY}' }\n  w: { binding: AI, gateway: gw }\nprices:\n  'a:m': { input: 1, output: 2 }" }, parseYaml);
+    const { config, problems } = parseModelsFiles(
+      {
+        "m/models.yaml":
+          "providers:\n  a: { base_url: '${A_URL}', api_key: '${A_KEY}' }\n  w: { binding: AI, gateway: gw }\nprices:\n  'a:m': { input: 1, output: 2 }",
+      },
+      parseYaml,
+    );
     expect(problems).toEqual([]);
     expect(providerNames(config)).toEqual(["openai", "test", "a", "w"]);
     expect(config.providers.a).toEqual({ file: "m/models.yaml", kind: "openai-compatible", config: { base_url: "${A_URL}", api_key: "${A_KEY}" } });
@@ -71,10 +88,12 @@ describe("a worker naming an unknown provider refuses the catalog", () => {
   });
 
   it("lists models.yaml's problems together with the workers'", async () => {
-    expect(await refused({ "workers/models.yaml": "providers:\n  local: { base_url: nope }", "workers/a.worker": workerFile("name: a\nmodel: local:m\ncolour: blue") })).toEqual([
-      "workers/models.yaml: providers.local.base_url: must be an http(s) URL",
-      "workers/a.worker: colour: unknown key",
-    ]);
+    expect(
+      await refused({
+        "workers/models.yaml": "providers:\n  local: { base_url: nope }",
+        "workers/a.worker": workerFile("name: a\nmodel: local:m\ncolour: blue"),
+      }),
+    ).toEqual(["workers/models.yaml: providers.local.base_url: must be an http(s) URL", "workers/a.worker: colour: unknown key"]);
   });
 
   it("accepts a worker on a declared provider", async () => {
@@ -92,7 +111,11 @@ describe("OpenAI-compatible providers get only what their own config names", () 
     const config = models(yaml);
     const catalog = loadCatalog({ "w.worker": worker }, toolsetRegistry(files), parseYaml, providerNames(config));
     const states = new MemoryStateBackend();
-    return executeRun({ catalog, states, models: modelResolver({ providers: config.providers, vars }), vars }, new MemoryJournalStore(), { runId: crypto.randomUUID(), worker: "w", input: { input: "x" } });
+    return executeRun({ catalog, states, models: modelResolver({ providers: config.providers, vars }), vars }, new MemoryJournalStore(), {
+      runId: crypto.randomUUID(),
+      worker: "w",
+      input: { input: "x" },
+    });
   };
   const script = async (id: string, replies: unknown[]) => {
     await fetch(`${env.FAKE_OPENAI_URL}/scripts/${id}`, { method: "PUT", body: JSON.stringify(replies) });
@@ -109,18 +132,28 @@ describe("OpenAI-compatible providers get only what their own config names", () 
 
   it("a missing ${NAME} fails the run naming file, field and var", async () => {
     const out = await run('providers:\n  p: { base_url: "https://p.example/v1", api_key: "${P_KEY}" }', {});
-    expect(out).toMatchObject({ status: "failed", error: { code: "model_error", message: expect.stringContaining("workers/models.yaml: providers.p.api_key: uses ${P_KEY}, which is not set") } });
+    expect(out).toMatchObject({
+      status: "failed",
+      error: { code: "model_error", message: expect.stringContaining("workers/models.yaml: providers.p.api_key: uses ${P_KEY}, which is not set") },
+    });
   });
 
   it("an upstream error echoing the resolved key is recorded without it", async () => {
     const id = `echo-${crypto.randomUUID()}`;
     await script(id, [{ status: 401, body: { error: { message: "Incorrect API key provided: sk-very-secret-key" } } }]);
-    const out = await run(`providers:\n  p: { base_url: "${env.FAKE_OPENAI_URL}/scripts/${id}/v1", api_key: "\${P_KEY}", max_retries: 0 }`, { P_KEY: "sk-very-secret-key" });
-    expect(out).toMatchObject({ status: "failed", error: { code: "model_error", message: expect.stringContaining("Incorrect API key provided: [redacted:P_KEY]") } });
+    const out = await run(`providers:\n  p: { base_url: "${env.FAKE_OPENAI_URL}/scripts/${id}/v1", api_key: "\${P_KEY}", max_retries: 0 }`, {
+      P_KEY: "sk-very-secret-key",
+    });
+    expect(out).toMatchObject({
+      status: "failed",
+      error: { code: "model_error", message: expect.stringContaining("Incorrect API key provided: [redacted:P_KEY]") },
+    });
     expect(JSON.stringify(out)).not.toContain("sk-very-secret-key");
   });
 
   it("an unknown provider at run time (not via the catalog) names the ones there are", () => {
-    expect(() => modelResolver({ providers: models("providers:\n  p: { base_url: 'https://p.example/v1' }").providers })("q:m")).toThrow('unknown model "q:m": use openai:<model>, p:<model>, test:tools');
+    expect(() => modelResolver({ providers: models("providers:\n  p: { base_url: 'https://p.example/v1' }").providers })("q:m")).toThrow(
+      'unknown model "q:m": use openai:<model>, p:<model>, test:tools',
+    );
   });
 });

@@ -66,7 +66,12 @@ describe("redaction of resolved ${NAME} values", () => {
     for (const f of forms(TOKEN)) expect(redact(`a ${f} b`)).toBe("a [redacted:TOKEN] b");
     expect(redact("region eu-1")).toBe("region eu-1");
     // A value that contains another is replaced whole.
-    expect(redactor([{ name: "A", value: "abcdefgh" }, { name: "B", value: "abcdefgh-ijkl" }])("x abcdefgh-ijkl abcdefgh")).toBe("x [redacted:B] [redacted:A]");
+    expect(
+      redactor([
+        { name: "A", value: "abcdefgh" },
+        { name: "B", value: "abcdefgh-ijkl" },
+      ])("x abcdefgh-ijkl abcdefgh"),
+    ).toBe("x [redacted:B] [redacted:A]");
   });
 
   for (const scope of ["call", "run", "global"] as const) {
@@ -76,7 +81,9 @@ describe("redaction of resolved ${NAME} values", () => {
         requests.push(req);
         return n === 0 ? { toolCalls: ["echo", "fail", "memo"].map((name) => ({ id: name, name: `up_${name}`, args: {} })) } : { text: "done" };
       });
-      const file = workerFile(`name: w\nmodel: test:m\ntoolsets:\n  up: { use: echo, scope: ${scope}, header: "Bearer \${TOKEN}", region: "\${REGION}-\${ZONE:-zone-a-long}" }`);
+      const file = workerFile(
+        `name: w\nmodel: test:m\ntoolsets:\n  up: { use: echo, scope: ${scope}, header: "Bearer \${TOKEN}", region: "\${REGION}-\${ZONE:-zone-a-long}" }`,
+      );
       const h = harness({ "w.worker": file }, { kinds: [echoKind], models: { "test:m": model } });
       const store = new MemoryJournalStore();
       const out = await executeRun({ ...h.config, vars: { TOKEN, REGION: "eu-1" } }, store, { runId: `redact-${scope}`, worker: "w", input: { input: "x" } });
@@ -110,12 +117,18 @@ describe("redaction of resolved ${NAME} values", () => {
   it("plain vars (wrangler.toml [vars]: config.plainVars) are shown; secrets are not, nor a plain var whose value a secret shares", async () => {
     const file = workerFile(`name: w\nmodel: test:m\ntoolsets:\n  up: { use: echo, header: "Bearer \${TOKEN}", region: "\${REGION}" }`);
     const echoed = async (vars: Record<string, string>, plainVars: string[]) => {
-      const h = harness({ "w.worker": file }, { kinds: [echoKind], models: { "test:m": scriptedModel([{ toolCalls: [{ id: "e", name: "up_echo", args: {} }] }, { text: "done" }]) } });
+      const h = harness(
+        { "w.worker": file },
+        { kinds: [echoKind], models: { "test:m": scriptedModel([{ toolCalls: [{ id: "e", name: "up_echo", args: {} }] }, { text: "done" }]) } },
+      );
       const store = new MemoryJournalStore();
       await executeRun({ ...h.config, vars, plainVars }, store, { runId: "plain-vars", worker: "w", input: { input: "x" } });
       return (store.entries.get("w/turn:1/tool:1/result") as { value: { region: string; list: string[] } }).value;
     };
-    expect(await echoed({ TOKEN, REGION: "eu-west-region-1" }, ["REGION"])).toMatchObject({ region: "eu-west-region-1", list: ["Bearer [redacted:TOKEN]", expect.anything()] });
+    expect(await echoed({ TOKEN, REGION: "eu-west-region-1" }, ["REGION"])).toMatchObject({
+      region: "eu-west-region-1",
+      list: ["Bearer [redacted:TOKEN]", expect.anything()],
+    });
     // A plain var's name on a secret's value: redacted (and so is any name the build does not know as a var).
     expect(await echoed({ TOKEN, REGION: "eu-west-region-1", BACKUP_KEY: "eu-west-region-1" }, ["REGION"])).toMatchObject({ region: "[redacted:REGION]" });
     expect(await echoed({ TOKEN, REGION: "eu-west-region-1" }, [])).toMatchObject({ region: "[redacted:REGION]" });
@@ -145,7 +158,15 @@ describe("redaction of resolved ${NAME} values", () => {
         id,
         async listTools() {
           if (fails) throw new Error(`Error POSTing to endpoint: bad auth: ${header}`);
-          return [{ name: "t", description: `call with ${header}`, parameters: { type: "object", properties: {}, description: header }, readOnly: true, approval: () => "allow" as const }];
+          return [
+            {
+              name: "t",
+              description: `call with ${header}`,
+              parameters: { type: "object", properties: {}, description: header },
+              readOnly: true,
+              approval: () => "allow" as const,
+            },
+          ];
         },
         callTool: async () => "ok",
       };
@@ -163,7 +184,11 @@ describe("redaction of resolved ${NAME} values", () => {
       const everything = JSON.stringify([out, [...store.entries], requests]);
       for (const f of forms(TOKEN)) expect(everything).not.toContain(f);
       if (fails) expect(JSON.stringify(out)).toContain("bad auth: Bearer [redacted:TOKEN]");
-      else expect(requests[0]!.tools[0]).toMatchObject({ description: "call with Bearer [redacted:TOKEN]", parameters: { description: "Bearer [redacted:TOKEN]" } });
+      else
+        expect(requests[0]!.tools[0]).toMatchObject({
+          description: "call with Bearer [redacted:TOKEN]",
+          parameters: { description: "Bearer [redacted:TOKEN]" },
+        });
     });
   }
 });

@@ -28,15 +28,38 @@ const helper = workerFile(`name: helper\ndescription: helps\nmodel: test:helper`
 
 async function page() {
   const model = scriptedModel([
-    { toolCalls: [{ name: "short", args: {} }, { name: "long", args: {} }, { name: "helper", args: { input: "x" } }], usage: { inputTokens: 10, outputTokens: 5 } },
+    {
+      toolCalls: [
+        { name: "short", args: {} },
+        { name: "long", args: {} },
+        { name: "helper", args: { input: "x" } },
+      ],
+      usage: { inputTokens: 10, outputTokens: 5 },
+    },
     { text: "done", usage: { inputTokens: 20, outputTokens: 2 } },
   ]);
-  const h = harness({ "desk.worker": desk, "helper.worker": helper }, { kinds: [upstream], models: { "test:desk": model, "test:helper": scriptedModel([{ text: "helped", usage: { inputTokens: 3, outputTokens: 1 } }]) } });
+  const h = harness(
+    { "desk.worker": desk, "helper.worker": helper },
+    { kinds: [upstream], models: { "test:desk": model, "test:helper": scriptedModel([{ text: "helped", usage: { inputTokens: 3, outputTokens: 1 } }]) } },
+  );
   const store = new MemoryJournalStore();
   const out = await h.run({ worker: "desk", input: { input: "go" } }, store);
   expect(out.status).toBe("succeeded");
   const tree = callTree(store.entries)!;
-  const run = { id: "r", worker: "desk", status: "succeeded", input: {}, output: "done", error: null, usage: journalUsage(store.entries), approvals: [], call_tree: tree, trigger: { kind: "api" }, created_at: 1, updated_at: 1 } as unknown as RunView;
+  const run = {
+    id: "r",
+    worker: "desk",
+    status: "succeeded",
+    input: {},
+    output: "done",
+    error: null,
+    usage: journalUsage(store.entries),
+    approvals: [],
+    call_tree: tree,
+    trigger: { kind: "api" },
+    created_at: 1,
+    updated_at: 1,
+  } as unknown as RunView;
   return { html: String(await RunPage({ run, events: "/runs/r/view/events" })), out, tree, run };
 }
 
@@ -48,7 +71,9 @@ describe("run page: tool results and usage", () => {
     // The short one: pretty, open.
     expect(html).toContain("<pre>{\n  &quot;ok&quot;: true,\n  &quot;id&quot;: 7\n}</pre>");
     // The long one: its body unfolded, under a summary line.
-    expect(html).toMatch(/<details class="result"><summary><code>\{<\/code> … \(\d+ lines\)<\/summary><pre>\{\n {2}&quot;status&quot;: 200,\n {2}&quot;body&quot;: \{\n {4}&quot;items&quot;: \[/);
+    expect(html).toMatch(
+      /<details class="result"><summary><code>\{<\/code> … \(\d+ lines\)<\/summary><pre>\{\n {2}&quot;status&quot;: 200,\n {2}&quot;body&quot;: \{\n {4}&quot;items&quot;: \[/,
+    );
   });
 
   it("the summary and the top of the call tree show the run's usage, nested calls included, as the engine counted it", async () => {

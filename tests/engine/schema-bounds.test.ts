@@ -62,6 +62,9 @@ describe("untrusted JSON Schemas", () => {
     expect(validate({ s: 1 })).toMatchObject({ valid: false, errorMessage: expect.stringContaining("/s") });
 
     const late = new BoundedOutputValidator(() => 1).getValidator({ type: "object", properties: { a: { type: "array", items: { type: "number" } } } });
-    expect(late({ a: Array(1_000).fill(1) })).toMatchObject({ valid: false, errorMessage: expect.stringMatching(/^the structured content is too large to check: .* in what is left of timeout_ms$/) });
+    expect(late({ a: Array(1_000).fill(1) })).toMatchObject({
+      valid: false,
+      errorMessage: expect.stringMatching(/^the structured content is too large to check: .* in what is left of timeout_ms$/),
+    });
   });
 });

@@ -34,10 +34,15 @@ toolsets:
 
   it("a failing close() is logged with the instance name and does not hide the call's result", async () => {
     const { kind, log } = counterKind();
-    const h = harness({ "w.worker": workerFile(`
+    const h = harness(
+      {
+        "w.worker": workerFile(`
 name: w
 toolsets:
-  tally: { use: counter, fail_close: true }`) }, { kinds: [kind] });
+  tally: { use: counter, fail_close: true }`),
+      },
+      { kinds: [kind] },
+    );
     const before = warnings.length;
     const out = await h.run({ worker: "w", input: { input: "x" } });
     expect(out.status).toBe("succeeded");
@@ -69,10 +74,15 @@ toolsets:
 
   it("global scope: one instance shared across runs", async () => {
     const { kind, log } = counterKind();
-    const h = harness({ "g.worker": workerFile(`
+    const h = harness(
+      {
+        "g.worker": workerFile(`
 name: g
 toolsets:
-  counter: { use: counter, scope: global }`) }, { kinds: [kind] });
+  counter: { use: counter, scope: global }`),
+      },
+      { kinds: [kind] },
+    );
     for (let i = 0; i < 3; i++) expect((await h.run({ worker: "g", input: { input: "x" } })).status).toBe("succeeded");
     expect(log.created).toHaveLength(1);
     expect(log.values).toEqual([1, 2, 3]);

@@ -42,7 +42,11 @@ describe("SignalBoundary: user code never observes an engine signal", () => {
     const log: string[] = [];
     const step = () => tick().then(() => void log.push("step written"));
     const done = b.run(() =>
-      Promise.all([b.call(() => Promise.reject(new ApprovalRequired([pending("a")]))), b.call(step), b.call(() => Promise.reject(new ApprovalRequired([pending("b")])))]),
+      Promise.all([
+        b.call(() => Promise.reject(new ApprovalRequired([pending("a")]))),
+        b.call(step),
+        b.call(() => Promise.reject(new ApprovalRequired([pending("b")]))),
+      ]),
     );
     const err = await done.catch((e: unknown) => (log.push("rejected"), e));
     expect((err as ApprovalRequired).pending.map((p) => p.tool)).toEqual(["a", "b"]);
@@ -182,7 +186,10 @@ describe("code that catches around ctx calls (issue 19)", () => {
       },
     });
     const worker = scriptedModel((req) => (req.messages.some((m) => m.role === "tool") ? { text: "done" } : { toolCalls: [{ id: "s", name: "summarise" }] }));
-    const h = harness({ "w.worker": workerFile("name: w\nmodel: test:worker\ntoolsets:\n  careful: { use: careful }") }, { kinds: [careful], models: { "test:worker": worker, "test:handoff": handingOff() } });
+    const h = harness(
+      { "w.worker": workerFile("name: w\nmodel: test:worker\ntoolsets:\n  careful: { use: careful }") },
+      { kinds: [careful], models: { "test:worker": worker, "test:handoff": handingOff() } },
+    );
     const store = new MemoryJournalStore();
     const req = { runId: "careful-2", worker: "w", input: { input: "go" } };
     await expect(executeRun(h.config, store, req)).rejects.toBeInstanceOf(RunInterrupted);
@@ -221,6 +228,8 @@ describe("code that catches around ctx calls (issue 19)", () => {
     first = "summarizer";
     const replayed = await executeRun(h.config, store, req);
     expect(replayed).toMatchObject({ status: "failed", error: { code: "nondeterministic" } });
-    expect((replayed as { error: { message: string } }).error.message).toMatch(/this call was look_up when recorded, now summarizer: .*same ctx calls in the same order on replay/);
+    expect((replayed as { error: { message: string } }).error.message).toMatch(
+      /this call was look_up when recorded, now summarizer: .*same ctx calls in the same order on replay/,
+    );
   });
 });

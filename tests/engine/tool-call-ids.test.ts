@@ -30,7 +30,9 @@ function fxKind() {
 }
 
 const toolResults = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => m.content);
-const calls = (ids: string[], name: string, turn: number): ScriptedReply => ({ toolCalls: ids.map((id, i) => ({ id, name, args: { label: `t${turn}-${i}` } })) });
+const calls = (ids: string[], name: string, turn: number): ScriptedReply => ({
+  toolCalls: ids.map((id, i) => ({ id, name, args: { label: `t${turn}-${i}` } })),
+});
 
 describe("model-chosen tool-call ids", () => {
   it("ids with '/', ':', '~N', '..', empty, 4 KiB, repeated in a turn and across turns, or named like keys: each call runs once with its own result; replay repeats nothing", async () => {
@@ -64,7 +66,12 @@ describe("model-chosen tool-call ids", () => {
     const { kind, effects } = fxKind();
     // Under the old grammar `root/turn:1/tool:k/child/turn:1/tool:d` was the child's `danger` call.
     const root = scriptedModel([
-      { toolCalls: [{ id: "k", name: "child", args: { input: "go" } }, { id: "k/child/turn:1/tool:d", name: "note", args: { label: "forged" } }] },
+      {
+        toolCalls: [
+          { id: "k", name: "child", args: { input: "go" } },
+          { id: "k/child/turn:1/tool:d", name: "note", args: { label: "forged" } },
+        ],
+      },
       { text: "root done" },
     ]);
     const childSaw: string[][] = [];
@@ -105,7 +112,10 @@ describe("model-chosen tool-call ids", () => {
       const model = scriptedModel((_req, n) =>
         n < 6 ? { toolCalls: [{ id: id(n), name: "danger", args: { label: `p${n}` } }], usage: { inputTokens: 300_000, outputTokens: 0 } } : { text: "done" },
       );
-      const h = harness({ "w.worker": workerFile("name: w\nmodel: test:m\ntoolsets:\n  fx: { use: fx }") }, { kinds: [kind], models: { "test:m": model }, prices: { "test:m": { input: 1, output: 0 } } });
+      const h = harness(
+        { "w.worker": workerFile("name: w\nmodel: test:m\ntoolsets:\n  fx: { use: fx }") },
+        { kinds: [kind], models: { "test:m": model }, prices: { "test:m": { input: 1, output: 0 } } },
+      );
       const store = new MemoryJournalStore();
       const req = { worker: "w", input: { input: "x" }, runId: "budget-ids", approvalMode, budget: { maxCostUsd: 0.5, onExceed: "ask" as const } };
       let out = await h.run(req, store);

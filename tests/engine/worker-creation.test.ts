@@ -23,14 +23,21 @@ approval:
   src_write_file: deny
 ${extra}`);
 
-const readerDefinition = { name: "reader", description: "Reads source files", instructions: "Read what you are asked to.", toolsets: ["src"], model: "test:reader" };
+const readerDefinition = {
+  name: "reader",
+  description: "Reads source files",
+  instructions: "Read what you are asked to.",
+  toolsets: ["src"],
+  model: "test:reader",
+};
 
 /** A lead that creates `reader` (with `create`'s arguments), then calls it, then answers with what it got. */
 function leadModel(seen: ModelRequest[], create: Record<string, unknown> = readerDefinition) {
   return scriptedModel((req) => {
     seen.push(req);
     if (turnOf(req) === 0) return { toolCalls: [{ id: "c1", name: "make_worker_create", args: create }] };
-    if (turnOf(req) === 1 && req.tools.some((t) => t.name === "reader")) return { toolCalls: [{ id: "r1", name: "reader", args: { input: "list the files" } }] };
+    if (turnOf(req) === 1 && req.tools.some((t) => t.name === "reader"))
+      return { toolCalls: [{ id: "r1", name: "reader", args: { input: "list the files" } }] };
     return { text: `lead: ${toolResults(req).join(" | ")}` };
   });
 }
@@ -40,13 +47,19 @@ describe("worker_creation", () => {
     const seen: ModelRequest[] = [];
     const readerTools: string[][] = [];
     const reader = scriptedModel((req) => (readerTools.push(toolNames(req)), { text: "reader done" }));
-    const h = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen), "test:reader": reader } });
+    const h = leadHarness(
+      { "lead.worker": lead("  make_worker_create: allow") },
+      { kinds: [workerCreation], models: { "test:lead": leadModel(seen), "test:reader": reader } },
+    );
 
     const store = new MemoryJournalStore();
     const out = await h.run({ worker: "lead", input: { input: "go" } }, store);
     expect(out).toMatchObject({ status: "succeeded", output: expect.stringContaining("reader done") });
     // In the call tree (and so the run view) like any worker: under the tool call that ran it.
-    expect(callTree(store.entries)!.tools.map((t) => [t.name, t.calls.map((c) => c.worker)])).toEqual([["make_worker_create", []], ["reader", ["reader"]]]);
+    expect(callTree(store.entries)!.tools.map((t) => [t.name, t.calls.map((c) => c.worker)])).toEqual([
+      ["make_worker_create", []],
+      ["reader", ["reader"]],
+    ]);
     expect(toolNames(seen[0]!)).not.toContain("reader");
     expect(toolNames(seen[1]!)).toContain("reader");
     expect(seen[1]!.tools.find((t) => t.name === "reader")!.description).toBe("Reads source files");
@@ -55,7 +68,10 @@ describe("worker_creation", () => {
 
   it("a created worker counts towards MAX_DEPTH like any worker", async () => {
     const seen: ModelRequest[] = [];
-    const h = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], maxDepth: 1, models: { "test:lead": leadModel(seen), "test:reader": scriptedModel([{ text: "x" }]) } });
+    const h = leadHarness(
+      { "lead.worker": lead("  make_worker_create: allow") },
+      { kinds: [workerCreation], maxDepth: 1, models: { "test:lead": leadModel(seen), "test:reader": scriptedModel([{ text: "x" }]) } },
+    );
     const out = await h.run({ worker: "lead", input: { input: "go" } });
     expect(JSON.stringify(out)).toContain("call depth 2 exceeds MAX_DEPTH 1: lead → reader");
   });
@@ -117,7 +133,10 @@ describe("worker_creation", () => {
       { type: "object", patternProperties: { "^(a+)+$": true } },
     ]) {
       const disguised: ModelRequest[] = [];
-      const hd = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(disguised, { ...readerDefinition, input }) } });
+      const hd = leadHarness(
+        { "lead.worker": lead("  make_worker_create: allow") },
+        { kinds: [workerCreation], models: { "test:lead": leadModel(disguised, { ...readerDefinition, input }) } },
+      );
       await hd.run({ worker: "lead", input: { input: "go" } });
       expect(toolResults(disguised.at(-1)!)[0]).toContain("input: must not use pattern or patternProperties");
     }
@@ -125,7 +144,10 @@ describe("worker_creation", () => {
     // A property that is merely named `pattern` is fine.
     const named: ModelRequest[] = [];
     const fine = { ...readerDefinition, input: { type: "object", properties: { pattern: { type: "string" } } } };
-    const h2 = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(named, fine), "test:reader": scriptedModel([{ text: "ok" }]) } });
+    const h2 = leadHarness(
+      { "lead.worker": lead("  make_worker_create: allow") },
+      { kinds: [workerCreation], models: { "test:lead": leadModel(named, fine), "test:reader": scriptedModel([{ text: "ok" }]) } },
+    );
     await h2.run({ worker: "lead", input: { input: "go" } });
     expect(toolResults(named[1]!)[0]).toContain('created worker "reader"');
   });
@@ -133,11 +155,17 @@ describe("worker_creation", () => {
   it("refuses at creation, quickly and naming the worker and the bound, a schema whose anyOf/$refs blow up, recurse or point elsewhere", async () => {
     for (const [input, bound] of [
       [blowupSchema(24), "expands to more than 4000 JSON values with its $refs followed"],
-      [{ type: "object", properties: { t: { $ref: "#/$defs/t" } }, $defs: { t: { type: "object", properties: { c: { $ref: "#/$defs/t" } } } } }, 'has a recursive $ref ("#/$defs/t")'],
+      [
+        { type: "object", properties: { t: { $ref: "#/$defs/t" } }, $defs: { t: { type: "object", properties: { c: { $ref: "#/$defs/t" } } } } },
+        'has a recursive $ref ("#/$defs/t")',
+      ],
       [{ type: "object", properties: { t: { $ref: "https://example.com/s.json" } } }, 'has $ref "https://example.com/s.json"; only local references'],
     ] as const) {
       const seen: ModelRequest[] = [];
-      const h = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen, { ...readerDefinition, input }) } });
+      const h = leadHarness(
+        { "lead.worker": lead("  make_worker_create: allow") },
+        { kinds: [workerCreation], models: { "test:lead": leadModel(seen, { ...readerDefinition, input }) } },
+      );
       const started = Date.now();
       await h.run({ worker: "lead", input: { input: "go" } });
       expect(Date.now() - started).toBeLessThan(1000);
@@ -148,7 +176,10 @@ describe("worker_creation", () => {
 
   it("a created worker runs on its creator's model, never on another it picks", async () => {
     const seen: ModelRequest[] = [];
-    const h = leadHarness({ "lead.worker": lead("  make_worker_create: allow") }, { kinds: [workerCreation], models: { "test:lead": leadModel(seen, { ...readerDefinition, model: "openai:gpt-4.1" }) } });
+    const h = leadHarness(
+      { "lead.worker": lead("  make_worker_create: allow") },
+      { kinds: [workerCreation], models: { "test:lead": leadModel(seen, { ...readerDefinition, model: "openai:gpt-4.1" }) } },
+    );
     await h.run({ worker: "lead", input: { input: "go" } });
     expect(toolResults(seen.at(-1)!)[0]).toContain('model "openai:gpt-4.1" is not one lead may use (its model is test:lead');
     expect(toolNames(seen.at(-1)!)).not.toContain("reader");
@@ -180,9 +211,13 @@ toolsets:
   src: { use: files, root: /src }
   make: { use: worker_creation, grant: [src, http] }`);
     expect(() => leadHarness({ "lead.worker": file }, { kinds: [workerCreation] })).toThrow(CatalogError);
-    expect(() => leadHarness({ "lead.worker": file }, { kinds: [workerCreation] })).toThrow(/lead\.worker: toolsets\.make\.grant: "http" is not a toolset instance of lead/);
+    expect(() => leadHarness({ "lead.worker": file }, { kinds: [workerCreation] })).toThrow(
+      /lead\.worker: toolsets\.make\.grant: "http" is not a toolset instance of lead/,
+    );
     const selfGrant = file.replace("grant: [src, http]", "grant: [src, make]");
-    expect(() => leadHarness({ "lead.worker": selfGrant }, { kinds: [workerCreation] })).toThrow(/toolsets\.make\.grant: "make" creates workers itself and cannot be granted/);
+    expect(() => leadHarness({ "lead.worker": selfGrant }, { kinds: [workerCreation] })).toThrow(
+      /toolsets\.make\.grant: "make" creates workers itself and cannot be granted/,
+    );
   });
 
   it("a created worker is reachable through ctx.callWorker and ctx.callTool by name", async () => {

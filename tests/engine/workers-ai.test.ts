@@ -27,13 +27,21 @@ async function runOn(ai: AiBinding | undefined, yaml = "providers:\n  workers-ai
   const worker = workerFile(`name: reader\nmodel: workers-ai:${MODEL}\ntoolsets:\n  files: { use: files }`);
   const catalog = loadCatalog({ "r.worker": worker }, toolsetRegistry(files), parseYaml, providerNames(config));
   const models = modelResolver({ providers: config.providers, binding: (name) => (name === "AI" ? ai : undefined) });
-  return executeRun({ catalog, states: new MemoryStateBackend(), models }, new MemoryJournalStore(), { runId: crypto.randomUUID(), worker: "reader", input: { input: "what is in notes.txt?" } });
+  return executeRun({ catalog, states: new MemoryStateBackend(), models }, new MemoryJournalStore(), {
+    runId: crypto.randomUUID(),
+    worker: "reader",
+    input: { input: "what is in notes.txt?" },
+  });
 }
 
 describe("workers-ai: through the AI binding's run() with tool calling", () => {
   it("the documented shape: a tool call round-trips, then a final answer; through the AI Gateway named in models.yaml", async () => {
     const ai = fakeAi([
-      { response: "", tool_calls: [{ name: "read_file", arguments: { path: "notes.txt" } }], usage: { prompt_tokens: 50, completion_tokens: 7, total_tokens: 57 } },
+      {
+        response: "",
+        tool_calls: [{ name: "read_file", arguments: { path: "notes.txt" } }],
+        usage: { prompt_tokens: 50, completion_tokens: 7, total_tokens: 57 },
+      },
       { response: "notes.txt does not exist", usage: { prompt_tokens: 80, completion_tokens: 6, total_tokens: 86 } },
     ]);
     const out = await runOn(ai.binding);
@@ -63,7 +71,15 @@ describe("workers-ai: through the AI binding's run() with tool calling", () => {
   it("the OpenAI-compatible shape some models return (choices[0].message.tool_calls)", async () => {
     const ai = fakeAi([
       {
-        choices: [{ message: { role: "assistant", content: null, tool_calls: [{ id: "chatcmpl-tool-1", type: "function", function: { name: "list_files", arguments: "{}" } }] } }],
+        choices: [
+          {
+            message: {
+              role: "assistant",
+              content: null,
+              tool_calls: [{ id: "chatcmpl-tool-1", type: "function", function: { name: "list_files", arguments: "{}" } }],
+            },
+          },
+        ],
         usage: { prompt_tokens: 40, completion_tokens: 5 },
       },
       { choices: [{ message: { role: "assistant", content: "no files" } }], usage: { prompt_tokens: 60, completion_tokens: 3 } },
@@ -79,11 +95,11 @@ describe("workers-ai: through the AI binding's run() with tool calling", () => {
     const { config } = parseModelsFiles({ "workers/models.yaml": "providers:\n  wai: { binding: AI }" }, parseYaml);
     const worker = workerFile(`name: j\nmodel: wai:${MODEL}\noutput:\n  type: object\n  properties: { label: { type: string } }\n  required: [label]`);
     const catalog = loadCatalog({ "j.worker": worker }, toolsetRegistry(files), parseYaml, providerNames(config));
-    const out = await executeRun(
-      { catalog, models: modelResolver({ providers: config.providers, binding: () => ai.binding }) },
-      new MemoryJournalStore(),
-      { runId: "j", worker: "j", input: { input: "x" } },
-    );
+    const out = await executeRun({ catalog, models: modelResolver({ providers: config.providers, binding: () => ai.binding }) }, new MemoryJournalStore(), {
+      runId: "j",
+      worker: "j",
+      input: { input: "x" },
+    });
     expect(out).toMatchObject({ status: "succeeded", output: { label: "bug" } });
     expect(ai.calls[0]!.inputs.response_format).toEqual({ type: "json_schema", json_schema: expect.objectContaining({ required: ["label"] }) });
     expect(ai.calls[0]!.inputs.tools).toBeUndefined();
@@ -93,13 +109,21 @@ describe("workers-ai: through the AI binding's run() with tool calling", () => {
     const out = await runOn(undefined);
     expect(out).toMatchObject({
       status: "failed",
-      error: { code: "model_error", message: expect.stringContaining('workers/models.yaml: providers.workers-ai.binding: the app has no binding "AI" (add [ai] binding = "AI" to wrangler.toml)') },
+      error: {
+        code: "model_error",
+        message: expect.stringContaining(
+          'workers/models.yaml: providers.workers-ai.binding: the app has no binding "AI" (add [ai] binding = "AI" to wrangler.toml)',
+        ),
+      },
     });
   });
 
   it("an answer in no documented shape is a model error, not a silent empty answer", async () => {
     const out = await runOn(fakeAi([{ result: 42 }]).binding);
-    expect(out).toMatchObject({ status: "failed", error: { code: "model_error", message: expect.stringContaining("Workers AI returned an unexpected response") } });
+    expect(out).toMatchObject({
+      status: "failed",
+      error: { code: "model_error", message: expect.stringContaining("Workers AI returned an unexpected response") },
+    });
   });
 });
 

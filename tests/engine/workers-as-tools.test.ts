@@ -14,12 +14,15 @@ toolsets:
   "summarizer.worker": workerFile(`
 name: summarizer
 description: Summarize a text in one line`),
-  "analysis-risk.worker": workerFile(`
+  "analysis-risk.worker": workerFile(
+    `
 name: analysis-risk
 input:
   type: object
   properties: { proposal: { type: string }, depth: { type: integer, minimum: 1 } }
-  required: [proposal]`, longInstructions),
+  required: [proposal]`,
+    longInstructions,
+  ),
   "analysis-cost.worker": workerFile(`
 name: analysis-cost
 description: Estimate the cost`),
@@ -50,7 +53,12 @@ describe("workers as tools", () => {
   it("runs the called worker with fresh history one level deeper and returns its output; bad arguments go back to the model", async () => {
     const requests: ModelRequest[] = [];
     const lead = scriptedModel([
-      { toolCalls: [{ name: "summarizer", args: { input: "the long text" } }, { name: "analysis-risk", args: { depth: 0 } }] },
+      {
+        toolCalls: [
+          { name: "summarizer", args: { input: "the long text" } },
+          { name: "analysis-risk", args: { depth: 0 } },
+        ],
+      },
       { text: "final" },
     ]);
     const child = scriptedModel((req) => (requests.push(req), { text: `summary of: ${req.messages.at(-1)!.content}` }));
@@ -64,15 +72,23 @@ describe("workers as tools", () => {
     // Fresh history: the child sees only its own system prompt and input.
     expect(requests[0]!.messages.map((m) => m.role)).toEqual(["system", "user"]);
     expect(store.entries.get("lead/turn:1/tool:1/result")).toMatchObject({ ok: true, value: "summary of: the long text" });
-    expect(store.entries.get("lead/turn:1/tool:2/result")).toMatchObject({ ok: false, error: expect.stringMatching(/invalid arguments for analysis-risk: proposal: .*depth: Too small/) });
+    expect(store.entries.get("lead/turn:1/tool:2/result")).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/invalid arguments for analysis-risk: proposal: .*depth: Too small/),
+    });
     expect(store.entries.has("lead/turn:1/tool:1/summarizer/turn:1/model")).toBe(true);
   });
 
   it("a self-recursive worker stops at MAX_DEPTH with the chain of workers in the error", async () => {
-    const h = harness({ "echo.worker": workerFile(`
+    const h = harness(
+      {
+        "echo.worker": workerFile(`
 name: echo
 toolsets:
-  workers: [echo]`) }, { maxDepth: 4 });
+  workers: [echo]`),
+      },
+      { maxDepth: 4 },
+    );
     const out = await h.run({ worker: "echo", input: { input: "x" } });
     expect(out.status).toBe("succeeded");
     expect(JSON.stringify(out)).toContain("call depth 5 exceeds MAX_DEPTH 4: echo → echo → echo → echo → echo");
@@ -167,8 +183,14 @@ description: Summarize`),
 
   it("the usage of a 3-level nested run adds up exactly at the root, with cost from the price table", async () => {
     const usage = (i: number, o: number) => ({ inputTokens: i, outputTokens: o });
-    const top = scriptedModel([{ toolCalls: [{ name: "mid", args: { input: "a" } }], usage: usage(100, 10) }, { text: "top", usage: usage(200, 20) }]);
-    const mid = scriptedModel([{ toolCalls: [{ name: "leaf", args: { input: "b" } }], usage: usage(30, 3) }, { text: "mid", usage: usage(40, 4) }]);
+    const top = scriptedModel([
+      { toolCalls: [{ name: "mid", args: { input: "a" } }], usage: usage(100, 10) },
+      { text: "top", usage: usage(200, 20) },
+    ]);
+    const mid = scriptedModel([
+      { toolCalls: [{ name: "leaf", args: { input: "b" } }], usage: usage(30, 3) },
+      { text: "mid", usage: usage(40, 4) },
+    ]);
     const leaf = scriptedModel([{ text: "leaf", usage: usage(7, 1) }]);
     const h = harness(
       {
@@ -194,7 +216,19 @@ description: Summarize`),
         "mid.worker": workerFile(`name: mid\nmodel: test:mid\ntoolsets:\n  workers: [leaf]`),
         "leaf.worker": workerFile(`name: leaf\nmodel: test:leaf`),
       },
-      { models: { "test:top": scriptedModel([{ toolCalls: [{ name: "mid", args: { input: "a" } }], usage: usage(100, 10) }, { text: "top", usage: usage(200, 20) }]), "test:mid": scriptedModel([{ toolCalls: [{ name: "leaf", args: { input: "b" } }], usage: usage(30, 3) }, { text: "mid", usage: usage(40, 4) }]), "test:leaf": scriptedModel([{ text: "leaf", usage: usage(7, 1) }]) } },
+      {
+        models: {
+          "test:top": scriptedModel([
+            { toolCalls: [{ name: "mid", args: { input: "a" } }], usage: usage(100, 10) },
+            { text: "top", usage: usage(200, 20) },
+          ]),
+          "test:mid": scriptedModel([
+            { toolCalls: [{ name: "leaf", args: { input: "b" } }], usage: usage(30, 3) },
+            { text: "mid", usage: usage(40, 4) },
+          ]),
+          "test:leaf": scriptedModel([{ text: "leaf", usage: usage(7, 1) }]),
+        },
+      },
     );
     const first = await h2.run({ worker: "top", input: { input: "go" } }, store);
     const again = await h2.run({ worker: "top", input: { input: "go" } }, store);

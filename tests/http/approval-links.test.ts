@@ -25,7 +25,11 @@ afterEach(() => vi.restoreAllMocks());
 /** Starts a pause-writer run whose one POST carries `body`, and settles it at the approval. */
 async function pausedRun(tag: string, after: unknown[], body = XSS) {
   await script("pause-writer", [{ tool_calls: [{ id: "post", name: "fx_fetch", arguments: { url: effectUrl(tag), method: "POST", body } }] }, ...after]);
-  const res = await call("/runs", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ worker: "pause-writer", input: "post it" }) });
+  const res = await call("/runs", {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ worker: "pause-writer", input: "post it" }),
+  });
   const { id } = (await res.json()) as { id: string };
   const view = await settle(id);
   expect(view.status).toBe("awaiting_approval");
@@ -75,7 +79,11 @@ describe("approval by email link", () => {
     const runLink = /href="(\/runs\/[^"]+\/view\?token=[^"]+)"/.exec(result)![1]!.replace(/&amp;/g, "&");
 
     const done = await settle(id);
-    expect(done).toMatchObject({ status: "succeeded", output: "posted it", approvals: [{ status: "approved", note: "go ahead", decided_by: "approval link (approver@example.com)" }] });
+    expect(done).toMatchObject({
+      status: "succeeded",
+      output: "posted it",
+      approvals: [{ status: "approved", note: "go ahead", decided_by: "approval link (approver@example.com)" }],
+    });
     expect(await effectCount("mail-approve")).toBe(1);
     expect(sent).toHaveLength(1);
 
@@ -223,7 +231,12 @@ describe("approval by email link", () => {
   it("a run that ended voids its approval: the link says why (GET and POST answer 409) and nothing is decided", async () => {
     const id = "link-void";
     await script("void-parent", [
-      { tool_calls: [{ id: "post", name: "gate_fetch", arguments: { url: effectUrl(id), method: "POST" } }, { id: "child", name: "void-child", arguments: { input: "work" } }] },
+      {
+        tool_calls: [
+          { id: "post", name: "gate_fetch", arguments: { url: effectUrl(id), method: "POST" } },
+          { id: "child", name: "void-child", arguments: { input: "work" } },
+        ],
+      },
       { text: "revived" },
     ]);
     await script("void-child", [{ status: 400 }, { text: "child ok" }]);

@@ -18,7 +18,11 @@ describe("GET /runs/:id/workers/:name", () => {
       input: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
     };
     await script("maker", [{ tool_calls: [{ name: "make_worker_create", arguments: definition }] }, { text: "made it" }]);
-    const res = await call("/runs", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ worker: "maker", input: "go" }) });
+    const res = await call("/runs", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ worker: "maker", input: "go" }),
+    });
     const { id } = (await res.json()) as { id: string };
     expect((await settle(id)).status).toBe("succeeded");
 

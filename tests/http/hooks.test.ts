@@ -9,7 +9,9 @@ import { stub } from "../durable-objects/helpers";
 const GITHUB_SECRET = "It's a Secret to Everybody";
 const STRIPE_SECRET = "whsec_test_secret";
 const hook = (name: string, body: string | Uint8Array, headers: Record<string, string>) =>
-  exports.default.fetch(new Request(`https://edgework.test/hooks/${name}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body }));
+  exports.default.fetch(
+    new Request(`https://edgework.test/hooks/${name}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body }),
+  );
 
 const issueEvent = (n: number, action = "opened") =>
   JSON.stringify({
@@ -29,9 +31,12 @@ const stripeHeader = (payload: string, opts: { secret?: string; timestamp?: numb
   stripe.webhooks.generateTestHeaderStringAsync({ payload, secret: opts.secret ?? STRIPE_SECRET, timestamp: opts.timestamp });
 
 describe("GitHub signatures", () => {
-  it("accepts GitHub's documented example (secret \"It's a Secret to Everybody\", payload \"Hello, World!\")", async () => {
+  it('accepts GitHub\'s documented example (secret "It\'s a Secret to Everybody", payload "Hello, World!")', async () => {
     const t = triggers().get("github-issues")!;
-    const headers = new Headers({ "X-Hub-Signature-256": "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17", "X-GitHub-Delivery": "d-1" });
+    const headers = new Headers({
+      "X-Hub-Signature-256": "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17",
+      "X-GitHub-Delivery": "d-1",
+    });
     expect(await verifyDelivery(t, GITHUB_SECRET, headers, new TextEncoder().encode("Hello, World!"))).toEqual({ ok: true });
     expect(await verifyDelivery(t, GITHUB_SECRET, headers, new TextEncoder().encode("Hello, World?"))).toMatchObject({ ok: false });
     expect(await verifyDelivery(t, "another secret", headers, new TextEncoder().encode("Hello, World!"))).toMatchObject({ ok: false });
@@ -75,7 +80,11 @@ describe("Stripe signatures", () => {
     const res = await hook("stripe-disputes", payload, { "Stripe-Signature": await stripeHeader(payload) });
     expect(res.status).toBe(202);
     const { run_id } = (await res.json()) as { run_id: string };
-    expect(await stub(run_id).status()).toMatchObject({ worker: "hook-echo", input: { kind: "charge.dispute.created", amount: 4200 }, trigger: { delivery: "evt_1" } });
+    expect(await stub(run_id).status()).toMatchObject({
+      worker: "hook-echo",
+      input: { kind: "charge.dispute.created", amount: 4200 },
+      trigger: { delivery: "evt_1" },
+    });
   });
 
   it("refuses a modified body, a wrong secret and a stale timestamp", async () => {
@@ -134,7 +143,9 @@ describe("webhook errors", () => {
     const body = JSON.stringify({ action: "opened", issue: { number: "seven", title: "x", url: "u" }, repository: { full_name: "o/r" } });
     const res = await github(body, "gh-bad-input");
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: string }).error).toMatch(/^input does not match the input schema of worker "triage" \(workers\/triage\.worker\): number: /);
+    expect(((await res.json()) as { error: string }).error).toMatch(
+      /^input does not match the input schema of worker "triage" \(workers\/triage\.worker\): number: /,
+    );
     expect((await hook("token-form", "{not json", { "X-Webhook-Token": "form-secret" })).status).toBe(400);
   });
 });
@@ -156,7 +167,12 @@ describe("idempotency", () => {
     expect(new Set(results.map((r) => r.run_id)).size).toBe(50);
     expect(results.every((r) => !r.duplicate)).toBe(true);
     const views = await Promise.all(results.map((r) => stub(r.run_id).status()));
-    expect(views.map((v) => v!.input as { number: number }).map((i) => i.number).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => 100 + i));
+    expect(
+      views
+        .map((v) => v!.input as { number: number })
+        .map((i) => i.number)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 50 }, (_, i) => 100 + i));
   });
 
   it("without a delivery id header the body's hash identifies the delivery", async () => {
@@ -230,7 +246,9 @@ describe("idempotency comes from signed content, never from an unsigned header",
     const a = (await (await hook("token-form", body, { "X-Webhook-Token": "form-secret", "Idempotency-Key": "t-1" })).json()) as Accepted;
     const b = (await (await hook("token-form", body, { "X-Webhook-Token": "form-secret", "Idempotency-Key": "t-2" })).json()) as Accepted;
     expect(b).toEqual({ ...a, duplicate: true });
-    expect((await hook("token-form", JSON.stringify({ kind: "token-other" }), { "X-Webhook-Token": "form-secret", "Idempotency-Key": "t-1" })).status).toBe(409);
+    expect((await hook("token-form", JSON.stringify({ kind: "token-other" }), { "X-Webhook-Token": "form-secret", "Idempotency-Key": "t-1" })).status).toBe(
+      409,
+    );
   });
 
   it("stripe: the event id inside the signed body decides, whatever the signature's timestamp", async () => {

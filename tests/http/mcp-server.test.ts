@@ -24,7 +24,10 @@ async function connect(): Promise<Client> {
 /** Runs every due run alarm (the pool sets them a minute ahead) until `p` settles. */
 async function driving<T>(p: Promise<T>): Promise<T> {
   let done = false;
-  p.then(() => (done = true), () => (done = true));
+  p.then(
+    () => (done = true),
+    () => (done = true),
+  );
   while (!done) {
     for (const id of await listDurableObjectIds(env.RUNS)) await runDurableObjectAlarm(env.RUNS.get(id));
     await new Promise((r) => setTimeout(r, 50));
@@ -66,7 +69,10 @@ describe("/mcp: the workers as an MCP server", () => {
   });
 
   it("a call that needs approval returns the pause (run id, page, tool); the run completes after the approval", async () => {
-    await script("pause-writer", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl("mcp-pause"), method: "POST", body: "hi" } }] }, { text: "posted" }]);
+    await script("pause-writer", [
+      { tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl("mcp-pause"), method: "POST", body: "hi" } }] },
+      { text: "posted" },
+    ]);
     const client = await connect();
     const result = await driving(client.callTool({ name: "pause-writer", arguments: { input: "post it" } }));
     const s = state(result);
@@ -95,18 +101,29 @@ describe("/mcp: the workers as an MCP server", () => {
   });
 
   it("no or a wrong token → 401; API_TOKEN unset → 503", async () => {
-    const init = { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' };
+    const init = {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+    };
     expect((await exports.default.fetch(new Request(MCP_URL, init))).status).toBe(401);
     const wrong = { ...init, headers: { ...init.headers, authorization: "Bearer nope" } };
     expect((await exports.default.fetch(new Request(MCP_URL, wrong))).status).toBe(401);
-    const closed = await app.fetch(new Request(MCP_URL, { ...init, headers: { ...init.headers, authorization: `Bearer ${env.API_TOKEN}` } }), { ...env, API_TOKEN: undefined });
+    const closed = await app.fetch(new Request(MCP_URL, { ...init, headers: { ...init.headers, authorization: `Bearer ${env.API_TOKEN}` } }), {
+      ...env,
+      API_TOKEN: undefined,
+    });
     expect(closed.status).toBe(503);
   });
 
   it("a request body over 1 MiB is refused with 413 before the MCP transport reads it", async () => {
     const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x", arguments: { input: "a".repeat(2 * 1024 * 1024) } } });
     const res = await exports.default.fetch(
-      new Request(MCP_URL, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${env.API_TOKEN}` }, body: big }),
+      new Request(MCP_URL, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${env.API_TOKEN}` },
+        body: big,
+      }),
     );
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ error: expect.stringContaining("1048576") });

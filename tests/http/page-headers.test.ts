@@ -11,13 +11,18 @@ const postForm = (path: string, fields: Record<string, string>) =>
 
 async function pausedRun(): Promise<{ id: string; token: string }> {
   await script("pause-writer", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl("page-headers"), method: "POST" } }] }, { text: "done" }]);
-  const res = await call("/runs", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ worker: "pause-writer", input: "post" }) });
+  const res = await call("/runs", {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ worker: "pause-writer", input: "post" }),
+  });
   const { id } = (await res.json()) as { id: string };
   const approval = (await settle(id)).approvals[0]!;
   return { id, token: await signApprovalToken({ run: id, approval: approval.id, exp: approval.expires_at }, env.APPROVAL_SECRET!) };
 }
 
-const sha256Base64 = async (text: string) => btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)))));
+const sha256Base64 = async (text: string) =>
+  btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)))));
 
 /** The headers every page carrying a capability token must send, and a CSP that admits exactly the page's own style. */
 async function expectProtected(res: Response, what: string, script?: string) {
@@ -25,7 +30,12 @@ async function expectProtected(res: Response, what: string, script?: string) {
   expect(res.headers.get("X-Content-Type-Options"), what).toBe("nosniff");
   expect(res.headers.get("Cache-Control"), what).toBe("no-store");
   const csp = res.headers.get("Content-Security-Policy") ?? "";
-  const directives = new Map(csp.split(";").map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name!, values]));
+  const directives = new Map(
+    csp
+      .split(";")
+      .map((d) => d.trim().split(/\s+/))
+      .map(([name, ...values]) => [name!, values]),
+  );
   expect(directives.get("default-src"), what).toEqual(["'none'"]);
   expect(directives.get("form-action"), what).toEqual(["'self'"]);
   expect(directives.get("frame-ancestors"), what).toEqual(["'none'"]);
@@ -33,7 +43,11 @@ async function expectProtected(res: Response, what: string, script?: string) {
   // No script at all (default-src 'none' applies) — but the live run page's one script, by hash.
   expect(directives.get("script-src"), what).toEqual(script ? [`'sha256-${await sha256Base64(script)}'`] : undefined);
   const html = await res.text();
-  if (script) expect([...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]), what).toEqual([script]);
+  if (script)
+    expect(
+      [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]),
+      what,
+    ).toEqual([script]);
   const styles = [...html.matchAll(/<style>([^<]*)<\/style>/g)].map((m) => m[1]!);
   expect(styles, what).toHaveLength(1);
   for (const style of styles) expect(directives.get("style-src"), what).toContain(`'sha256-${await sha256Base64(style)}'`);

@@ -19,7 +19,11 @@ const form = (fields: Record<string, string>, cookie = "") => ({
   body: new URLSearchParams(fields).toString(),
 });
 /** `name=value` of each Set-Cookie, for sending back. */
-const cookiesOf = (res: Response) => res.headers.getSetCookie().map((c) => c.split(";")[0]!).join("; ");
+const cookiesOf = (res: Response) =>
+  res.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0]!)
+    .join("; ");
 const csrfIn = async (res: Response) => /name="csrf" value="([^"]+)"/.exec(await res.text())![1]!;
 
 async function signIn(): Promise<string> {
@@ -27,12 +31,19 @@ async function signIn(): Promise<string> {
   const loginCookie = cookiesOf(page);
   const res = await call("/login", form({ csrf: await csrfIn(page), token: "test-token", next: "/inbox" }, loginCookie));
   expect(res.status).toBe(303);
-  return res.headers.getSetCookie().map((c) => c.split(";")[0]!).find((c) => c.startsWith("__Host-edgework_session="))!;
+  return res.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0]!)
+    .find((c) => c.startsWith("__Host-edgework_session="))!;
 }
 
 async function startLive(replies: unknown[]): Promise<string> {
   await script("live-writer", replies);
-  const res = await call("/runs", { method: "POST", headers: { Authorization: "Bearer test-token", "content-type": "application/json" }, body: JSON.stringify({ worker: "live-writer", input: "go" }) });
+  const res = await call("/runs", {
+    method: "POST",
+    headers: { Authorization: "Bearer test-token", "content-type": "application/json" },
+    body: JSON.stringify({ worker: "live-writer", input: "go" }),
+  });
   return ((await res.json()) as { id: string }).id;
 }
 
@@ -154,7 +165,11 @@ describe("Cloudflare Access", () => {
   afterEach(() => vi.restoreAllMocks());
 
   async function keys() {
-    const pair = (await crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const pair = (await crypto.subtle.generateKey(
+      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+      true,
+      ["sign", "verify"],
+    )) as CryptoKeyPair;
     const jwk = { ...((await crypto.subtle.exportKey("jwk", pair.publicKey)) as JsonWebKey), kid: "k1" };
     const enc = (o: unknown) => toBase64Url(new TextEncoder().encode(JSON.stringify(o)));
     const sign = async (claims: Record<string, unknown>, key = pair.privateKey) => {
@@ -179,7 +194,12 @@ describe("Cloudflare Access", () => {
     });
     const now = Math.floor(Date.now() / 1000);
     const good = { iss: ISSUER, aud: ["aud-tag-1"], sub: "user-1", email: "ann@example.com", iat: now, nbf: now - 5, exp: now + 300 };
-    const open = (jwt: string) => app.fetch(new Request(`${BASE}/inbox`, { headers: { "Cf-Access-Jwt-Assertion": jwt } }), accessEnv, { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext);
+    const open = (jwt: string) =>
+      app.fetch(new Request(`${BASE}/inbox`, { headers: { "Cf-Access-Jwt-Assertion": jwt } }), accessEnv, {
+        waitUntil() {},
+        passThroughOnException() {},
+        props: {},
+      } as unknown as ExecutionContext);
     const ok = await open(await sign(good));
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain("ann@example.com");
@@ -217,7 +237,12 @@ describe("security headers on every new page", () => {
       expect(res.headers.get("Referrer-Policy"), what).toBe("no-referrer");
       expect(res.headers.get("X-Content-Type-Options"), what).toBe("nosniff");
       expect(res.headers.get("Cache-Control"), what).toBe("no-store");
-      const csp = new Map((res.headers.get("Content-Security-Policy") ?? "").split(";").map((d) => d.trim().split(/\s+/)).map(([n, ...v]) => [n!, v]));
+      const csp = new Map(
+        (res.headers.get("Content-Security-Policy") ?? "")
+          .split(";")
+          .map((d) => d.trim().split(/\s+/))
+          .map(([n, ...v]) => [n!, v]),
+      );
       expect(csp.get("default-src"), what).toEqual(["'none'"]);
       expect(csp.get("frame-ancestors"), what).toEqual(["'none'"]);
       expect(csp.get("script-src"), what).toEqual(withScript ? [`'sha256-${digest}'`] : undefined);
@@ -256,7 +281,18 @@ describe("model text as it streams", () => {
 describe("calls as people read them", () => {
   it("the approval page shows the http call described (method, host, path, body unfolded) with the raw arguments in <details>, escaped", async () => {
     const id = await startLive([
-      { tool_calls: [{ name: "fx_fetch", arguments: { url: `${env.FAKE_OPENAI_URL}/effects/describe?x=1`, method: "POST", body: JSON.stringify({ note: "<script>alert(1)</script>", inner: JSON.stringify({ n: 1 }) }) } }] },
+      {
+        tool_calls: [
+          {
+            name: "fx_fetch",
+            arguments: {
+              url: `${env.FAKE_OPENAI_URL}/effects/describe?x=1`,
+              method: "POST",
+              body: JSON.stringify({ note: "<script>alert(1)</script>", inner: JSON.stringify({ n: 1 }) }),
+            },
+          },
+        ],
+      },
       { text: "done" },
     ]);
     const approval = (await settle(id)).approvals[0]!;
@@ -274,8 +310,26 @@ describe("calls as people read them", () => {
     const args = { url: "https://api.github.com/repos/o/r/issues/42/comments", method: "POST", body: '{"body":"<b>hi</b>"}' };
     const page = String(
       InboxPage({
-        who: "ann@example.com", csrf: "c", truncated: false, now, filter: {}, runs: [],
-        approvals: [{ run_id: "r1", run_worker: "triage", id: "a1", tool: "gh_fetch", worker_chain: ["triage", "commenter"], created_at: now - 60_000, expires_at: now + 60_000, args, call: http.definitions[0]!.describe!(args), decideLink: "/approvals/t" }],
+        who: "ann@example.com",
+        csrf: "c",
+        truncated: false,
+        now,
+        filter: {},
+        runs: [],
+        approvals: [
+          {
+            run_id: "r1",
+            run_worker: "triage",
+            id: "a1",
+            tool: "gh_fetch",
+            worker_chain: ["triage", "commenter"],
+            created_at: now - 60_000,
+            expires_at: now + 60_000,
+            args,
+            call: http.definitions[0]!.describe!(args),
+            decideLink: "/approvals/t",
+          },
+        ],
       }),
     );
     expect(page).toContain("POST api.github.com/repos/o/r/issues/42/comments");
@@ -286,7 +340,10 @@ describe("calls as people read them", () => {
 
   it("the inbox lists a real paused run's approval from the run index, its call described, and the run among recent runs", async () => {
     const id = `inbox-${crypto.randomUUID()}`;
-    await script("inbox-writer", [{ tool_calls: [{ id: "p", name: "fx_fetch", arguments: { url: `${effectUrl(id)}?x=1`, method: "POST", body: '{"note":"{\\"deep\\":true}"}' } }] }, { text: "done" }]);
+    await script("inbox-writer", [
+      { tool_calls: [{ id: "p", name: "fx_fetch", arguments: { url: `${effectUrl(id)}?x=1`, method: "POST", body: '{"note":"{\\"deep\\":true}"}' } }] },
+      { text: "done" },
+    ]);
     await stub(id).start({ id, worker: "inbox-writer", input: { input: "x" }, approvalMode: "ask", budget: {} });
     expect((await settle(id)).status).toBe("awaiting_approval");
     await vi.waitFor(async () => {

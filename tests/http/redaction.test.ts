@@ -27,7 +27,11 @@ describe("secrets echoed by an upstream", () => {
       });
     });
     await script("echo-upstream", [{ tool_calls: [{ name: "up_fetch", arguments: { url: "https://echo.example/whoami" } }] }, { text: "checked" }]);
-    const start = await call("/runs", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ worker: "echo-upstream", input: "who am I" }) });
+    const start = await call("/runs", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ worker: "echo-upstream", input: "who am I" }),
+    });
     const { id } = (await start.json()) as { id: string };
     expect(await settle(id)).toMatchObject({ status: "succeeded", output: "checked" });
 
@@ -55,7 +59,11 @@ describe("secrets echoed by an upstream", () => {
       return Response.json({ model_sent: `model=${req.headers.get("x-default-model")}`, auth_sent: req.headers.get("authorization") });
     });
     await script("vars-upstream", [{ tool_calls: [{ name: "up_fetch", arguments: { url: "https://echo.example/whoami" } }] }, { text: "checked" }]);
-    const start = await call("/runs", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ worker: "vars-upstream", input: "who am I" }) });
+    const start = await call("/runs", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ worker: "vars-upstream", input: "who am I" }),
+    });
     const { id } = (await start.json()) as { id: string };
     expect(await settle(id)).toMatchObject({ status: "succeeded", output: "checked" });
     const status = await (await call(`/runs/${id}`, { headers: auth })).text();

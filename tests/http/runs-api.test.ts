@@ -43,7 +43,9 @@ describe("run API", () => {
   });
 
   it("GET /workers shows a worker's tool exactly as a calling model is offered it, attachments parameter and policy included", async () => {
-    const { workers } = (await (await call("/workers", { headers: auth })).json()) as { workers: Array<{ name: string; description: string; parameters: any; attachments: unknown }> };
+    const { workers } = (await (await call("/workers", { headers: auth })).json()) as {
+      workers: Array<{ name: string; description: string; parameters: any; attachments: unknown }>;
+    };
     const listed = workers.find((w) => w.name === "attach-reader")!;
     expect(listed.attachments).toEqual({ max_files: 3, max_bytes: 200000, types: ["image/*", "text/*"] });
     expect(listed.parameters.properties.attachments).toMatchObject({ type: "array", maxItems: 3 });
@@ -52,7 +54,8 @@ describe("run API", () => {
     await script("attach-desk", [{ text: "done" }]);
     const res = await post("/runs", { worker: "attach-desk", input: "go" });
     await settle(((await res.json()) as { id: string }).id);
-    const sent = ((await modelRequests("attach-desk")).at(-1) as { tools: Array<{ function: { name: string; description: string; parameters: unknown } }> }).tools;
+    const sent = ((await modelRequests("attach-desk")).at(-1) as { tools: Array<{ function: { name: string; description: string; parameters: unknown } }> })
+      .tools;
     const offered = sent.find((t) => t.function.name === "attach-reader")!.function;
     expect({ name: listed.name, description: listed.description, parameters: listed.parameters }).toEqual(offered);
   });
@@ -70,7 +73,14 @@ describe("run API", () => {
 
   it("API_TOKEN unset → every protected route answers 503 naming the secret, never open", async () => {
     const closed = { ...env, API_TOKEN: undefined };
-    for (const [method, path] of [["POST", "/runs"], ["GET", "/runs/abc"], ["GET", "/runs/abc/events"], ["POST", "/runs/abc/cancel"], ["POST", "/runs/abc/approvals/x"], ["GET", "/workers"]] as const) {
+    for (const [method, path] of [
+      ["POST", "/runs"],
+      ["GET", "/runs/abc"],
+      ["GET", "/runs/abc/events"],
+      ["POST", "/runs/abc/cancel"],
+      ["POST", "/runs/abc/approvals/x"],
+      ["GET", "/workers"],
+    ] as const) {
       const res = await app.fetch(new Request(`https://edgework.test${path}`, { method, headers: auth }), closed);
       expect(res.status, `${method} ${path}`).toBe(503);
       expect(((await res.json()) as { error: string }).error).toMatch(/^API_TOKEN is not set/);
@@ -93,11 +103,18 @@ describe("run API", () => {
     expect(await unknown.json()).toMatchObject({ error: 'unknown worker "ghost"', known: expect.arrayContaining(["scoped", "pause-writer", "notes"]) });
     const mismatch = await post("/runs", { worker: "scoped", input: { text: 1 } });
     expect(mismatch.status).toBe(400);
-    expect(((await mismatch.json()) as { error: string }).error).toMatch(/^input does not match the input schema of worker "scoped" \(tests\/fixtures\/workers\/scoped\.worker\): input: Invalid input/);
+    expect(((await mismatch.json()) as { error: string }).error).toMatch(
+      /^input does not match the input schema of worker "scoped" \(tests\/fixtures\/workers\/scoped\.worker\): input: Invalid input/,
+    );
   });
 
   it("unknown run → 404 on every run route", async () => {
-    for (const [method, path] of [["GET", "/runs/nope"], ["GET", "/runs/nope/events"], ["POST", "/runs/nope/cancel"], ["GET", "/runs/bad%20id"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/runs/nope"],
+      ["GET", "/runs/nope/events"],
+      ["POST", "/runs/nope/cancel"],
+      ["GET", "/runs/bad%20id"],
+    ] as const) {
       const res = await call(path, { method, headers: auth });
       expect(res.status, `${method} ${path}`).toBe(404);
     }
@@ -157,7 +174,9 @@ describe("POST /runs/:id/resume", () => {
     const { id, approvalId } = await pausedResumeRun("resume-lost");
     const waiting = await post(`/runs/${id}/resume`, {});
     expect(waiting.status).toBe(409);
-    expect(((await waiting.json()) as { error: string }).error).toMatch(/^the run waits for a human to decide; its earliest pending approval expires at \d{4}-/);
+    expect(((await waiting.json()) as { error: string }).error).toMatch(
+      /^the run waits for a human to decide; its earliest pending approval expires at \d{4}-/,
+    );
 
     expect((await post(`/runs/${id}/approvals/${approvalId}`, { decision: "approve" })).status).toBe(200);
     // As if the wake-up after the decision was lost: paused again, no alarm.
@@ -207,7 +226,11 @@ async function readEvents(res: Response, stop: (e: { id: string; event: string; 
     while ((i = buffer.indexOf("\n\n")) >= 0) {
       const block = buffer.slice(0, i);
       buffer = buffer.slice(i + 2);
-      const field = (name: string) => block.split("\n").find((l) => l.startsWith(`${name}: `))?.slice(name.length + 2) ?? "";
+      const field = (name: string) =>
+        block
+          .split("\n")
+          .find((l) => l.startsWith(`${name}: `))
+          ?.slice(name.length + 2) ?? "";
       const e = { id: field("id"), event: field("event"), data: JSON.parse(field("data") || "null") };
       events.push(e);
       if (stop(e)) {
@@ -238,7 +261,16 @@ describe("run events (SSE)", () => {
     await settle(id);
     const rest = await readEvents(await call(`/runs/${id}/events`, { headers: { ...auth, "Last-Event-ID": first.at(-1)!.id } }), () => false);
     // The first reader stopped at approval_requested: the notification step and the pause came right after it.
-    expect(rest.map((e) => e.event)).toEqual(["approval_emailed", "approval_notified", "run_awaiting_approval", "approval_decided", "approval_recorded", "tool", "turn", "run_succeeded"]);
+    expect(rest.map((e) => e.event)).toEqual([
+      "approval_emailed",
+      "approval_notified",
+      "run_awaiting_approval",
+      "approval_decided",
+      "approval_recorded",
+      "tool",
+      "turn",
+      "run_succeeded",
+    ]);
     expect(rest[0]!.data).toMatchObject({ approval_id: approvalId, to: "approver@example.com" });
     expect(rest[1]!.data).toMatchObject({ path: "pause-writer/turn:1/tool:1", emailed: true, to: "approver@example.com" });
     expect(rest.at(-2)!.data).toMatchObject({ turn: 2, text: "streamed" });

@@ -14,7 +14,11 @@ async function eventNames(res: Response): Promise<string[]> {
 describe("run events (SSE) and a client that never reads", () => {
   it("closes the response at the deadline even while a write waits for the client", async () => {
     const started = await exports.default.fetch(
-      new Request("https://edgework.test/runs", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ worker: "scoped", input: "count" }) }),
+      new Request("https://edgework.test/runs", {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ worker: "scoped", input: "count" }),
+      }),
     );
     const { id } = (await started.json()) as { id: string };
     expect((await settle(id)).status).toBe("succeeded");

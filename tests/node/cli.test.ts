@@ -50,7 +50,9 @@ function edgework(cwd: string, ...args: string[]): Promise<{ code: number; stdou
 
 function edgeworkWith(env: Record<string, string>, cwd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile("node", [bin, ...args], { cwd, env: { ...process.env, EDGEWORK_WORKER_DIRS: "", ...env } }, (err, stdout, stderr) => resolve({ code: err ? (err.code as number) : 0, stdout, stderr }));
+    execFile("node", [bin, ...args], { cwd, env: { ...process.env, EDGEWORK_WORKER_DIRS: "", ...env } }, (err, stdout, stderr) =>
+      resolve({ code: err ? (err.code as number) : 0, stdout, stderr }),
+    );
   });
 }
 
@@ -81,7 +83,10 @@ describe("the edgework CLI, in a user's project (paths from the working director
     const dir = project({ "greeter.worker": GOOD });
     mkdirSync(join(dir, "more"));
     writeFileSync(join(dir, "more/other.worker"), GOOD.replace("greeter", "other"));
-    expect(await edgeworkWith({ EDGEWORK_WORKER_DIRS: "workers,more" }, dir, "build")).toMatchObject({ code: 0, stdout: expect.stringContaining("catalog ok: 2 workers") });
+    expect(await edgeworkWith({ EDGEWORK_WORKER_DIRS: "workers,more" }, dir, "build")).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining("catalog ok: 2 workers"),
+    });
     expect(readFileSync(join(dir, "src/generated/worker-files.ts"), "utf8")).toContain(`"more/other.worker"`);
     expect(await edgework(dir, "build", "--out", "gen/files.ts", "more")).toMatchObject({ code: 0, stdout: expect.stringContaining("catalog ok: 1 workers") });
     expect(readFileSync(join(dir, "gen/files.ts"), "utf8")).not.toContain("greeter");

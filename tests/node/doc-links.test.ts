@@ -26,17 +26,18 @@ describe("the link checker", () => {
   const dir = mkdtempSync(join(tmpdir(), "doc-links-"));
   mkdirSync(join(dir, "docs"));
   writeFileSync(join(dir, "code.ts"), "");
-  writeFileSync(
-    join(dir, "docs", "guide.md"),
-    ["# Guide", "## Write a `.worker` file", "## Deploy", "## Deploy", "```", "## not a heading", "```"].join("\n"),
-  );
+  writeFileSync(join(dir, "docs", "guide.md"), ["# Guide", "## Write a `.worker` file", "## Deploy", "## Deploy", "```", "## not a heading", "```"].join("\n"));
   const check = (markdown: string) => {
     writeFileSync(join(dir, "README.md"), markdown);
     return brokenLinks(join(dir, "README.md"), dir).map((b) => b.reason);
   };
 
   it("accepts files, folders, headings (code spans and repeats as GitHub makes them) and external links", () => {
-    expect(check("[a](docs/guide.md) [b](docs/guide.md#write-a-worker-file) [c](docs/guide.md#deploy-1) [d](./code.ts) [e](docs/) [f](https://x.example/y) [g](#top)\n# Top")).toEqual([]);
+    expect(
+      check(
+        "[a](docs/guide.md) [b](docs/guide.md#write-a-worker-file) [c](docs/guide.md#deploy-1) [d](./code.ts) [e](docs/) [f](https://x.example/y) [g](#top)\n# Top",
+      ),
+    ).toEqual([]);
   });
 
   it("reports a missing file, a missing heading and a missing anchor in the same file", () => {

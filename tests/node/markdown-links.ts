@@ -49,7 +49,11 @@ export function linkTargets(markdown: string): Array<{ line: number; target: str
 /** GitHub's anchor for a heading's text: lowercase, punctuation dropped, spaces to hyphens. */
 export function slug(heading: string): string {
   const text = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, "$1"); // a link counts by its text
-  return text.trim().toLowerCase().replace(/[^\p{L}\p{N}\p{M} _-]/gu, "").replace(/ /g, "-");
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\p{M} _-]/gu, "")
+    .replace(/ /g, "-");
 }
 
 /** The anchors of a Markdown file's headings; a repeated one gets -1, -2… as on GitHub. */

@@ -9,7 +9,16 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 const tsc = join(root, "node_modules/.bin/tsc");
 
 // What the tarball must never hold: tests, fixtures, benchmarks, the demo, generated catalogs.
-const NOT_SHIPPED = [/(^|\/)tests?\//, /\.test\.[cm]?[jt]s$/, /(^|\/)fixtures?\//, /(^|\/)bench\//, /\.bench\./, /(^|\/)demo\//, /(^|\/)generated\//, /(^|\/)\.dev\.vars/];
+const NOT_SHIPPED = [
+  /(^|\/)tests?\//,
+  /\.test\.[cm]?[jt]s$/,
+  /(^|\/)fixtures?\//,
+  /(^|\/)bench\//,
+  /\.bench\./,
+  /(^|\/)demo\//,
+  /(^|\/)generated\//,
+  /(^|\/)\.dev\.vars/,
+];
 
 interface Packed {
   size: number;
@@ -20,7 +29,8 @@ interface Packed {
 
 describe("the edgework package (npm pack)", () => {
   // Runs prepack (scripts/build-package.mjs): dist/ is built here, and read below.
-  const packed = (): Packed => JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }))[0];
+  const packed = (): Packed =>
+    JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }))[0];
   let pack: Packed;
   const dir = mkdtempSync(join(tmpdir(), "edgework-consumer-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,7 +38,9 @@ describe("the edgework package (npm pack)", () => {
   it("holds the entries, their .d.ts, the bin and what it runs; no test, fixture, bench or demo file", () => {
     pack = packed();
     const paths = pack.files.map((f) => f.path);
-    console.log(`edgework tarball: ${pack.entryCount} files, ${(pack.size / 1024).toFixed(1)} KiB packed, ${(pack.unpackedSize / 1024).toFixed(1)} KiB unpacked`);
+    console.log(
+      `edgework tarball: ${pack.entryCount} files, ${(pack.size / 1024).toFixed(1)} KiB packed, ${(pack.unpackedSize / 1024).toFixed(1)} KiB unpacked`,
+    );
     expect(paths.filter((p) => NOT_SHIPPED.some((re) => re.test(p)))).toEqual([]);
     for (const entry of ["client/index", "testing/index", "testing/model-server"]) {
       expect(paths).toContain(`dist/${entry}.js`);
@@ -43,7 +55,16 @@ describe("the edgework package (npm pack)", () => {
     mkdirSync(join(project, "node_modules"), { recursive: true });
     symlinkSync(root, join(project, "node_modules/edgework"), "dir");
     writeFileSync(join(project, "consumer.ts"), source);
-    const compilerOptions = { strict: true, noEmit: true, target: "es2022", module: "es2022", moduleResolution: "bundler", lib: ["es2022", "dom", "dom.asynciterable"], types, typeRoots: [join(root, "node_modules/@types")] };
+    const compilerOptions = {
+      strict: true,
+      noEmit: true,
+      target: "es2022",
+      module: "es2022",
+      moduleResolution: "bundler",
+      lib: ["es2022", "dom", "dom.asynciterable"],
+      types,
+      typeRoots: [join(root, "node_modules/@types")],
+    };
     writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["consumer.ts"] }));
     try {
       execFileSync(tsc, ["-p", project], { cwd: project, encoding: "utf8" });
@@ -75,6 +96,10 @@ export async function flow(): Promise<string> {
   }, 60_000);
 
   it("a Node consumer importing edgework/testing/model-server compiles with --strict", () => {
-    typecheck("node", `import { startModelServer } from "edgework/testing/model-server";\nexport const port: Promise<number> = startModelServer().then((s) => s.port);\n`, ["node"]);
+    typecheck(
+      "node",
+      `import { startModelServer } from "edgework/testing/model-server";\nexport const port: Promise<number> = startModelServer().then((s) => s.port);\n`,
+      ["node"],
+    );
   }, 60_000);
 });

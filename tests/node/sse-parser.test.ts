@@ -74,7 +74,8 @@ describe("the SSE parser (src/client/sse.ts)", () => {
 
     const seen: string[] = [];
     const reading = (async () => {
-      for await (const m of readSse(stream([`data: ok\n\ndata: ${"z".repeat(200)}\n\n`]), undefined, { maxLineChars: 100, maxEventChars: 100 })) seen.push(m.data);
+      for await (const m of readSse(stream([`data: ok\n\ndata: ${"z".repeat(200)}\n\n`]), undefined, { maxLineChars: 100, maxEventChars: 100 }))
+        seen.push(m.data);
     })();
     await expect(reading).rejects.toThrow(SseLimitError);
     expect(seen).toEqual(["ok"]);

@@ -23,7 +23,17 @@ export default async function setup(project: TestProject) {
   // the e2e tests rebuilds src/generated/worker-files.ts and must not change the pool's.
   // tests/triggers/fixtures stays out of the e2e catalogs: its schedules are not in wrangler.toml's crons, which the build checks.
   // tests/fixtures/functions/workers too: they name the fixture functions, which only this pool's catalog has.
-  execFileSync("node", ["scripts/bundle-workers.mjs", "--out", "src/generated/test-worker-files.ts", "--functions", "tests/fixtures/functions/index.ts", "workers", "tests/fixtures/workers", "tests/triggers/fixtures", "tests/fixtures/functions/workers"]);
+  execFileSync("node", [
+    "scripts/bundle-workers.mjs",
+    "--out",
+    "src/generated/test-worker-files.ts",
+    "--functions",
+    "tests/fixtures/functions/index.ts",
+    "workers",
+    "tests/fixtures/workers",
+    "tests/triggers/fixtures",
+    "tests/fixtures/functions/workers",
+  ]);
   const server = await startModelServer();
   project.provide("fakeOpenAIPort", server.port);
   const second = await startModelServer();

@@ -23,12 +23,19 @@ async function freePort(): Promise<number> {
  */
 export async function startEverything(): Promise<{ port: number; child: ChildProcess; stop(): void }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["-r", "./tests/support/listen-loopback.cjs", "node_modules/@modelcontextprotocol/server-everything/dist/index.js", "streamableHttp"], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: "ignore",
-  });
+  const child = spawn(
+    process.execPath,
+    ["-r", "./tests/support/listen-loopback.cjs", "node_modules/@modelcontextprotocol/server-everything/dist/index.js", "streamableHttp"],
+    {
+      env: { ...process.env, PORT: String(port) },
+      stdio: "ignore",
+    },
+  );
   for (let i = 0; i < 100; i++) {
-    const up = await fetch(`http://127.0.0.1:${port}/mcp`).then(() => true, () => false);
+    const up = await fetch(`http://127.0.0.1:${port}/mcp`).then(
+      () => true,
+      () => false,
+    );
     if (up) return { port, child, stop: () => child.kill() };
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -70,10 +77,10 @@ export async function startCountingServer(doomed?: ChildProcess): Promise<{ port
   const server = createServer(async (req, res) => {
     const url = req.url ?? "";
     if (url === "/control") return send(res, { counts, version });
-    if (url === "/control/reset" && req.method === "POST") return (counts = {}), (version = 1), send(res, { ok: true });
+    if (url === "/control/reset" && req.method === "POST") return ((counts = {}), (version = 1), send(res, { ok: true }));
     const v = /^\/control\/version\/(\d+)$/.exec(url);
-    if (v && req.method === "POST") return (version = Number(v[1])), send(res, { version });
-    if (url === "/control/kill-doomed" && req.method === "POST") return doomed?.kill(), send(res, { killed: !!doomed });
+    if (v && req.method === "POST") return ((version = Number(v[1])), send(res, { version }));
+    if (url === "/control/kill-doomed" && req.method === "POST") return (doomed?.kill(), send(res, { killed: !!doomed }));
     const hostile = /^\/hostile\/([a-z]+)\/mcp$/.exec(url);
     if (hostile) {
       const mode = hostile[1]!;
@@ -100,7 +107,12 @@ export async function startCountingServer(doomed?: ChildProcess): Promise<{ port
 /** Each hostile mode's one tool, as listed (raw JSON Schemas: the high-level server would run the regex itself). */
 const HOSTILE_TOOLS = {
   regex: {
-    tool: { name: "match", description: "Answers a string its output schema's pattern backtracks on", inputSchema: { type: "object" }, outputSchema: { type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" } }, required: ["s"] } },
+    tool: {
+      name: "match",
+      description: "Answers a string its output schema's pattern backtracks on",
+      inputSchema: { type: "object" },
+      outputSchema: { type: "object", properties: { s: { type: "string", pattern: "^(a+)+$" } }, required: ["s"] },
+    },
     structured: { s: `${"a".repeat(40)}!` },
   },
   blowup: {

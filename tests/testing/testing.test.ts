@@ -28,7 +28,9 @@ describe("edgework/testing", () => {
     const [first] = (await models.requests("pause-writer")) as Array<{ messages: Array<{ role: string; content: string }> }>;
     expect(first!.messages.at(-1)).toMatchObject({ role: "user", content: "post it" });
     // A second decision is refused as the API refuses it.
-    expect(await decideApproval(client, id, { decision: "reject", approvalId: paused.approvals[0]!.id }).catch((e: unknown) => e)).toBeInstanceOf(ConflictError);
+    expect(await decideApproval(client, id, { decision: "reject", approvalId: paused.approvals[0]!.id }).catch((e: unknown) => e)).toBeInstanceOf(
+      ConflictError,
+    );
   });
 
   it("toolCalls reaches into the workers a worker called, and filters by name", async () => {
@@ -45,7 +47,10 @@ describe("edgework/testing", () => {
   it("waitForStatus fails at once, with the run's error, when the run ends otherwise; decideApproval without one pending approval names the count", async () => {
     await models.script("pause-writer", [{ status: 400, body: { error: { message: "scripted refusal" } } }]);
     const { id } = await startRun(client, { worker: "pause-writer", input: "x" });
-    const waited = await waitForStatus(client, id, "awaiting_approval", { ...drive, timeoutMs: 60_000 }).then(() => new Error("no error"), (e: unknown) => e as Error);
+    const waited = await waitForStatus(client, id, "awaiting_approval", { ...drive, timeoutMs: 60_000 }).then(
+      () => new Error("no error"),
+      (e: unknown) => e as Error,
+    );
     expect(waited.message).toMatch(new RegExp(`^run ${id} ended failed \\(\\w+: .*\\); waited for awaiting_approval$`));
     await expect(decideApproval(client, id, { decision: "approve" })).rejects.toThrow(`run ${id} has 0 pending approvals (none): pass approvalId`);
     await expect(callTree(client, "nope")).rejects.toThrow(/not found|404/i);

@@ -8,14 +8,23 @@ import { MAX_TEXT } from "../../src/triggers/email-input";
 import { stub } from "../durable-objects/helpers";
 
 /** A raw RFC 5322 message as a mail client would send it (mimetext, as src/email/mime.ts builds ours). */
-function rawMessage(m: { from: string; to: string; subject: string; text: string; contentType?: string; messageId?: string | null; attachment?: { filename: string; type: string; bytes: Uint8Array } }): string {
+function rawMessage(m: {
+  from: string;
+  to: string;
+  subject: string;
+  text: string;
+  contentType?: string;
+  messageId?: string | null;
+  attachment?: { filename: string; type: string; bytes: Uint8Array };
+}): string {
   const msg = createMimeMessage();
   msg.setSender(m.from);
   msg.setRecipient(m.to);
   msg.setSubject(m.subject);
   if (m.messageId) msg.setHeader("Message-ID", m.messageId);
   msg.addMessage({ contentType: m.contentType ?? "text/plain", data: m.text });
-  if (m.attachment) msg.addAttachment({ filename: m.attachment.filename, contentType: m.attachment.type, data: btoa(String.fromCharCode(...m.attachment.bytes)) });
+  if (m.attachment)
+    msg.addAttachment({ filename: m.attachment.filename, contentType: m.attachment.type, data: btoa(String.fromCharCode(...m.attachment.bytes)) });
   const raw = msg.asRaw();
   // mimetext always adds a Message-ID; a message without one needs it taken out.
   return m.messageId === null ? raw.replace(/^Message-ID:.*\r\n/im, "") : raw;
@@ -37,14 +46,17 @@ function inbound(from: string, to: string, raw: string, rawSize?: number) {
     headers,
     rawSize: rawSize ?? bytes.length,
     // Counts what the app reads, to see that a refused message is not read.
-    raw: new ReadableStream<Uint8Array>({
-      pull(c) {
-        const chunk = bytes.subarray(pulled, pulled + 1024);
-        pulled += chunk.length;
-        if (chunk.length) c.enqueue(chunk);
-        else c.close();
+    raw: new ReadableStream<Uint8Array>(
+      {
+        pull(c) {
+          const chunk = bytes.subarray(pulled, pulled + 1024);
+          pulled += chunk.length;
+          if (chunk.length) c.enqueue(chunk);
+          else c.close();
+        },
       },
-    }, { highWaterMark: 0 }),
+      { highWaterMark: 0 },
+    ),
     setReject,
     forward: vi.fn(),
     reply: vi.fn(),
@@ -129,9 +141,17 @@ describe("inbound email triggers", () => {
   });
 
   it("an exact allow_from address is accepted, and mail to an address no trigger has is rejected", async () => {
-    const ok = await deliver(inbound("partner@other.test", "support@example.com", rawMessage({ from: "partner@other.test", to: "support@example.com", subject: "Hi", text: "Hi", messageId: "<p1@other.test>" })));
+    const ok = await deliver(
+      inbound(
+        "partner@other.test",
+        "support@example.com",
+        rawMessage({ from: "partner@other.test", to: "support@example.com", subject: "Hi", text: "Hi", messageId: "<p1@other.test>" }),
+      ),
+    );
     expect(ok.setReject).not.toHaveBeenCalled();
-    const unknown = await deliver(inbound("ann@example.com", "sales@example.com", rawMessage({ from: "ann@example.com", to: "sales@example.com", subject: "Hi", text: "Hi" })));
+    const unknown = await deliver(
+      inbound("ann@example.com", "sales@example.com", rawMessage({ from: "ann@example.com", to: "sales@example.com", subject: "Hi", text: "Hi" })),
+    );
     expect(unknown.setReject).toHaveBeenCalledWith("no trigger receives mail for sales@example.com");
     expect(await runCount()).toBe(1);
   });
@@ -152,7 +172,14 @@ describe("inbound email triggers", () => {
     const html = `<!DOCTYPE html><html><head><style>p { color: red }</style><title>t</title></head><body>
       <p>Hello&nbsp;<b>team</b>,</p><p>the printer is <i>on fire</i> &amp; smoking &#8212; see &lt;attached&gt;.</p>
       <script>alert("x")</script><!-- hidden --><div>Ann</div></body></html>`;
-    const raw = rawMessage({ from: "ann@example.com", to: "support@example.com", subject: "Html", text: html, contentType: "text/html", messageId: "<html@example.com>" });
+    const raw = rawMessage({
+      from: "ann@example.com",
+      to: "support@example.com",
+      subject: "Html",
+      text: html,
+      contentType: "text/html",
+      messageId: "<html@example.com>",
+    });
     const m = await deliver(inbound("ann@example.com", "support@example.com", raw));
     expect(m.setReject).not.toHaveBeenCalled();
     const view = (await runFor("support-mail", "ann@example.com", "<html@example.com>"))!;
@@ -160,7 +187,13 @@ describe("inbound email triggers", () => {
   });
 
   it("a long body is stored cut to MAX_TEXT characters, marked as cut", async () => {
-    const raw = rawMessage({ from: "ann@example.com", to: "support@example.com", subject: "Long", text: "y".repeat(MAX_TEXT + 500), messageId: "<long@example.com>" });
+    const raw = rawMessage({
+      from: "ann@example.com",
+      to: "support@example.com",
+      subject: "Long",
+      text: "y".repeat(MAX_TEXT + 500),
+      messageId: "<long@example.com>",
+    });
     await deliver(inbound("ann@example.com", "support@example.com", raw));
     const view = (await runFor("support-mail", "ann@example.com", "<long@example.com>"))!;
     const text = (view.input as { text: string }).text;

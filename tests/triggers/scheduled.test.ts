@@ -73,7 +73,11 @@ describe("{{scheduled_time}}", () => {
 
 describe("what approvers read", () => {
   it("names the schedule and its time, or the email trigger and its sender, as what started the run", () => {
-    expect(describeTrigger({ kind: "schedule", name: "nightly-digest", cron: "0 6 * * *", scheduled_time: "2026-11-23T06:00:00.000Z" })).toBe("schedule nightly-digest (2026-11-23T06:00:00.000Z)");
-    expect(describeTrigger({ kind: "email", name: "support-mail", from: "ann@example.com", message_id: "<m1@example.com>" })).toBe("email support-mail from ann@example.com");
+    expect(describeTrigger({ kind: "schedule", name: "nightly-digest", cron: "0 6 * * *", scheduled_time: "2026-11-23T06:00:00.000Z" })).toBe(
+      "schedule nightly-digest (2026-11-23T06:00:00.000Z)",
+    );
+    expect(describeTrigger({ kind: "email", name: "support-mail", from: "ann@example.com", message_id: "<m1@example.com>" })).toBe(
+      "email support-mail from ann@example.com",
+    );
   });
 });

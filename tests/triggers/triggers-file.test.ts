@@ -27,15 +27,19 @@ function problems(yaml: string): string[] {
     loadApp({ ...WORKERS, "workers/triggers.yaml": yaml }, parseYaml);
     return [];
   } catch (err) {
-    return (err as Error).message.split("\n").slice(1).map((l) => l.trim());
+    return (err as Error).message
+      .split("\n")
+      .slice(1)
+      .map((l) => l.trim());
   }
 }
 
 describe("triggers.yaml: scheduled and email kinds", () => {
   it("loads the examples of docs/triggers.md", () => {
-    const app = loadApp({
-      ...WORKERS,
-      "workers/triggers.yaml": `
+    const app = loadApp(
+      {
+        ...WORKERS,
+        "workers/triggers.yaml": `
 nightly-digest:
   worker: digest
   schedule: "0 6 * * *"
@@ -44,7 +48,9 @@ support-mail:
   worker: support
   email: { to: "support@example.com", allow_from: ["*@example.com"] }
 `,
-    }, parseYaml);
+      },
+      parseYaml,
+    );
     expect(app.schedules.get("nightly-digest")).toMatchObject({ worker: "digest", schedule: "0 6 * * *", input: { since_hours: 24 } });
     expect(app.emails.get("support-mail")).toMatchObject({ email: { to: "support@example.com", allow_from: ["*@example.com"], max_bytes: 1048576 } });
     expect(app.triggers.size).toBe(0);
@@ -54,7 +60,9 @@ support-mail:
     expect(problems(`a: { worker: digest, schedule: "0 6 * *", input: { since_hours: 1 } }`)).toEqual([
       'workers/triggers.yaml: a.schedule: must be five fields separated by single spaces: minute hour day-of-month month day-of-week (e.g. "0 6 * * *")',
     ]);
-    expect(problems(`a: { worker: digest, schedule: "61 6 * * *", input: { since_hours: 1 } }`)[0]).toMatch(/^workers\/triggers\.yaml: a\.schedule: is not a valid cron expression: /);
+    expect(problems(`a: { worker: digest, schedule: "61 6 * * *", input: { since_hours: 1 } }`)[0]).toMatch(
+      /^workers\/triggers\.yaml: a\.schedule: is not a valid cron expression: /,
+    );
     expect(problems(`a: { worker: digest, schedule: "0 0 6 * * *", input: { since_hours: 1 } }`)[0]).toMatch(/a\.schedule: must be five fields/);
     expect(problems(`a: { worker: digest, schedule: "@daily", input: { since_hours: 1 } }`)[0]).toMatch(/a\.schedule: must be five fields/);
     expect(problems(`a: { worker: digest, schedule: "*/15 9-17 * * MON-FRI", input: { since_hours: 1 } }`)).toEqual([]);
@@ -70,7 +78,9 @@ support-mail:
     expect(problems(`a: { worker: digest, schedule: "0 6 * * *", email: { to: a@b.c, allow_from: ["*@b.c"] } }`)).toEqual([
       "workers/triggers.yaml: a: a trigger has exactly one of verify (webhook), schedule or email; this one has schedule and email",
     ]);
-    expect(problems(`a: { worker: digest }`)).toEqual(["workers/triggers.yaml: a: a trigger has exactly one of verify (webhook), schedule or email; this one has none"]);
+    expect(problems(`a: { worker: digest }`)).toEqual([
+      "workers/triggers.yaml: a: a trigger has exactly one of verify (webhook), schedule or email; this one has none",
+    ]);
   });
 
   it("email addresses and allow_from entries are checked; a worker must accept a message's input; one trigger per address", () => {
@@ -83,9 +93,11 @@ support-mail:
     expect(problems(`a: { worker: plain, email: { to: "s@example.com", allow_from: ["*@example.com"] } }`)[0]).toMatch(
       /^workers\/triggers\.yaml: a\.worker: a message's input \(\{from, to, subject, text, message_id, attachments\}\) does not match the input schema of worker "plain"/,
     );
-    expect(problems(`a: { worker: support, email: { to: "S@example.com", allow_from: ["*@example.com"] } }\nb: { worker: support, email: { to: "s@example.com", allow_from: ["*@example.com"] } }`)).toEqual([
-      'workers/triggers.yaml: b.email.to: s@example.com is already the address of trigger "a"',
-    ]);
+    expect(
+      problems(
+        `a: { worker: support, email: { to: "S@example.com", allow_from: ["*@example.com"] } }\nb: { worker: support, email: { to: "s@example.com", allow_from: ["*@example.com"] } }`,
+      ),
+    ).toEqual(['workers/triggers.yaml: b.email.to: s@example.com is already the address of trigger "a"']);
   });
 });
 

@@ -47,7 +47,9 @@ export async function fetchForAttachment(run: RunVars, caller: CallFrame, ref: s
   const reaching = instances.filter((i) => allowList(i.config.allow).allows(url));
   if (!reaching.length) {
     const reach = instances.map((i) => `${i.name}: ${redactor(i.secrets)(i.config.allow.join(", "))}`).join("; ");
-    throw new ToolError(`attachment "${ref}": host ${url.host} is not allowed by any http instance of ${caller.worker.name}${reach ? ` (${reach})` : " (it has none)"}`);
+    throw new ToolError(
+      `attachment "${ref}": host ${url.host} is not allowed by any http instance of ${caller.worker.name}${reach ? ` (${reach})` : " (it has none)"}`,
+    );
   }
   const refusals = reaching.map((i) => fetchRefusal(caller, i.name, i.readonly, url));
   const chosen = reaching.find((_, n) => refusals[n] === undefined);
@@ -71,7 +73,12 @@ export async function fetchForAttachment(run: RunVars, caller: CallFrame, ref: s
   const name = url.pathname.slice(url.pathname.lastIndexOf("/") + 1) || url.hostname;
   const type = essence(res.headers.get("content-type")) ?? typeByName(url.pathname);
   if (body.truncated) return { bytes: body.bytes, truncated: true, name, type };
-  const bytes = withoutSecrets(body.bytes, type, secrets, (vars) => `attachment "${ref}" (${type}) holds the value of ${vars}, a secret its http instance sends; it is not attached`);
+  const bytes = withoutSecrets(
+    body.bytes,
+    type,
+    secrets,
+    (vars) => `attachment "${ref}" (${type}) holds the value of ${vars}, a secret its http instance sends; it is not attached`,
+  );
   return { bytes, truncated: bytes.length > maxBytes, name, type };
 }
 

@@ -29,7 +29,9 @@ export function takeAttachments(worker: AttachmentCallee, args: unknown): { args
   if (!worker.attachments || typeof args !== "object" || args === null || !("attachments" in args)) return { args, refs: [] };
   const { attachments, ...rest } = args as Record<string, unknown>;
   if (!Array.isArray(attachments) || !attachments.every((r) => typeof r === "string" && r.length > 0 && r.length <= MAX_REF_LENGTH)) {
-    throw new ToolError(`invalid arguments for ${worker.name}: attachments must be a list of file references or https URLs (each at most ${MAX_REF_LENGTH} characters)`);
+    throw new ToolError(
+      `invalid arguments for ${worker.name}: attachments must be a list of file references or https URLs (each at most ${MAX_REF_LENGTH} characters)`,
+    );
   }
   return { args: rest, refs: attachments as string[] };
 }

@@ -23,7 +23,6 @@ export interface AttachmentRecord {
   sha256: string;
 }
 
-
 interface Read {
   /** The reference as recorded: a file's canonical `<instance>:<absolute path>`, a URL as given. */
   ref: string;
@@ -42,7 +41,13 @@ export type AttachmentSources = RunFiles & RunVars;
  * of its `http` instances. Returns parts whose bytes are read again only when a model
  * request that is not in the journal needs them.
  */
-export async function resolveAttachments(run: AttachmentSources, caller: CallFrame, callee: AttachmentCallee, refs: string[], ctx: ToolContext): Promise<AttachmentPart[]> {
+export async function resolveAttachments(
+  run: AttachmentSources,
+  caller: CallFrame,
+  callee: AttachmentCallee,
+  refs: string[],
+  ctx: ToolContext,
+): Promise<AttachmentPart[]> {
   const policy = callee.attachments;
   if (!policy) throw new ToolError(`${callee.name} takes no attachments (its file ${callee.file} has no attachments: field)`);
   if (refs.length > policy.max_files) {
@@ -77,7 +82,11 @@ export async function resolveAttachments(run: AttachmentSources, caller: CallFra
       const again = (await read(rec.ref, policy.max_bytes)).bytes;
       if (again.length !== rec.size || (await sha256Hex(again)) !== rec.sha256) {
         // Fatal: no retry or hand-off can bring the recorded bytes back.
-        throw new RunError("attachment_changed", `attachment "${rec.ref}" changed since it was given to ${callee.name} (sha256 ${rec.sha256.slice(0, 12)}…, ${rec.size} bytes); the run cannot resume with different content`, true);
+        throw new RunError(
+          "attachment_changed",
+          `attachment "${rec.ref}" changed since it was given to ${callee.name} (sha256 ${rec.sha256.slice(0, 12)}…, ${rec.size} bytes); the run cannot resume with different content`,
+          true,
+        );
       }
       fresh.set(i, again);
       return again;
@@ -88,7 +97,9 @@ export async function resolveAttachments(run: AttachmentSources, caller: CallFra
 /** One reference, read with at most `maxBytes` (what is left of the callee's `max_bytes`). */
 async function readRef(run: AttachmentSources, caller: CallFrame, callee: AttachmentCallee, ref: string, maxBytes: number): Promise<Read> {
   const tooBig = (size: number | string) =>
-    new ToolError(`attachment "${ref}" is ${size} bytes; ${callee.name} takes at most ${callee.attachments!.max_bytes} bytes of attachments per call (attachments.max_bytes in ${callee.file})`);
+    new ToolError(
+      `attachment "${ref}" is ${size} bytes; ${callee.name} takes at most ${callee.attachments!.max_bytes} bytes of attachments per call (attachments.max_bytes in ${callee.file})`,
+    );
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(ref)) {
     const r = await fetchForAttachment(run, caller, ref, maxBytes);
     if (r.truncated) throw tooBig(`over ${maxBytes}`);

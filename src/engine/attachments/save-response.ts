@@ -23,7 +23,10 @@ export async function saveResponse(res: GuardedResponse, to: FileLocation, maxDo
   }
   const cap = Math.min(maxDownloadBytes, to.maxFileBytes);
   const body = await readBodyCapped(res, cap);
-  if (body.truncated) throw new ToolError(`nothing saved to ${to.path}: the response is over ${cap} bytes (max_download_bytes ${maxDownloadBytes}, files "${to.instance}" max_file_bytes ${to.maxFileBytes})`);
+  if (body.truncated)
+    throw new ToolError(
+      `nothing saved to ${to.path}: the response is over ${cap} bytes (max_download_bytes ${maxDownloadBytes}, files "${to.instance}" max_file_bytes ${to.maxFileBytes})`,
+    );
   const type = essence(base.content_type) ?? typeByName(to.path);
   const bytes = to.cleaned ? to.cleaned(body.bytes, type) : body.bytes;
   // Text stays text, so read_file shows it; anything else is kept as bytes with its type.

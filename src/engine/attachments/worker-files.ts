@@ -25,10 +25,15 @@ export function workerFiles(run: RunFiles, frame: CallFrame): WorkerFiles {
 function locate(run: RunFiles, frame: CallFrame, ref: string): FileLocation {
   const instances = Object.entries(frame.worker.toolsets).filter(([, spec]) => spec.use === files.kind);
   const configs = new Map(instances.map(([name, spec]) => [name, files.config.parse(spec.config) as { root: string; max_file_bytes: number }]));
-  const at = resolveFilePath(ref, [...configs].map(([instance, c]) => ({ instance, root: c.root })), frame.worker.name);
+  const at = resolveFilePath(
+    ref,
+    [...configs].map(([instance, c]) => ({ instance, root: c.root })),
+    frame.worker.name,
+  );
   const spec = frame.worker.toolsets[at.instance]!;
   const scope = spec.scope ?? files.scope;
-  if (scope === "global") throw new ToolError(`"${ref}": files instance "${at.instance}" is global-scoped; attachments and downloads reach call- and run-scoped instances only`);
+  if (scope === "global")
+    throw new ToolError(`"${ref}": files instance "${at.instance}" is global-scoped; attachments and downloads reach call- and run-scoped instances only`);
   const scopeId = scope === "call" ? callScopeId(run.runId, frame.path) : run.runId;
   return {
     ...at,

@@ -11,7 +11,7 @@ import type { JSONSchema } from "../types/json-schema";
 import type { ToolsetRegistry } from "../types/kind";
 import type { ToolDef } from "../types/toolset";
 import type { CodeFunction, WorkerSpec } from "../types/worker";
-import type { Catalog, } from "../types/catalog";
+import type { Catalog } from "../types/catalog";
 import type { CatalogWorker } from "../types/worker";
 
 /** How a worker appears as a tool to the workers that list it (`callableTool`, as the calling model sees it). */
@@ -26,7 +26,13 @@ export function workerToolDef(w: WorkerSpec): ToolDef {
  * null when `models.yaml` was refused, so its problems are not echoed as unknown providers.
  * `functions`: code functions, checked like worker files, in the same namespace.
  */
-export function loadCatalog(files: Record<string, string>, kinds: ToolsetRegistry, parse: ParseData, providers: readonly string[] | null = BUILT_IN_PROVIDERS, functions: readonly CodeFunction[] = []): Catalog {
+export function loadCatalog(
+  files: Record<string, string>,
+  kinds: ToolsetRegistry,
+  parse: ParseData,
+  providers: readonly string[] | null = BUILT_IN_PROVIDERS,
+  functions: readonly CodeFunction[] = [],
+): Catalog {
   const { catalog, problems } = checkCatalog(files, kinds, parse, providers, functions);
   if (problems.length) throw new CatalogError(problems);
   return catalog;
@@ -78,7 +84,14 @@ export function checkCatalog(
   for (const { spec: s, named } of readings) {
     if (!s || !named) continue;
     const first = byName.get(s.name);
-    if (first) problems.push(new WorkerFileError(s.file, "name", `"${s.name}" is also the name of ${first.file}; worker names are unique${code.has(s) ? " (functions share their namespace)" : ""}`));
+    if (first)
+      problems.push(
+        new WorkerFileError(
+          s.file,
+          "name",
+          `"${s.name}" is also the name of ${first.file}; worker names are unique${code.has(s) ? " (functions share their namespace)" : ""}`,
+        ),
+      );
     else byName.set(s.name, s);
   }
 
@@ -89,7 +102,14 @@ export function checkCatalog(
     const resolved = resolveWorkerPatterns(s, byName, mayMeanRefused);
     problems.push(...resolved.problems);
     const toolsKnown = toolsetsComplete && resolved.complete && Object.values(s.toolsets).every((i) => kinds.has(i.use));
-    problems.push(...checkExposedTools(s, resolved.names.map((n) => byName.get(n)!), kinds, toolsKnown));
+    problems.push(
+      ...checkExposedTools(
+        s,
+        resolved.names.map((n) => byName.get(n)!),
+        kinds,
+        toolsKnown,
+      ),
+    );
     const fn = code.get(s);
     if (byName.get(s.name) === s) workers.set(s.name, { ...s, workerTools: resolved.names, ...(fn ? { code: fn } : {}) });
   }
@@ -108,7 +128,7 @@ export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry, providers: re
     }
   };
   schemaProblem("input", s.input);
-  if (s.input.type !== "object") problems.push(new WorkerFileError(s.file, "input", 'must be a JSON Schema with type: object (tool arguments are objects)'));
+  if (s.input.type !== "object") problems.push(new WorkerFileError(s.file, "input", "must be a JSON Schema with type: object (tool arguments are objects)"));
   schemaProblem("output", s.output);
   if (providers) problems.push(...checkModelProviders(s, providers));
   for (const [name, inst] of Object.entries(s.toolsets)) {
@@ -118,7 +138,9 @@ export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry, providers: re
       continue;
     }
     if (kind.dynamic && inst.scope === "global") {
-      problems.push(new WorkerFileError(s.file, `toolsets.${name}.scope`, `kind "${kind.kind}" lists its tools during each run; use scope call or run, not global`));
+      problems.push(
+        new WorkerFileError(s.file, `toolsets.${name}.scope`, `kind "${kind.kind}" lists its tools during each run; use scope call or run, not global`),
+      );
     }
     if (kind.framed && inst.scope && inst.scope !== "call") {
       problems.push(new WorkerFileError(s.file, `toolsets.${name}.scope`, `kind "${kind.kind}" acts for one call of this worker; leave scope out`));
@@ -165,8 +187,12 @@ export function exposedToolNames(s: WorkerSpec, workerTools: WorkerSpec[], kinds
   const problems: WorkerFileError[] = [];
   const add = (tool: string, from: string) => {
     const other = source.get(tool);
-    if (other) problems.push(new WorkerFileError(s.file, "toolsets", `tool "${tool}" is exposed by both ${other} and ${from}; rename one instance so its tools get a prefix`));
-    else if (!TOOL_NAME.test(tool)) problems.push(new WorkerFileError(s.file, "toolsets", `tool name "${tool}" from ${from} breaks the tool-name rule (1-64 of a-z A-Z 0-9 _ -)`));
+    if (other)
+      problems.push(
+        new WorkerFileError(s.file, "toolsets", `tool "${tool}" is exposed by both ${other} and ${from}; rename one instance so its tools get a prefix`),
+      );
+    else if (!TOOL_NAME.test(tool))
+      problems.push(new WorkerFileError(s.file, "toolsets", `tool name "${tool}" from ${from} breaks the tool-name rule (1-64 of a-z A-Z 0-9 _ -)`));
     else source.set(tool, from);
   };
   for (const [name, inst] of Object.entries(s.toolsets)) {
@@ -192,8 +218,12 @@ function checkExposedTools(s: WorkerSpec, workerTools: WorkerSpec[], kinds: Tool
   }
   if (!toolsKnown) return [];
   // A dynamic kind's tools are known at run time only: accept names under its instance's prefix.
-  const dynamic = Object.entries(s.toolsets).filter(([, inst]) => kinds.get(inst.use)!.dynamic).map(([name, inst]) => (name === inst.use ? "" : `${name}_`));
+  const dynamic = Object.entries(s.toolsets)
+    .filter(([, inst]) => kinds.get(inst.use)!.dynamic)
+    .map(([name, inst]) => (name === inst.use ? "" : `${name}_`));
   return Object.keys(s.approval)
     .filter((tool) => !exposed.has(tool) && !dynamic.some((prefix) => tool.startsWith(prefix)))
-    .map((tool) => new WorkerFileError(s.file, `approval.${tool}`, `no tool "${tool}" in this worker; its tools: ${[...exposed.keys()].join(", ") || "(none)"}`));
+    .map(
+      (tool) => new WorkerFileError(s.file, `approval.${tool}`, `no tool "${tool}" in this worker; its tools: ${[...exposed.keys()].join(", ") || "(none)"}`),
+    );
 }

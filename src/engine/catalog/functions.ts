@@ -29,7 +29,8 @@ export interface FunctionSpec<I extends z.ZodType, O extends z.ZodType> {
   run(input: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;
 }
 
-export const defineFunction = <I extends z.ZodType, O extends z.ZodType = z.ZodType<unknown>>(spec: FunctionSpec<I, O>): CodeFunction => spec as unknown as CodeFunction;
+export const defineFunction = <I extends z.ZodType, O extends z.ZodType = z.ZodType<unknown>>(spec: FunctionSpec<I, O>): CodeFunction =>
+  spec as unknown as CodeFunction;
 
 /** How errors name a function (where a worker's name its file). */
 export const functionLabel = (name: string) => `function "${name}"`;
@@ -44,7 +45,8 @@ export function readFunction(fn: CodeFunction): WorkerFileReading {
   const problems: WorkerFileError[] = [];
   const named = typeof fn.name === "string" && TOOL_NAME.test(fn.name);
   if (!named) problems.push(new WorkerFileError(file, "name", "must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)"));
-  if (typeof fn.description !== "string" || !fn.description.trim()) problems.push(new WorkerFileError(file, "description", "required: callers' models read it"));
+  if (typeof fn.description !== "string" || !fn.description.trim())
+    problems.push(new WorkerFileError(file, "description", "required: callers' models read it"));
   let input: Record<string, unknown> = { type: "object" };
   try {
     input = toolParameters(fn.input);
@@ -54,7 +56,19 @@ export function readFunction(fn: CodeFunction): WorkerFileReading {
   const { toolsets, workers, complete } = readToolsets(file, fn.toolsets ?? {}, problems);
   const { approval, notify, followUp } = readApproval(file, fn.approval ?? {}, problems);
   return {
-    spec: { file, name: String(fn.name), description: fn.description, input, maxTurns: DEFAULT_MAX_TURNS, toolsets, workers, approval, notify, ...(followUp ? { followUp } : {}), instructions: "" },
+    spec: {
+      file,
+      name: String(fn.name),
+      description: fn.description,
+      input,
+      maxTurns: DEFAULT_MAX_TURNS,
+      toolsets,
+      workers,
+      approval,
+      notify,
+      ...(followUp ? { followUp } : {}),
+      instructions: "",
+    },
     problems,
     named,
     toolsetsComplete: complete,

@@ -49,7 +49,10 @@ const approvalSettings = z.looseObject({
 });
 
 /** Mime types (`image/png`) or globs of them (`image/*`); matched without a regex. */
-const mimeGlob = z.string().regex(/^[a-z0-9*.+-]+\/[a-z0-9*.+-]+$/i, 'must be a mime type or glob such as image/* or application/pdf').max(100);
+const mimeGlob = z
+  .string()
+  .regex(/^[a-z0-9*.+-]+\/[a-z0-9*.+-]+$/i, "must be a mime type or glob such as image/* or application/pdf")
+  .max(100);
 
 /** What files a worker accepts from its callers, with each call. */
 export const attachmentsSchema = z.strictObject({
@@ -59,10 +62,17 @@ export const attachmentsSchema = z.strictObject({
 });
 
 export const frontmatterSchema = z.strictObject({
-  name: z.string().regex(TOOL_NAME, "must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)").describe("unique; the tool name when other workers call this one"),
+  name: z
+    .string()
+    .regex(TOOL_NAME, "must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)")
+    .describe("unique; the tool name when other workers call this one"),
   description: z.string().min(1).optional().describe("the tool description other workers' models see"),
   model: z.string().regex(MODEL_NAME, 'must be "provider:model", e.g. openai:gpt-4.1-mini').optional().describe("else the caller's model, else DEFAULT_MODEL"),
-  compatible_models: z.array(z.string().min(1).max(MAX_GLOB_LENGTH)).min(1).optional().describe("instead of model: inherit, but only these (case-insensitive globs)"),
+  compatible_models: z
+    .array(z.string().min(1).max(MAX_GLOB_LENGTH))
+    .min(1)
+    .optional()
+    .describe("instead of model: inherit, but only these (case-insensitive globs)"),
   input: jsonSchema.optional().describe("JSON Schema of the arguments (type: object); default {input: string}"),
   output: jsonSchema.optional().describe("JSON Schema the final answer must match"),
   max_turns: z.number().int().min(1).max(200).optional().describe("default 20"),
@@ -129,7 +139,11 @@ export function splitWorkerFile(text: string): { frontmatter: string; instructio
  * `parse` reads the frontmatter (YAML as written, JSON as bundled).
  */
 export function readWorkerFile(file: string, text: string, parse: ParseData): WorkerFileReading {
-  const unread = (reason: string): WorkerFileReading => ({ problems: [new WorkerFileError(file, "(frontmatter)", reason)], named: false, toolsetsComplete: false });
+  const unread = (reason: string): WorkerFileReading => ({
+    problems: [new WorkerFileError(file, "(frontmatter)", reason)],
+    named: false,
+    toolsetsComplete: false,
+  });
   const parts = splitWorkerFile(text);
   if (!parts) return unread("a worker file starts with YAML frontmatter between two '---' lines");
   let raw: unknown;
@@ -175,7 +189,13 @@ export function readWorkerFields(file: string, raw: Record<string, unknown>, bod
   const budget = field("budget");
   const attachments = field("attachments");
   if (attachments && input && typeof input.properties === "object" && input.properties !== null && "attachments" in input.properties) {
-    errors.push(new WorkerFileError(file, "input.properties.attachments", "a worker with attachments: gets an attachments parameter from the engine; rename this input property"));
+    errors.push(
+      new WorkerFileError(
+        file,
+        "input.properties.attachments",
+        "a worker with attachments: gets an attachments parameter from the engine; rename this input property",
+      ),
+    );
   }
 
   return {
@@ -252,7 +272,11 @@ export function readApproval(file: string, raw: unknown, errors: WorkerFileError
   }
   const followUp =
     remind_after || escalate_after
-      ? { remindAfterMs: remind_after ? parseDuration(remind_after)! : undefined, escalateAfterMs: escalate_after ? parseDuration(escalate_after)! : undefined, escalateTo: escalate_to }
+      ? {
+          remindAfterMs: remind_after ? parseDuration(remind_after)! : undefined,
+          escalateAfterMs: escalate_after ? parseDuration(escalate_after)! : undefined,
+          escalateTo: escalate_to,
+        }
       : undefined;
   return { approval, notify, followUp };
 }

@@ -8,7 +8,10 @@ import type { ToolsetRegistry } from "../types/kind";
  * parsing schema, with `toolsets` spelled out per registered kind.
  */
 export function workerFileJsonSchema(kinds: ToolsetRegistry): JSONSchema {
-  const common = { scope: z.enum(["call", "run", "global"]).optional().describe("call (default): per worker call; run: per run; global: one for the app"), readonly: z.boolean().optional().describe("only the tools that change nothing") };
+  const common = {
+    scope: z.enum(["call", "run", "global"]).optional().describe("call (default): per worker call; run: per run; global: one for the app"),
+    readonly: z.boolean().optional().describe("only the tools that change nothing"),
+  };
   const instances = [...kinds.values()].map((kind) => {
     const config = kind.config instanceof z.ZodObject ? kind.config.shape : {};
     return z.strictObject({ use: z.literal(kind.kind).describe(kind.description), ...common, ...config });

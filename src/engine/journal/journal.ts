@@ -135,6 +135,7 @@ export class Journal {
 
   /** A store failure, kept: every later step and write throws it again. */
   private failed(key: string, err: unknown): Error {
-    return (this.failure = err instanceof StorageError ? err : new StorageError(`the journal could not record step ${key}: ${messageOf(err)}`, false, { cause: err }));
+    return (this.failure =
+      err instanceof StorageError ? err : new StorageError(`the journal could not record step ${key}: ${messageOf(err)}`, false, { cause: err }));
   }
 }

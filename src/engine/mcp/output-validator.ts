@@ -63,7 +63,9 @@ export class BoundedOutputValidator implements jsonSchemaValidator {
       const tooMuch = validationWorkProblem(schema, input, checks);
       if (tooMuch) return invalid(`the structured content ${tooMuch} in what is left of timeout_ms`);
       const result = validator.validate(input);
-      return result.valid ? { valid: true, data: input as T, errorMessage: undefined } : invalid(result.errors.map((e) => `${e.instanceLocation}: ${e.error}`).join("; "));
+      return result.valid
+        ? { valid: true, data: input as T, errorMessage: undefined }
+        : invalid(result.errors.map((e) => `${e.instanceLocation}: ${e.error}`).join("; "));
     };
   }
 }

@@ -18,7 +18,9 @@ function partText(p: Part): string {
     case "audio":
       return `[${p.type}: ${p.mimeType}, ${base64Bytes(p.data)} bytes, not shown]`;
     case "resource":
-      return "text" in p.resource && typeof p.resource.text === "string" ? p.resource.text : `[resource: ${p.resource.uri}${p.resource.mimeType ? `, ${p.resource.mimeType}` : ""}, not shown]`;
+      return "text" in p.resource && typeof p.resource.text === "string"
+        ? p.resource.text
+        : `[resource: ${p.resource.uri}${p.resource.mimeType ? `, ${p.resource.mimeType}` : ""}, not shown]`;
     case "resource_link":
       return `[resource link: ${p.name} ${p.uri}]`;
     default:

@@ -51,7 +51,8 @@ export class McpSession {
 
   /** Bounded requests: a time limit on everything but the long-lived GET event stream, a byte cap on every body. */
   private readonly fetch: FetchLike = async (url, init) => {
-    const bounded = init?.method === "GET" ? init : { ...init, signal: AbortSignal.any([AbortSignal.timeout(this.opts.timeoutMs), ...(init?.signal ? [init.signal] : [])]) };
+    const bounded =
+      init?.method === "GET" ? init : { ...init, signal: AbortSignal.any([AbortSignal.timeout(this.opts.timeoutMs), ...(init?.signal ? [init.signal] : [])]) };
     return capped(await this.opts.fetch(url, bounded), MAX_RESPONSE_BYTES);
   };
 

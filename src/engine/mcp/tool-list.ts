@@ -25,7 +25,10 @@ export function offeredTools(tools: Tool[], opts: { keep: (name: string) => bool
     throw new ToolError(`${opts.label} offers more than ${MCP_TOOL_LIMITS.tools} tools; list the ones this worker needs under "tools:"`);
   }
   const list = offered.map((t) => {
-    for (const [which, schema] of [["input", t.inputSchema], ["output", t.outputSchema]] as const) {
+    for (const [which, schema] of [
+      ["input", t.inputSchema],
+      ["output", t.outputSchema],
+    ] as const) {
       const problem = schema === undefined ? undefined : schemaBoundsProblem(schema);
       if (problem) throw new ToolError(`${opts.label}: the ${which} schema of tool "${t.name}" ${problem}; leave it out with "tools:"`);
     }
@@ -39,7 +42,9 @@ export function offeredTools(tools: Tool[], opts: { keep: (name: string) => bool
   });
   const bytes = new TextEncoder().encode(JSON.stringify(list)).length;
   if (bytes > MCP_TOOL_LIMITS.totalBytes) {
-    throw new ToolError(`${opts.label}: the offered tools take ${bytes} bytes (at most ${MCP_TOOL_LIMITS.totalBytes}); list the ones this worker needs under "tools:"`);
+    throw new ToolError(
+      `${opts.label}: the offered tools take ${bytes} bytes (at most ${MCP_TOOL_LIMITS.totalBytes}); list the ones this worker needs under "tools:"`,
+    );
   }
   return list;
 }

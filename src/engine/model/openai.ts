@@ -57,9 +57,7 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
       const params = {
         model,
         messages: await Promise.all(req.messages.map(toOpenAI)),
-        ...(req.tools.length
-          ? { tools: req.tools.map((t) => ({ type: "function" as const, function: t })), parallel_tool_calls: true }
-          : {}),
+        ...(req.tools.length ? { tools: req.tools.map((t) => ({ type: "function" as const, function: t })), parallel_tool_calls: true } : {}),
         ...(req.output ? { response_format: { type: "json_schema" as const, json_schema: { name: "output", schema: req.output } } } : {}),
       };
       const deadline = new AbortController();
@@ -89,8 +87,16 @@ function fromCompletion(completion: OpenAI.Chat.ChatCompletion): ModelResponse {
 const MAX_TOOL_CALLS = 128;
 
 /** The same request streamed: text pieces go to `onDelta` as they arrive; tool calls and usage are put together from the chunks. */
-async function streamed(client: OpenAI, params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, onDelta: (text: string) => void, signal: AbortSignal, begun: () => void): Promise<ModelResponse> {
-  const { data: stream, response } = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal }).withResponse();
+async function streamed(
+  client: OpenAI,
+  params: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+  onDelta: (text: string) => void,
+  signal: AbortSignal,
+  begun: () => void,
+): Promise<ModelResponse> {
+  const { data: stream, response } = await client.chat.completions
+    .create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal })
+    .withResponse();
   begun(); // the answer streams as long as it takes (as under the client's own timeout, which ends with the headers)
   // A compatible server that does not stream answers with the whole completion as JSON.
   if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) return fromCompletion((await response.json()) as OpenAI.Chat.ChatCompletion);

@@ -98,14 +98,19 @@ function parseModelsFile(file: string, text: string, parse: ParseData): ModelsCo
   const providers: Record<string, ProviderSpec> = {};
   for (const [name, rawSpec] of Object.entries(parsed.data.providers ?? {})) {
     const field = `providers.${name}`;
-    if (!PROVIDER_NAME.test(name)) problems.push(new WorkerFileError(file, field, "a provider name is lowercase a-z 0-9 _ - (the part before ':' in a model id)"));
-    else if (BUILT_IN_PROVIDERS.includes(name)) problems.push(new WorkerFileError(file, field, `"${name}" is built in and cannot be redeclared (openai: uses OPENAI_BASE_URL and OPENAI_API_KEY)`));
+    if (!PROVIDER_NAME.test(name))
+      problems.push(new WorkerFileError(file, field, "a provider name is lowercase a-z 0-9 _ - (the part before ':' in a model id)"));
+    else if (BUILT_IN_PROVIDERS.includes(name))
+      problems.push(new WorkerFileError(file, field, `"${name}" is built in and cannot be redeclared (openai: uses OPENAI_BASE_URL and OPENAI_API_KEY)`));
     else {
       // The shape decides the kind: a `binding` is Workers AI, anything else must be OpenAI-compatible.
       const isBinding = !!rawSpec && typeof rawSpec === "object" && "binding" in rawSpec;
       const spec = (isBinding ? workersAiSpec : openaiCompatibleSpec).safeParse(rawSpec);
       if (!spec.success) problems.push(...issuesToErrors(file, spec.error, field));
-      else providers[name] = isBinding ? { file, kind: "workers-ai", config: spec.data as WorkersAiSpec } : { file, kind: "openai-compatible", config: spec.data as OpenAICompatibleSpec };
+      else
+        providers[name] = isBinding
+          ? { file, kind: "workers-ai", config: spec.data as WorkersAiSpec }
+          : { file, kind: "openai-compatible", config: spec.data as OpenAICompatibleSpec };
     }
   }
   for (const model of Object.keys(parsed.data.prices ?? {})) {

@@ -61,7 +61,10 @@ function configuredModel(model: string, spec: ProviderSpec, where: { file: strin
     const config = spec.config;
     const binding = opts.binding?.(config.binding) as Partial<AiBinding> | undefined;
     if (typeof binding?.run !== "function") {
-      throw new RunError("config", `${where.file}: ${where.field}.binding: the app has no binding "${config.binding}" (add [ai] binding = "${config.binding}" to wrangler.toml)`);
+      throw new RunError(
+        "config",
+        `${where.file}: ${where.field}.binding: the app has no binding "${config.binding}" (add [ai] binding = "${config.binding}" to wrangler.toml)`,
+      );
     }
     return workersAiModel(model, binding as AiBinding, { gateway: config.gateway });
   }

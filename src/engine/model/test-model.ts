@@ -55,7 +55,11 @@ export function scriptedModel(script: ScriptedReply[] | ((req: ModelRequest, n: 
       if (!reply) throw new Error(`scripted model ran out of replies at request ${n + 1}`);
       return {
         text: reply.text ?? null,
-        toolCalls: (reply.toolCalls ?? []).map((c, i) => ({ id: c.id ?? `call_${n + 1}_${i + 1}`, name: c.name, arguments: c.arguments ?? JSON.stringify(c.args ?? {}) })),
+        toolCalls: (reply.toolCalls ?? []).map((c, i) => ({
+          id: c.id ?? `call_${n + 1}_${i + 1}`,
+          name: c.name,
+          arguments: c.arguments ?? JSON.stringify(c.args ?? {}),
+        })),
         usage: reply.usage ?? { inputTokens: estimateTokens(req), outputTokens: 5 },
       };
     },

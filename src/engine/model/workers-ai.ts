@@ -37,24 +37,28 @@ export function workersAiModel(model: string, binding: AiBinding, opts: WorkersA
 
 async function toWorkersAiMessages(messages: Message[]): Promise<Array<Record<string, unknown>>> {
   const toolNames = new Map<string, string>();
-  return Promise.all(messages.map(async (m) => {
-    switch (m.role) {
-      case "assistant":
-        for (const c of m.toolCalls ?? []) toolNames.set(c.id, c.name);
-        return {
-          role: "assistant",
-          content: m.content ?? "",
-          ...(m.toolCalls?.length ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) } : {}),
-        };
-      case "tool":
-        // `name` too: models with the older tool format match results by name, not id.
-        return { role: "tool", tool_call_id: m.toolCallId, name: toolNames.get(m.toolCallId), content: m.content };
-      case "user":
-        return { role: "user", content: typeof m.content === "string" ? m.content : await inlineText(m.content) };
-      default:
-        return { role: m.role, content: m.content };
-    }
-  }));
+  return Promise.all(
+    messages.map(async (m) => {
+      switch (m.role) {
+        case "assistant":
+          for (const c of m.toolCalls ?? []) toolNames.set(c.id, c.name);
+          return {
+            role: "assistant",
+            content: m.content ?? "",
+            ...(m.toolCalls?.length
+              ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) }
+              : {}),
+          };
+        case "tool":
+          // `name` too: models with the older tool format match results by name, not id.
+          return { role: "tool", tool_call_id: m.toolCallId, name: toolNames.get(m.toolCallId), content: m.content };
+        case "user":
+          return { role: "user", content: typeof m.content === "string" ? m.content : await inlineText(m.content) };
+        default:
+          return { role: m.role, content: m.content };
+      }
+    }),
+  );
 }
 
 /**

@@ -70,9 +70,7 @@ export function allowList(entries: readonly string[]): AllowList {
       const port = url.port === "" ? defaultPort : Number(url.port);
       const host = url.hostname;
       return parsed.some(
-        (e) =>
-          (e.port ?? defaultPort) === port &&
-          (e.subdomains ? host.length > e.host.length + 1 && host.endsWith(`.${e.host}`) : host === e.host),
+        (e) => (e.port ?? defaultPort) === port && (e.subdomains ? host.length > e.host.length + 1 && host.endsWith(`.${e.host}`) : host === e.host),
       );
     },
   };

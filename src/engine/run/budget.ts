@@ -100,5 +100,10 @@ async function overBudget(run: BudgetServices, frame: CallFrame, stepKey: string
       run.approvalMode !== "ask" ? { approved: false, by: `approval_mode ${run.approvalMode} (a budget is extended only by a person)` } : undefined,
   });
   // Approved: this key now counts as an extension, so the check above passes. Rejected: the run ends.
-  if (!decision.approved) throw new RunError("budget_exceeded", `${over.message}; continuing past it was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`, true);
+  if (!decision.approved)
+    throw new RunError(
+      "budget_exceeded",
+      `${over.message}; continuing past it was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`,
+      true,
+    );
 }

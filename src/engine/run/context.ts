@@ -41,8 +41,17 @@ type LazyMember = (typeof EFFECT_METHODS)[number] | "files";
 /** Each member a context makes only when it is first read, from the call's core. */
 const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
   files: ({ run, frame }) => workerFiles(run, frame),
-  llmAsk: (core) => (prompt, opts = {}) =>
-    askModel({ ...frameModels(core.run, core.frame), key: next(core, "ask"), model: opts.model ?? core.frame.model, usage: core.usage, prompt, system: opts.system }),
+  llmAsk:
+    (core) =>
+    (prompt, opts = {}) =>
+      askModel({
+        ...frameModels(core.run, core.frame),
+        key: next(core, "ask"),
+        model: opts.model ?? core.frame.model,
+        usage: core.usage,
+        prompt,
+        system: opts.system,
+      }),
   llmAgent: (core) => async (opts) => {
     const { run, frame, usage } = core;
     const base = next(core, "agent");
@@ -56,7 +65,8 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
       "llmAgent",
     );
   },
-  callTool: (core) => async (name, args) => core.toolset.callTool(name, args, toolContext(core.run, core.frame, core.toolset, next(core, "call"), core.usage.child(), core.state)),
+  callTool: (core) => async (name, args) =>
+    core.toolset.callTool(name, args, toolContext(core.run, core.frame, core.toolset, next(core, "call"), core.usage.child(), core.state)),
   callWorker: (core) => async (name, input) => {
     const { run, frame, usage } = core;
     const base = next(core, "worker");
@@ -65,7 +75,10 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
     const meter = usage.child();
     return recordedCall(run.journal, resultKey(base), meter, () => callee.call(input, { path: calleePath(base, name), parent: frame, usage: meter }), name);
   },
-  step: ({ run, callPath }) => (key, fn) => run.journal.step(stepKey(run.keyGrammar, callPath, key), fn),
+  step:
+    ({ run, callPath }) =>
+    (key, fn) =>
+      run.journal.step(stepKey(run.keyGrammar, callPath, key), fn),
   now: (core) => () => core.run.journal.step(next(core, "now"), () => core.run.clock.now()),
   randomId: (core) => () => core.run.journal.step(next(core, "random"), () => crypto.randomUUID()),
 };
@@ -94,7 +107,14 @@ class CallContext implements ToolContext {
   declare readonly now: ToolContext["now"];
   declare readonly randomId: ToolContext["randomId"];
 
-  constructor(run: CallServices, frame: CallFrame, toolset: Toolset, readonly callPath: string, readonly usage: UsageMeter, readonly state: StateKV) {
+  constructor(
+    run: CallServices,
+    frame: CallFrame,
+    toolset: Toolset,
+    readonly callPath: string,
+    readonly usage: UsageMeter,
+    readonly state: StateKV,
+  ) {
     this.runId = run.runId;
     this.depth = frame.depth;
     this.workerChain = frame.chain;

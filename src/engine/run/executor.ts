@@ -122,7 +122,9 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     const instances = await Promise.allSettled(run.runInstances.values());
     await closeAll(
       run,
-      [...run.runInstances.keys()].flatMap((key, i) => (instances[i]!.status === "fulfilled" ? [{ name: key, ts: (instances[i] as PromiseFulfilledResult<Toolset>).value }] : [])),
+      [...run.runInstances.keys()].flatMap((key, i) =>
+        instances[i]!.status === "fulfilled" ? [{ name: key, ts: (instances[i] as PromiseFulfilledResult<Toolset>).value }] : [],
+      ),
     );
   }
   if (outcome.status !== "awaiting_approval") await clearRunState(states, run.runId);

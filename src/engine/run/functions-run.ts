@@ -32,7 +32,8 @@ export async function runFunction(run: CallServices, entry: CatalogWorker, fn: C
     }
     if (fn.output) {
       const checked = fn.output.safeParse(result);
-      if (!checked.success) throw new RunError("invalid_output", `${entry.file}: its result does not match its output schema: ${describeIssues(checked.error)}`);
+      if (!checked.success)
+        throw new RunError("invalid_output", `${entry.file}: its result does not match its output schema: ${describeIssues(checked.error)}`);
       result = checked.data;
     }
     return storable(entry.file, frame.path, result);
@@ -51,6 +52,10 @@ function storable(file: string, path: string, result: unknown): unknown {
   } catch (err) {
     throw new RunError("invalid_output", `${file}: its result is not JSON: ${messageOf(err)}`, false, { cause: err });
   }
-  if (bytes > MAX_STEP_BYTES) throw new RunError("too_large", `${file}: its result is ${bytes} bytes as JSON, over the journal's bound of ${MAX_STEP_BYTES} bytes; return less, or write it with a tool`);
+  if (bytes > MAX_STEP_BYTES)
+    throw new RunError(
+      "too_large",
+      `${file}: its result is ${bytes} bytes as JSON, over the journal's bound of ${MAX_STEP_BYTES} bytes; return less, or write it with a tool`,
+    );
   return result;
 }

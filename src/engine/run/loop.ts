@@ -31,7 +31,9 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
   // No tool call to answer yet: a toolset that cannot list its tools ends this worker call.
   const list = async () => {
     const listed = await toolset.listTools().catch((err: unknown) => {
-      throw propagates(err) || err instanceof RunError ? err : new RunError("config", `${worker.file}: its tools could not be listed: ${messageOf(err)}`, false, { cause: err });
+      throw propagates(err) || err instanceof RunError
+        ? err
+        : new RunError("config", `${worker.file}: its tools could not be listed: ${messageOf(err)}`, false, { cause: err });
     });
     return listed.map(({ name, description, parameters }) => ({ name, description, parameters }));
   };
@@ -61,9 +63,13 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
       if (!worker.output) return res.text ?? "";
       const problem = outputProblem(worker, res.text);
       if (!problem.error) return problem.value;
-      if (outputRetried) throw new RunError("invalid_output", `${worker.file}: final answer does not match the output schema after one retry: ${problem.error}`);
+      if (outputRetried)
+        throw new RunError("invalid_output", `${worker.file}: final answer does not match the output schema after one retry: ${problem.error}`);
       outputRetried = true;
-      messages.push({ role: "user", content: `Your final answer does not match the output schema: ${problem.error}. Answer again with only JSON that matches it.` });
+      messages.push({
+        role: "user",
+        content: `Your final answer does not match the output schema: ${problem.error}. Answer again with only JSON that matches it.`,
+      });
       continue;
     }
 

@@ -44,26 +44,30 @@ export async function modelStep({ journal, models, prices, budget, file, key, mo
     if (propagates(err)) return err; // a signal (the request was handed off): not the model's failure
     return new RunError("model_error", `${file}: model ${model} failed: ${messageOf(err)}`, true, { cause: err });
   };
-  const res = await journal.step<RecordedResponse>(key, async () => {
-    let m: Model;
-    let r: ModelResponse;
-    try {
-      m = models(model);
-    } catch (err) {
-      throw failed(err);
-    }
-    // Checked when the request is made, not again while a request handed off waits for its answer.
-    if (!m.requested?.(key)) {
-      const asking = budget(key);
-      if (asking) await asking;
-    }
-    try {
-      r = await m.request({ ...request, key });
-    } catch (err) {
-      throw failed(err);
-    }
-    return { ...r, model, costUsd: costOf(model, r.usage.inputTokens, r.usage.outputTokens, prices) };
-  }, tooLarge);
+  const res = await journal.step<RecordedResponse>(
+    key,
+    async () => {
+      let m: Model;
+      let r: ModelResponse;
+      try {
+        m = models(model);
+      } catch (err) {
+        throw failed(err);
+      }
+      // Checked when the request is made, not again while a request handed off waits for its answer.
+      if (!m.requested?.(key)) {
+        const asking = budget(key);
+        if (asking) await asking;
+      }
+      try {
+        r = await m.request({ ...request, key });
+      } catch (err) {
+        throw failed(err);
+      }
+      return { ...r, model, costUsd: costOf(model, r.usage.inputTokens, r.usage.outputTokens, prices) };
+    },
+    tooLarge,
+  );
   addUsage(usage, res);
   return res;
 }

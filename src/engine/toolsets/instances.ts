@@ -72,7 +72,12 @@ export function instanceInit(states: StateBackend, scope: Scope, scopeId: string
  * and the secrets among the values filled in (to redact; plain vars stay readable).
  * The kind's complaint may quote a value: it is redacted too, since the error is stored with the run.
  */
-function withVars(spec: InstanceSpec, schema: z.ZodType, run: AttachmentSources, where: { file: string; field: string }): { spec: InstanceSpec; secrets: Substitution[] } {
+function withVars(
+  spec: InstanceSpec,
+  schema: z.ZodType,
+  run: AttachmentSources,
+  where: { file: string; field: string },
+): { spec: InstanceSpec; secrets: Substitution[] } {
   if (!usesVars(spec.config)) return { spec, secrets: [] };
   const { config, substituted } = interpolate(spec.config, run.vars, where);
   const secrets = run.secretsOf(substituted);
@@ -142,7 +147,10 @@ export async function buildCallToolset(run: ToolsetServices, frame: CallFrame): 
     remembered: run.rememberedApprovals,
   });
   const toolset = journaled(gated, run.journal);
-  return { toolset: creationTools.size ? showsCreated(toolset, { journal: run.journal, created: run.created, path: frame.path, tools: creationTools }) : toolset, close: () => closeAll(run, owned) };
+  return {
+    toolset: creationTools.size ? showsCreated(toolset, { journal: run.journal, created: run.created, path: frame.path, tools: creationTools }) : toolset,
+    close: () => closeAll(run, owned),
+  };
 }
 
 /**

@@ -28,7 +28,8 @@ export function interpolate(
           substituted.set(name, set);
           return set;
         }
-        if (fallback === undefined) throw new RunError("config", `${where.file}: ${field}: uses \${${name}}, which is not set (wrangler secret put ${name}, or .dev.vars locally)`);
+        if (fallback === undefined)
+          throw new RunError("config", `${where.file}: ${field}: uses \${${name}}, which is not set (wrangler secret put ${name}, or .dev.vars locally)`);
         return fallback;
       });
     }

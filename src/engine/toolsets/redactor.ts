@@ -16,7 +16,8 @@ export function redactor(secrets: readonly Substitution[]): (text: string) => st
   for (const { name, value } of secrets) {
     if (value.length < MIN_REDACTED_LENGTH) continue;
     const url = encodeURIComponent(value);
-    for (const form of [value, JSON.stringify(value).slice(1, -1), url, url.replaceAll("%20", "+")]) if (!marks.has(form)) marks.set(form, `[redacted:${name}]`);
+    for (const form of [value, JSON.stringify(value).slice(1, -1), url, url.replaceAll("%20", "+")])
+      if (!marks.has(form)) marks.set(form, `[redacted:${name}]`);
   }
   // Longest first, so a value that contains another is replaced whole.
   const forms = [...marks].sort((a, b) => b[0].length - a[0].length);

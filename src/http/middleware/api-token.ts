@@ -12,7 +12,9 @@ export async function hasApiToken(env: Env, authorization: string | undefined): 
 export function apiToken(): MiddlewareHandler<{ Bindings: Env }> {
   return async function apiToken(c, next) {
     if (!c.env.API_TOKEN) {
-      throw httpError(503, { error: "API_TOKEN is not set: add it with `wrangler secret put API_TOKEN` (or to .dev.vars locally); the API stays closed until then" });
+      throw httpError(503, {
+        error: "API_TOKEN is not set: add it with `wrangler secret put API_TOKEN` (or to .dev.vars locally); the API stays closed until then",
+      });
     }
     if (!(await hasApiToken(c.env, c.req.header("Authorization")))) {
       throw httpError(401, { error: "missing or wrong API token: send Authorization: Bearer <API_TOKEN>" }, { "WWW-Authenticate": "Bearer" });

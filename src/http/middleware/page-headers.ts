@@ -5,7 +5,11 @@ const hashes = new Map<string, Promise<string>>();
 /** The CSP source admitting exactly this inline text (computed once per isolate). */
 const hashSource = (text: string) => {
   let h = hashes.get(text);
-  if (!h) hashes.set(text, (h = crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)).then((d) => `'sha256-${btoa(String.fromCharCode(...new Uint8Array(d)))}'`)));
+  if (!h)
+    hashes.set(
+      text,
+      (h = crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)).then((d) => `'sha256-${btoa(String.fromCharCode(...new Uint8Array(d)))}'`)),
+    );
   return h;
 };
 

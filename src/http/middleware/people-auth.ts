@@ -91,7 +91,13 @@ export function peopleAuth(): MiddlewareHandler<PeopleEnv> {
       if (c.req.method === "GET" && (c.req.header("Accept") ?? "").includes("text/html")) {
         return c.redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
       }
-      return c.html(Problem({ title: "Sign in first", message: "Sign in at /login with the API token, send Authorization: Bearer <API_TOKEN>, or come through Cloudflare Access." }), 401);
+      return c.html(
+        Problem({
+          title: "Sign in first",
+          message: "Sign in at /login with the API token, send Authorization: Bearer <API_TOKEN>, or come through Cloudflare Access.",
+        }),
+        401,
+      );
     }
     c.set("person", person);
     await next();

@@ -19,7 +19,16 @@ approvals.get("/:token", async (c) => {
   const closed = closedApproval(link.run, link.approval);
   if (closed) return c.html(<Problem title={closed.title} message={closed.message} runLink={runLink} />, closed.status);
   const intent = c.req.query("intent");
-  return c.html(<ApprovalPage run={link.run} approval={link.approval} call={describeApproval(link.approval)} action={`/approvals/${token}`} runLink={runLink} intent={intent} />);
+  return c.html(
+    <ApprovalPage
+      run={link.run}
+      approval={link.approval}
+      call={describeApproval(link.approval)}
+      action={`/approvals/${token}`}
+      runLink={runLink}
+      intent={intent}
+    />,
+  );
 });
 
 approvals.post("/:token", async (c) => {

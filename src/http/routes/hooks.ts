@@ -21,7 +21,10 @@ hooks.post("/:name", async (c) => {
   const t = triggers().get(name);
   if (!t) throw httpError(404, { error: `unknown trigger "${name}"` });
   const secret = (c.env as unknown as Record<string, string | undefined>)[t.verify.secret_env];
-  if (!secret) throw httpError(503, { error: `${t.verify.secret_env} is not set: trigger "${name}" refuses every delivery until it is (wrangler secret put ${t.verify.secret_env})` });
+  if (!secret)
+    throw httpError(503, {
+      error: `${t.verify.secret_env} is not set: trigger "${name}" refuses every delivery until it is (wrangler secret put ${t.verify.secret_env})`,
+    });
 
   const body = await readLimited(c.req.raw, MAX_BODY_BYTES);
   const verified = await verifyDelivery(t, secret, c.req.raw.headers, body);

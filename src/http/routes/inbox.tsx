@@ -16,8 +16,14 @@ const RECENT_RUNS = 50;
 
 const filterQuery = z.object({
   status: z.enum(["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"]).optional().catch(undefined),
-  worker: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "not a worker name").optional(),
-  trigger: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "not a trigger kind or name").optional(),
+  worker: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, "not a worker name")
+    .optional(),
+  trigger: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, "not a trigger kind or name")
+    .optional(),
 });
 
 /** An empty form field means "any". */
@@ -29,14 +35,32 @@ export const inbox = new Hono<PeopleEnv>();
 inbox.get("/", peopleAuth(), async (c) => {
   const parsed = filterQuery.safeParse(given(c.req.query()));
   if (!parsed.success) {
-    return c.html(<Problem title="Bad filter" message={issueList(parsed.error).map((i) => `${i.path}: ${i.message}`).join("; ")} />, 400);
+    return c.html(
+      <Problem
+        title="Bad filter"
+        message={issueList(parsed.error)
+          .map((i) => `${i.path}: ${i.message}`)
+          .join("; ")}
+      />,
+      400,
+    );
   }
   const filter = parsed.data;
   const person = c.get("person");
   const index = runIndex(c.env);
   const [pending, recent] = await Promise.all([index.pendingApprovals(), index.listRuns({ ...filter, limit: RECENT_RUNS })]);
   const approvals = await withCalls(c.env, person, pending.approvals);
-  return c.html(<InboxPage who={person.who} csrf={person.via === "session" ? person.csrf : null} approvals={approvals} truncated={pending.truncated} runs={recent.runs} filter={filter} now={Date.now()} />);
+  return c.html(
+    <InboxPage
+      who={person.who}
+      csrf={person.via === "session" ? person.csrf : null}
+      approvals={approvals}
+      truncated={pending.truncated}
+      runs={recent.runs}
+      filter={filter}
+      now={Date.now()}
+    />,
+  );
 });
 
 /**

@@ -22,8 +22,14 @@ const since = z.string().transform((s, ctx) => {
 
 const runsQuery = z.strictObject({
   status: z.enum(STATUSES).optional(),
-  worker: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "not a worker name").optional(),
-  trigger: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "not a trigger kind or name").optional(),
+  worker: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, "not a worker name")
+    .optional(),
+  trigger: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, "not a trigger kind or name")
+    .optional(),
   since: since.optional(),
   limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(50),
   cursor: cursor.optional(),

@@ -51,7 +51,11 @@ runs.get("/:id/events", (c) => runEventStream(c, stubFor(c.env, c.req.param("id"
 /** A worker the run created, as `.worker` file text: commit it to `workers/` to keep it. */
 runs.get("/:id/workers/:name", async (c) => {
   const answer = await stubFor(c.env, c.req.param("id")).createdWorker(c.req.param("name"));
-  if (!answer.ok) throw httpError(answer.status, answer.status === 404 && answer.error === "unknown run" ? await missingRun(c.env, c.req.param("id")) : { error: answer.error });
+  if (!answer.ok)
+    throw httpError(
+      answer.status,
+      answer.status === 404 && answer.error === "unknown run" ? await missingRun(c.env, c.req.param("id")) : { error: answer.error },
+    );
   return c.text(answer.text, 200, { "content-type": "text/plain; charset=utf-8" });
 });
 

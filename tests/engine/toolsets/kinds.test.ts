@@ -4,5 +4,9 @@ import { files, http } from "../../../src/engine";
 import { toolsetKindCases } from "./toolset.case";
 
 toolsetKindCases(files, { config: { root: "/src" }, badConfig: { root: "relative" }, call: { tool: "list_files", args: {} } });
-toolsetKindCases(http, { config: { allow: [env.FAKE_OPENAI_HOST] }, badConfig: { allow: [] }, call: { tool: "fetch", args: { url: `${env.FAKE_OPENAI_URL}/effects/kind-case` } } });
+toolsetKindCases(http, {
+  config: { allow: [env.FAKE_OPENAI_HOST] },
+  badConfig: { allow: [] },
+  call: { tool: "fetch", args: { url: `${env.FAKE_OPENAI_URL}/effects/kind-case` } },
+});
 toolsetKindCases(counter, { config: {}, badConfig: { start: "zero" }, call: { tool: "increment", args: {} } });

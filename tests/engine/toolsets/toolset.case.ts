@@ -33,7 +33,8 @@ export function bareContext(): ToolContext {
  */
 export function toolsetKindCases(kind: ToolsetKind, opts: { config: unknown; badConfig: unknown; call: { tool: string; args: unknown } }) {
   describe(`toolset kind "${kind.kind}": shared behaviour`, () => {
-    const instance = () => kind.instantiate(`${kind.kind}#case`, kind.config.parse(opts.config), instanceInit(new MemoryStateBackend(), "call", "case", kind.kind, "case"));
+    const instance = () =>
+      kind.instantiate(`${kind.kind}#case`, kind.config.parse(opts.config), instanceInit(new MemoryStateBackend(), "call", "case", kind.kind, "case"));
 
     it("declares tools with unique tool-rule names, a description and object parameters", () => {
       const names = kind.definitions.map((d) => d.name);

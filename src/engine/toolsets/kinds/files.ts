@@ -63,9 +63,7 @@ export const files = defineToolset({
       async run({ glob }, _ctx, self: FilesInstance) {
         const head = key(self.root === "/" ? "/" : `${self.root}/`);
         const matches = glob ? globMatcher(glob, { slashes: true }) : () => true;
-        return (await self.disk.list(head))
-          .map(([k, v]) => listed(k.slice(head.length), v as StoredFile))
-          .filter((f) => matches(f.path));
+        return (await self.disk.list(head)).map(([k, v]) => listed(k.slice(head.length), v as StoredFile)).filter((f) => matches(f.path));
       },
     }),
     write_file: tool({

@@ -8,11 +8,14 @@ import { defineToolset, tool } from "../define";
 import { prettyValue } from "../unfold-json";
 import type { CallDescription } from "../../types/toolset";
 
-const allowEntry = z.string().min(1).superRefine((entry, ctx) => {
-  // `${VAR}` entries are checked again once the variables are filled in.
-  const problem = entry.includes("${") ? undefined : allowEntryProblem(entry);
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
+const allowEntry = z
+  .string()
+  .min(1)
+  .superRefine((entry, ctx) => {
+    // `${VAR}` entries are checked again once the variables are filled in.
+    const problem = entry.includes("${") ? undefined : allowEntryProblem(entry);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
 
 const config = z.strictObject({
   /**
@@ -82,13 +85,21 @@ export const http = defineToolset({
   create: (c): Self => ({ ...c, fetch: guardedFetch({ allow: allowList(c.allow), headers: c.headers }) }),
   tools: {
     fetch: tool({
-      description: "Make an HTTP request and get the status and response text; with save_to, store the response body (an image, a PDF) in a files toolset instead",
+      description:
+        "Make an HTTP request and get the status and response text; with save_to, store the response body (an image, a PDF) in a files toolset instead",
       input: z.strictObject({
         url: z.url(),
         method: z.enum(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]).default("GET"),
         headers: z.record(z.string(), z.string()).optional(),
         body: z.string().optional(),
-        save_to: z.string().min(1).max(1024).optional().describe('save the response body as this file of your files toolset, e.g. "docs:img.png" (a path as its read_file takes it, or a bare path with one files toolset); answers with its type and size'),
+        save_to: z
+          .string()
+          .min(1)
+          .max(1024)
+          .optional()
+          .describe(
+            'save the response body as this file of your files toolset, e.g. "docs:img.png" (a path as its read_file takes it, or a bare path with one files toolset); answers with its type and size',
+          ),
       }),
       // Reads are allowed by default; anything that can change something asks.
       // A read that saves into the worker's files writes there: it asks like a write.
@@ -122,7 +133,9 @@ export const http = defineToolset({
           // A state store that cannot write (save_to) stops the activation: never a tool result.
           if (err instanceof ToolError || propagates(err)) throw err;
           const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
-          throw new ToolError(timedOut ? `request to ${url.host} timed out after ${self.timeout_ms} ms` : `request to ${url.host} failed: ${String(err)}`, { cause: err });
+          throw new ToolError(timedOut ? `request to ${url.host} timed out after ${self.timeout_ms} ms` : `request to ${url.host} failed: ${String(err)}`, {
+            cause: err,
+          });
         }
       },
     }),

@@ -19,7 +19,9 @@ const isReachableUrl = (s: string) => URL.canParse(s) && reachable(new URL(s));
 
 const config = z.strictObject({
   /** The server's Streamable HTTP endpoint, e.g. https://mcp.example.com/mcp. */
-  url: z.string().refine((s) => usesVars(s) || isReachableUrl(s), "must be an https URL (or http to localhost/127.0.0.1 for development), without user:password"),
+  url: z
+    .string()
+    .refine((s) => usesVars(s) || isReachableUrl(s), "must be an https URL (or http to localhost/127.0.0.1 for development), without user:password"),
   /** Sent with every request to that URL (e.g. Authorization); never to another origin. */
   headers: z.record(z.string(), z.string()).default({}),
   /** Tool names or globs to offer (default all). */

@@ -15,7 +15,11 @@ import type { InstanceSpec, WorkerSpec } from "../../types/worker";
 const KIND = "worker_creation";
 
 const config = z.strictObject({
-  grant: z.array(z.string().regex(TOOL_NAME, "instance names follow the tool-name rule")).max(20).default([]).describe("instances of this worker a created worker may be given"),
+  grant: z
+    .array(z.string().regex(TOOL_NAME, "instance names follow the tool-name rule"))
+    .max(20)
+    .default([])
+    .describe("instances of this worker a created worker may be given"),
   max_workers: z.number().int().min(1).max(20).default(3).describe("workers this instance may create per run"),
 });
 type Config = z.output<typeof config>;
@@ -68,7 +72,9 @@ const definition: ToolDef = {
   approval: () => "ask",
   describe: (args) => {
     const a = createArgs.safeParse(args);
-    return a.success ? { summary: `create worker "${a.data.name}" with toolsets ${a.data.toolsets?.join(", ") || "(none)"}`, details: a.data.instructions } : undefined;
+    return a.success
+      ? { summary: `create worker "${a.data.name}" with toolsets ${a.data.toolsets?.join(", ") || "(none)"}`, details: a.data.instructions }
+      : undefined;
   },
 };
 
@@ -89,7 +95,17 @@ export const workerCreation: ToolsetKind = {
   checkInstance(worker, instance, cfg) {
     return (cfg as Config).grant.flatMap((g) => {
       const granted = worker.toolsets[g];
-      if (!granted) return [{ field: "grant", reason: `"${g}" is not a toolset instance of ${worker.name}; a created worker gets only its creator's instances (have: ${Object.keys(worker.toolsets).filter((n) => n !== instance).join(", ") || "none"})` }];
+      if (!granted)
+        return [
+          {
+            field: "grant",
+            reason: `"${g}" is not a toolset instance of ${worker.name}; a created worker gets only its creator's instances (have: ${
+              Object.keys(worker.toolsets)
+                .filter((n) => n !== instance)
+                .join(", ") || "none"
+            })`,
+          },
+        ];
       if (granted.use === KIND) return [{ field: "grant", reason: `"${g}" creates workers itself and cannot be granted` }];
       return [];
     });
@@ -133,9 +149,14 @@ function checkedCreation(call: FramedCall, instance: string, cfg: Config, a: Cre
   }
   // Never another model than the creator may use: the same one, or one its compatible_models admit.
   if (a.model !== undefined && a.model !== frame.model && !creator.compatibleModels?.some((g) => globMatcher(g, { ignoreCase: true })(a.model!))) {
-    throw new ToolError(`model "${a.model}" is not one ${creator.name} may use (its model is ${frame.model}${creator.compatibleModels ? `; compatible_models: ${creator.compatibleModels.join(", ")}` : ""}); leave model out to use the same`);
+    throw new ToolError(
+      `model "${a.model}" is not one ${creator.name} may use (its model is ${frame.model}${creator.compatibleModels ? `; compatible_models: ${creator.compatibleModels.join(", ")}` : ""}); leave model out to use the same`,
+    );
   }
-  for (const [field, s] of [["input", a.input], ["output", a.output]] as const) {
+  for (const [field, s] of [
+    ["input", a.input],
+    ["output", a.output],
+  ] as const) {
     const problem = s && schemaBoundsProblem(s);
     if (problem) throw new ToolError(`the ${field} schema of worker "${a.name}" ${problem}; write a smaller one`);
   }

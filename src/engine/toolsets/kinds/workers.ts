@@ -13,7 +13,12 @@ import type { Toolset } from "../../types/toolset";
  * through `run.callables`. Calling one runs it with fresh history, one level deeper;
  * attachments it is passed are read from the caller's files or fetched (`run`'s sources).
  */
-export function workersToolset(run: AttachmentSources & { readonly callables: Callables }, frame: CallFrame, names: () => readonly string[] = () => frame.worker.workerTools, id = "toolsets.workers"): Toolset {
+export function workersToolset(
+  run: AttachmentSources & { readonly callables: Callables },
+  frame: CallFrame,
+  names: () => readonly string[] = () => frame.worker.workerTools,
+  id = "toolsets.workers",
+): Toolset {
   const callees = () => names().flatMap((n) => run.callables.get(n) ?? []);
   return {
     id,

@@ -89,7 +89,13 @@ export class ApprovalGated extends WrapperToolset {
         journal: gate.journal,
         host: gate.host,
         callPath: ctx.callPath,
-        asked: { workerChain: [...gate.workerChain], tool: name, args, description: `${gate.workerChain.join(" → ")} wants to call ${name}`, notify: gate.notify },
+        asked: {
+          workerChain: [...gate.workerChain],
+          tool: name,
+          args,
+          description: `${gate.workerChain.join(" → ")} wants to call ${name}`,
+          notify: gate.notify,
+        },
         decideWithoutAsking: () =>
           gate.remembered.has(callSignature(worker, name, args))
             ? { approved: true, by: "an earlier approval of this same call" }

@@ -31,7 +31,12 @@ export async function recordedCall(journal: Journal, key: string, meter: UsageMe
   if (outcome) {
     if (outcome.name !== undefined && outcome.name !== name) throw nondeterministic(key, outcome.name, name);
     if (outcome.usage) meter.add(outcome.usage);
-  } else outcome = await journal.step<RecordedCall>(key, () => settled(fn, meter, name), (big) => fitted(key, big));
+  } else
+    outcome = await journal.step<RecordedCall>(
+      key,
+      () => settled(fn, meter, name),
+      (big) => fitted(key, big),
+    );
   if (!outcome.ok) throw new ToolError(outcome.error);
   return outcome.value;
 }
@@ -74,7 +79,9 @@ function fitted(key: string, outcome: RecordedCall): RecordedCall {
   const truncatedFrom = utf8Bytes(text);
   const note = `…[cut by edgework to fit the run's journal: ${truncatedFrom} bytes in full]`;
   const as = (kept: string): RecordedCall =>
-    outcome.ok ? { ok: true, value: kept, name: outcome.name, usage: outcome.usage, truncatedFrom } : { ok: false, error: kept, name: outcome.name, usage: outcome.usage, truncatedFrom };
+    outcome.ok
+      ? { ok: true, value: kept, name: outcome.name, usage: outcome.usage, truncatedFrom }
+      : { ok: false, error: kept, name: outcome.name, usage: outcome.usage, truncatedFrom };
   return as(cutToJsonBytes(text, MAX_STEP_BYTES - stepBytes(key, as(note))) + note);
 }
 

@@ -45,7 +45,11 @@ export class Redacted extends WrapperToolset {
   override async listTools(): Promise<ToolDef[]> {
     const redact = this.redact;
     try {
-      return (await this.inner.listTools()).map((d) => ({ ...d, description: redact(d.description), parameters: redactDeep(d.parameters, redact) as typeof d.parameters }));
+      return (await this.inner.listTools()).map((d) => ({
+        ...d,
+        description: redact(d.description),
+        parameters: redactDeep(d.parameters, redact) as typeof d.parameters,
+      }));
     } catch (err) {
       throw redactError(err, redact);
     }
