@@ -7,6 +7,7 @@ import { signApprovalToken } from "../../tokens/approval-token";
 import { InboxPage, type InboxApproval } from "../../views/inbox-page";
 import { Problem } from "../../views/layout";
 import { describeApproval } from "../describe-approval";
+import { runFilters } from "../run-filters";
 import { issueList } from "../http-error";
 import { peopleAuth, type PeopleEnv, type Person } from "../middleware/people-auth";
 
@@ -16,14 +17,7 @@ const RECENT_RUNS = 50;
 
 const filterQuery = z.object({
   status: z.enum(["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"]).optional().catch(undefined),
-  worker: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,64}$/, "not a worker name")
-    .optional(),
-  trigger: z
-    .string()
-    .regex(/^[A-Za-z0-9_.-]{1,64}$/, "not a trigger kind or name")
-    .optional(),
+  ...runFilters,
 });
 
 /** An empty form field means "any". */

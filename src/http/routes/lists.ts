@@ -3,6 +3,7 @@ import * as z from "zod";
 import { runIndex } from "../../runs";
 import { httpError, issueList } from "../http-error";
 import { apiToken } from "../middleware/api-token";
+import { runFilters } from "../run-filters";
 
 const STATUSES = ["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"] as const;
 export const MAX_LIMIT = 200;
@@ -22,14 +23,7 @@ const since = z.string().transform((s, ctx) => {
 
 const runsQuery = z.strictObject({
   status: z.enum(STATUSES).optional(),
-  worker: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,64}$/, "not a worker name")
-    .optional(),
-  trigger: z
-    .string()
-    .regex(/^[A-Za-z0-9_.-]{1,64}$/, "not a trigger kind or name")
-    .optional(),
+  ...runFilters,
   since: since.optional(),
   limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(50),
   cursor: cursor.optional(),
