@@ -65,6 +65,14 @@ export const deliveredAnswer = z.discriminatedUnion("ok", [
 ]);
 export type DeliveredAnswer = z.infer<typeof deliveredAnswer>;
 
+/** A consumer's answer as the run records it: one of a shape it cannot record is the model's failure (acked and dropped, it would be asked again and again). */
+export function recordableAnswer(answer: unknown): DeliveredAnswer {
+  const parsed = deliveredAnswer.safeParse(answer);
+  if (parsed.success) return parsed.data;
+  const { issues } = parsed.error;
+  return { ok: false, message: `its answer could not be recorded: ${issues.length} problem(s), first at ${issues[0]?.path.join(".") || "(root)"}` };
+}
+
 /** As stored: a too-large answer is kept as its size only, and fails the step as in direct mode. */
 type StoredAnswer = DeliveredAnswer | { ok: false; tooLarge: true; message: string };
 
