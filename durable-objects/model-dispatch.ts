@@ -349,3 +349,14 @@ export function unwire(req: WireRequest): ModelRequest {
   });
   return { ...req, messages };
 }
+
+/**
+ * A running run that waits for a handed-off answer has an alarm, at the latest when
+ * the hand-off lapses: checked as the run's object starts, so a restart that lost the
+ * alarm (local dev keeps none) cannot leave a dead consumer's claim unnoticed.
+ */
+export async function armDispatchLapse(host: Pick<RunHost, "ctx" | "row" | "setAlarm">, dispatch: ModelDispatch): Promise<void> {
+  if (host.row()?.status !== "running" || (await host.ctx.storage.getAlarm()) !== null) return;
+  const at = dispatch.earliestLapse();
+  if (at !== null) await host.setAlarm(at);
+}

@@ -35,7 +35,7 @@ import {
 } from "../../src/runs/types";
 import { dispatchMode, engineConfig } from "../engine-config";
 import { rpcGlobals } from "../global-toolsets-bridge";
-import { ModelDispatch, recordableAnswer, type ClaimedRequest } from "../model-dispatch";
+import { armDispatchLapse, ModelDispatch, recordableAnswer, type ClaimedRequest } from "../model-dispatch";
 import type { RunRow } from "../rows";
 import { keyGrammarOf, migrateRun, RUN_CURRENT } from "../schema";
 import { json, parse, Sql } from "../sql";
@@ -112,7 +112,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       },
     });
     this.reader = new RunReader(host, { journal: this.journal, pinned: this.pinned, approvals: this.approvals });
-    void ctx.blockConcurrencyWhile(() => this.armDispatchLapse());
+    void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, this.dispatch));
   }
 
   // ——— RPC: what the app asks (src/runs/rpc.ts): controls.ts and view.ts ———
@@ -356,17 +356,6 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   }
 
   // ——— The run's rows and events, and the collaborators' host ———
-
-  /**
-   * A running run that waits for a handed-off answer has an alarm, at the latest when
-   * the hand-off lapses: checked as the object starts, so a restart that lost the alarm
-   * (local dev keeps none) cannot leave a dead consumer's claim unnoticed.
-   */
-  private async armDispatchLapse(): Promise<void> {
-    if (this.row()?.status !== "running" || (await this.ctx.storage.getAlarm()) !== null) return;
-    const at = this.dispatch.earliestLapse();
-    if (at !== null) await this.setAlarm(at);
-  }
 
   private get keyGrammar(): KeyGrammar {
     return (this.grammar ??= keyGrammarOf(this.sql));
