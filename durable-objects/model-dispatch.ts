@@ -65,6 +65,14 @@ export const deliveredAnswer = z.discriminatedUnion("ok", [
 ]);
 export type DeliveredAnswer = z.infer<typeof deliveredAnswer>;
 
+/** A consumer's answer as the run records it: one of a shape it cannot record is the model's failure (acked and dropped, it would be asked again and again). */
+export function recordableAnswer(answer: unknown): DeliveredAnswer {
+  const parsed = deliveredAnswer.safeParse(answer);
+  if (parsed.success) return parsed.data;
+  const { issues } = parsed.error;
+  return { ok: false, message: `its answer could not be recorded: ${issues.length} problem(s), first at ${issues[0]?.path.join(".") || "(root)"}` };
+}
+
 /** As stored: a too-large answer is kept as its size only, and fails the step as in direct mode. */
 type StoredAnswer = DeliveredAnswer | { ok: false; tooLarge: true; message: string };
 
@@ -340,4 +348,15 @@ export function unwire(req: WireRequest): ModelRequest {
     };
   });
   return { ...req, messages };
+}
+
+/**
+ * A running run that waits for a handed-off answer has an alarm, at the latest when
+ * the hand-off lapses: checked as the run's object starts, so a restart that lost the
+ * alarm (local dev keeps none) cannot leave a dead consumer's claim unnoticed.
+ */
+export async function armDispatchLapse(host: Pick<RunHost, "ctx" | "row" | "setAlarm">, dispatch: ModelDispatch): Promise<void> {
+  if (host.row()?.status !== "running" || (await host.ctx.storage.getAlarm()) !== null) return;
+  const at = dispatch.earliestLapse();
+  if (at !== null) await host.setAlarm(at);
 }

@@ -1,9 +1,11 @@
 import type { Catalog } from "../../src/engine";
+import type { KeyGrammar } from "../../src/engine/journal/keys";
+import type { RunRow } from "../rows";
 import type { Sql } from "../sql";
 
 /**
- * What the collaborators of one run (approvals.ts, mail.ts, index-sync.ts, the model
- * dispatch) need from the run's object, RunDO. Each takes the part it uses
+ * What the collaborators of one run (approvals.ts, mail.ts, index-sync.ts, controls.ts,
+ * view.ts, the model dispatch) need from the run's object, RunDO. Each takes the part it uses
  * (`Pick<RunHost, …>`); none of it is an RPC method of the object.
  */
 export interface RunHost {
@@ -21,4 +23,8 @@ export interface RunHost {
   setAlarm(at: number): Promise<void>;
   /** The catalog of the activation in progress (the run's pinned one), if any. */
   activeCatalog(): Catalog | undefined;
+  /** The run as it stands (RUN_CURRENT in schema.ts); undefined for an unknown or deleted run. */
+  row(): RunRow | undefined;
+  /** How the run's journal keys are written (schema.ts keyGrammarOf). */
+  keyGrammar(): KeyGrammar;
 }

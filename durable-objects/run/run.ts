@@ -1,7 +1,8 @@
 /**
  * RunDO, the Durable Object of one run. Owns the run's SQLite (schema.ts: `run`,
  * `journal`, `events`, `state`; `approvals` and `approval_mail` through approvals.ts)
- * and its alarm. Its collaborators in this folder reach it through RunHost (host.ts).
+ * and its alarm. Its collaborators in this folder reach it through RunHost (host.ts);
+ * its RPC methods delegate to them (controls.ts, view.ts, model-dispatch.ts).
  */
 
 import { DurableObject } from "cloudflare:workers";
@@ -16,17 +17,11 @@ import {
   type PendingApproval,
   type RunOutcome,
 } from "../../src/engine";
-import { findCreation, workerFileText } from "../../src/engine/run/created-workers";
-import { callTree } from "../../src/engine/journal/call-tree";
-import { journalUsage } from "../../src/engine/journal/run-usage";
 import type { Journal } from "../../src/engine/journal/journal";
 import type { KeyGrammar } from "../../src/engine/journal/keys";
 import { emptyUsage } from "../../src/engine/run/usage";
-import { sameSecret } from "../../src/security/constant-time";
-import { replyMac } from "../../src/tokens/reply-reference";
 import type { Definitions } from "../../src/catalog";
 import { numberVar } from "../../src/config";
-import { snapshotFor } from "../../src/pinned-catalog";
 import type { RunRpc } from "../../src/runs/rpc";
 import {
   TERMINAL,
@@ -40,21 +35,21 @@ import {
 } from "../../src/runs/types";
 import { dispatchMode, engineConfig } from "../engine-config";
 import { rpcGlobals } from "../global-toolsets-bridge";
-import { deliveredAnswer, ModelDispatch, type ClaimedRequest, type DeliveredAnswer } from "../model-dispatch";
-import type { EventRow, JournalRow, RunRow } from "../rows";
+import { armDispatchLapse, ModelDispatch, recordableAnswer, type ClaimedRequest } from "../model-dispatch";
+import type { RunRow } from "../rows";
 import { keyGrammarOf, migrateRun, RUN_CURRENT } from "../schema";
 import { json, parse, Sql } from "../sql";
 import { SqliteStateBackend } from "../sqlite-state";
-import { approvalTtlMs, RunApprovals, runEnded } from "./approvals";
-import { catalogColumns, RunCatalog } from "./catalog";
+import { approvalTtlMs, RunApprovals } from "./approvals";
+import { RunCatalog } from "./catalog";
+import { RunControls } from "./controls";
 import { DeltaBuffer } from "./deltas";
-import { mergeEvents } from "./events";
 import type { RunHost } from "./host";
 import { RunIndexSync } from "./index-sync";
 import { LoggedJournalStore, logRunEvent } from "./log";
 import { RunMail, type MailRun } from "./mail";
-import { deletionDue, finishedRunAlarm, tombstoneOf } from "./retention";
-import { shownUsage } from "./usage";
+import { deletionDue, finishedRunAlarm } from "./retention";
+import { RunReader } from "./view";
 
 /** An alarm that keeps throwing is retried by the runtime; after this many the run fails. */
 const MAX_ALARM_RETRIES = 5;
@@ -71,8 +66,8 @@ const mailRun = (run: RunRow): MailRun => ({ id: run.id, trigger: parse(run.trig
  * journal and continues; a pause for approval ends the activation with one alarm,
  * at the earliest expiry of what it waits for.
  *
- * Reading order: the RPC methods the app calls (start, decide, cancel, status…),
- * then the alarm and its steps, then the collaborators' host.
+ * Reading order: the RPC methods (one-line delegations), then the alarm and its
+ * steps, the seams a subclass overrides, then the collaborators' host.
  */
 export class RunDO extends DurableObject<Env> implements RunRpc {
   protected readonly sql: Sql;
@@ -82,6 +77,8 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private readonly index: RunIndexSync;
   private readonly pinned: RunCatalog;
   private readonly mail: RunMail;
+  private readonly controls: RunControls;
+  private readonly reader: RunReader;
   /** Model text as it streams, for watchers of the run page (memory only). */
   private readonly deltas = new DeltaBuffer();
   /** MODEL_DISPATCH=queue: model requests handed to the queue, answers delivered back. */
@@ -106,128 +103,51 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.pinned = new RunCatalog(this.sql);
     this.mail = new RunMail(host, this.approvals);
     this.dispatch = new ModelDispatch(host);
-    void ctx.blockConcurrencyWhile(() => this.armDispatchLapse());
-  }
-
-  // ——— RPC: what the app asks (src/runs/rpc.ts) ———
-
-  /** Stores the run and arms the alarm. Idempotent: a second start returns the first. */
-  async start(req: StartRun): Promise<{ id: string; status: RunStatusName; created: boolean }> {
-    const snapshot = await snapshotFor(req.worker); // before the check: no await between it and the insert
-    const deleted = tombstoneOf(this.ctx);
-    if (deleted) return { id: req.id, status: deleted.status, created: false };
-    const existing = this.row();
-    if (existing) return { id: existing.id, status: existing.status, created: false };
-    const now = Date.now();
-    const catalog = catalogColumns(snapshot);
-    this.ctx.storage.transactionSync(() => {
-      this.sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at, catalog_version, catalog_files)
-        VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now}, ${catalog.version}, ${catalog.files})`;
-      this.event("run_queued", { worker: req.worker });
+    this.controls = new RunControls(host, {
+      approvals: this.approvals,
+      states: this.states,
+      dispatch: this.dispatch,
+      stopActivation: () => {
+        this.cancelled = true;
+      },
     });
-    await this.wakeSoon();
-    return { id: req.id, status: "queued", created: true };
+    this.reader = new RunReader(host, { journal: this.journal, pinned: this.pinned, approvals: this.approvals });
+    void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, this.dispatch));
   }
 
-  /** Records a decision in the journal and wakes the run; replay carries it past the approval. */
+  // ——— RPC: what the app asks (src/runs/rpc.ts): controls.ts and view.ts ———
+
+  async start(req: StartRun): Promise<{ id: string; status: RunStatusName; created: boolean }> {
+    return this.controls.start(req);
+  }
+
   async decide(approvalId: string, d: DecisionRequest): Promise<Answer<{ approved: boolean }>> {
-    const run = this.row();
-    if (!run) return { ok: false, status: 404, error: "unknown run" };
-    const { answer, recorded } = this.ctx.storage.transactionSync(() => this.approvals.decide(approvalId, d, run.status, Date.now()));
-    if (recorded) await this.wakeSoon();
-    return answer;
+    return this.controls.decide(approvalId, d);
   }
 
-  /**
-   * A decision by emailed reply: the reference's MAC names one approval of this run
-   * (checked here, where the approval ids are), then the same rules as any decision,
-   * plus: the sender must be an address the approval was emailed to.
-   */
   async decideByReply(mac: string, d: DecisionRequest & { replyFrom: string }): Promise<Answer<{ approved: boolean }>> {
-    const secret = this.env.APPROVAL_SECRET;
-    const objectId = this.ctx.id.toString();
-    for (const a of secret ? this.approvals.list() : []) {
-      if (await sameSecret(await replyMac(objectId, a.id, secret!), mac)) return this.decide(a.id, d);
-    }
-    return { ok: false, status: 404, error: "the reply address names no approval of this run" };
+    return this.controls.decideByReply(mac, d);
   }
 
   async cancel(): Promise<Answer<{ status: "cancelled" }>> {
-    const run = this.row();
-    if (!run) return { ok: false, status: 404, error: "unknown run" };
-    if (TERMINAL.includes(run.status)) return { ok: false, status: 409, error: runEnded(run.status) };
-    this.cancelled = true; // an activation in flight stops before its next step
-    const now = Date.now();
-    this.ctx.storage.transactionSync(() => {
-      this.approvals.voidPending(now);
-      this.event("run_cancelled", {});
-    });
-    await clearRunState(this.states, run.id);
-    this.dispatch.forget();
-    await this.setAlarm(deletionDue(this.env, this.row()!.updated_at)); // retention (from when the event says it ended): replaces any activation or expiry alarm
-    return { ok: true, status: "cancelled" };
+    return this.controls.cancel();
   }
 
-  /**
-   * Re-arms the alarm of a run that should be running: queued or running (an
-   * activation was lost), or paused with nothing left to wait for (a decision or an
-   * expiry whose wake-up was lost). Refused for an ended run, or one waiting for a human.
-   */
   async resume(): Promise<Answer<{ status: RunStatusName }>> {
-    const run = this.row();
-    if (!run) return { ok: false, status: 404, error: "unknown run" };
-    const { status } = run;
-    if (TERMINAL.includes(status)) return { ok: false, status: 409, error: `${runEnded(status)}; there is nothing to resume` };
-    const next = this.approvals.earliestExpiry();
-    if (status === "awaiting_approval" && next !== null && next > Date.now()) {
-      // Its expiry (or follow-up) alarm is what it needs: make sure that one is armed.
-      if ((await this.ctx.storage.getAlarm()) === null) await this.setAlarm(this.approvals.nextWakeUp()!);
-      return { ok: false, status: 409, error: `the run waits for a human to decide; its earliest pending approval expires at ${new Date(next).toISOString()}` };
-    }
-    await this.wakeSoon();
-    return { ok: true, status };
+    return this.controls.resume();
   }
 
   async status(): Promise<RunView | null> {
-    const run = this.row();
-    if (!run) return null;
-    const journal = this.journal.load();
-    return {
-      id: run.id,
-      worker: run.worker,
-      status: run.status,
-      input: parse(run.input),
-      output: parse(run.output),
-      error: parse(run.error),
-      usage: shownUsage(journalUsage(journal), run.usage),
-      approval_mode: run.approval_mode,
-      trigger: parse(run.trigger),
-      created_at: run.created_at,
-      updated_at: run.updated_at,
-      catalog_version: this.pinned.version(),
-      approvals: this.approvals.list(),
-      call_tree: callTree(journal, this.keyGrammar),
-    };
+    return this.reader.status();
   }
 
-  /** A worker this run created, as `.worker` file text (`GET /runs/:id/workers/:name`). */
+  /** `GET /runs/:id/workers/:name` */
   async createdWorker(name: string): Promise<Answer<{ text: string }>> {
-    if (!this.row()) return { ok: false, status: 404, error: "unknown run" };
-    const creation = findCreation(this.journal.load(), name);
-    if (!creation) return { ok: false, status: 404, error: `this run created no worker "${name}"` };
-    return { ok: true, text: workerFileText(creation) };
+    return this.reader.createdWorker(name);
   }
 
-  /** Events after a cursor (`<journal seq>-<event seq>`), oldest first; `done` once the run ended and all are sent. */
   async eventsSince(cursor = "0-0", limit = 200): Promise<{ events: RunEvent[]; done: boolean } | null> {
-    const run = this.row();
-    if (!run) return null;
-    const [j = 0, e = 0] = cursor.split("-").map((n) => Number(n) || 0);
-    const steps = this.sql.all<JournalRow>`SELECT seq, key, value FROM journal WHERE seq > ${j} ORDER BY seq LIMIT ${limit}`;
-    const runEvents = this.sql.all<EventRow>`SELECT seq, after_step, type, data FROM events WHERE seq > ${e} ORDER BY seq LIMIT ${limit}`;
-    const events = mergeEvents(steps, runEvents, j, e, this.approvals.recordedEvents(), this.keyGrammar);
-    const full = steps.length === limit || runEvents.length === limit;
-    return { events, done: !full && TERMINAL.includes(run.status) };
+    return this.reader.eventsSince(cursor, limit);
   }
 
   /** Model text streamed after cursor `seq` (not persisted; see DeltaBuffer). */
@@ -235,7 +155,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return this.deltas.since(seq);
   }
 
-  // ——— RPC: the model-request queue's consumer (model-consumer.ts) ———
+  // ——— RPC: the model-request queue's consumer (model-consumer.ts; model-dispatch.ts) ———
 
   /** MODEL_DISPATCH=queue: the consumer takes a handed-off request, once (null: nothing to do). */
   async claimModelRequest(key: string, attempt: number): Promise<ClaimedRequest | null> {
@@ -249,15 +169,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
 
   /** The consumer's answer to a claimed request; recorded once, then the run wakes to record it in its journal. */
   async deliverModelAnswer(key: string, attempt: number, answer: unknown): Promise<{ recorded: boolean }> {
-    // An answer of a shape the run cannot record is the model's failure (acked and dropped, it would be asked again and again).
-    const parsed = deliveredAnswer.safeParse(answer);
-    const delivered: DeliveredAnswer = parsed.success
-      ? parsed.data
-      : {
-          ok: false,
-          message: `its answer could not be recorded: ${parsed.error.issues.length} problem(s), first at ${parsed.error.issues[0]?.path.join(".") || "(root)"}`,
-        };
-    return { recorded: this.live() && (await this.dispatch.deliver(key, attempt, delivered)) };
+    return { recorded: this.live() && (await this.dispatch.deliver(key, attempt, recordableAnswer(answer))) };
   }
 
   // ——— The alarm: one activation, or retention, or a paused run's follow-ups ———
@@ -445,17 +357,6 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
 
   // ——— The run's rows and events, and the collaborators' host ———
 
-  /**
-   * A running run that waits for a handed-off answer has an alarm, at the latest when
-   * the hand-off lapses: checked as the object starts, so a restart that lost the alarm
-   * (local dev keeps none) cannot leave a dead consumer's claim unnoticed.
-   */
-  private async armDispatchLapse(): Promise<void> {
-    if (this.row()?.status !== "running" || (await this.ctx.storage.getAlarm()) !== null) return;
-    const at = this.dispatch.earliestLapse();
-    if (at !== null) await this.setAlarm(at);
-  }
-
   private get keyGrammar(): KeyGrammar {
     return (this.grammar ??= keyGrammarOf(this.sql));
   }
@@ -496,6 +397,8 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       wakeSoon: () => this.wakeSoon(),
       setAlarm: (at) => this.setAlarm(at),
       activeCatalog: () => this.activeCatalog,
+      row: () => this.row(),
+      keyGrammar: () => this.keyGrammar,
     };
   }
 }

@@ -1,0 +1,118 @@
+/**
+ * What the app asks a run to do: start it, decide one of its approvals (by the app or
+ * an emailed reply), cancel it, resume it. Owns the `run` table's first row (the
+ * start); the rest are events and journal steps. Needs from its host: `ctx`
+ * (transactions, the alarm, the object's id), `env` (APPROVAL_SECRET, retention), the
+ * SQL, `row`, `event`, `wakeSoon` and `setAlarm`.
+ */
+
+import { clearRunState } from "../../src/engine";
+import { snapshotFor } from "../../src/pinned-catalog";
+import { TERMINAL, type Answer, type DecisionRequest, type RunStatusName, type StartRun } from "../../src/runs/types";
+import { sameSecret } from "../../src/security/constant-time";
+import { replyMac } from "../../src/tokens/reply-reference";
+import type { ModelDispatch } from "../model-dispatch";
+import { json } from "../sql";
+import type { SqliteStateBackend } from "../sqlite-state";
+import { runEnded, type RunApprovals } from "./approvals";
+import { catalogColumns } from "./catalog";
+import type { RunHost } from "./host";
+import { deletionDue, tombstoneOf } from "./retention";
+
+type ControlsHost = Pick<RunHost, "ctx" | "env" | "sql" | "row" | "event" | "wakeSoon" | "setAlarm">;
+
+/** The parts of the run the controls act on, and how a cancel stops an activation in flight. */
+export interface ControlledParts {
+  approvals: RunApprovals;
+  states: SqliteStateBackend;
+  dispatch: ModelDispatch;
+  /** An activation in flight stops before its next step. */
+  stopActivation(): void;
+}
+
+/** The app's controls of one run (RunDO's `start`, `decide`, `decideByReply`, `cancel`, `resume`). */
+export class RunControls {
+  constructor(
+    private readonly host: ControlsHost,
+    private readonly parts: ControlledParts,
+  ) {}
+
+  /** Stores the run and arms the alarm. Idempotent: a second start returns the first. */
+  async start(req: StartRun): Promise<{ id: string; status: RunStatusName; created: boolean }> {
+    const { ctx, sql } = this.host;
+    const snapshot = await snapshotFor(req.worker); // before the check: no await between it and the insert
+    const deleted = tombstoneOf(ctx);
+    if (deleted) return { id: req.id, status: deleted.status, created: false };
+    const existing = this.host.row();
+    if (existing) return { id: existing.id, status: existing.status, created: false };
+    const now = Date.now();
+    const catalog = catalogColumns(snapshot);
+    ctx.storage.transactionSync(() => {
+      sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at, catalog_version, catalog_files)
+        VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now}, ${catalog.version}, ${catalog.files})`;
+      this.host.event("run_queued", { worker: req.worker });
+    });
+    await this.host.wakeSoon();
+    return { id: req.id, status: "queued", created: true };
+  }
+
+  /** Records a decision in the journal and wakes the run; replay carries it past the approval. */
+  async decide(approvalId: string, d: DecisionRequest): Promise<Answer<{ approved: boolean }>> {
+    const run = this.host.row();
+    if (!run) return { ok: false, status: 404, error: "unknown run" };
+    const { answer, recorded } = this.host.ctx.storage.transactionSync(() => this.parts.approvals.decide(approvalId, d, run.status, Date.now()));
+    if (recorded) await this.host.wakeSoon();
+    return answer;
+  }
+
+  /**
+   * A decision by emailed reply: the reference's MAC names one approval of this run
+   * (checked here, where the approval ids are), then the same rules as any decision,
+   * plus: the sender must be an address the approval was emailed to.
+   */
+  async decideByReply(mac: string, d: DecisionRequest & { replyFrom: string }): Promise<Answer<{ approved: boolean }>> {
+    const secret = this.host.env.APPROVAL_SECRET;
+    const objectId = this.host.ctx.id.toString();
+    for (const a of secret ? this.parts.approvals.list() : []) {
+      if (await sameSecret(await replyMac(objectId, a.id, secret!), mac)) return this.decide(a.id, d);
+    }
+    return { ok: false, status: 404, error: "the reply address names no approval of this run" };
+  }
+
+  async cancel(): Promise<Answer<{ status: "cancelled" }>> {
+    const run = this.host.row();
+    if (!run) return { ok: false, status: 404, error: "unknown run" };
+    if (TERMINAL.includes(run.status)) return { ok: false, status: 409, error: runEnded(run.status) };
+    this.parts.stopActivation();
+    const now = Date.now();
+    this.host.ctx.storage.transactionSync(() => {
+      this.parts.approvals.voidPending(now);
+      this.host.event("run_cancelled", {});
+    });
+    await clearRunState(this.parts.states, run.id);
+    this.parts.dispatch.forget();
+    await this.host.setAlarm(deletionDue(this.host.env, this.host.row()!.updated_at)); // retention (from when the event says it ended): replaces any activation or expiry alarm
+    return { ok: true, status: "cancelled" };
+  }
+
+  /**
+   * Re-arms the alarm of a run that should be running: queued or running (an
+   * activation was lost), or paused with nothing left to wait for (a decision or an
+   * expiry whose wake-up was lost). Refused for an ended run, or one waiting for a human.
+   */
+  async resume(): Promise<Answer<{ status: RunStatusName }>> {
+    const run = this.host.row();
+    if (!run) return { ok: false, status: 404, error: "unknown run" };
+    const { status } = run;
+    if (TERMINAL.includes(status)) return { ok: false, status: 409, error: `${runEnded(status)}; there is nothing to resume` };
+    const { approvals } = this.parts;
+    const next = approvals.earliestExpiry();
+    if (status === "awaiting_approval" && next !== null && next > Date.now()) {
+      // Its expiry (or follow-up) alarm is what it needs: make sure that one is armed.
+      if ((await this.host.ctx.storage.getAlarm()) === null) await this.host.setAlarm(approvals.nextWakeUp()!);
+      return { ok: false, status: 409, error: `the run waits for a human to decide; its earliest pending approval expires at ${new Date(next).toISOString()}` };
+    }
+    await this.host.wakeSoon();
+    return { ok: true, status };
+  }
+}
