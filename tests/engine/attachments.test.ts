@@ -7,8 +7,8 @@ import { writeBytes } from "../../src/engine/toolsets/kinds/files-disk";
 import { callTree } from "../../src/engine/journal/call-tree";
 import { ApprovalPage } from "../../src/views/approval-page";
 import { RunPage } from "../../src/views/run-page";
-import type { ApprovalView, RunView } from "../../src/runs/types";
-import { fakeOpenAI, harness, workerFile } from "./helpers";
+import type { ApprovalView } from "../../src/runs/types";
+import { deskRunView, fakeOpenAI, harness, workerFile } from "./helpers";
 
 const ACCEPTS = `attachments: { max_files: 4, max_bytes: 5000000, types: ["image/*", "application/pdf", "text/*"] }`;
 
@@ -346,20 +346,7 @@ describe("attachments", () => {
 async function expectPagesShowAttachments(store: MemoryJournalStore, approvalKey: string) {
   const tree = callTree(store.entries);
   expect(tree!.tools[0]!.attachments).toEqual([{ ref: "docs:/docs/a.png", name: "a.png", type: "image/png", size: PNG.length, sha256: expect.any(String) }]);
-  const run = {
-    id: "r",
-    worker: "desk",
-    status: "awaiting_approval",
-    input: {},
-    output: null,
-    error: null,
-    usage: null,
-    approvals: [],
-    call_tree: tree,
-    trigger: { kind: "api" },
-    created_at: 1,
-    updated_at: 1,
-  } as unknown as RunView;
+  const run = deskRunView(tree, { status: "awaiting_approval" });
   const approval = {
     id: "a",
     status: "pending",

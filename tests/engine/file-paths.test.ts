@@ -3,8 +3,7 @@ import { MemoryJournalStore, scriptedModel, type Model } from "../../src/engine"
 import { callTree } from "../../src/engine/journal/call-tree";
 import { writeBytes } from "../../src/engine/toolsets/kinds/files-disk";
 import { RunPage } from "../../src/views/run-page";
-import type { RunView } from "../../src/runs/types";
-import { harness, workerFile } from "./helpers";
+import { deskRunView, harness, workerFile } from "./helpers";
 
 // One worker with one files instance `w` rooted at /w, an http instance that can save into
 // it, and a worker it can attach files to: every way a path string enters the engine.
@@ -37,20 +36,7 @@ async function throughEveryEntry(ref: string) {
     store.entries.get(`desk/turn:${["read", "attach", "save"].indexOf(id) + 1}/tool:1/result`) as { ok: boolean; error?: string; value?: any };
   const tree = callTree(store.entries)!;
   const attached = tree.tools.find((t) => t.attachments?.length)?.attachments?.[0];
-  const run = {
-    id: "r",
-    worker: "desk",
-    status: "succeeded",
-    input: {},
-    output: null,
-    error: null,
-    usage: null,
-    approvals: [],
-    call_tree: tree,
-    trigger: { kind: "api" },
-    created_at: 1,
-    updated_at: 1,
-  } as unknown as RunView;
+  const run = deskRunView(tree);
   const page = String(await RunPage({ run, events: "/runs/r/view/events" }));
   const outcome = (r: { ok: boolean; error?: string }, reached: () => string) => (r.ok ? reached() : `refused: ${r.error}`);
   return {

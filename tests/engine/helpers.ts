@@ -1,3 +1,5 @@
+import type { CallNode } from "../../src/engine/journal/call-tree";
+import type { RunView } from "../../src/runs/types";
 import { z } from "zod";
 import {
   defineToolset,
@@ -106,3 +108,21 @@ export async function fakeOpenAI(baseUrl: string, id: string, replies: unknown[]
     requests: async () => ((await (await fetch(`${baseUrl}/scripts/${id}`)).json()) as { requests: any[] }).requests,
   };
 }
+
+/** A `desk` run's view for rendering its pages in engine tests: the call tree from a journal, the rest plain; `fields` override. */
+export const deskRunView = (tree: CallNode | null, fields: Partial<RunView> = {}): RunView =>
+  ({
+    id: "r",
+    worker: "desk",
+    status: "succeeded",
+    input: {},
+    output: null,
+    error: null,
+    usage: null,
+    approvals: [],
+    call_tree: tree,
+    trigger: { kind: "api" },
+    created_at: 1,
+    updated_at: 1,
+    ...fields,
+  }) as unknown as RunView;

@@ -4,8 +4,7 @@ import { defineToolset, MemoryJournalStore, scriptedModel, tool } from "../../sr
 import { callTree } from "../../src/engine/journal/call-tree";
 import { journalUsage, rolledUpUsage } from "../../src/engine/journal/run-usage";
 import { RunPage } from "../../src/views/run-page";
-import type { RunView } from "../../src/runs/types";
-import { harness, workerFile } from "./helpers";
+import { deskRunView, harness, workerFile } from "./helpers";
 
 // An upstream (an instance named as its kind: tools unprefixed) that answers JSON as text, as MCP servers and HTTP APIs do: the tool's result is a string holding JSON.
 const upstream = defineToolset({
@@ -46,20 +45,7 @@ async function page() {
   const out = await h.run({ worker: "desk", input: { input: "go" } }, store);
   expect(out.status).toBe("succeeded");
   const tree = callTree(store.entries)!;
-  const run = {
-    id: "r",
-    worker: "desk",
-    status: "succeeded",
-    input: {},
-    output: "done",
-    error: null,
-    usage: journalUsage(store.entries),
-    approvals: [],
-    call_tree: tree,
-    trigger: { kind: "api" },
-    created_at: 1,
-    updated_at: 1,
-  } as unknown as RunView;
+  const run = deskRunView(tree, { output: "done", usage: journalUsage(store.entries) });
   return { html: String(await RunPage({ run, events: "/runs/r/view/events" })), out, tree, run };
 }
 
