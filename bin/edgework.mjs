@@ -3,6 +3,7 @@
 // working directory). Exit code 1 on any problem, 2 on a usage error.
 import { buildArgs } from "../cli/build-args.mjs";
 import { bundleCatalog, checkCatalog } from "../cli/catalog.mjs";
+import { evalCommand } from "../cli/eval.mjs";
 import { newWorker } from "../cli/new-worker.mjs";
 import { workerSchemaText, writeWorkerSchema } from "../cli/schema.mjs";
 
@@ -15,6 +16,7 @@ const HELP = `edgework <command>
   check [folder...]     list every problem of the catalog and wrangler.toml's crons; exit code 1 if any
   new worker <name>     write workers/<name>.worker from a template (never over an existing file)
   schema [--stdout]     write schemas/worker.schema.json (the editor JSON Schema of worker files), or print it
+  eval [worker]         run the suites in evals/*.yaml (docs/evals.md); exit code 1 under a threshold
 
   --help                this text`;
 
@@ -33,6 +35,7 @@ const commands = {
     if (args[0] !== "worker" || args.length !== 2) return usage("usage: edgework new worker <name>");
     console.log(`wrote ${newWorker(args[1])}`);
   },
+  eval: evalCommand,
   async schema(args) {
     if (args.includes("--stdout")) return void process.stdout.write(await workerSchemaText());
     console.log(`wrote ${await writeWorkerSchema()}`);

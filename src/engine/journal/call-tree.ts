@@ -97,7 +97,7 @@ function nearestTool(path: string, tools: Map<string, ToolNode>): ToolNode | und
 }
 
 /** `a/turn:1/tool:x/summarizer` → summarizer; an `llmAgent` call (`…/agent:3`) → agent. */
-function workerName(path: string): string {
+export function workerName(path: string): string {
   const p = parseKey(path);
   return p.kind === "effect" ? p.effect : lastSegment(path);
 }

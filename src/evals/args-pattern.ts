@@ -1,0 +1,43 @@
+import { globMatcher, isGlob } from "../engine/glob";
+import { stableJson } from "../engine/ids";
+
+/** Longer strings are not matched against a glob (the walk is linear in the text, but the text may be a whole page). */
+export const MAX_MATCHED_TEXT = 200_000;
+
+/**
+ * Whether a tool call's arguments fit a pattern from an eval file; undefined when they
+ * do, else where and why not (`args.url: "…/comments" does not match "*\/labels"`).
+ * An object pattern names only the keys it cares about; an array matches element-wise;
+ * a string with `*` or `?` is a glob (engine/glob.ts: no regex is built from the file),
+ * any other value must be equal.
+ */
+export function argsMismatch(pattern: unknown, value: unknown, at = "args"): string | undefined {
+  if (pattern !== null && typeof pattern === "object") {
+    if (Array.isArray(pattern)) {
+      if (!Array.isArray(value) || value.length !== pattern.length) return `${at}: expected an array of ${pattern.length}, got ${shortJson(value)}`;
+      for (const [i, p] of pattern.entries()) {
+        const miss = argsMismatch(p, value[i], `${at}[${i}]`);
+        if (miss) return miss;
+      }
+      return undefined;
+    }
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return `${at}: expected an object, got ${shortJson(value)}`;
+    for (const [key, p] of Object.entries(pattern)) {
+      const miss = argsMismatch(p, (value as Record<string, unknown>)[key], `${at}.${key}`);
+      if (miss) return miss;
+    }
+    return undefined;
+  }
+  if (typeof pattern === "string" && isGlob(pattern)) {
+    if (typeof value !== "string") return `${at}: expected a string matching ${JSON.stringify(pattern)}, got ${shortJson(value)}`;
+    if (value.length > MAX_MATCHED_TEXT) return `${at}: ${value.length} characters, over the ${MAX_MATCHED_TEXT} a glob is matched against`;
+    return globMatcher(pattern)(value) ? undefined : `${at}: ${shortJson(value)} does not match ${JSON.stringify(pattern)}`;
+  }
+  return stableJson(pattern) === stableJson(value) ? undefined : `${at}: expected ${shortJson(pattern)}, got ${shortJson(value)}`;
+}
+
+/** A value in a message, cut to fit a line. */
+export function shortJson(value: unknown, max = 160): string {
+  const text = value === undefined ? "nothing" : JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
