@@ -1,0 +1,260 @@
+import { describe, expect, it } from "vitest";
+import * as z from "zod";
+import { parseYaml } from "../../src/build/yaml";
+import { defineToolset, tool, toolsetRegistry, type Model } from "../../src/engine";
+import { argsMismatch } from "../../src/evals/args-pattern";
+import { lineDiff } from "../../src/evals/diff";
+import { escapeXml } from "../../src/evals/report";
+import { junitXml, parseSuite, runSuite, summarize, type EvalEnv } from "../../src/evals";
+import { junitProblems, parseXml } from "./junit-shape";
+
+/** A kind whose one tool asks for approval and counts the calls that really ran. */
+function effectKind() {
+  const ran: unknown[] = [];
+  const kind = defineToolset({
+    kind: "effect",
+    config: z.strictObject({}),
+    create: () => ({}),
+    tools: {
+      send: tool({
+        description: "Send a message somewhere",
+        input: z.strictObject({ to: z.string(), text: z.string() }),
+        run: (args) => {
+          ran.push(args);
+          return { sent: true, real: "real-result" };
+        },
+      }),
+    },
+  });
+  return { kind, ran };
+}
+
+const WORKERS = {
+  "workers/mailer.worker":
+    "---\nname: mailer\ndescription: Sends.\nmodel: test:priced\nmax_turns: 5\ntoolsets:\n  fx: { use: effect }\n---\nSend what you are asked to send.\n",
+  "workers/models.yaml": 'prices:\n  "test:priced": { input: 1000, output: 1000 }\n',
+};
+
+function env(models: Record<string, Model> = {}) {
+  const fx = effectKind();
+  const e: EvalEnv = { files: WORKERS, kinds: toolsetRegistry(fx.kind), parse: parseYaml, vars: {}, models };
+  return { env: e, ran: fx.ran };
+}
+
+const suite = (yaml: string) => parseSuite("evals/t.yaml", yaml, parseYaml);
+
+/** One scripted case: send once, then answer — with what the tool answered, when it says `stub-result` or `real-result`. */
+const SEND_CASE = `
+    input: { input: go }
+    script:
+      mailer:
+        - tool_calls: [{ name: fx_send, arguments: { to: ops, text: hi } }]
+        - if_asked: stub-result
+          text: saw the stub
+          otherwise:
+            text: saw no stub`;
+
+describe("evals: stubs, approvals and the real tool", () => {
+  it("a stub answers instead of the tool; an unstubbed call runs the tool; under the default reject_all neither runs", async () => {
+    const { env: e, ran } = env();
+    const s = suite(`
+worker: mailer
+cases:
+  - name: stubbed
+    approval_mode: approve_all
+    tools: { fx_send: { args: { to: ops }, result: stub-result } }${SEND_CASE}
+    checks: [{ output_equals: saw the stub }, { tool_called: { name: fx_send, args: { to: "o*", text: hi } } }]
+  - name: real
+    approval_mode: approve_all${SEND_CASE}
+    checks: [{ output_equals: saw no stub }]
+  - name: rejected by default
+    tools: { fx_send: { result: stub-result } }${SEND_CASE}
+    checks: [{ output_equals: saw no stub }]
+  - name: no stub matches these arguments
+    approval_mode: approve_all
+    tools: { fx_send: [{ args: { to: "dev*" }, result: stub-result }] }${SEND_CASE}
+    checks: [{ output_equals: saw the stub }]
+`);
+    const [stubbed, real, rejected, unmatched] = (await runSuite(s, e)).cases;
+    expect(stubbed).toMatchObject({ pass: true });
+    expect(real).toMatchObject({ pass: true });
+    expect(rejected).toMatchObject({ pass: true });
+    expect(unmatched!.pass).toBe(false);
+    // The tool ran once: for the unstubbed case only.
+    expect(ran).toEqual([{ to: "ops", text: "hi" }]);
+  });
+
+  it("a stub takes only arguments the tool would take", async () => {
+    const { env: e } = env();
+    const s = suite(`
+worker: mailer
+cases:
+  - name: bad args
+    approval_mode: approve_all
+    tools: { fx_send: { result: stub-result } }
+    input: { input: go }
+    script:
+      mailer:
+        - tool_calls: [{ name: fx_send, arguments: { to: 7 } }]
+        - if_asked: "invalid arguments for send"
+          text: refused
+          otherwise: { text: accepted }
+    checks: [{ output_equals: refused }]
+`);
+    expect((await runSuite(s, e)).cases[0]).toMatchObject({ pass: true });
+  });
+});
+
+describe("evals: checks that fail say why", () => {
+  it("turns, tokens, cost, schema, a forbidden call and the run's status", async () => {
+    const { env: e } = env();
+    const s = suite(`
+worker: mailer
+cases:
+  - name: over every bound
+    approval_mode: approve_all
+    tools: { fx_send: { result: ok } }${SEND_CASE}
+    checks:
+      - max_turns: 1
+      - max_tokens: 10
+      - max_cost_usd: 0.0001
+      - output_schema: { type: object }
+      - tool_not_called: { name: fx_send, args: { to: ops } }
+      - status: failed
+`);
+    const [c] = (await runSuite(s, e)).cases;
+    const details = Object.fromEntries(c!.checks.map((r) => [r.check, r.detail]));
+    expect(c!.pass).toBe(false);
+    expect(c!.checks.every((r) => !r.pass)).toBe(true);
+    expect(details.max_turns).toBe("mailer took 2 turns, over 1");
+    expect(details.max_tokens).toMatch(/^the run used \d+ tokens, over 10$/);
+    expect(details.max_cost_usd).toMatch(/^the run cost \$0\.\d+, over \$0\.0001$/);
+    expect(c!.costUsd).toBeGreaterThan(0.0001);
+    expect(details.output_schema).toContain("the output does not match the schema");
+    expect(details["tool_not_called fx_send"]).toContain('expected no call of fx_send with args matching {"to":"ops"}, got 1');
+    expect(details.status).toBe("expected the run to end failed, it ended succeeded");
+  });
+
+  it("a run that outlasts timeout_s fails its case; a case without a status check expects success", async () => {
+    const never: Model = { request: () => new Promise(() => {}) };
+    const { env: e } = env({ "test:never": never });
+    const s = suite(`
+worker: mailer
+model: test:never
+timeout_s: 0.05
+cases: [{ name: hangs, input: { input: go } }]
+`);
+    const [c] = (await runSuite(s, e)).cases;
+    expect(c).toMatchObject({ pass: false, status: "error" });
+    expect(c!.checks[0]).toEqual({
+      check: "status",
+      pass: false,
+      detail: "expected the run to end succeeded, it ended error: the run took over 0.05s (timeout_s)",
+    });
+  });
+
+  it("rubric: a judge that answers no verdict, or no judge at all, fails the check naming why", async () => {
+    const { env: e } = env();
+    const s = suite(`
+worker: mailer
+judges:
+  test:babbler: { text: "I think it is fine" }
+cases:
+  - name: judged
+    input: { input: go }
+    script: { mailer: [{ text: done }] }
+    checks:
+      - rubric: { criteria: Says done., judge: test:babbler }
+      - rubric: { criteria: Says done. }
+`);
+    const [c] = (await runSuite(s, e)).cases;
+    expect(c!.checks.slice(1).map((r) => r.detail)).toEqual([
+      "could not check: judge test:babbler did not answer JSON: I think it is fine",
+      "no judge: name one on the check (judge:) or the suite",
+    ]);
+  });
+
+  it("runs at most `concurrency` cases at once", async () => {
+    let running = 0;
+    let most = 0;
+    const slow: Model = {
+      async request() {
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, 20));
+        running--;
+        return { text: "done", toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } };
+      },
+    };
+    const { env: e } = env({ "test:slow": slow });
+    const cases = Array.from({ length: 6 }, (_, i) => `  - { name: c${i}, input: { input: go } }`).join("\n");
+    const result = await runSuite(suite(`worker: mailer\nmodel: test:slow\nconcurrency: 2\ncases:\n${cases}`), e);
+    expect(result.cases.every((c) => c.pass)).toBe(true);
+    expect(most).toBe(2);
+  });
+});
+
+describe("evals: argument patterns are matched without a regex from the file", () => {
+  it("objects by the keys named, arrays element by element, globs and literals", () => {
+    const args = { method: "POST", url: "https://x/issues/7/labels", body: '{"labels":["bug"]}', n: 3, tags: ["a", "b"] };
+    expect(argsMismatch({ method: "POST", url: "*/labels", body: '*"bug"*' }, args)).toBeUndefined();
+    expect(argsMismatch({ tags: ["a", "?"], n: 3 }, args)).toBeUndefined();
+    expect(argsMismatch({ url: "*/comments" }, args)).toBe('args.url: "https://x/issues/7/labels" does not match "*/comments"');
+    expect(argsMismatch({ n: "3" }, args)).toBe('args.n: expected "3", got 3');
+    expect(argsMismatch({ tags: ["a"] }, args)).toBe('args.tags: expected an array of 1, got ["a","b"]');
+    expect(argsMismatch({ missing: "*" }, args)).toBe('args.missing: expected a string matching "*", got nothing');
+  });
+
+  it("a glob of many stars against a long text answers at once (a backtracking regex would not); an over-long glob is refused", () => {
+    const text = "a".repeat(50_000);
+    const t0 = performance.now();
+    expect(argsMismatch(`${"*a".repeat(100)}b`, text)).toContain("does not match");
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(argsMismatch("*", "a".repeat(200_001))).toBe("args: 200001 characters, over the 200000 a glob is matched against");
+    expect(() => argsMismatch("*".repeat(300), "x")).toThrow("at most 256");
+  });
+});
+
+describe("evals: reports", () => {
+  it("a line diff shows what was expected, then what came", () => {
+    expect(lineDiff("a\nb\nc", "a\nx\nc")).toBe("  a\n- b\n+ x\n  c");
+  });
+
+  it("JUnit escapes hostile case names and details (markup, entities, control characters) and still validates", () => {
+    const hostile = 'x</failure><testcase name="forged">&amp;\u0001\u001b]]>';
+    const report = summarize([
+      {
+        file: "evals/h.yaml",
+        threshold: 1,
+        cases: [
+          {
+            suite: "evals/h.yaml",
+            name: hostile,
+            worker: "w",
+            pass: false,
+            status: "failed",
+            checks: [{ check: "status", pass: false, detail: hostile }],
+            turns: 1,
+            tokens: 2,
+            costUsd: 0,
+            ms: 5,
+          },
+        ],
+      },
+    ]);
+    const root = parseXml(junitXml(report, new Date(0)));
+    expect(junitProblems(root)).toEqual([]);
+    const tc = root.children[0]!.children[1]!;
+    expect(tc.attrs.name).toBe('x</failure><testcase name="forged">&amp;]]>');
+    expect(tc.children[0]!.text).toContain('x</failure><testcase name="forged">&amp;]]>');
+    expect(escapeXml("\u0000a\tb\n")).toBe("a\tb\n");
+  });
+
+  it("the JUnit shape check refuses what the XSD refuses", () => {
+    const good = junitXml(summarize([{ file: "evals/a.yaml", threshold: 1, cases: [] }]), new Date(0));
+    expect(junitProblems(parseXml(good))).toEqual([]);
+    expect(junitProblems(parseXml(good.replace(' hostname="localhost"', "")))).toEqual(["<testsuite> lacks required attribute hostname"]);
+    expect(junitProblems(parseXml(good.replace("    <properties/>\n", "")))).toEqual(["<testsuite> children out of the XSD's sequence: system-out system-err"]);
+    expect(junitProblems(parseXml(good.replace('name="evals/a.yaml" tests="0"', 'name="evals/a.yaml" tests="1"')))).toContain('tests="1" but 0 <testcase>');
+    expect(() => parseXml(good.replace("<properties/>", "<properties>"))).toThrow("</testsuite> closes <properties>");
+  });
+});
