@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import * as z from "zod";
 import { budgetOf, budgetSchema } from "../../engine/catalog/worker-file";
+import { evalSuiteOf, evalSuiteYaml } from "../../evals/from-run";
 import { checkStart, missingRun, RUN_ID, runStub, startRun } from "../../runs";
 import { httpError } from "../http-error";
 import { runEventStream } from "../run-event-stream";
@@ -43,6 +44,14 @@ runs.get("/:id", async (c) => {
   const view = await stubFor(c.env, c.req.param("id")).status();
   if (!view) throw httpError(404, await missingRun(c.env, c.req.param("id")));
   return c.json(view);
+});
+
+/** The run as an eval case (its input, the tool calls it made): YAML for evals/, or `?format=json`. */
+runs.get("/:id/eval-case", async (c) => {
+  const view = await stubFor(c.env, c.req.param("id")).status();
+  if (!view) throw httpError(404, await missingRun(c.env, c.req.param("id")));
+  if (c.req.query("format") === "json") return c.json(evalSuiteOf(view));
+  return c.text(evalSuiteYaml(view), 200, { "content-type": "text/yaml; charset=utf-8" });
 });
 
 /** The run's events (SSE); `?deltas=1` adds the model's text as it streams (`model_delta`, not persisted). */
