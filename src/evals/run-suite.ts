@@ -7,6 +7,7 @@ import type { ParseData } from "../engine/data-files";
 import type { CodeFunction } from "../engine/types/worker";
 import type { ToolsetRegistry } from "../engine/types/kind";
 import type { Model, ModelResolver } from "../engine/types/model";
+import type { PriceTable } from "../engine/types/usage";
 import { judgeWith } from "./judge";
 import { runCase, type CaseResult } from "./run-case";
 import { caseScriptModel, scriptedJudge } from "./scripted";
@@ -53,29 +54,32 @@ export async function runSuite(suite: EvalSuite, env: EvalEnv, opts: { worker?: 
     extra: { ...judges, ...env.models },
   });
   const ask = judgeWith(base);
+  const prices = { ...defaultPrices, ...models.config.prices };
+  const defaultModel = vars.DEFAULT_MODEL || "test:tools";
+  const asked = [...new Set([defaultModel, ...[...catalog.workers.values()].flatMap((w) => (w.model ? [w.model] : []))])];
   const cases = suite.cases.map((c, i) => ({ c, runId: `eval-${i + 1}` })).filter(({ c }) => !opts.worker || (c.worker ?? suite.worker) === opts.worker);
   const results = await mapBounded(cases, suite.concurrency, ({ c, runId }) => {
     stubsByRun.set(runId, { ...suite.tools, ...c.tools });
-    const config = {
-      catalog,
-      models: caseModels(c, suite, base),
-      prices: { ...defaultPrices, ...models.config.prices },
-      vars,
-      defaultModel: vars.DEFAULT_MODEL || "test:tools",
-    };
+    const config = { catalog, ...caseModels(c, suite, base, prices, asked), vars, defaultModel };
     return runCase(suite, c, { runId, config, ask });
   });
   return { file: suite.file, threshold: suite.threshold, cases: results };
 }
 
-/** A script plays every worker; a named model serves every worker; else each worker asks its own. */
-function caseModels(c: EvalCase, suite: EvalSuite, base: ModelResolver): ModelResolver {
+/**
+ * A script plays every worker; a named model serves every worker; else each worker asks
+ * its own. A run is priced by the names its workers ask for (`asked`): under a named
+ * model each of them costs what that model costs.
+ */
+function caseModels(c: EvalCase, suite: EvalSuite, base: ModelResolver, prices: PriceTable, asked: string[]): { models: ModelResolver; prices: PriceTable } {
   if (c.script) {
     const scripted = caseScriptModel(c.script);
-    return () => scripted;
+    return { models: () => scripted, prices };
   }
   const model = c.model ?? suite.model;
-  return model ? () => base(model) : base;
+  if (!model) return { models: base, prices };
+  const price = prices[model] ?? { input: 0, output: 0 };
+  return { models: () => base(model), prices: { ...prices, ...Object.fromEntries(asked.map((name) => [name, price])) } };
 }
 
 /** `fn` over `items`, at most `limit` running at once; results in the items' order. */

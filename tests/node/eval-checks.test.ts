@@ -6,6 +6,7 @@ import { argsMismatch } from "../../src/evals/args-pattern";
 import { lineDiff } from "../../src/evals/diff";
 import { escapeXml } from "../../src/evals/report";
 import { junitXml, parseSuite, runSuite, summarize, type EvalEnv } from "../../src/evals";
+import { startModelServer } from "../../src/testing/model-server";
 import { junitProblems, parseXml } from "./junit-shape";
 
 /** A kind whose one tool asks for approval and counts the calls that really ran. */
@@ -256,5 +257,50 @@ describe("evals: reports", () => {
     expect(junitProblems(parseXml(good.replace("    <properties/>\n", "")))).toEqual(["<testsuite> children out of the XSD's sequence: system-out system-err"]);
     expect(junitProblems(parseXml(good.replace('name="evals/a.yaml" tests="0"', 'name="evals/a.yaml" tests="1"')))).toContain('tests="1" but 0 <testcase>');
     expect(() => parseXml(good.replace("<properties/>", "<properties>"))).toThrow("</testsuite> closes <properties>");
+  });
+});
+
+describe("evals: a real model through a models.yaml provider", () => {
+  it("asks the provider's endpoint with its key from vars, for the worker and for the judge, and prices the run from models.yaml", async () => {
+    const server = await startModelServer();
+    try {
+      const base = `http://127.0.0.1:${server.port}`;
+      const put = (id: string, replies: unknown[]) => fetch(`${base}/scripts/${id}`, { method: "PUT", body: JSON.stringify(replies) });
+      await put("worker-model", [{ text: "hello from the provider", usage: { prompt_tokens: 1000, completion_tokens: 1000 } }]);
+      await put("judge-model", [{ text: '{"pass": true, "score": 1, "reason": "greets"}' }]);
+      const fx = effectKind();
+      const files = {
+        "workers/greeter.worker": "---\nname: greeter\ndescription: Greets.\n---\nGreet the user.\n",
+        "workers/models.yaml":
+          'providers:\n  local: { base_url: "${LOCAL_URL}/v1", api_key: "${LOCAL_KEY}" }\nprices:\n  "local:worker-model": { input: 1, output: 1 }\n',
+      };
+      const e: EvalEnv = { files, kinds: toolsetRegistry(fx.kind), parse: parseYaml, vars: { LOCAL_URL: base } };
+      const s = suite(`
+worker: greeter
+model: local:worker-model
+judge: local:judge-model
+vars: { LOCAL_KEY: sk-local }
+cases:
+  - name: greets
+    input: { input: hi }
+    checks: [{ output_equals: hello from the provider }, { rubric: { criteria: Greets. } }, { max_cost_usd: 0.01 }]
+`);
+      const [c] = (await runSuite(s, e)).cases;
+      expect(c!.checks).toEqual([
+        { check: "status", pass: true },
+        { check: "output_equals", pass: true },
+        { check: "rubric", pass: true },
+        { check: "max_cost_usd", pass: true },
+      ]);
+      expect(c!.costUsd).toBeCloseTo(0.002, 6);
+      const asked = async (id: string) => (await (await fetch(`${base}/scripts/${id}`)).json()) as { requests: any[]; authorizations: string[] };
+      const worker = await asked("worker-model");
+      expect(worker.authorizations).toEqual(["Bearer sk-local"]);
+      expect(worker.requests[0].messages[0].content).toContain("Greet the user.");
+      const judge = await asked("judge-model");
+      expect(judge.requests[0].messages[1].content).toContain("Output:\nhello from the provider");
+    } finally {
+      await server.close();
+    }
   });
 });
