@@ -54,12 +54,20 @@ async function evidence(suite: EvalSuite, c: EvalCase, worker: string, setup: Ca
   const store = new MemoryJournalStore();
   const base = { worker, input: c.input, output: null, usage: emptyUsage() };
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let late = false;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the run took over ${suite.timeout_s}s (timeout_s)`)), suite.timeout_s * 1000);
+    timer = setTimeout(() => {
+      late = true;
+      reject(new Error(`the run took over ${suite.timeout_s}s (timeout_s)`));
+    }, suite.timeout_s * 1000);
   });
+  // A run past its time takes no further step: no more model requests or tool calls spent on it.
+  const beforeStep = () => {
+    if (late) throw new Error("stopped: over timeout_s");
+  };
   try {
     const out = await Promise.race([
-      executeRun(setup.config, store, { runId: setup.runId, worker, input: c.input, approvalMode: c.approval_mode ?? suite.approval_mode }),
+      executeRun({ ...setup.config, beforeStep }, store, { runId: setup.runId, worker, input: c.input, approvalMode: c.approval_mode ?? suite.approval_mode }),
       timeout,
     ]);
     const tree = callTree(store.entries);

@@ -154,6 +154,23 @@ cases: [{ name: hangs, input: { input: go } }]
     });
   });
 
+  it("a run past timeout_s takes no further step: no more model requests are spent on it", async () => {
+    let requests = 0;
+    // Slow, and never done: each answer asks for another turn.
+    const slow: Model = {
+      async request() {
+        requests++;
+        await new Promise((r) => setTimeout(r, 80));
+        return { text: null, toolCalls: [{ id: `c${requests}`, name: "nope", arguments: "{}" }], usage: { inputTokens: 1, outputTokens: 1 } };
+      },
+    };
+    const { env: e } = env({ "test:slow": slow });
+    const [c] = (await runSuite(suite("worker: mailer\nmodel: test:slow\ntimeout_s: 0.05\ncases: [{ name: slow, input: { input: go } }]"), e)).cases;
+    expect(c!.status).toBe("error");
+    await new Promise((r) => setTimeout(r, 400));
+    expect(requests).toBe(1);
+  });
+
   it("rubric: a judge that answers no verdict, or no judge at all, fails the check naming why", async () => {
     const { env: e } = env();
     const s = suite(`
