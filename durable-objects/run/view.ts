@@ -1,7 +1,7 @@
 /**
  * What a run shows its watchers: the run view, its events and created workers.
- * Owns no table: reads `journal` and `events` (schema.ts), the pinned catalog and
- * the approvals. Needs from its host: the SQL, `row` and `keyGrammar`.
+ * Owns no table: reads `journal` and `events` (schema.ts), the pinned catalog, the
+ * versions the run ran under and the approvals. Needs from its host: the SQL, `row` and `keyGrammar`.
  */
 
 import { callTree } from "../../src/engine/journal/call-tree";
@@ -15,13 +15,14 @@ import type { RunApprovals } from "./approvals";
 import type { RunCatalog } from "./catalog";
 import { mergeEvents } from "./events";
 import type { RunHost } from "./host";
+import type { RunVersions } from "./versions";
 import { shownUsage } from "./usage";
 
 /** The read side of one run (RunDO's `status`, `createdWorker`, `eventsSince`). */
 export class RunReader {
   constructor(
     private readonly host: Pick<RunHost, "sql" | "row" | "keyGrammar">,
-    private readonly parts: { journal: SqliteJournalStore; pinned: RunCatalog; approvals: RunApprovals },
+    private readonly parts: { journal: SqliteJournalStore; pinned: RunCatalog; versions: RunVersions; approvals: RunApprovals },
   ) {}
 
   status(): RunView | null {
@@ -41,6 +42,7 @@ export class RunReader {
       created_at: run.created_at,
       updated_at: run.updated_at,
       catalog_version: this.parts.pinned.version(),
+      ...this.parts.versions.view(),
       approvals: this.parts.approvals.list(),
       call_tree: callTree(journal, this.host.keyGrammar()),
     };

@@ -103,7 +103,12 @@ export interface Run {
   trigger: unknown;
   created_at: number;
   updated_at: number;
+  /** The catalog version the run started on and runs on (null: started before runs were pinned). */
   catalog_version: string | null;
+  /** The edgework package version the run started under (null: started before versions were recorded). */
+  edgework_version: string | null;
+  /** The version of its latest activation, once one ran under another version than it started under; else null. */
+  resumed_under: string | null;
   approvals: ApprovalView[];
   call_tree: CallNode | null;
 }
