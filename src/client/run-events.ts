@@ -48,7 +48,6 @@ export async function* runEvents(transport: Transport, runId: string, options: R
           path: `${path}/events`,
           query: { deltas: options.deltas ? 1 : undefined },
           headers: { accept: "text/event-stream", ...(lastId ? { "last-event-id": lastId } : {}) },
-          idempotent: true,
         },
         { signal: options.signal, maxRetries: 0 },
       );
@@ -67,12 +66,7 @@ export async function* runEvents(transport: Transport, runId: string, options: R
     if (ended) return;
     const healthy = delivered > 0 || (!broke && Date.now() - opened >= HEALTHY_CONNECTION_MS);
     // Ended at once with nothing new: either the run is over and all was sent, or something cut it.
-    if (
-      !broke &&
-      !healthy &&
-      TERMINAL_STATUSES.includes((await transport.json<Run>({ method: "GET", path, idempotent: true }, { signal: options.signal })).status)
-    )
-      return;
+    if (!broke && !healthy && TERMINAL_STATUSES.includes((await transport.json<Run>({ method: "GET", path }, { signal: options.signal })).status)) return;
     failures = healthy ? 0 : failures + 1;
     if (failures > maxReconnects) {
       throw broke ?? new ConnectionError(`GET ${path}/events ended ${failures} times in a row without an event while the run was not over`);

@@ -33,9 +33,15 @@ export interface StartRunParams {
   input: unknown;
   approvalMode?: ApprovalMode;
   budget?: Budget;
+  /**
+   * Sent as `Idempotency-Key` (1–255 visible ASCII characters): the same key and body within
+   * 24 h name the same run. Default: a new random key per `start` call, the same on each of its
+   * retries. Pass your own (e.g. your job's id) to make starts repeated across processes safe too.
+   */
+  idempotencyKey?: string;
 }
 
-/** `POST /runs` → 202. */
+/** `POST /runs` → 202 (200 for a repeat with the same `Idempotency-Key`). */
 export interface StartedRun {
   id: string;
   status_url: string;
