@@ -1,15 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import {
-  BadRequestError,
-  ConnectionError,
-  EdgeworkClient,
-  type Fetch,
-  GoneError,
-  InternalServerError,
-  RateLimitError,
-  TimeoutError,
-} from "../../src/client";
+import { BadRequestError, ConnectionError, EdgeworkClient, type Fetch, GoneError, InternalServerError, RateLimitError, TimeoutError } from "../../src/client";
 import { effectUrl, modelRequests, script, settle } from "../durable-objects/helpers";
 import { appClient } from "./app-client";
 
