@@ -13,7 +13,7 @@ import { parse } from "../sql";
 import type { SqliteJournalStore } from "../sqlite-journal";
 import type { RunApprovals } from "./approvals";
 import type { RunCatalog } from "./catalog";
-import { mergeEvents } from "./events";
+import { completeBatch, mergeEvents, parseCursor } from "./events";
 import type { RunHost } from "./host";
 import type { RunVersions } from "./versions";
 import { shownUsage } from "./usage";
@@ -56,16 +56,18 @@ export class RunReader {
     return { ok: true, text: workerFileText(creation) };
   }
 
-  /** Events after a cursor (`<journal seq>-<event seq>`), oldest first; `done` once the run ended and all are sent. */
+  /** Events after a cursor (events.ts parseCursor), oldest first; `done` once the run ended and all are sent. */
   eventsSince(cursor: string, limit: number): { events: RunEvent[]; done: boolean } | null {
     const run = this.host.row();
     if (!run) return null;
     const { sql } = this.host;
-    const [j = 0, e = 0] = cursor.split("-").map((n) => Number(n) || 0);
-    const steps = sql.all<JournalRow>`SELECT seq, key, value FROM journal WHERE seq > ${j} ORDER BY seq LIMIT ${limit}`;
-    const runEvents = sql.all<EventRow>`SELECT seq, after_step, type, data FROM events WHERE seq > ${e} ORDER BY seq LIMIT ${limit}`;
-    const events = mergeEvents(steps, runEvents, j, e, this.parts.approvals.recordedEvents(), this.host.keyGrammar());
-    const full = steps.length === limit || runEvents.length === limit;
-    return { events, done: !full && TERMINAL.includes(run.status) };
+    const from = parseCursor(cursor);
+    const batch = completeBatch(
+      sql.all<JournalRow>`SELECT seq, key, value FROM journal WHERE seq > ${from.j} ORDER BY seq LIMIT ${limit}`,
+      sql.all<EventRow>`SELECT seq, after_step, type, data FROM events WHERE seq > ${from.e} ORDER BY seq LIMIT ${limit}`,
+      limit,
+    );
+    const events = mergeEvents(batch.steps, batch.runEvents, from, this.parts.approvals.recordedEvents(), this.host.keyGrammar());
+    return { events, done: !batch.cut && TERMINAL.includes(run.status) };
   }
 }
