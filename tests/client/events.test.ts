@@ -89,6 +89,29 @@ describe("runs.events", () => {
     expect(connections.slice(1).every((r) => r.headers.get("last-event-id"))).toBe(true);
   });
 
+  it("reads past heartbeats and past an ending event, reconnects after a response without `end` from its last id, and stops at `end`", async () => {
+    const bodies = [
+      ': heartbeat\n\nid: 4-2\nevent: run_succeeded\ndata: {}\n\n: heartbeat\n\nid: 4-3\nevent: approval_email_failed\ndata: {"approval_id":"a","kind":"request","to":"x@y.z","error":"late"}\n\n',
+      ": heartbeat\n\nevent: end\ndata: {}\n\n",
+    ];
+    const asked: Array<string | null> = [];
+    const scripted = new EdgeworkClient({
+      baseURL: "https://edgework.test",
+      apiToken: "t",
+      fetch: async (_url, init) => {
+        asked.push(new Headers(init.headers).get("last-event-id"));
+        const body = bodies.shift();
+        return body === undefined ? new Response("{}", { status: 500 }) : new Response(body, { headers: { "content-type": "text/event-stream" } });
+      },
+    });
+    const got = await collect(scripted.runs.events("r1", { lastEventId: "4-1" }));
+    expect(got.map((e) => [e.id, e.type])).toEqual([
+      ["4-2", "run_succeeded"],
+      ["4-3", "approval_email_failed"],
+    ]);
+    expect(asked).toEqual(["4-1", "4-3"]);
+  });
+
   it("unknown run → NotFoundError; an endpoint that keeps failing → gives up after maxReconnects", async () => {
     await expect(collect(client.runs.events("nope"))).rejects.toBeInstanceOf(NotFoundError);
     let calls = 0;
