@@ -53,7 +53,7 @@ export interface RunView {
 }
 
 export interface RunEvent {
-  /** `<journal seq>-<event seq>`: the cursor after this event, for Last-Event-ID. */
+  /** This event's own cursor, for Last-Event-ID: `<journal seq>-<event seq>`, or `<j>-<e>-<n>` inside a step's several events (durable-objects/run/events.ts). */
   id: string;
   type: string;
   data: Record<string, unknown>;
