@@ -15,6 +15,9 @@ export interface RunVersionsView {
 }
 
 export class RunVersions {
+  /** The version this instance last recorded or found the run under: later activations under it read nothing. */
+  private current: string | undefined;
+
   constructor(private readonly sql: Sql) {}
 
   view(): RunVersionsView {
@@ -26,9 +29,9 @@ export class RunVersions {
    * last ran under (one row, once per version change; nothing while the version stays).
    */
   activatedUnder(version: string): void {
-    const last = this.resumedUnder() ?? this.startedUnder();
-    if (version === last) return;
-    this.sql.run`INSERT OR REPLACE INTO meta (key, value) VALUES ('resumed_under', ${version})`;
+    if (version === this.current) return;
+    if (version !== (this.resumedUnder() ?? this.startedUnder())) this.sql.run`INSERT OR REPLACE INTO meta (key, value) VALUES ('resumed_under', ${version})`;
+    this.current = version;
   }
 
   private startedUnder(): string | null {
