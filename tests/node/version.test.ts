@@ -11,8 +11,10 @@ const compiledIn = (dir: string) => /export const EDGEWORK_VERSION = "(.*)";/.ex
 
 describe("the package version a run records", () => {
   it("src/version.ts (compiled into the app) says package.json's version, and CHANGELOG.md has a section for it", () => {
-    const { version } = JSON.parse(read(root, "package.json")) as { version: string };
+    const { version, scripts } = JSON.parse(read(root, "package.json")) as { version: string; scripts: Record<string, string> };
     expect(compiledIn(root)).toBe(version);
+    // `npm version <bump>` runs the "version" script before it commits: the constant follows.
+    expect(scripts.version).toContain("scripts/sync-version.mjs");
     expect(read(root, "CHANGELOG.md")).toMatch(new RegExp(`^## ${version.replaceAll(".", "\\.")}( |$)`, "m"));
   });
 
