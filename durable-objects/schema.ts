@@ -21,7 +21,7 @@ const RUN = `CREATE TABLE IF NOT EXISTS run (
   approval_mode TEXT NOT NULL, budget TEXT NOT NULL, trigger TEXT,
   output TEXT, error TEXT, usage TEXT, retries INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
-  catalog_version TEXT, catalog_files TEXT
+  catalog_version TEXT, catalog_files TEXT, edgework_version TEXT
 ) WITHOUT ROWID`;
 const JOURNAL = `CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL, at INTEGER NOT NULL)`;
 const APPROVALS = `CREATE TABLE IF NOT EXISTS approvals (
@@ -84,6 +84,9 @@ const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
   // before keeps grammar 1, so its run replays onto the keys it recorded; marked here,
   // once, from the schema version alone (never guessed from a key a model could shape).
   [6, [`INSERT OR IGNORE INTO meta (key, value) SELECT 'key_grammar', '1' WHERE EXISTS (SELECT 1 FROM journal)`]],
+  // Version 7: the edgework package version a run started under, in its row (run/versions.ts);
+  // null for a run started before. The version a later deploy continued it under is a meta row.
+  [7, [`ALTER TABLE run ADD COLUMN edgework_version TEXT`]],
 ];
 
 /**

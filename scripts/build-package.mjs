@@ -6,6 +6,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { root } from "../cli/import-ts.mjs";
+import { addDtsExtensions } from "./dts-extensions.mjs";
 
 const ENTRIES = ["src/client/index.ts", "src/testing/index.ts", "src/testing/model-server.ts"];
 
@@ -25,3 +26,4 @@ await build({
   logLevel: "error",
 });
 execFileSync(join(root, "node_modules/.bin/tsc"), ["-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
+addDtsExtensions(join(root, "dist"));

@@ -8,6 +8,7 @@ import { parseJson, type ParseData } from "./engine/data-files";
 import { WorkerFileError } from "./engine/errors";
 import { isModelsFile, parseModelsFiles, providerNames, type ModelsConfig } from "./engine/model/providers";
 import { sha256Hex } from "./engine/ids";
+import { EDGEWORK_VERSION } from "./version";
 
 type App = {
   catalog: Catalog;
@@ -23,6 +24,8 @@ export interface Deploy {
   kinds: ToolsetRegistry;
   /** Code functions compiled in (not pinned: code comes from the current deploy); default the app's. */
   functions?: readonly CodeFunction[];
+  /** The edgework version deployed (tests only: a version bump under a paused run); default this code's. */
+  edgeworkVersion?: string;
 }
 
 /** The definitions a run uses: workers and model providers/prices. */
@@ -46,6 +49,9 @@ export function deployForTests(next: Deploy): void {
 }
 
 export const deployedKinds = (): ToolsetRegistry => deploy.kinds;
+
+/** The edgework package version this deploy runs: a run records it when it starts and when a later one continues it. */
+export const deployedVersion = (): string => deploy.edgeworkVersion ?? EDGEWORK_VERSION;
 
 /**
  * A run pins its reachable definitions in one SQLite row (under the 2 MB row limit,

@@ -27,6 +27,8 @@ declare namespace Cloudflare {
     MCP_WAIT_SECONDS?: string;
     /** How long one SSE response of GET /runs/:id/events stays open, in ms; default 60 000. */
     SSE_MAX_MS?: string;
+    /** How long GET /runs/:id/events stays silent before a `: heartbeat` comment, in ms; default 15 000. */
+    SSE_HEARTBEAT_MS?: string;
     /** HMAC key of page sessions and CSRF tokens (secret); APPROVAL_SECRET when unset. */
     SESSION_SECRET?: string;
     /** How long a page session lasts, in seconds; default 12 hours. */

@@ -7,6 +7,7 @@
  */
 
 import { clearRunState } from "../../src/engine";
+import { deployedVersion } from "../../src/catalog";
 import { snapshotFor } from "../../src/pinned-catalog";
 import { TERMINAL, type Answer, type DecisionRequest, type RunStatusName, type StartRun } from "../../src/runs/types";
 import { sameSecret } from "../../src/security/constant-time";
@@ -48,8 +49,8 @@ export class RunControls {
     const now = Date.now();
     const catalog = catalogColumns(snapshot);
     ctx.storage.transactionSync(() => {
-      sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at, catalog_version, catalog_files)
-        VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now}, ${catalog.version}, ${catalog.files})`;
+      sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at, catalog_version, catalog_files, edgework_version)
+        VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now}, ${catalog.version}, ${catalog.files}, ${deployedVersion()})`;
       this.host.event("run_queued", { worker: req.worker });
     });
     await this.host.wakeSoon();

@@ -22,14 +22,18 @@ function shown(type: string, data: Record<string, unknown>): Record<string, unkn
 
 /**
  * The run's two logs as one stream, in true order: journal step s sorts at
- * (s, 0); an event written after step s at (s, 1, its seq). Each event's id is
- * the cursor after it (`<journal seq>-<event seq>`), starting from (j, e).
+ * (s, 0); an event written after step s at (s, 1, its seq). Every event has an id
+ * of its own, a cursor (`<journal seq>-<event seq>`, eventsSince reads it): the
+ * last (or only) event of a row has the cursor after its row; an earlier one of a
+ * step's several (`call` and `turn`) the cursor before its row and how many of the
+ * row's events it has seen (`<j>-<e>-<n>`), so a reconnect after any event resumes
+ * exactly after it. Starts from (j, e), skipping the first `skip` events of the
+ * first row (the cursor named an event inside it).
  */
 export function mergeEvents(
   steps: Pick<JournalRow, "seq" | "key" | "value">[],
   runEvents: Pick<EventRow, "seq" | "after_step" | "type" | "data">[],
-  j: number,
-  e: number,
+  from: { j: number; e: number; skip?: number },
   recorded: RecordedEvents = new Map(),
   grammar: KeyGrammar = KEY_GRAMMAR,
 ): RunEvent[] {
@@ -43,10 +47,46 @@ export function mergeEvents(
     ...runEvents.map((r) => ({ order: [r.after_step, 1, r.seq], j: undefined, e: r.seq, items: [{ type: r.type, data: shown(r.type, parse(r.data)) }] })),
   ].sort((a, b) => a.order[0]! - b.order[0]! || a.order[1]! - b.order[1]! || a.order[2]! - b.order[2]!);
   const events: RunEvent[] = [];
+  let { j, e } = from;
+  let skip = from.skip ?? 0;
   for (const m of merged) {
+    const before = `${j}-${e}`;
     if (m.j !== undefined) j = m.j;
     if (m.e !== undefined) e = m.e;
-    for (const item of m.items) events.push({ id: `${j}-${e}`, ...item });
+    m.items.forEach((item, i) => {
+      if (i < skip) return;
+      events.push({ id: i === m.items.length - 1 ? `${j}-${e}` : `${before}-${i + 1}`, ...item });
+    });
+    skip = 0;
   }
   return events;
+}
+
+/**
+ * A batch read with LIMIT from each log, cut where both are complete: past the last
+ * step read, an event may belong after a step not read yet (and past the last event
+ * read, a step after an event not read yet). What is cut comes in the next batch,
+ * so the merged order is the true one across batches and every cursor resumes exactly.
+ */
+export function completeBatch<S extends Pick<JournalRow, "seq">, E extends Pick<EventRow, "after_step">>(
+  steps: S[],
+  runEvents: E[],
+  limit: number,
+): { steps: S[]; runEvents: E[]; cut: boolean } {
+  const lastStep = steps.length === limit ? steps.at(-1)!.seq : Number.POSITIVE_INFINITY;
+  const lastEvent = runEvents.length === limit ? runEvents.at(-1)!.after_step : Number.POSITIVE_INFINITY;
+  return {
+    steps: steps.filter((s) => s.seq <= lastEvent),
+    runEvents: runEvents.filter((r) => r.after_step <= lastStep),
+    cut: steps.length === limit || runEvents.length === limit,
+  };
+}
+
+/** A cursor as eventsSince reads it: `<j>-<e>` or `<j>-<e>-<seen>`; anything unreadable counts as 0. */
+export function parseCursor(cursor: string): { j: number; e: number; skip: number } {
+  const [j = 0, e = 0, skip = 0] = cursor
+    .split("-", 3)
+    .map((n) => Number(n))
+    .map((n) => (Number.isSafeInteger(n) && n > 0 ? n : 0));
+  return { j, e, skip };
 }

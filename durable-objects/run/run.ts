@@ -20,7 +20,7 @@ import {
 import type { Journal } from "../../src/engine/journal/journal";
 import type { KeyGrammar } from "../../src/engine/journal/keys";
 import { emptyUsage } from "../../src/engine/run/usage";
-import type { Definitions } from "../../src/catalog";
+import { deployedVersion, type Definitions } from "../../src/catalog";
 import { numberVar } from "../../src/config";
 import type { RunRpc } from "../../src/runs/rpc";
 import {
@@ -49,6 +49,7 @@ import { RunIndexSync } from "./index-sync";
 import { LoggedJournalStore, logRunEvent } from "./log";
 import { RunMail, type MailRun } from "./mail";
 import { deletionDue, finishedRunAlarm } from "./retention";
+import { RunVersions } from "./versions";
 import { RunReader } from "./view";
 
 /** An alarm that keeps throwing is retried by the runtime; after this many the run fails. */
@@ -76,6 +77,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private readonly approvals: RunApprovals;
   private readonly index: RunIndexSync;
   private readonly pinned: RunCatalog;
+  private readonly versions: RunVersions;
   private readonly mail: RunMail;
   private readonly controls: RunControls;
   private readonly reader: RunReader;
@@ -101,6 +103,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.index = new RunIndexSync(host, this.indexRetryMs());
     this.approvals = new RunApprovals(host, this.journal);
     this.pinned = new RunCatalog(this.sql);
+    this.versions = new RunVersions(this.sql);
     this.mail = new RunMail(host, this.approvals);
     this.dispatch = new ModelDispatch(host);
     this.controls = new RunControls(host, {
@@ -111,7 +114,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
         this.cancelled = true;
       },
     });
-    this.reader = new RunReader(host, { journal: this.journal, pinned: this.pinned, approvals: this.approvals });
+    this.reader = new RunReader(host, { journal: this.journal, pinned: this.pinned, versions: this.versions, approvals: this.approvals });
     void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, this.dispatch));
   }
 
@@ -204,6 +207,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** Replays the journal and continues the run until it ends, pauses or is interrupted. */
   private async activate(run: RunRow, retryCount: number): Promise<void> {
     if (this.row()!.status !== "running") this.markRunning(); // an expiry recorded just now set it
+    this.versions.activatedUnder(deployedVersion());
     this.cancelled = false;
     this.dispatch.begin();
     // The definitions the run started on; a deploy that cannot run them fails the run (no retry would help).

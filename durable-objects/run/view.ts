@@ -1,7 +1,7 @@
 /**
  * What a run shows its watchers: the run view, its events and created workers.
- * Owns no table: reads `journal` and `events` (schema.ts), the pinned catalog and
- * the approvals. Needs from its host: the SQL, `row` and `keyGrammar`.
+ * Owns no table: reads `journal` and `events` (schema.ts), the pinned catalog, the
+ * versions the run ran under and the approvals. Needs from its host: the SQL, `row` and `keyGrammar`.
  */
 
 import { callTree } from "../../src/engine/journal/call-tree";
@@ -13,15 +13,16 @@ import { parse } from "../sql";
 import type { SqliteJournalStore } from "../sqlite-journal";
 import type { RunApprovals } from "./approvals";
 import type { RunCatalog } from "./catalog";
-import { mergeEvents } from "./events";
+import { completeBatch, mergeEvents, parseCursor } from "./events";
 import type { RunHost } from "./host";
+import type { RunVersions } from "./versions";
 import { shownUsage } from "./usage";
 
 /** The read side of one run (RunDO's `status`, `createdWorker`, `eventsSince`). */
 export class RunReader {
   constructor(
     private readonly host: Pick<RunHost, "sql" | "row" | "keyGrammar">,
-    private readonly parts: { journal: SqliteJournalStore; pinned: RunCatalog; approvals: RunApprovals },
+    private readonly parts: { journal: SqliteJournalStore; pinned: RunCatalog; versions: RunVersions; approvals: RunApprovals },
   ) {}
 
   status(): RunView | null {
@@ -41,6 +42,7 @@ export class RunReader {
       created_at: run.created_at,
       updated_at: run.updated_at,
       catalog_version: this.parts.pinned.version(),
+      ...this.parts.versions.view(),
       approvals: this.parts.approvals.list(),
       call_tree: callTree(journal, this.host.keyGrammar()),
     };
@@ -54,16 +56,18 @@ export class RunReader {
     return { ok: true, text: workerFileText(creation) };
   }
 
-  /** Events after a cursor (`<journal seq>-<event seq>`), oldest first; `done` once the run ended and all are sent. */
+  /** Events after a cursor (events.ts parseCursor), oldest first; `done` once the run ended and all are sent. */
   eventsSince(cursor: string, limit: number): { events: RunEvent[]; done: boolean } | null {
     const run = this.host.row();
     if (!run) return null;
     const { sql } = this.host;
-    const [j = 0, e = 0] = cursor.split("-").map((n) => Number(n) || 0);
-    const steps = sql.all<JournalRow>`SELECT seq, key, value FROM journal WHERE seq > ${j} ORDER BY seq LIMIT ${limit}`;
-    const runEvents = sql.all<EventRow>`SELECT seq, after_step, type, data FROM events WHERE seq > ${e} ORDER BY seq LIMIT ${limit}`;
-    const events = mergeEvents(steps, runEvents, j, e, this.parts.approvals.recordedEvents(), this.host.keyGrammar());
-    const full = steps.length === limit || runEvents.length === limit;
-    return { events, done: !full && TERMINAL.includes(run.status) };
+    const from = parseCursor(cursor);
+    const batch = completeBatch(
+      sql.all<JournalRow>`SELECT seq, key, value FROM journal WHERE seq > ${from.j} ORDER BY seq LIMIT ${limit}`,
+      sql.all<EventRow>`SELECT seq, after_step, type, data FROM events WHERE seq > ${from.e} ORDER BY seq LIMIT ${limit}`,
+      limit,
+    );
+    const events = mergeEvents(batch.steps, batch.runEvents, from, this.parts.approvals.recordedEvents(), this.host.keyGrammar());
+    return { events, done: !batch.cut && TERMINAL.includes(run.status) };
   }
 }

@@ -8,7 +8,7 @@ export class Approvals {
 
   /** `GET /approvals?status=pending`: every pending approval, oldest first. */
   list(options?: RequestOptions): Promise<PendingApprovals> {
-    return this.transport.json({ method: "GET", path: "/approvals", query: { status: "pending" }, idempotent: true }, options);
+    return this.transport.json({ method: "GET", path: "/approvals", query: { status: "pending" } }, options);
   }
 
   /**
@@ -18,6 +18,6 @@ export class Approvals {
    */
   decide(runId: string, approvalId: string, params: DecideParams, options?: RequestOptions): Promise<Decision> {
     const body = { decision: params.decision, ...(params.note !== undefined ? { note: params.note } : {}) };
-    return this.transport.json({ method: "POST", path: `${runPath(runId)}/approvals/${encodeURIComponent(approvalId)}`, body, idempotent: true }, options);
+    return this.transport.json({ method: "POST", path: `${runPath(runId)}/approvals/${encodeURIComponent(approvalId)}`, body }, options);
   }
 }

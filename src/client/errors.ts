@@ -39,6 +39,10 @@ export class GoneError extends EdgeworkError {
 export class PayloadTooLargeError extends EdgeworkError {
   override readonly name = "PayloadTooLargeError";
 }
+/** 422: the request is well formed but cannot be done (an Idempotency-Key reused with another body). */
+export class UnprocessableEntityError extends EdgeworkError {
+  override readonly name = "UnprocessableEntityError";
+}
 export class RateLimitError extends EdgeworkError {
   override readonly name = "RateLimitError";
 }
@@ -62,6 +66,7 @@ const BY_STATUS: Record<number, typeof EdgeworkError> = {
   409: ConflictError,
   410: GoneError,
   413: PayloadTooLargeError,
+  422: UnprocessableEntityError,
   429: RateLimitError,
 };
 

@@ -1,9 +1,9 @@
 import type { RunStatus } from "./types";
 
 /**
- * The events of `GET /runs/:id/events`, by type. `id` is the cursor after the
- * event (pass it as `lastEventId` to get only what follows); `model_delta`
- * events have none (they are not persisted).
+ * The events of `GET /runs/:id/events`, by type. `id` is the event's own cursor
+ * (pass it as `lastEventId` to get only what follows it); `model_delta` events
+ * have none (they are not persisted).
  */
 interface TypedEvent<T extends string, D> {
   id: string;
@@ -67,8 +67,8 @@ const KNOWN = new Set<string>([
   "model_delta",
 ]);
 
-/** The events after which a run changes no more. */
-export const ENDING_EVENTS: ReadonlySet<string> = new Set(["run_succeeded", "run_failed", "run_cancelled"]);
+/** The server's last event of a run's stream: the run has ended and every event was sent (never yielded). */
+export const END_EVENT = "end";
 
 /** A parsed SSE message as a typed event (the server's data is trusted to match its type). */
 export function toRunEvent(event: string, id: string | null, data: unknown): RunEvent {

@@ -12,6 +12,7 @@ export {
   PermissionDeniedError,
   RateLimitError,
   TimeoutError,
+  UnprocessableEntityError,
 } from "./errors";
 export type { RunEvent, RunEventType } from "./event-types";
 export type { RunEventsOptions } from "./run-events";

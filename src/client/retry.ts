@@ -1,4 +1,4 @@
-import { ConnectionError, type EdgeworkError, RateLimitError } from "./errors";
+import { ConnectionError, type EdgeworkError } from "./errors";
 
 /** The longest `Retry-After` honoured; a server asking for more gets its error back instead. */
 export const MAX_RETRY_AFTER_MS = 60_000;
@@ -22,15 +22,15 @@ export function retryAfterMs(headers: Headers | undefined, now = Date.now()): nu
 
 /**
  * How long to wait before sending the request again, or null: give up. Retried:
- * no response (network, timeout), 429 and 5xx. A request that is not idempotent
- * (starting a run) is retried only after a 429, which refuses a request unprocessed:
- * after a 5xx or a lost response it may have started a run already.
+ * no response (network, timeout), 429 and 5xx; never another 4xx. Every request of
+ * this client may be sent twice: reads, cancel and decide (a repeat is refused with
+ * a 409), and starting a run (its Idempotency-Key names the run the first started).
  */
-export function retryDelayMs(error: EdgeworkError, attempt: number, maxRetries: number, idempotent: boolean): number | null {
+export function retryDelayMs(error: EdgeworkError, attempt: number, maxRetries: number): number | null {
   if (attempt >= maxRetries) return null;
   const status = error.status;
   const retryable = error instanceof ConnectionError || status === 429 || (status !== undefined && status >= 500);
-  if (!retryable || (!idempotent && !(error instanceof RateLimitError))) return null;
+  if (!retryable) return null;
   const asked = retryAfterMs(error.headers);
   if (asked === null) return backoffMs(attempt);
   return asked <= MAX_RETRY_AFTER_MS ? asked : null;

@@ -32,23 +32,23 @@ export class Runs {
   constructor(private readonly transport: Transport) {}
 
   /**
-   * `POST /runs`. Never retried after a lost response or a 5xx: the server picks the
-   * run's id, so sending it again could start a second run (only a 429 is retried).
+   * `POST /runs`, with an `Idempotency-Key` (yours, or a new random one) sent on every
+   * attempt: retried like a read, since a repeat names the run the first attempt started.
    */
   start(params: StartRunParams, options?: RequestOptions): Promise<StartedRun> {
-    const { worker, input, approvalMode, budget } = params;
+    const { worker, input, approvalMode, budget, idempotencyKey = crypto.randomUUID() } = params;
     const body = {
       worker,
       input,
       ...(approvalMode ? { approval_mode: approvalMode } : {}),
       ...(budget ? { budget: { max_tokens: budget.maxTokens, max_cost_usd: budget.maxCostUsd, on_exceed: budget.onExceed } } : {}),
     };
-    return this.transport.json({ method: "POST", path: "/runs", body, idempotent: false }, options);
+    return this.transport.json({ method: "POST", path: "/runs", body, headers: { "idempotency-key": idempotencyKey } }, options);
   }
 
   /** `GET /runs/:id`. */
   get(id: string, options?: RequestOptions): Promise<Run> {
-    return this.transport.json({ method: "GET", path: runPath(id), idempotent: true }, options);
+    return this.transport.json({ method: "GET", path: runPath(id) }, options);
   }
 
   /**
@@ -77,7 +77,7 @@ export class Runs {
   /** One page of `GET /runs` (pass a page's `next_cursor` as `cursor` for the next). */
   page(query: ListRunsQuery = {}, options?: RequestOptions): Promise<RunPage> {
     const since = query.since instanceof Date ? query.since.getTime() : query.since;
-    return this.transport.json({ method: "GET", path: "/runs", query: { ...query, since }, idempotent: true }, options);
+    return this.transport.json({ method: "GET", path: "/runs", query: { ...query, since } }, options);
   }
 
   /** Every page of `GET /runs` from `query.cursor` on (newest first), following `next_cursor` to the end. */
@@ -92,12 +92,12 @@ export class Runs {
 
   /** `POST /runs/:id/cancel`; a run that already ended → ConflictError. */
   cancel(id: string, options?: RequestOptions): Promise<CancelledRun> {
-    return this.transport.json({ method: "POST", path: `${runPath(id)}/cancel`, idempotent: true }, options);
+    return this.transport.json({ method: "POST", path: `${runPath(id)}/cancel` }, options);
   }
 
   /** `POST /runs/:id/resume`: re-arms a run that lost its wake-up; ConflictError says why not. */
   resume(id: string, options?: RequestOptions): Promise<ResumedRun> {
-    return this.transport.json({ method: "POST", path: `${runPath(id)}/resume`, idempotent: true }, options);
+    return this.transport.json({ method: "POST", path: `${runPath(id)}/resume` }, options);
   }
 
   /** `GET /runs/:id/events` as typed events, reconnecting with Last-Event-ID, until the run ends (run-events.ts). */

@@ -20,8 +20,6 @@ export interface ApiRequest {
   query?: Record<string, string | number | undefined>;
   body?: unknown;
   headers?: Record<string, string>;
-  /** Sending it twice acts at most once (see retry.ts for what else is retried). */
-  idempotent: boolean;
 }
 
 export interface TransportSettings {
@@ -56,7 +54,7 @@ export class Transport {
         return await this.attempt(req, options, read);
       } catch (err) {
         if (!(err instanceof EdgeworkError) || options.signal?.aborted) throw err;
-        const delay = retryDelayMs(err, attempt, maxRetries, req.idempotent);
+        const delay = retryDelayMs(err, attempt, maxRetries);
         if (delay === null) throw err;
         await sleep(delay, options.signal);
       }

@@ -33,9 +33,15 @@ export interface StartRunParams {
   input: unknown;
   approvalMode?: ApprovalMode;
   budget?: Budget;
+  /**
+   * Sent as `Idempotency-Key` (1–255 visible ASCII characters): the same key and body within
+   * 24 h name the same run. Default: a new random key per `start` call, the same on each of its
+   * retries. Pass your own (e.g. your job's id) to make starts repeated across processes safe too.
+   */
+  idempotencyKey?: string;
 }
 
-/** `POST /runs` → 202. */
+/** `POST /runs` → 202 (200 for a repeat with the same `Idempotency-Key`). */
 export interface StartedRun {
   id: string;
   status_url: string;
@@ -103,7 +109,12 @@ export interface Run {
   trigger: unknown;
   created_at: number;
   updated_at: number;
+  /** The catalog version the run started on and runs on (null: started before runs were pinned). */
   catalog_version: string | null;
+  /** The edgework package version the run started under (null: started before versions were recorded). */
+  edgework_version: string | null;
+  /** The version of its latest activation, once one ran under another version than it started under; else null. */
+  resumed_under: string | null;
   approvals: ApprovalView[];
   call_tree: CallNode | null;
 }

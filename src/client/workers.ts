@@ -7,6 +7,6 @@ export class Workers {
 
   /** `GET /workers`: each worker with its input schema. */
   list(options?: RequestOptions): Promise<WorkerList> {
-    return this.transport.json({ method: "GET", path: "/workers", idempotent: true }, options);
+    return this.transport.json({ method: "GET", path: "/workers" }, options);
   }
 }

@@ -9,7 +9,7 @@ export interface RunRpc {
   /** Stores the run and arms its first activation. Idempotent: a second start returns the first. */
   start(req: StartRun): Promise<{ id: string; status: RunStatusName; created: boolean }>;
   status(): Promise<RunView | null>;
-  /** Events after a cursor (`<journal seq>-<event seq>`), oldest first; `done` once the run ended and all are sent. */
+  /** Events after a cursor (an event's id, durable-objects/run/events.ts), oldest first; `done` once the run ended and all are sent. */
   eventsSince(cursor?: string, limit?: number): Promise<{ events: RunEvent[]; done: boolean } | null>;
   /** Model text streamed after cursor `seq` (memory only). */
   deltasSince(seq?: number): Promise<{ deltas: ModelDelta[]; next: number }>;

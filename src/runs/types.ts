@@ -44,12 +44,16 @@ export interface RunView {
   updated_at: number;
   /** The catalog version the run started on and runs on (null: started before runs were pinned). */
   catalog_version: string | null;
+  /** The edgework package version the run started under (null: started before versions were recorded). */
+  edgework_version: string | null;
+  /** The version of its latest activation, once one ran under another version than it started under; else null. */
+  resumed_under: string | null;
   approvals: ApprovalView[];
   call_tree: CallNode | null;
 }
 
 export interface RunEvent {
-  /** `<journal seq>-<event seq>`: the cursor after this event, for Last-Event-ID. */
+  /** This event's own cursor, for Last-Event-ID: `<journal seq>-<event seq>`, or `<j>-<e>-<n>` inside a step's several events (durable-objects/run/events.ts). */
   id: string;
   type: string;
   data: Record<string, unknown>;

@@ -57,4 +57,6 @@ export const RUN_LIVE_SCRIPT = `(function () {
       if (s === "succeeded" || s === "failed" || s === "cancelled") { es.close(); line("done", "the run " + s + "; reload for the full call tree"); }
     });
   });
+  // Sent once the run has ended and every event is out: nothing more will come, so no reconnect.
+  es.addEventListener("end", function () { es.close(); });
 })();`;

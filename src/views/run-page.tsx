@@ -78,6 +78,17 @@ export function RunPage(props: { run: RunView; events: string }) {
           <td>{run.catalog_version ? <code>{run.catalog_version}</code> : "the current one (started before runs were pinned)"}</td>
         </tr>
         <tr>
+          <th>edgework</th>
+          <td>
+            {run.edgework_version ? <code>{run.edgework_version}</code> : "not recorded (started before versions were)"}
+            {run.resumed_under ? (
+              <>
+                , resumed under <code>{run.resumed_under}</code>
+              </>
+            ) : null}
+          </td>
+        </tr>
+        <tr>
           <th>Usage</th>
           <td>
             {run.usage

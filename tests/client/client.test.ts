@@ -1,6 +1,15 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { AuthenticationError, BadRequestError, ConflictError, EdgeworkError, NotFoundError, PayloadTooLargeError, type Run } from "../../src/client";
+import {
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  EdgeworkError,
+  NotFoundError,
+  PayloadTooLargeError,
+  type Run,
+  UnprocessableEntityError,
+} from "../../src/client";
 import { callTool, modelServer, say, waitForStatus } from "../../src/testing";
 import { driveAlarm, effectCount, effectUrl, script, settle } from "../durable-objects/helpers";
 import { appClient } from "./app-client";
@@ -105,6 +114,16 @@ describe("edgework/client against the app", () => {
 
     const huge = await client.runs.start({ worker: "scoped", input: "x".repeat(1024 * 1024 + 1) }).catch((e: unknown) => e);
     expect(huge).toBeInstanceOf(PayloadTooLargeError);
+  });
+
+  it("start with one idempotencyKey: the same params name the same run; other params → UnprocessableEntityError", async () => {
+    await script("pause-writer", [{ text: "once" }]);
+    const params = { worker: "pause-writer", input: "same", approvalMode: "approve_all" as const, idempotencyKey: "client-key-1" };
+    const first = await client.runs.start(params);
+    expect(await client.runs.start(params)).toEqual(first);
+    const other = await client.runs.start({ ...params, input: "other" }).catch((e: unknown) => e);
+    expect(other).toBeInstanceOf(UnprocessableEntityError);
+    expect((other as UnprocessableEntityError).status).toBe(422);
   });
 
   it("workers.list gives the catalog with each worker's input schema", async () => {

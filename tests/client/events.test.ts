@@ -21,19 +21,19 @@ async function finishedRun(): Promise<string> {
 }
 
 describe("runs.events", () => {
-  it("yields a finished run's typed events and ends after run_succeeded; lastEventId resumes right after that event", async () => {
+  it("yields a finished run's typed events and ends at the server's end event; lastEventId after any event resumes exactly after it", async () => {
     const id = await finishedRun();
     const all = await collect(client.runs.events(id));
     expect(all[0]).toMatchObject({ type: "run_queued", data: { worker: "scoped" } });
     expect(all.at(-1)!.type).toBe("run_succeeded");
     expect(all.some((e) => e.type === "turn" && e.data.path === "scoped" && typeof e.data.text === "string")).toBe(true);
 
-    // Events of one journal step share its id (call and turn): an id resumes after the whole step.
-    expect(new Set(ids(all)).size).toBeLessThan(all.length);
-    const k = all.findIndex((e, i) => i >= all.length / 2 && all[i + 1]?.id !== e.id);
-    expect(await collect(client.runs.events(id, { lastEventId: all[k]!.id! }))).toEqual(all.slice(k + 1));
-    // Past the last event: nothing new, and the iterator ends (the run is over) instead of reconnecting.
-    expect(await collect(client.runs.events(id, { lastEventId: all.at(-1)!.id! }))).toEqual([]);
+    // Every event has an id of its own, and resuming after any of them — inside a step's
+    // several (call, turn) too — gets exactly the rest: no duplicate, no gap.
+    expect(new Set(ids(all)).size).toBe(all.length);
+    for (let k = 0; k < all.length; k++) {
+      expect(await collect(client.runs.events(id, { lastEventId: all[k]!.id! })), `after event ${k} (${all[k]!.type} ${all[k]!.id})`).toEqual(all.slice(k + 1));
+    }
   });
 
   it("a stream cut in the middle of a step's events reconnects with Last-Event-ID: nothing missed, nothing repeated", async () => {
@@ -46,9 +46,8 @@ describe("runs.events", () => {
     const call = whole.indexOf("event: call\n");
     const cut = whole.indexOf("\n\n", call) + 2 + 5;
     expect(call).toBeGreaterThan(0);
-    // Reconnecting asks from before the last step it saw events of (the cut may split a step's events).
-    const seenIds = [...whole.slice(0, cut).matchAll(/^id: (.+)$/gm)].map((m) => m[1]!);
-    const resumeFrom = seenIds.filter((i) => i !== seenIds.at(-1)).at(-1) ?? null;
+    // Reconnecting asks after the last event it received whole (the call), exactly.
+    const resumeFrom = [...whole.slice(0, cut).matchAll(/^id: (.+)$/gm)].map((m) => m[1]!).at(-1);
     const requests: Request[] = [];
     const cutting = new EdgeworkClient({
       baseURL: "https://edgework.test",
@@ -88,6 +87,29 @@ describe("runs.events", () => {
     const connections = seen.filter((r) => new URL(r.url).pathname.endsWith("/events"));
     expect(connections.length).toBeGreaterThanOrEqual(3);
     expect(connections.slice(1).every((r) => r.headers.get("last-event-id"))).toBe(true);
+  });
+
+  it("reads past heartbeats and past an ending event, reconnects after a response without `end` from its last id, and stops at `end`", async () => {
+    const bodies = [
+      ': heartbeat\n\nid: 4-2\nevent: run_succeeded\ndata: {}\n\n: heartbeat\n\nid: 4-3\nevent: approval_email_failed\ndata: {"approval_id":"a","kind":"request","to":"x@y.z","error":"late"}\n\n',
+      ": heartbeat\n\nevent: end\ndata: {}\n\n",
+    ];
+    const asked: Array<string | null> = [];
+    const scripted = new EdgeworkClient({
+      baseURL: "https://edgework.test",
+      apiToken: "t",
+      fetch: async (_url, init) => {
+        asked.push(new Headers(init.headers).get("last-event-id"));
+        const body = bodies.shift();
+        return body === undefined ? new Response("{}", { status: 500 }) : new Response(body, { headers: { "content-type": "text/event-stream" } });
+      },
+    });
+    const got = await collect(scripted.runs.events("r1", { lastEventId: "4-1" }));
+    expect(got.map((e) => [e.id, e.type])).toEqual([
+      ["4-2", "run_succeeded"],
+      ["4-3", "approval_email_failed"],
+    ]);
+    expect(asked).toEqual(["4-1", "4-3"]);
   });
 
   it("unknown run → NotFoundError; an endpoint that keeps failing → gives up after maxReconnects", async () => {

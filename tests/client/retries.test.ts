@@ -1,16 +1,7 @@
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import {
-  BadRequestError,
-  ConnectionError,
-  EdgeworkClient,
-  EdgeworkError,
-  type Fetch,
-  GoneError,
-  InternalServerError,
-  RateLimitError,
-  TimeoutError,
-} from "../../src/client";
-import { effectUrl, script, settle } from "../durable-objects/helpers";
+import { BadRequestError, ConnectionError, EdgeworkClient, type Fetch, GoneError, InternalServerError, RateLimitError, TimeoutError } from "../../src/client";
+import { effectUrl, modelRequests, script, settle } from "../durable-objects/helpers";
 import { appClient } from "./app-client";
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -19,9 +10,9 @@ const RUN = { id: "r1", status: "running" };
 
 /** A client whose fetch answers from a script, one response (or thrown error) per call; `calls` records what was sent. */
 function scripted(answers: Array<Response | Error | "hang">, opts: { maxRetries?: number; timeoutMs?: number } = {}) {
-  const calls: Array<{ url: string; method: string; signal: AbortSignal | null | undefined; at: number }> = [];
+  const calls: Array<{ url: string; method: string; headers: Headers; signal: AbortSignal | null | undefined; at: number }> = [];
   const fetch: Fetch = async (url, init) => {
-    calls.push({ url, method: init.method ?? "GET", signal: init.signal, at: Date.now() });
+    calls.push({ url, method: init.method ?? "GET", headers: new Headers(init.headers), signal: init.signal, at: Date.now() });
     const next = answers.shift() ?? json(500, { error: "script ran out" });
     if (next === "hang") return new Promise<Response>(() => {}); // ignores its signal too
     if (next instanceof Error) throw next;
@@ -72,15 +63,33 @@ describe("retries", () => {
     }
   });
 
-  it("starting a run is not retried after a 503 or a lost response (it may have started); after a 429 it is", async () => {
+  it("starting a run sends one Idempotency-Key on every attempt, so it is retried after a 503 or a lost response like a read", async () => {
     for (const answer of [json(503, { error: "busy" }, { "retry-after": "0" }), new TypeError("connection reset"), json(502, "bad gateway")]) {
-      const { client, calls } = scripted([answer, json(202, { id: "r1", status_url: "x" })]);
-      await expect(client.runs.start({ worker: "w", input: "x" })).rejects.toBeInstanceOf(EdgeworkError);
-      expect(calls).toHaveLength(1);
+      const { client, calls } = scripted([answer, json(200, { id: "r1", status_url: "x" })]);
+      expect(await client.runs.start({ worker: "w", input: "x" })).toEqual({ id: "r1", status_url: "x" });
+      const keys = calls.map((c) => c.headers.get("idempotency-key"));
+      expect(keys).toHaveLength(2);
+      expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(keys[1]).toBe(keys[0]);
     }
-    const limited = scripted([json(429, { error: "slow down" }, { "retry-after": "0" }), json(202, { id: "r1", status_url: "x" })]);
-    expect(await limited.client.runs.start({ worker: "w", input: "x" })).toEqual({ id: "r1", status_url: "x" });
-    expect(limited.calls).toHaveLength(2);
+  });
+
+  it("a start whose response is lost after the app started the run is retried and gets that run, not a second one", async () => {
+    await script("pause-writer", [{ text: "started once" }, { text: "a second run" }]);
+    let attempts = 0;
+    const losing = new EdgeworkClient({
+      baseURL: "https://edgework.test",
+      apiToken: "test-token",
+      fetch: async (url, init) => {
+        const res = await exports.default.fetch(new Request(url, init));
+        if (new URL(url).pathname === "/runs" && attempts++ === 0) throw new TypeError("connection reset after the request was sent");
+        return res;
+      },
+    });
+    const { id } = await losing.runs.start({ worker: "pause-writer", input: "go", approvalMode: "approve_all", idempotencyKey: "job-42" });
+    expect(attempts).toBe(2);
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: "started once" });
+    expect(await modelRequests("pause-writer")).toHaveLength(1);
   });
 });
 

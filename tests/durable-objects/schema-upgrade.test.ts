@@ -2,6 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { APPROVALS_CURRENT, RUN_CURRENT } from "../../durable-objects/schema";
+import { EDGEWORK_VERSION } from "../../src/version";
 import { effectCount, effectUrl, modelRequests, script, settle, stub } from "./helpers";
 import { toKeyGrammar1 } from "./key-grammar";
 
@@ -21,6 +22,12 @@ const redeploy = (id: string) =>
   runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) =>
     expect(err.durableObjectReset).toBe(true),
   );
+
+/** Marks the object as of schema `version`, without the columns later versions added (version 7: run.edgework_version). */
+function toSchemaVersion(sql: SqlStorage, version: number) {
+  if (version < 7) sql.exec("ALTER TABLE run DROP COLUMN edgework_version");
+  sql.exec("UPDATE meta SET value = ? WHERE key = 'schema_version'", String(version));
+}
 
 /** How schema version 3 defined the run's status: from its row, or its newest lifecycle event while it lived. */
 const RUN_CURRENT_V3 = `
@@ -55,7 +62,7 @@ function toVersion3(sql: SqlStorage, decided: string) {
   // Version 3 re-paused on the other approval: row and event.
   sql.exec("INSERT INTO events (after_step, type, data, at) VALUES ((SELECT max(seq) FROM journal), 'run_awaiting_approval', '{}', ?)", Date.now());
   sql.exec(RUN_CURRENT_V3);
-  sql.exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+  toSchemaVersion(sql, 3);
 }
 
 it("a run paused under schema version 3 (outcome in its row, decisions in the approvals rows) is upgraded in place and finishes; its decisions show once", async () => {
@@ -112,12 +119,12 @@ it("a run paused under schema version 4 (views run_current and approvals_current
     toKeyGrammar1(state.storage.sql);
     state.storage.sql.exec(`CREATE VIEW run_current AS ${RUN_CURRENT.text.slice(1, -1)}`);
     state.storage.sql.exec(`CREATE VIEW approvals_current AS ${APPROVALS_CURRENT.text.slice(1, -1)}`);
-    state.storage.sql.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'");
+    toSchemaVersion(state.storage.sql, 4);
   });
   await redeploy(id);
   expect(await shape(id)).toEqual(built);
-  // The same view, its paths (call tree, approval) in grammar 1.
-  expect(await stub(id).status()).toEqual(JSON.parse(JSON.stringify(paused).replaceAll("/tool:1", "/tool:p1")));
+  // The same view, its paths (call tree, approval) in grammar 1; version 4 recorded no edgework version.
+  expect(await stub(id).status()).toEqual({ ...JSON.parse(JSON.stringify(paused).replaceAll("/tool:1", "/tool:p1")), edgework_version: null });
   await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "v5" });
   expect(await settle(id)).toMatchObject({ status: "succeeded", output: "posted" });
   expect(await effectCount(`${id}-1`)).toBe(1);
@@ -153,7 +160,7 @@ it("a run paused under schema version 5 (journal keys of grammar 1: tool calls b
   expect(await effectCount(`${id}-1`)).toBe(1);
   await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
     toKeyGrammar1(state.storage.sql);
-    state.storage.sql.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'");
+    toSchemaVersion(state.storage.sql, 5);
   });
   await redeploy(id);
   expect(await keyGrammarRow(id)).toEqual(["1"]);
@@ -182,7 +189,7 @@ it("the key grammar mark is written only by the upgrade of an object whose journ
 
   const empty = "keys-empty-v5";
   expect(await stub(empty).status()).toBeNull();
-  await runInDurableObject(env.RUNS.getByName(empty), (_o, state) => state.storage.sql.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'"));
+  await runInDurableObject(env.RUNS.getByName(empty), (_o, state) => toSchemaVersion(state.storage.sql, 5));
   await redeploy(empty);
   expect(await stub(empty).status()).toBeNull();
   expect(await keyGrammarRow(empty)).toEqual([]);
@@ -194,4 +201,24 @@ it("a direct-mode run never makes the model_dispatch table (schema.ts makes it o
   await stub(id).start({ id, worker: "pause-writer", input: { input: "go" }, approvalMode: "approve_all", budget: {} });
   expect(await settle(id)).toMatchObject({ status: "succeeded" });
   expect((await shape(id)).filter((s) => s.includes("model_dispatch"))).toEqual([]);
+});
+
+it("a run paused under schema version 6 (no edgework version recorded) is upgraded in place: its start version shows as unknown, the version that resumed it as resumed_under", async () => {
+  const id = "upgrade-v6-version";
+  await script("pause-writer", [
+    { tool_calls: [{ id: "p1", name: "fx_fetch", arguments: { url: effectUrl(`${id}-1`), method: "POST" } }] },
+    { text: "posted" },
+  ]);
+  await stub(id).start({ id, worker: "pause-writer", input: { input: "go" }, approvalMode: "ask", budget: {} });
+  const paused = await settle(id);
+  const built = await shape(id);
+  await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
+    toSchemaVersion(state.storage.sql, 6);
+  });
+  await redeploy(id);
+  expect(await shape(id)).toEqual(built);
+  expect(await stub(id).status()).toEqual({ ...paused, edgework_version: null });
+  await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "v7" });
+  expect(await settle(id)).toMatchObject({ status: "succeeded", output: "posted", edgework_version: null, resumed_under: EDGEWORK_VERSION });
+  expect(await effectCount(`${id}-1`)).toBe(1);
 });

@@ -270,12 +270,16 @@ describe("run events (SSE)", () => {
       "tool",
       "turn",
       "run_succeeded",
+      "end", // the run has ended and every event is out
     ]);
     expect(rest[0]!.data).toMatchObject({ approval_id: approvalId, to: "approver@example.com" });
     expect(rest[1]!.data).toMatchObject({ path: "pause-writer/turn:1/tool:1", emailed: true, to: "approver@example.com" });
-    expect(rest.at(-2)!.data).toMatchObject({ turn: 2, text: "streamed" });
-    const ids = rest.map((e) => e.id);
-    expect(ids.every((id) => /^\d+-\d+$/.test(id))).toBe(true);
+    expect(rest.at(-3)!.data).toMatchObject({ turn: 2, text: "streamed" });
+    expect(rest.at(-1)).toEqual({ id: "", event: "end", data: {} });
+    // Every event has an id of its own (an event inside a step's several: the cursor before the step and how many it has seen).
+    const ids = rest.slice(0, -1).map((e) => e.id);
+    expect(ids.every((id) => /^\d+-\d+(-\d+)?$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
 
     // From the start, the whole run; ids increase and every event comes once.
     const all = await readEvents(await call(`/runs/${id}/events`, { headers: auth }), () => false);

@@ -3,6 +3,7 @@ import * as z from "zod";
 import { budgetOf, budgetSchema } from "../../engine/catalog/worker-file";
 import { evalSuiteOf, evalSuiteYaml } from "../../evals/from-run";
 import { checkStart, missingRun, RUN_ID, runStub, startRun } from "../../runs";
+import { claimRun, idempotencyKeyOf } from "../../runs/idempotency";
 import { httpError } from "../http-error";
 import { runEventStream } from "../run-event-stream";
 import { jsonBody } from "../validate";
@@ -18,11 +19,21 @@ const decisionBody = z.strictObject({ decision: z.enum(["approve", "reject"]), n
 
 export const runs = new Hono<{ Bindings: Env }>();
 
+/**
+ * Starts a run: 202. With an `Idempotency-Key`, the same key and body within 24 h name
+ * the same run (200, `Idempotent-Replayed: true`); the key with another body is a 422.
+ * A refused request (4xx) binds no key.
+ */
 runs.post("/", async (c) => {
   const body = await jsonBody(c, startBody);
+  const key = idempotencyKeyOf(c.req.header("Idempotency-Key"));
+  if (key !== null && typeof key !== "string") throw httpError(400, key);
   const checked = checkStart(body.worker, body.input);
   if ("status" in checked) throw httpError(checked.status, checked);
-  const id = crypto.randomUUID();
+  const claim = key === null ? { ok: true as const, run: crypto.randomUUID(), replay: false } : await claimRun(c.env, key, body, crypto.randomUUID());
+  if (!claim.ok) throw httpError(422, { error: "this Idempotency-Key was used within 24 hours with another request body; use a new key for a new run" });
+  const id = claim.run;
+  // A replay starts it too: the first request may have bound the key and died before its start (start is idempotent).
   await startRun(c.env, {
     id,
     worker: checked.worker.name,
@@ -31,7 +42,8 @@ runs.post("/", async (c) => {
     budget: budgetOf(body.budget),
     trigger: { kind: "api" },
   });
-  return c.json({ id, status_url: new URL(`/runs/${id}`, c.req.url).href }, 202);
+  const started = { id, status_url: new URL(`/runs/${id}`, c.req.url).href };
+  return claim.replay ? c.json(started, 200, { "Idempotent-Replayed": "true" }) : c.json(started, 202);
 });
 
 /** The run's Durable Object, or 404 for an id that cannot be a run. */

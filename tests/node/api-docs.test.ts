@@ -1,0 +1,57 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { codeOf, exportedNames, undocumented } from "./api-exports";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/** Each published entry's reference page(s): an entry added to package.json's exports must be given one here. */
+const REFERENCE: Record<string, string[]> = {
+  ".": ["docs/api.md"],
+  "./client": ["docs/client.md"],
+  "./testing": ["docs/testing.md"],
+  "./testing/model-server": ["docs/testing.md"],
+};
+
+/** package.json's entries with their types: subpath → the TypeScript source its .d.ts is built from (dist/X.d.ts ← src/X.ts). */
+function entries(): Array<{ subpath: string; source: string }> {
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports: Record<string, string | { types?: string }> };
+  return Object.entries(pkg.exports)
+    .filter(([, target]) => typeof target === "object" && target.types)
+    .map(([subpath, target]) => ({
+      subpath,
+      source: join(root, (target as { types: string }).types.replace(/^\.\/dist\//, "src/").replace(/\.d\.ts$/, ".ts")),
+    }));
+}
+
+describe("the API reference", () => {
+  it("every export of every published entry is mentioned in code on its reference page", () => {
+    const published = entries();
+    expect(published.map((e) => e.subpath)).toEqual(expect.arrayContaining(["./client", "./testing", "./testing/model-server"]));
+    const names = exportedNames(published.map((e) => e.source));
+    const missing = published.flatMap(({ subpath, source }) => {
+      const pages = REFERENCE[subpath];
+      if (!pages) return [`edgework${subpath.slice(1)}: no reference page in tests/node/api-docs.test.ts REFERENCE`];
+      const absent = pages.filter((p) => !existsSync(join(root, p)));
+      if (absent.length) return [`edgework${subpath.slice(1)}: its reference page ${absent.join(", ")} does not exist`];
+      const text = pages.map((p) => readFileSync(join(root, p), "utf8"));
+      return undocumented(names.get(source)!, text).map((name) => `edgework${subpath.slice(1)}: ${name} (not in ${pages.join(", ")})`);
+    });
+    expect(missing).toEqual([]);
+  }, 60_000);
+});
+
+describe("the check itself", () => {
+  it("reads export *, export type * and re-exports; counts only code, as whole words", () => {
+    expect(codeOf("Run and `RunPage` and\n```ts\nconst c = new EdgeworkClient();\n```\nNotFoundError")).toBe("RunPage\nconst c = new EdgeworkClient();");
+    expect(undocumented(["Run", "RunPage", "EdgeworkClient", "NotFoundError"], ["Run and `RunPage`\n```\nnew EdgeworkClient()\n```\nNotFoundError"])).toEqual([
+      "Run",
+      "NotFoundError",
+    ]);
+    const client = join(root, "src/client/index.ts");
+    const names = exportedNames([client]).get(client)!;
+    // From `export type * from "./types"`, `export { … } from "./errors"` and a type re-export.
+    expect(names).toEqual(expect.arrayContaining(["RunPage", "ConflictError", "RunEvent", "EdgeworkClient"]));
+  }, 60_000);
+});
