@@ -106,6 +106,8 @@ export interface Run {
   catalog_version: string | null;
   approvals: ApprovalView[];
   call_tree: CallNode | null;
+  /** The run and journal step this run was forked from (`POST /runs/:id/fork`), or null. */
+  forked_from: { run: string; at: string } | null;
 }
 
 export interface ListRunsQuery {

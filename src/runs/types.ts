@@ -1,5 +1,6 @@
 import type { ApprovalMode, Budget, Usage } from "../engine";
 import type { CallNode } from "../engine/journal/call-tree";
+import type { ForkOrigin } from "./fork";
 
 export type RunStatusName = "queued" | "running" | "awaiting_approval" | "succeeded" | "failed" | "cancelled";
 export const TERMINAL: readonly RunStatusName[] = ["succeeded", "failed", "cancelled"];
@@ -46,6 +47,8 @@ export interface RunView {
   catalog_version: string | null;
   approvals: ApprovalView[];
   call_tree: CallNode | null;
+  /** The run and step this run was forked from (POST /runs/:id/fork), or null. */
+  forked_from: ForkOrigin | null;
 }
 
 export interface RunEvent {
@@ -56,7 +59,7 @@ export interface RunEvent {
 }
 
 /** RPC answers that can fail carry an HTTP-like status instead of throwing across RPC. */
-export type Answer<T = Record<string, never>> = ({ ok: true } & T) | { ok: false; status: 403 | 404 | 409 | 410; error: string };
+export type Answer<T = Record<string, never>> = ({ ok: true } & T) | { ok: false; status: 400 | 403 | 404 | 409 | 410 | 413; error: string };
 
 /** A decision on an approval, by API, page or emailed reply. */
 export interface DecisionRequest {

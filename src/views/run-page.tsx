@@ -69,6 +69,14 @@ export function RunPage(props: { run: RunView; events: string }) {
             {describeTrigger(run.trigger)}, {isoTime(run.created_at)}
           </td>
         </tr>
+        {run.forked_from ? (
+          <tr>
+            <th>Forked from</th>
+            <td>
+              run <a href={`/runs/${encodeURIComponent(run.forked_from.run)}/view`}>{run.forked_from.run}</a> before step <code>{run.forked_from.at}</code>
+            </td>
+          </tr>
+        ) : null}
         <tr>
           <th>Updated</th>
           <td>{isoTime(run.updated_at)}</td>
