@@ -14,7 +14,7 @@ import { snapshotFor, type CatalogSnapshot } from "../../src/pinned-catalog";
 import { FORK_LIMITS, forkTrigger, type ForkCopy, type ForkRows, type ForkRun, type ForkSource } from "../../src/runs/fork";
 import { runStub, type RunRpc } from "../../src/runs/rpc";
 import type { Answer, RunStatusName, StartRun } from "../../src/runs/types";
-import type { CountRow } from "../rows";
+import type { CountRow, JournalRow } from "../rows";
 import { parse } from "../sql";
 import type { RunCatalog } from "./catalog";
 import type { RunHost } from "./host";
@@ -91,15 +91,10 @@ export class RunFork {
     const until = sizes[taken - 1]!.seq;
     const copies = copiedFrom(new Set(sql.all<{ key: string }>`SELECT key FROM journal WHERE seq < ${atSeq}`.map((r) => r.key)));
     const rows: ForkRows["rows"] = [];
-    for (const r of sql.all<{
-      seq: number;
-      key: string;
-      value: string;
-      at: number;
-    }>`SELECT seq, key, value, at FROM journal WHERE seq > ${after} AND seq <= ${until} ORDER BY seq`) {
+    for (const r of sql.all<JournalRow>`SELECT seq, key, value, at, started_at FROM journal WHERE seq > ${after} AND seq <= ${until} ORDER BY seq`) {
       const problem = keyProblem(r.key, run.worker, this.host.keyGrammar());
       if (problem) return { ok: false, status: 409, error: `journal row ${r.seq} of run ${run.id}: its key ${problem}; this run cannot be forked` };
-      if (copies(r.key)) rows.push({ key: r.key, value: r.value, at: r.at });
+      if (copies(r.key)) rows.push({ key: r.key, value: r.value, at: r.at, startedAt: r.started_at });
     }
     return { ok: true, rows, next: taken < sizes.length ? until : null };
   }
@@ -149,7 +144,7 @@ export class RunFork {
           return batch;
         }
         ctx.storage.transactionSync(() => {
-          for (const r of batch.rows) sql.run`INSERT INTO journal (key, value, at) VALUES (${r.key}, ${r.value}, ${r.at})`;
+          for (const r of batch.rows) sql.run`INSERT INTO journal (key, value, at, started_at) VALUES (${r.key}, ${r.value}, ${r.at}, ${r.startedAt})`;
         });
         copied.rows += batch.rows.length;
         copied.bytes += batch.rows.reduce((n, r) => n + utf8Bytes(r.key) + utf8Bytes(r.value), 0);

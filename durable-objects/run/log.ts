@@ -66,8 +66,8 @@ export class LoggedJournalStore extends SqliteJournalStore {
     super(runSql);
   }
 
-  override put(key: string, value: unknown, text?: string): void {
-    super.put(key, value, text);
+  override put(key: string, value: unknown, text?: string, startedAt?: number): void {
+    super.put(key, value, text, startedAt);
     if ((value as RecordedCall | null)?.ok !== false) return;
     const k = parseKey(key);
     if (k.kind === "result") logRunEvent(this.runSql, "step_failed", { step: k.call });

@@ -17,6 +17,7 @@ import type { RunApprovals } from "./approvals";
 import type { RunCatalog } from "./catalog";
 import { mergeEvents } from "./events";
 import type { RunHost } from "./host";
+import { timelineOf } from "./timeline";
 import { shownUsage } from "./usage";
 
 /** The read side of one run (RunDO's `status`, `createdWorker`, `eventsSince`). */
@@ -29,7 +30,9 @@ export class RunReader {
   status(): RunView | null {
     const run = this.host.row();
     if (!run) return null;
-    const journal = this.parts.journal.load();
+    const rows = this.host.sql.all<JournalRow>`SELECT seq, key, value, at, started_at FROM journal ORDER BY seq`;
+    const journal = new Map(rows.map((r) => [r.key, parse(r.value)]));
+    const tree = callTree(journal, this.host.keyGrammar());
     return {
       id: run.id,
       worker: run.worker,
@@ -44,8 +47,9 @@ export class RunReader {
       updated_at: run.updated_at,
       catalog_version: this.parts.pinned.version(),
       approvals: this.parts.approvals.list(),
-      call_tree: callTree(journal, this.host.keyGrammar()),
+      call_tree: tree,
       forked_from: forkedFrom(parse(run.trigger)),
+      timeline: timelineOf(this.host.sql, rows, tree, run),
     };
   }
 

@@ -108,6 +108,19 @@ export interface Run {
   call_tree: CallNode | null;
   /** The run and journal step this run was forked from (`POST /runs/:id/fork`), or null. */
   forked_from: { run: string; at: string } | null;
+  /** When each worker call, model request, tool call and pause began and ended (ms since the epoch), with totals. */
+  timeline: RunTimeline;
+}
+
+/** `GET /runs/:id`'s `timeline`: the run page's waterfall. */
+export interface RunTimeline {
+  start: number;
+  end: number;
+  /** In call order; `depth`: nesting under the root worker; `open`: not ended yet. */
+  spans: Array<{ kind: "worker" | "model" | "tool" | "pause"; label: string; path: string; depth: number; start: number; end: number; open?: boolean }>;
+  /** Spans left out past 400. */
+  omitted: number;
+  totals: { model_ms: number; tool_ms: number; paused_ms: number; wall_ms: number };
 }
 
 export interface ListRunsQuery {

@@ -46,7 +46,7 @@ export interface ForkSource {
 
 /** One batch of a prefix's rows (value: the JSON text as stored), and the seq to ask after next (null: the last batch). */
 export interface ForkRows {
-  rows: Array<{ key: string; value: string; at: number }>;
+  rows: Array<{ key: string; value: string; at: number; startedAt: number | null }>;
   next: number | null;
 }
 

@@ -1,5 +1,6 @@
 import type { ApprovalMode, Budget, Usage } from "../engine";
 import type { CallNode } from "../engine/journal/call-tree";
+import type { Timeline } from "../engine/journal/timeline";
 import type { ForkOrigin } from "./fork";
 
 export type RunStatusName = "queued" | "running" | "awaiting_approval" | "succeeded" | "failed" | "cancelled";
@@ -49,6 +50,8 @@ export interface RunView {
   call_tree: CallNode | null;
   /** The run and step this run was forked from (POST /runs/:id/fork), or null. */
   forked_from: ForkOrigin | null;
+  /** When each worker call, model request, tool call and pause began and ended, with totals (the run page's waterfall). */
+  timeline: Timeline;
 }
 
 export interface RunEvent {

@@ -6,6 +6,7 @@ import { ResultView } from "./call-view";
 import { describeTrigger, isoTime, prettyArgs, usd } from "./format";
 import { Badge, Page } from "./layout";
 import { RUN_LIVE_SCRIPT } from "./run-live-script";
+import { Waterfall } from "./waterfall";
 
 /** Each call with its usage and that of the calls under it: the top one's is the run's, as in the summary. */
 function CallTree(props: { call: CallNode }) {
@@ -135,6 +136,8 @@ export function RunPage(props: { run: RunView; events: string }) {
       ) : (
         <p>None.</p>
       )}
+      <h2>Timeline</h2>
+      {run.timeline.spans.length ? <Waterfall timeline={run.timeline} /> : <p>Nothing has run yet.</p>}
       <h2>Call tree</h2>
       {run.call_tree ? (
         <ul class="tree">

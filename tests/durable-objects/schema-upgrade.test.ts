@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { APPROVALS_CURRENT, RUN_CURRENT } from "../../durable-objects/schema";
 import { effectCount, effectUrl, modelRequests, script, settle, stub } from "./helpers";
-import { toKeyGrammar1 } from "./key-grammar";
+import { toJournalBeforeV7, toKeyGrammar1 } from "./key-grammar";
 
 /** An object's tables, views and columns (without workerd's own _cf_ tables), to compare a new object with an upgraded one. */
 const shape = (id: string) =>
@@ -40,6 +40,7 @@ FROM run r LEFT JOIN (
  */
 function toVersion3(sql: SqlStorage, decided: string) {
   toKeyGrammar1(sql);
+  toJournalBeforeV7(sql);
   const usage = sql.exec("SELECT data ->> '$.usage' AS u FROM events WHERE type = 'run_awaiting_approval'").one().u as string;
   sql.exec("ALTER TABLE approvals DROP COLUMN asked_step");
   sql.exec("UPDATE run SET status = 'awaiting_approval', usage = ?, updated_at = updated_at + 1", usage);
@@ -110,14 +111,18 @@ it("a run paused under schema version 4 (views run_current and approvals_current
   // Version 4 kept both as views: the same SQL the queries now inline; its journal keys were of grammar 1.
   await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
     toKeyGrammar1(state.storage.sql);
+    toJournalBeforeV7(state.storage.sql);
     state.storage.sql.exec(`CREATE VIEW run_current AS ${RUN_CURRENT.text.slice(1, -1)}`);
     state.storage.sql.exec(`CREATE VIEW approvals_current AS ${APPROVALS_CURRENT.text.slice(1, -1)}`);
     state.storage.sql.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'");
   });
   await redeploy(id);
   expect(await shape(id)).toEqual(built);
-  // The same view, its paths (call tree, approval) in grammar 1.
-  expect(await stub(id).status()).toEqual(JSON.parse(JSON.stringify(paused).replaceAll("/tool:1", "/tool:p1")));
+  // The same view, its paths (call tree, approval) in grammar 1; the timeline without the steps' starts, which version 4 did not keep.
+  const { timeline, ...upgraded } = (await stub(id).status())!;
+  const { timeline: _before, ...before } = paused;
+  expect(upgraded).toEqual(JSON.parse(JSON.stringify(before).replaceAll("/tool:1", "/tool:p1")));
+  expect(timeline.spans.filter((s) => s.kind === "model").every((s) => s.start === s.end)).toBe(true);
   await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "v5" });
   expect(await settle(id)).toMatchObject({ status: "succeeded", output: "posted" });
   expect(await effectCount(`${id}-1`)).toBe(1);
@@ -153,6 +158,7 @@ it("a run paused under schema version 5 (journal keys of grammar 1: tool calls b
   expect(await effectCount(`${id}-1`)).toBe(1);
   await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
     toKeyGrammar1(state.storage.sql);
+    toJournalBeforeV7(state.storage.sql);
     state.storage.sql.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'");
   });
   await redeploy(id);
@@ -182,7 +188,10 @@ it("the key grammar mark is written only by the upgrade of an object whose journ
 
   const empty = "keys-empty-v5";
   expect(await stub(empty).status()).toBeNull();
-  await runInDurableObject(env.RUNS.getByName(empty), (_o, state) => state.storage.sql.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'"));
+  await runInDurableObject(env.RUNS.getByName(empty), (_o, state) => {
+    toJournalBeforeV7(state.storage.sql);
+    state.storage.sql.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'");
+  });
   await redeploy(empty);
   expect(await stub(empty).status()).toBeNull();
   expect(await keyGrammarRow(empty)).toEqual([]);
