@@ -23,14 +23,8 @@ export function Waterfall(props: { timeline: Timeline }) {
   const height = TOP + spans.length * ROW_H + 4;
   return (
     <figure id="waterfall">
-      <svg
-        xmlns="http://www.w3.org/2000/svg"
-        width={LABEL_W + CHART_W + 8}
-        height={height}
-        viewBox={`0 0 ${LABEL_W + CHART_W + 8} ${height}`}
-        role="img"
-        aria-label="run timeline"
-      >
+      {/* As wide as the page (scaled by its viewBox), never wider. */}
+      <svg xmlns="http://www.w3.org/2000/svg" width="100%" viewBox={`0 0 ${LABEL_W + CHART_W + 8} ${height}`} role="img" aria-label="run timeline">
         {[0, 0.25, 0.5, 0.75, 1].map((f) => (
           <g>
             <line x1={LABEL_W + f * CHART_W} y1={TOP - 6} x2={LABEL_W + f * CHART_W} y2={height} stroke="#e4e4e7" />
