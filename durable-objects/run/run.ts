@@ -106,6 +106,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.pinned = new RunCatalog(this.sql);
     this.mail = new RunMail(host, this.approvals);
     this.dispatch = new ModelDispatch(host);
+    this.journal.startedEarlier = (key) => this.dispatch.handedOffAt(key);
     this.controls = new RunControls(host, {
       approvals: this.approvals,
       states: this.states,
