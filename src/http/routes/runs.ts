@@ -46,11 +46,14 @@ runs.post("/", async (c) => {
   return c.json({ id, status_url: new URL(`/runs/${id}`, c.req.url).href }, 202);
 });
 
-/** The run's Durable Object, or 404 for an id that cannot be a run. */
-function stubFor(env: Env, id: string) {
+/** `id`, or 404 for an id that cannot be a run. */
+function runId(id: string): string {
   if (!RUN_ID.test(id)) throw httpError(404, { error: `unknown run "${id}"` });
-  return runStub(env, id);
+  return id;
 }
+
+/** The run's Durable Object, or 404 for an id that cannot be a run. */
+const stubFor = (env: Env, id: string) => runStub(env, runId(id));
 
 runs.get("/:id", async (c) => {
   const view = await stubFor(c.env, c.req.param("id")).status();
@@ -84,8 +87,7 @@ runs.get("/:id/journal", async (c) => {
 /** A new run whose journal is this run's prefix before `at`, run again from there (docs/debugging.md). */
 runs.post("/:id/fork", async (c) => {
   const body = await jsonBody(c, forkBody);
-  const source = c.req.param("id");
-  stubFor(c.env, source); // 404 for an id that cannot be a run
+  const source = runId(c.req.param("id"));
   const id = crypto.randomUUID();
   const answer = await runStub(c.env, id).fork({ id, source, at: body.at, definitions: body.definitions, approvalMode: body.approval_mode });
   if (!answer.ok)
