@@ -91,8 +91,9 @@ export class RunFork {
     const until = sizes[taken - 1]!.seq;
     const copies = copiedFrom(new Set(sql.all<{ key: string }>`SELECT key FROM journal WHERE seq < ${atSeq}`.map((r) => r.key)));
     const rows: ForkRows["rows"] = [];
+    const grammar = this.host.keyGrammar();
     for (const r of sql.all<JournalRow>`SELECT seq, key, value, at, started_at FROM journal WHERE seq > ${after} AND seq <= ${until} ORDER BY seq`) {
-      const problem = keyProblem(r.key, run.worker, this.host.keyGrammar());
+      const problem = keyProblem(r.key, run.worker, grammar);
       if (problem) return { ok: false, status: 409, error: `journal row ${r.seq} of run ${run.id}: its key ${problem}; this run cannot be forked` };
       if (copies(r.key)) rows.push({ key: r.key, value: r.value, at: r.at, startedAt: r.started_at });
     }

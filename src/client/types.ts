@@ -159,6 +159,27 @@ export interface CancelledRun {
 }
 
 /** `POST /runs/:id/resume`. */
+/** `POST /runs/:id/fork`'s parameters: `at` a key from `GET /runs/:id/journal`. */
+export interface ForkRunParams {
+  at: string;
+  /** `current` (default): the deployed catalog from `at` on; `pinned`: the one the source started on. */
+  definitions?: "current" | "pinned";
+  /** The source's when absent. */
+  approvalMode?: ApprovalMode;
+}
+
+/** `POST /runs/:id/fork`: the new run, its origin and what was copied. */
+export interface ForkedRun extends StartedRun {
+  forked_from: { run: string; at: string };
+  copied: { rows: number; bytes: number; batches: number };
+}
+
+/** One page of `GET /runs/:id/journal`: steps without their values; `next`: pass as `after` (null: the last page). */
+export interface JournalPage {
+  steps: Array<{ seq: number; key: string; kind: string; at: number; bytes: number }>;
+  next: number | null;
+}
+
 export interface ResumedRun {
   id: string;
   status: RunStatus;
