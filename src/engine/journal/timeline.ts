@@ -63,7 +63,7 @@ export function runTimeline(
   const sum = (kind: SpanKind) => spans.reduce((n, s) => n + (s.kind === kind && (kind !== "tool" || s.depth === 1) ? s.end - s.start : 0), 0);
   return {
     start: run.start,
-    end: Math.max(run.end, ...spans.map((s) => s.end)),
+    end: spans.reduce((t, s) => Math.max(t, s.end), run.end),
     spans: spans.slice(0, MAX_SPANS),
     omitted: Math.max(0, spans.length - MAX_SPANS),
     totals: { model_ms: sum("model"), tool_ms: sum("tool"), paused_ms: sum("pause"), wall_ms: run.end - run.start },
@@ -84,7 +84,9 @@ interface Steps {
 function frameSpans(frame: CallNode, depth: number, all: Steps, out: Span[]): void {
   const own = all.steps.filter((s) => within(s.key, frame.path));
   if (!own.length) return;
-  out.push({ kind: "worker", label: frame.worker, path: frame.path, depth, start: Math.min(...own.map(startOf)), end: Math.max(...own.map((s) => s.at)) });
+  // Folded, not spread: a long run's steps would overflow the arguments of Math.min.
+  const start = own.reduce((t, s) => Math.min(t, startOf(s)), Number.POSITIVE_INFINITY);
+  out.push({ kind: "worker", label: frame.worker, path: frame.path, depth, start, end: own.reduce((t, s) => Math.max(t, s.at), 0) });
   const children: Array<{ start: number; emit: () => void }> = [];
   for (const s of own) {
     if (!isModelStep(s.key) || ownerFrame(s.key, all.frames) !== frame.path) continue;
@@ -95,11 +97,19 @@ function frameSpans(frame: CallNode, depth: number, all: Steps, out: Span[]): vo
     const result = all.byKey.get(resultKey(tool.path));
     const first = all.steps.find((s) => within(s.key, tool.path));
     if (!first) continue; // asked of the model, not started yet
-    const start = startOf(result ?? first);
+    const began = startOf(result ?? first);
     children.push({
-      start,
+      start: began,
       emit: () => {
-        out.push({ kind: "tool", label: tool.name, path: tool.path, depth: depth + 1, start, end: result?.at ?? all.now, ...(result ? {} : { open: true }) });
+        out.push({
+          kind: "tool",
+          label: tool.name,
+          path: tool.path,
+          depth: depth + 1,
+          start: began,
+          end: result?.at ?? all.now,
+          ...(result ? {} : { open: true }),
+        });
         for (const call of tool.calls) frameSpans(call, depth + 2, all, out);
       },
     });
