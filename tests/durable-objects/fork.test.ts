@@ -131,6 +131,15 @@ describe("forking a run", () => {
     expect(await effectCount(EFFECTS)).toBe(effects);
     expect((await stub(asking.id).status())!.status).toBe("awaiting_approval");
 
+    // A deploy without the worker: "current" has nothing to run (409), "pinned" still has the source's snapshot.
+    deployForTests({ files: Object.fromEntries(Object.entries(workerFiles).filter(([path]) => path !== WRITER)), kinds });
+    const gone = await forkOf(source, { at: KEYS[3] });
+    expect(gone.status).toBe(409);
+    expect(((await gone.json()) as { error: string }).error).toBe('worker "fork-writer" is not in the current catalog; fork with definitions "pinned"');
+    await script("fork-writer", repliesFrom(3, "pinned again"));
+    const stillPinned = await fork(source, { at: KEYS[3], definitions: "pinned" });
+    expect(await settle(stillPinned.id)).toMatchObject({ status: "succeeded", output: "pinned again", catalog_version: original });
+
     // Origins are shown on the run page and in the index.
     const page = await (await call(`/runs/${second.id}/view`)).text();
     expect(page).toContain(`href="/runs/${asking.id}/view"`);
