@@ -123,6 +123,8 @@ export class ModelDispatch {
   /** The run was woken (an answer, a lost hand-off) since this activation began: its alarm is armed already. */
   private woken = false;
   private tableMade = false;
+  /** When each answer returned in this activation was handed off: its step began then, not at the replay that records it. */
+  private readonly handedOff = new Map<string, number>();
 
   constructor(private readonly host: Pick<RunHost, "ctx" | "env" | "sql" | "wakeSoon">) {}
 
@@ -186,6 +188,13 @@ export class ModelDispatch {
     this.waiting.clear();
   }
 
+  /** When the request recorded under `key` was handed off (its last attempt), if its answer came from the queue: for the step's start (the timeline). */
+  handedOffAt(key: string): number | undefined {
+    const at = this.handedOff.get(key);
+    this.handedOff.delete(key);
+    return at;
+  }
+
   private journaled(key: string): boolean {
     return this.sql.one`SELECT 1 AS recorded FROM journal WHERE key = ${key}` !== undefined;
   }
@@ -201,6 +210,7 @@ export class ModelDispatch {
       Lapsing & Pick<ModelDispatchRow, "answer">
     >`SELECT attempt, sent_at, claimed, lease_until, answer FROM model_dispatch WHERE key = ${key}`;
     if (row?.answer != null) {
+      if (row.sent_at > 0) this.handedOff.set(key, row.sent_at);
       const answer = parse<StoredAnswer>(row.answer);
       if (answer.ok) return answer.response;
       if ("tooLarge" in answer) throw new RunError("too_large", answer.message, true);

@@ -35,6 +35,8 @@ export interface JournalRow {
   key: string;
   value: JsonText<unknown>;
   at: number;
+  /** When the step began (null: recorded without executing, or before schema version 8). */
+  started_at: number | null;
 }
 
 export interface EventRow {

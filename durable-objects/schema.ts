@@ -23,7 +23,10 @@ const RUN = `CREATE TABLE IF NOT EXISTS run (
   created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
   catalog_version TEXT, catalog_files TEXT, edgework_version TEXT
 ) WITHOUT ROWID`;
-const JOURNAL = `CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL, at INTEGER NOT NULL)`;
+// started_at: when the step began executing (null for a value recorded without executing, and for rows from before version 8); `at`: when it was recorded.
+const JOURNAL = `CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL, at INTEGER NOT NULL, started_at INTEGER)`;
+/** The journal as versions 3 to 7 made it: what an upgrade from below version 3 creates before version 8 adds its column. */
+const JOURNAL_V3 = `CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL, at INTEGER NOT NULL)`;
 const APPROVALS = `CREATE TABLE IF NOT EXISTS approvals (
   id TEXT PRIMARY KEY, key TEXT NOT NULL, call_path TEXT NOT NULL, worker_chain TEXT NOT NULL,
   tool TEXT NOT NULL, args TEXT NOT NULL, description TEXT NOT NULL, notify TEXT,
@@ -72,7 +75,7 @@ const RUN_TABLES = [RUN, JOURNAL, APPROVALS, EVENTS, APPROVAL_MAIL, STATE];
 const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
   // Version 3: the catalog a run started on, in its row (written with it: no row of its own);
   // the tables an object of version 1 or 2 may lack.
-  [3, [JOURNAL, EVENTS, APPROVAL_MAIL, STATE, `ALTER TABLE run ADD COLUMN catalog_version TEXT`, `ALTER TABLE run ADD COLUMN catalog_files TEXT`]],
+  [3, [JOURNAL_V3, EVENTS, APPROVAL_MAIL, STATE, `ALTER TABLE run ADD COLUMN catalog_version TEXT`, `ALTER TABLE run ADD COLUMN catalog_files TEXT`]],
   // Version 4: a run's outcome lives in the event that ends (or pauses) it, and an
   // approval's decision in its journal step, so neither row is UPDATEd any more (see
   // RUN_CURRENT and APPROVALS_CURRENT). asked_step: the journal seq when the approval
@@ -87,6 +90,8 @@ const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
   // Version 7: the edgework package version a run started under, in its row (run/versions.ts);
   // null for a run started before. The version a later deploy continued it under is a meta row.
   [7, [`ALTER TABLE run ADD COLUMN edgework_version TEXT`]],
+  // Version 8: each step's start in its own row (the run's timeline); older rows have none.
+  [8, [`ALTER TABLE journal ADD COLUMN started_at INTEGER`]],
 ];
 
 /**

@@ -16,10 +16,13 @@ export class SqliteJournalStore implements JournalStore {
     return new Map(this.sql.all<Pick<JournalRow, "key" | "value">>`SELECT key, value FROM journal ORDER BY seq`.map((r) => [r.key, parse(r.value)]));
   }
 
-  /** `text`: the JSON the journal made to check the step's size, written as is (made here only when absent). */
-  put(key: string, value: unknown, text: string = json(value)): void {
+  /**
+   * `text`: the JSON the journal made to check the step's size, written as is (made here only when absent).
+   * `startedAt`: when the step began, kept in its row (the timeline's start; `at` is its end): no row of its own.
+   */
+  put(key: string, value: unknown, text: string = json(value), startedAt?: number): void {
     try {
-      this.sql.run`INSERT INTO journal (key, value, at) VALUES (${key}, ${text}, ${this.now()})`;
+      this.sql.run`INSERT INTO journal (key, value, at, started_at) VALUES (${key}, ${text}, ${this.now()}, ${startedAt ?? null})`;
     } catch (err) {
       // SQLite's reason without the statement: the message ends up in the run's error.
       const reason = (err as Error).message.split("\n")[0]!.replace(/^SQL failed: /, "");

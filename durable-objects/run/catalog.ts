@@ -10,7 +10,7 @@ import type { CatalogRow } from "../rows";
 import { json, parse, type Sql } from "../sql";
 
 /** The run row's catalog columns for a snapshot: written with the run's insert. */
-export const catalogColumns = (snapshot: CatalogSnapshot) => ({ version: snapshot.version, files: json(snapshot.files) });
+export const catalogColumns = (snapshot: CatalogSnapshot | null) => ({ version: snapshot?.version ?? null, files: snapshot ? json(snapshot.files) : null });
 
 /** The definitions a run started on, in its own SQLite: every activation builds its catalog from them. */
 export class RunCatalog {
@@ -19,6 +19,12 @@ export class RunCatalog {
   /** The catalog version the run started on; null for a run started before runs were pinned. */
   version(): string | null {
     return this.row()?.version ?? null;
+  }
+
+  /** The snapshot the run is pinned to, as a fork pinned to it starts from (null: started before runs were pinned). */
+  snapshot(): CatalogSnapshot | null {
+    const row = this.row();
+    return row ? { version: row.version, files: parse(row.files) } : null;
   }
 
   /** The run's pinned definitions (a run from before pinning: the current ones), or why this deploy cannot run them. */

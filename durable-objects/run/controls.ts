@@ -8,7 +8,7 @@
 
 import { clearRunState } from "../../src/engine";
 import { deployedVersion } from "../../src/catalog";
-import { snapshotFor } from "../../src/pinned-catalog";
+import { snapshotFor, type CatalogSnapshot } from "../../src/pinned-catalog";
 import { TERMINAL, type Answer, type DecisionRequest, type RunStatusName, type StartRun } from "../../src/runs/types";
 import { sameSecret } from "../../src/security/constant-time";
 import { replyMac } from "../../src/tokens/reply-reference";
@@ -38,10 +38,13 @@ export class RunControls {
     private readonly parts: ControlledParts,
   ) {}
 
-  /** Stores the run and arms the alarm. Idempotent: a second start returns the first. */
-  async start(req: StartRun): Promise<{ id: string; status: RunStatusName; created: boolean }> {
+  /**
+   * Stores the run and arms the alarm. Idempotent: a second start returns the first.
+   * `pinned`: the definitions to pin instead of the current ones (a fork of a pinned run; null: none).
+   */
+  async start(req: StartRun, pinned?: CatalogSnapshot | null): Promise<{ id: string; status: RunStatusName; created: boolean }> {
     const { ctx, sql } = this.host;
-    const snapshot = await snapshotFor(req.worker); // before the check: no await between it and the insert
+    const snapshot = pinned === undefined ? await snapshotFor(req.worker) : pinned; // before the check: no await between it and the insert
     const deleted = tombstoneOf(ctx);
     if (deleted) return { id: req.id, status: deleted.status, created: false };
     const existing = this.host.row();

@@ -66,8 +66,11 @@ export class LoggedJournalStore extends SqliteJournalStore {
     super(runSql);
   }
 
-  override put(key: string, value: unknown, text?: string): void {
-    super.put(key, value, text);
+  /** A step that began before this activation (a model request handed to the queue): when, else undefined. */
+  startedEarlier?: (key: string) => number | undefined;
+
+  override put(key: string, value: unknown, text?: string, startedAt?: number): void {
+    super.put(key, value, text, this.startedEarlier?.(key) ?? startedAt);
     if ((value as RecordedCall | null)?.ok !== false) return;
     const k = parseKey(key);
     if (k.kind === "result") logRunEvent(this.runSql, "step_failed", { step: k.call });

@@ -22,6 +22,7 @@ import type { KeyGrammar } from "../../src/engine/journal/keys";
 import { emptyUsage } from "../../src/engine/run/usage";
 import { deployedVersion, type Definitions } from "../../src/catalog";
 import { numberVar } from "../../src/config";
+import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "../../src/runs/fork";
 import type { RunRpc } from "../../src/runs/rpc";
 import {
   TERMINAL,
@@ -44,6 +45,7 @@ import { approvalTtlMs, RunApprovals } from "./approvals";
 import { RunCatalog } from "./catalog";
 import { RunControls } from "./controls";
 import { DeltaBuffer } from "./deltas";
+import { RunFork } from "./fork";
 import type { RunHost } from "./host";
 import { RunIndexSync } from "./index-sync";
 import { LoggedJournalStore, logRunEvent } from "./log";
@@ -81,6 +83,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private readonly mail: RunMail;
   private readonly controls: RunControls;
   private readonly reader: RunReader;
+  private readonly forks: RunFork;
   /** Model text as it streams, for watchers of the run page (memory only). */
   private readonly deltas = new DeltaBuffer();
   /** MODEL_DISPATCH=queue: model requests handed to the queue, answers delivered back. */
@@ -106,6 +109,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.versions = new RunVersions(this.sql);
     this.mail = new RunMail(host, this.approvals);
     this.dispatch = new ModelDispatch(host);
+    this.journal.startedEarlier = (key) => this.dispatch.handedOffAt(key);
     this.controls = new RunControls(host, {
       approvals: this.approvals,
       states: this.states,
@@ -115,6 +119,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       },
     });
     this.reader = new RunReader(host, { journal: this.journal, pinned: this.pinned, versions: this.versions, approvals: this.approvals });
+    this.forks = new RunFork(host, { pinned: this.pinned, start: (req, pinned) => this.controls.start(req, pinned) });
     void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, this.dispatch));
   }
 
@@ -156,6 +161,25 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** Model text streamed after cursor `seq` (not persisted; see DeltaBuffer). */
   async deltasSince(seq = 0): Promise<{ deltas: ModelDelta[]; next: number }> {
     return this.deltas.since(seq);
+  }
+
+  /** `GET /runs/:id/journal` */
+  async journalSteps(after: number, limit: number): Promise<{ steps: JournalStepView[]; next: number | null } | null> {
+    return this.reader.journalSteps(after, limit);
+  }
+
+  // ——— RPC: forking (fork.ts): `fork` asked of the new run, the others of its source ———
+
+  async fork(req: ForkRun): Promise<Answer<{ status: RunStatusName; created: boolean; copied: ForkCopy }>> {
+    return this.forks.fork(req);
+  }
+
+  async forkSource(at: string): Promise<Answer<{ source: ForkSource }>> {
+    return this.forks.source(at);
+  }
+
+  async forkRows(atSeq: number, after: number): Promise<Answer<ForkRows>> {
+    return this.forks.rows(atSeq, after);
   }
 
   // ——— RPC: the model-request queue's consumer (model-consumer.ts; model-dispatch.ts) ———

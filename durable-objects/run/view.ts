@@ -5,8 +5,10 @@
  */
 
 import { callTree } from "../../src/engine/journal/call-tree";
+import { stepKind } from "../../src/engine/journal/keys";
 import { journalUsage } from "../../src/engine/journal/run-usage";
 import { findCreation, workerFileText } from "../../src/engine/run/created-workers";
+import { forkedFrom, type JournalStepView } from "../../src/runs/fork";
 import { TERMINAL, type Answer, type RunEvent, type RunView } from "../../src/runs/types";
 import type { EventRow, JournalRow } from "../rows";
 import { parse } from "../sql";
@@ -16,6 +18,7 @@ import type { RunCatalog } from "./catalog";
 import { completeBatch, mergeEvents, parseCursor } from "./events";
 import type { RunHost } from "./host";
 import type { RunVersions } from "./versions";
+import { timelineOf } from "./timeline";
 import { shownUsage } from "./usage";
 
 /** The read side of one run (RunDO's `status`, `createdWorker`, `eventsSince`). */
@@ -28,7 +31,9 @@ export class RunReader {
   status(): RunView | null {
     const run = this.host.row();
     if (!run) return null;
-    const journal = this.parts.journal.load();
+    const rows = this.host.sql.all<JournalRow>`SELECT seq, key, value, at, started_at FROM journal ORDER BY seq`;
+    const journal = new Map(rows.map((r) => [r.key, parse(r.value)]));
+    const tree = callTree(journal, this.host.keyGrammar());
     return {
       id: run.id,
       worker: run.worker,
@@ -44,7 +49,9 @@ export class RunReader {
       catalog_version: this.parts.pinned.version(),
       ...this.parts.versions.view(),
       approvals: this.parts.approvals.list(),
-      call_tree: callTree(journal, this.host.keyGrammar()),
+      call_tree: tree,
+      forked_from: forkedFrom(parse(run.trigger)),
+      timeline: timelineOf(this.host.sql, rows, tree, run),
     };
   }
 
@@ -54,6 +61,15 @@ export class RunReader {
     const creation = findCreation(this.parts.journal.load(), name);
     if (!creation) return { ok: false, status: 404, error: `this run created no worker "${name}"` };
     return { ok: true, text: workerFileText(creation) };
+  }
+
+  /** The journal's steps after seq `after`, at most `limit`: key, kind, time and size, never a value. */
+  journalSteps(after: number, limit: number): { steps: JournalStepView[]; next: number | null } | null {
+    if (!this.host.row()) return null;
+    const rows = this.host.sql.all<Omit<JournalStepView, "kind">>`
+      SELECT seq, key, at, length(CAST(value AS BLOB)) AS bytes FROM journal WHERE seq > ${after} ORDER BY seq LIMIT ${limit + 1}`;
+    const steps = rows.slice(0, limit).map((r) => ({ seq: r.seq, key: r.key, kind: stepKind(r.key), at: r.at, bytes: r.bytes }));
+    return { steps, next: rows.length > limit ? steps.at(-1)!.seq : null };
   }
 
   /** Events after a cursor (events.ts parseCursor), oldest first; `done` once the run ended and all are sent. */

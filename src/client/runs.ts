@@ -5,6 +5,9 @@ import { runEvents, type RunEventsOptions } from "./run-events";
 import type { RequestOptions, Transport } from "./transport";
 import {
   type CancelledRun,
+  type ForkedRun,
+  type ForkRunParams,
+  type JournalPage,
   type ListRunsQuery,
   type ResumedRun,
   type Run,
@@ -98,6 +101,25 @@ export class Runs {
   /** `POST /runs/:id/resume`: re-arms a run that lost its wake-up; ConflictError says why not. */
   resume(id: string, options?: RequestOptions): Promise<ResumedRun> {
     return this.transport.json({ method: "POST", path: `${runPath(id)}/resume` }, options);
+  }
+
+  /** One page of `GET /runs/:id/journal`: the run's steps (key, kind, time, size), oldest first. */
+  journal(id: string, query: { after?: number; limit?: number } = {}, options?: RequestOptions): Promise<JournalPage> {
+    return this.transport.json({ method: "GET", path: `${runPath(id)}/journal`, query }, options);
+  }
+
+  /**
+   * `POST /runs/:id/fork`: a new run that replays this run's steps before `at` and runs
+   * on from there. Never retried (each fork is a new run, and the route takes no
+   * Idempotency-Key): after a ConnectionError or 5xx, look for the fork before forking again.
+   */
+  fork(id: string, params: ForkRunParams, options?: RequestOptions): Promise<ForkedRun> {
+    const body = {
+      at: params.at,
+      ...(params.definitions ? { definitions: params.definitions } : {}),
+      ...(params.approvalMode ? { approval_mode: params.approvalMode } : {}),
+    };
+    return this.transport.json({ method: "POST", path: `${runPath(id)}/fork`, body }, { ...options, maxRetries: 0 });
   }
 
   /** `GET /runs/:id/events` as typed events, reconnecting with Last-Event-ID, until the run ends (run-events.ts). */

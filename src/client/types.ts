@@ -117,6 +117,21 @@ export interface Run {
   resumed_under: string | null;
   approvals: ApprovalView[];
   call_tree: CallNode | null;
+  /** The run and journal step this run was forked from (`POST /runs/:id/fork`), or null. */
+  forked_from: { run: string; at: string } | null;
+  /** When each worker call, model request, tool call and pause began and ended (ms since the epoch), with totals. */
+  timeline: RunTimeline;
+}
+
+/** `GET /runs/:id`'s `timeline`: the run page's waterfall. */
+export interface RunTimeline {
+  start: number;
+  end: number;
+  /** In call order; `depth`: nesting under the root worker; `open`: not ended yet. */
+  spans: Array<{ kind: "worker" | "model" | "tool" | "pause"; label: string; path: string; depth: number; start: number; end: number; open?: boolean }>;
+  /** Spans left out past 400. */
+  omitted: number;
+  totals: { model_ms: number; tool_ms: number; paused_ms: number; wall_ms: number };
 }
 
 export interface ListRunsQuery {
@@ -155,6 +170,27 @@ export interface CancelledRun {
 }
 
 /** `POST /runs/:id/resume`. */
+/** `POST /runs/:id/fork`'s parameters: `at` a key from `GET /runs/:id/journal`. */
+export interface ForkRunParams {
+  at: string;
+  /** `current` (default): the deployed catalog from `at` on; `pinned`: the one the source started on. */
+  definitions?: "current" | "pinned";
+  /** The source's when absent. */
+  approvalMode?: ApprovalMode;
+}
+
+/** `POST /runs/:id/fork`: the new run, its origin and what was copied. */
+export interface ForkedRun extends StartedRun {
+  forked_from: { run: string; at: string };
+  copied: { rows: number; bytes: number; batches: number };
+}
+
+/** One page of `GET /runs/:id/journal`: steps without their values; `next`: pass as `after` (null: the last page). */
+export interface JournalPage {
+  steps: Array<{ seq: number; key: string; kind: string; at: number; bytes: number }>;
+  next: number | null;
+}
+
 export interface ResumedRun {
   id: string;
   status: RunStatus;

@@ -1,4 +1,5 @@
 import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, Tombstone } from "./index-types";
+import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "./fork";
 import type { Answer, DecisionRequest, ModelDelta, RunEvent, RunStatusName, RunView, StartRun } from "./types";
 
 /**
@@ -21,6 +22,14 @@ export interface RunRpc {
   createdWorker(name: string): Promise<Answer<{ text: string }>>;
   /** Re-arms the activation of a run that should be running. */
   resume(): Promise<Answer<{ status: RunStatusName }>>;
+  /** The run's journal steps after `seq` (never their values), oldest first, at most `limit`; `next`: the cursor for more. */
+  journalSteps(after: number, limit: number): Promise<{ steps: JournalStepView[]; next: number | null } | null>;
+  /** Asked of the new run's object: copies the source's prefix before `at`, then starts (durable-objects/run/fork.ts). */
+  fork(req: ForkRun): Promise<Answer<{ status: RunStatusName; created: boolean; copied: ForkCopy }>>;
+  /** Asked of the source by its fork: the run to start again and where `at` lies, or why it cannot be forked there. */
+  forkSource(at: string): Promise<Answer<{ source: ForkSource }>>;
+  /** Asked of the source by its fork: the prefix's rows after `after`, one batch. */
+  forkRows(atSeq: number, after: number): Promise<Answer<ForkRows>>;
 }
 
 /** What the app asks of the run index (durable-objects/run-index.ts implements it). */

@@ -1,5 +1,7 @@
 import type { ApprovalMode, Budget, Usage } from "../engine";
 import type { CallNode } from "../engine/journal/call-tree";
+import type { Timeline } from "../engine/journal/timeline";
+import type { ForkOrigin } from "./fork";
 
 export type RunStatusName = "queued" | "running" | "awaiting_approval" | "succeeded" | "failed" | "cancelled";
 export const TERMINAL: readonly RunStatusName[] = ["succeeded", "failed", "cancelled"];
@@ -50,6 +52,10 @@ export interface RunView {
   resumed_under: string | null;
   approvals: ApprovalView[];
   call_tree: CallNode | null;
+  /** The run and step this run was forked from (POST /runs/:id/fork), or null. */
+  forked_from: ForkOrigin | null;
+  /** When each worker call, model request, tool call and pause began and ended, with totals (the run page's waterfall). */
+  timeline: Timeline;
 }
 
 export interface RunEvent {
@@ -60,7 +66,7 @@ export interface RunEvent {
 }
 
 /** RPC answers that can fail carry an HTTP-like status instead of throwing across RPC. */
-export type Answer<T = Record<string, never>> = ({ ok: true } & T) | { ok: false; status: 403 | 404 | 409 | 410; error: string };
+export type Answer<T = Record<string, never>> = ({ ok: true } & T) | { ok: false; status: 400 | 403 | 404 | 409 | 410 | 413; error: string };
 
 /** A decision on an approval, by API, page or emailed reply. */
 export interface DecisionRequest {

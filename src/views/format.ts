@@ -11,6 +11,7 @@ export function describeTrigger(trigger: unknown): string {
   if (t.kind === "api") return "the API";
   if (t.kind === "schedule") return `schedule ${t.name ?? "?"} (${t.scheduled_time ?? "?"})`;
   if (t.kind === "email") return `email ${t.name ?? "?"} from ${t.from ?? "?"}`;
+  if (t.kind === "fork") return `a fork of run ${t.name ?? "?"}`;
   return "unknown";
 }
 

@@ -106,7 +106,17 @@ export function InboxPage(props: {
               <td>
                 <Badge status={r.status} />
               </td>
-              <td>{r.trigger.name ? `${r.trigger.kind} ${r.trigger.name}` : r.trigger.kind}</td>
+              <td>
+                {r.trigger.kind === "fork" && r.trigger.name ? (
+                  <>
+                    fork of <a href={`/runs/${encodeURIComponent(r.trigger.name)}/view`}>{r.trigger.name.slice(0, 8)}</a>
+                  </>
+                ) : r.trigger.name ? (
+                  `${r.trigger.kind} ${r.trigger.name}`
+                ) : (
+                  r.trigger.kind
+                )}
+              </td>
               <td>{isoTime(r.created_at)}</td>
               <td>{r.usage ? usd(r.usage.costUsd) : "—"}</td>
             </tr>

@@ -6,6 +6,7 @@ import { ResultView } from "./call-view";
 import { describeTrigger, isoTime, prettyArgs, usd } from "./format";
 import { Badge, Page } from "./layout";
 import { RUN_LIVE_SCRIPT } from "./run-live-script";
+import { Waterfall } from "./waterfall";
 
 /** Each call with its usage and that of the calls under it: the top one's is the run's, as in the summary. */
 function CallTree(props: { call: CallNode }) {
@@ -69,6 +70,14 @@ export function RunPage(props: { run: RunView; events: string }) {
             {describeTrigger(run.trigger)}, {isoTime(run.created_at)}
           </td>
         </tr>
+        {run.forked_from ? (
+          <tr>
+            <th>Forked from</th>
+            <td>
+              run <a href={`/runs/${encodeURIComponent(run.forked_from.run)}/view`}>{run.forked_from.run}</a> before step <code>{run.forked_from.at}</code>
+            </td>
+          </tr>
+        ) : null}
         <tr>
           <th>Updated</th>
           <td>{isoTime(run.updated_at)}</td>
@@ -138,6 +147,8 @@ export function RunPage(props: { run: RunView; events: string }) {
       ) : (
         <p>None.</p>
       )}
+      <h2>Timeline</h2>
+      {run.timeline.spans.length ? <Waterfall timeline={run.timeline} /> : <p>Nothing has run yet.</p>}
       <h2>Call tree</h2>
       {run.call_tree ? (
         <ul class="tree">

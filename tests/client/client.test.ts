@@ -134,3 +134,18 @@ describe("edgework/client against the app", () => {
     });
   });
 });
+
+describe("edgework/client: a run's journal and forks", () => {
+  it("journal lists the steps; fork starts a run from one of them, carrying its origin; a key the run lacks → BadRequestError", async () => {
+    await script("client-fork", [{ text: "first" }, { text: "second" }]);
+    const { id } = await client.runs.start({ worker: "client-fork", input: "go" });
+    expect(await waitDriven(id, ["succeeded"])).toMatchObject({ output: "first", forked_from: null });
+    const page = await client.runs.journal(id, { limit: 10 });
+    expect(page).toEqual({ steps: [expect.objectContaining({ seq: 1, key: "client-fork/turn:1/model", kind: "model" })], next: null });
+
+    const forked = await client.runs.fork(id, { at: page.steps[0]!.key, definitions: "pinned" });
+    expect(forked).toMatchObject({ forked_from: { run: id, at: "client-fork/turn:1/model" }, copied: { rows: 0, batches: 1 } });
+    expect(await waitDriven(forked.id, ["succeeded"])).toMatchObject({ output: "second", forked_from: { run: id, at: "client-fork/turn:1/model" } });
+    expect(await client.runs.fork(id, { at: "client-fork/turn:2/model" }).catch((e: unknown) => e)).toBeInstanceOf(BadRequestError);
+  });
+});

@@ -37,3 +37,8 @@ export function toKeyGrammar1(sql: SqlStorage, rawStepNames: Record<string, stri
   for (const [seq, key] of journal) sql.exec("UPDATE journal SET key = ? WHERE seq = ?", key, seq);
   for (const [id, key, callPath] of approvals) sql.exec("UPDATE approvals SET key = ?, call_path = ? WHERE id = ?", key, callPath, id);
 }
+
+/** The journal as schema versions 3 to 7 made it: no `started_at` column (version 8 adds it; their rows have no start). */
+export function toJournalBeforeV8(sql: SqlStorage): void {
+  sql.exec("ALTER TABLE journal DROP COLUMN started_at");
+}

@@ -6,7 +6,7 @@ import { catalogVersion, deployForTests, loadApp } from "../../src/catalog";
 import { workerFiles } from "../../src/generated/worker-files";
 import { kinds } from "../../src/toolsets";
 import { effectCount, effectUrl, modelRequests, script, settle, stub } from "./helpers";
-import { toKeyGrammar1 } from "./key-grammar";
+import { toJournalBeforeV8, toKeyGrammar1 } from "./key-grammar";
 
 const WRITER = "tests/fixtures/workers/pin-writer.worker";
 const HELPER = "tests/fixtures/workers/pin-helper.worker";
@@ -172,6 +172,7 @@ describe("runs are pinned across deploys", () => {
       sql.exec("ALTER TABLE run_v2 RENAME TO run");
       sql.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'");
       toKeyGrammar1(sql);
+      toJournalBeforeV8(sql);
     }).catch((err) => expect.unreachable(String(err)));
     // A new instance (as after a deploy) migrates the object, then the run resumes on its pinned catalog.
     await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) =>

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { copiedFrom, keyProblem, MAX_FORK_KEY } from "../../src/engine/journal/fork-prefix";
 import { journalUsage } from "../../src/engine/journal/run-usage";
 import {
   approvalKey,
   budgetPath,
   creationKey,
   effectKey,
+  gatedStep,
   MAX_STEP_NAME,
   MODEL_STEP_LIKE,
   modelKey,
@@ -99,5 +101,41 @@ describe("journal keys", () => {
     const answer = { usage: { inputTokens: 1, outputTokens: 2 }, costUsd: 0.5 };
     const usage = journalUsage([...models, ...others].map((k) => [k, answer] as [string, unknown]));
     expect(usage).toEqual({ requests: models.length, inputTokens: models.length, outputTokens: 2 * models.length, costUsd: 0.5 * models.length });
+  });
+});
+
+describe("a fork's prefix (keys.ts, fork-prefix.ts)", () => {
+  it("a decision or notification gates its call's result, a budget's its model request; nothing else gates", () => {
+    expect(gatedStep(approvalKey(call))).toBe(resultKey(call));
+    expect(gatedStep(notifyKey(call))).toBe(resultKey(call));
+    const model = modelKey("w", 2);
+    expect(gatedStep(approvalKey(budgetPath(model)))).toBe(model);
+    expect(gatedStep(notifyKey(budgetPath(model)))).toBe(model);
+    // A call whose path merely ends in "budget" (a worker named so) gates its own result.
+    expect(gatedStep(approvalKey("w/turn:1/tool:1/budget"))).toBe("w/turn:1/tool:1/budget/result");
+    for (const key of [model, resultKey(call), stepKey(2, call, "x/approval"), effectKey(call, "now", 1)]) expect(gatedStep(key)).toBeUndefined();
+  });
+
+  it("copies every step but decisions and notifications whose gated step is not in the prefix", () => {
+    const prefix = new Set([modelKey("w", 1), approvalKey(call), notifyKey(call), approvalKey("w/turn:1/tool:1"), resultKey("w/turn:1/tool:1")]);
+    const copies = copiedFrom(prefix);
+    expect([...prefix].filter(copies)).toEqual([modelKey("w", 1), approvalKey("w/turn:1/tool:1"), resultKey("w/turn:1/tool:1")]);
+  });
+
+  it("a fork point is a step key under the root, of bounded length, with no empty, '.' or '..' segment (grammar 2)", () => {
+    expect(keyProblem(modelKey("w", 1), "w", 2)).toBeUndefined();
+    expect(keyProblem(stepKey(2, call, "../../x"), "w", 2)).toBeUndefined(); // encoded: one segment
+    for (const bad of [
+      "w",
+      "w2/turn:1/model",
+      "x/w/turn:1/model",
+      "w/../w/turn:1/model",
+      "w//turn:1/model",
+      "w/turn:1/model/",
+      "w/turn:1",
+      `w/${"a".repeat(MAX_FORK_KEY)}/result`,
+    ])
+      expect(keyProblem(bad, "w", 2), bad).toBeDefined();
+    expect(keyProblem("w/turn:1/tool:a/../b/result", "w", 1)).toBeUndefined(); // grammar 1 kept the model's ids as they came
   });
 });

@@ -63,8 +63,10 @@ export class Journal {
     this.inFlight.add(key);
     try {
       if (this.beforeStep) await this.beforeStep(key, this);
+      // The run's clock (in Workers it moves on at I/O: a model request or a fetch is timed, pure CPU reads as 0).
+      const startedAt = Date.now();
       const value = await fn();
-      const written = this.write(key, value, oversized);
+      const written = this.write(key, value, oversized, startedAt);
       if (written) await written;
       this.executed++;
       return this.recorded.get(key) as T;
@@ -100,7 +102,7 @@ export class Journal {
    * `record` without a promise when the store writes synchronously (SQLite, memory):
    * the recorded value is in `recorded` when this returns, or when its promise resolves.
    */
-  private write<T>(key: string, value: T, oversized?: Oversized<T>): Promise<void> | undefined {
+  private write<T>(key: string, value: T, oversized?: Oversized<T>, startedAt?: number): Promise<void> | undefined {
     if (this.failure) throw this.failure;
     // Made once: checked here, written as is by a store that writes text.
     let json = JSON.stringify(value ?? null);
@@ -117,7 +119,7 @@ export class Journal {
     }
     let put: void | Promise<void>;
     try {
-      put = this.store.put(key, value, json);
+      put = this.store.put(key, value, json, startedAt);
     } catch (err) {
       throw this.failed(key, err);
     }

@@ -25,6 +25,12 @@ import { sha256Hex } from "../run/idempotency-key";
  * `tool:<id>` (with `~<index>` added to a repeated id) and `step:<name>` raw; a run
  * keeps the grammar its journal started with, passed in with the run (never guessed
  * from a key, which a model could have shaped).
+ *
+ * A fork's prefix (durable-objects/run/fork.ts): the steps recorded before a key `at`
+ * in the run's own order (the journal's seq: the order steps completed, parallel
+ * calls included), less each decision (`/approval`, `/budget/approval`) and
+ * notification (`/notify`) whose gated step (`gatedStep`) is not in it: a call that
+ * runs again in the fork is asked about again, and its approver told again.
  */
 export type KeyGrammar = 1 | 2;
 
@@ -151,10 +157,28 @@ const EFFECTS = new Set<string>(["ask", "call", "worker", "agent", "now", "rando
  */
 export const MODEL_STEP_LIKE = [`%${SEP}model`, `%${SEP}ask:%`] as const;
 
+/** What a key records, as a listing names it: `parseKey`'s kind, or an effect's own name (ask, now, random). */
+export function stepKind(key: string): string {
+  const p = parseKey(key);
+  return p.kind === "effect" ? p.effect : p.kind;
+}
+
 /** A model request's key: a worker's turn or a `ctx.llmAsk`. */
 export function isModelStep(key: string): boolean {
   const p = parseKey(key);
   return p.kind === "model" || (p.kind === "effect" && p.effect === "ask");
+}
+
+/**
+ * The step a decision or notification is about: a tool call's `<call>/result`, or the
+ * model request a budget approval comes before; undefined for any other key.
+ */
+export function gatedStep(key: string): string | undefined {
+  const p = parseKey(key);
+  if (p.kind === "budget_approval") return p.modelStep;
+  if (p.kind !== "approval" && p.kind !== "notify") return undefined;
+  const modelStep = lastSegment(p.call) === "budget" ? parentPath(p.call) : undefined;
+  return modelStep !== undefined && isModelStep(modelStep) ? modelStep : resultKey(p.call);
 }
 
 /** `n` of a segment `<word>:<n>` (digits only), else undefined. */

@@ -4,7 +4,8 @@ import { budgetOf, budgetSchema } from "../../engine/catalog/worker-file";
 import { evalSuiteOf, evalSuiteYaml } from "../../evals/from-run";
 import { checkStart, missingRun, RUN_ID, runStub, startRun } from "../../runs";
 import { claimRun, idempotencyKeyOf } from "../../runs/idempotency";
-import { httpError } from "../http-error";
+import { MAX_FORK_KEY } from "../../engine/journal/fork-prefix";
+import { httpError, issueList } from "../http-error";
 import { runEventStream } from "../run-event-stream";
 import { jsonBody } from "../validate";
 
@@ -13,6 +14,18 @@ const startBody = z.strictObject({
   input: z.unknown(),
   approval_mode: z.enum(["ask", "approve_all", "reject_all"]).default("ask"),
   budget: budgetSchema.default({}),
+});
+
+const forkBody = z.strictObject({
+  at: z.string().min(1).max(MAX_FORK_KEY),
+  definitions: z.enum(["current", "pinned"]).default("current"),
+  approval_mode: z.enum(["ask", "approve_all", "reject_all"]).optional(),
+});
+
+/** `GET /runs/:id/journal` paging: `after` a seq, `limit` at most 500 steps. */
+const journalQuery = z.object({
+  after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
 const decisionBody = z.strictObject({ decision: z.enum(["approve", "reject"]), note: z.string().max(2000).optional() });
@@ -46,11 +59,14 @@ runs.post("/", async (c) => {
   return claim.replay ? c.json(started, 200, { "Idempotent-Replayed": "true" }) : c.json(started, 202);
 });
 
-/** The run's Durable Object, or 404 for an id that cannot be a run. */
-function stubFor(env: Env, id: string) {
+/** `id`, or 404 for an id that cannot be a run. */
+function runId(id: string): string {
   if (!RUN_ID.test(id)) throw httpError(404, { error: `unknown run "${id}"` });
-  return runStub(env, id);
+  return id;
 }
+
+/** The run's Durable Object, or 404 for an id that cannot be a run. */
+const stubFor = (env: Env, id: string) => runStub(env, runId(id));
 
 runs.get("/:id", async (c) => {
   const view = await stubFor(c.env, c.req.param("id")).status();
@@ -78,6 +94,26 @@ runs.get("/:id/workers/:name", async (c) => {
       answer.status === 404 && answer.error === "unknown run" ? await missingRun(c.env, c.req.param("id")) : { error: answer.error },
     );
   return c.text(answer.text, 200, { "content-type": "text/plain; charset=utf-8" });
+});
+
+/** The run's journal steps (key, kind, time, size; never a value), paged by seq: a fork's `at` is one of these keys. */
+runs.get("/:id/journal", async (c) => {
+  const query = journalQuery.safeParse(c.req.query());
+  if (!query.success) throw httpError(400, { error: "invalid query", issues: issueList(query.error) });
+  const page = await stubFor(c.env, c.req.param("id")).journalSteps(query.data.after, query.data.limit);
+  if (!page) throw httpError(404, await missingRun(c.env, c.req.param("id")));
+  return c.json(page);
+});
+
+/** A new run whose journal is this run's prefix before `at`, run again from there (docs/debugging.md). */
+runs.post("/:id/fork", async (c) => {
+  const body = await jsonBody(c, forkBody);
+  const source = runId(c.req.param("id"));
+  const id = crypto.randomUUID();
+  const answer = await runStub(c.env, id).fork({ id, source, at: body.at, definitions: body.definitions, approvalMode: body.approval_mode });
+  if (!answer.ok)
+    throw httpError(answer.status, answer.status === 404 && answer.error === "unknown run" ? await missingRun(c.env, source) : { error: answer.error });
+  return c.json({ id, status_url: new URL(`/runs/${id}`, c.req.url).href, forked_from: { run: source, at: body.at }, copied: answer.copied }, 202);
 });
 
 runs.post("/:id/approvals/:approvalId", async (c) => {

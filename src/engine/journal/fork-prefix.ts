@@ -1,0 +1,32 @@
+import { gatedStep, parseKey, within, type KeyGrammar } from "./keys";
+
+/** The longest fork point accepted: a key is a call path, far shorter than this. */
+export const MAX_FORK_KEY = 4096;
+
+/**
+ * Why `key` cannot be a step of a run whose root worker is `root` (a fork point asked
+ * for, or a row about to be copied), or undefined. A fork point is only ever looked up
+ * as a whole key, never followed as a path; this turns away what no journal can hold
+ * before any lookup: text outside the grammar, outside the root's frame, or with an
+ * empty, "." or ".." segment (which no builder of grammar 2 writes; grammar 1 put the
+ * model's tool-call ids in keys as they came).
+ */
+export function keyProblem(key: string, root: string, grammar: KeyGrammar): string | undefined {
+  if (key.length > MAX_FORK_KEY) return `is ${key.length} characters long, over ${MAX_FORK_KEY}`;
+  if (key === root || !within(key, root)) return `is not a step under the run's root worker "${root}"`;
+  if (grammar !== 1 && key.split("/").some((s) => s === "" || s === "." || s === "..")) return `has an empty, "." or ".." segment`;
+  if (parseKey(key).kind === "other") return "is not a journal step key (the steps are listed by GET /runs/:id/journal)";
+  return undefined;
+}
+
+/**
+ * Which steps of a prefix a fork copies (the prefix is defined in keys.ts): all but a
+ * decision or notification whose gated step is not in `prefix`, so a call the fork runs
+ * again is asked about again.
+ */
+export function copiedFrom(prefix: ReadonlySet<string>): (key: string) => boolean {
+  return (key) => {
+    const gated = gatedStep(key);
+    return gated === undefined || prefix.has(gated);
+  };
+}
