@@ -60,7 +60,7 @@ export async function modelStep({ journal, models, prices, budget, file, key, mo
         if (asking) await asking;
       }
       try {
-        r = await m.request({ ...request, key });
+        r = await m.request(keyed(request, key));
       } catch (err) {
         throw failed(err);
       }
@@ -70,6 +70,18 @@ export async function modelStep({ journal, models, prices, budget, file, key, mo
   );
   addUsage(usage, res);
   return res;
+}
+
+/** The request as sent, with its journal key; each field named for the reason below (typed so a new field is not left out). */
+function keyed(request: ModelRequest, key: string): ModelRequest {
+  const sent: { [K in keyof Required<ModelRequest>]: ModelRequest[K] } = {
+    messages: request.messages,
+    tools: request.tools,
+    output: request.output,
+    onDelta: request.onDelta,
+    key,
+  };
+  return sent;
 }
 
 /**
