@@ -26,7 +26,7 @@ const noop = async ({ n }: { n: number }) => `ok ${n}`;
 const args = (turn: number, i: number) => JSON.stringify({ n: turn * 10 + i });
 
 /** The floor: the same loop by hand — messages, JSON.parse and zod for every call, no journal. */
-function bare(TURNS: number) {
+export function bare(TURNS: number) {
   const schema = z.object({ n: z.number() });
   const tools = new Map(TOOL_NAMES.map((name) => [name, { description: `${name} tool`, schema, run: noop }]));
   type Call = { id: string; name: string; arguments: string };

@@ -439,6 +439,7 @@ node_modules/.bin/vitest run --config vitest.bench.config.ts   # only the Durabl
 node bench/e2e.mjs 200                               # only the end-to-end timings (wrangler dev)
 node bench/e2e.mjs 200 compare                       # the same, MODEL_DISPATCH=direct against queue
 node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-engine.mjs 10 5000 && node bench/profile-top.mjs /tmp/prof/*.cpuprofile
+node bench/ratio-probe.mjs 10 8 400 /tmp/base              # edgework ÷ the bare loop alone; with an older checkout in /tmp/base, an A/B of a change
 \`\`\`
 `;
 writeFileSync(join(root, "BENCHMARKS.md"), md);

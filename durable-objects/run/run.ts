@@ -1,6 +1,6 @@
 /**
  * RunDO, the Durable Object of one run. Owns the run's SQLite (schema.ts: `run`,
- * `journal`, `events`, `state`; `approvals` and `approval_mail` through approvals.ts)
+ * `journal`, `state`; `events` through record.ts, `approvals` and `approval_mail` through approvals.ts)
  * and its alarm. Its collaborators in this folder reach it through RunHost (host.ts);
  * its RPC methods delegate to them (controls.ts, view.ts, model-dispatch.ts).
  */
@@ -39,7 +39,7 @@ import { rpcGlobals } from "../global-toolsets-bridge";
 import { armDispatchLapse, ModelDispatch, recordableAnswer, type ClaimedRequest } from "../model-dispatch";
 import type { RunRow } from "../rows";
 import { keyGrammarOf, migrateRun, RUN_CURRENT } from "../schema";
-import { json, parse, Sql } from "../sql";
+import { parse, Sql } from "../sql";
 import { SqliteStateBackend } from "../sqlite-state";
 import { approvalTtlMs, RunApprovals } from "./approvals";
 import { RunCatalog } from "./catalog";
@@ -48,8 +48,9 @@ import { DeltaBuffer } from "./deltas";
 import { RunFork } from "./fork";
 import type { RunHost } from "./host";
 import { RunIndexSync } from "./index-sync";
-import { LoggedJournalStore, logRunEvent } from "./log";
+import { LoggedJournalStore } from "./log";
 import { RunMail, type MailRun } from "./mail";
+import { RunRecord } from "./record";
 import { deletionDue, finishedRunAlarm } from "./retention";
 import { RunVersions } from "./versions";
 import { RunReader } from "./view";
@@ -78,6 +79,8 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private readonly journal: LoggedJournalStore;
   private readonly approvals: RunApprovals;
   private readonly index: RunIndexSync;
+  /** Its events (and so its status) and outcomes. */
+  private readonly record: RunRecord;
   private readonly pinned: RunCatalog;
   private readonly versions: RunVersions;
   private readonly mail: RunMail;
@@ -105,6 +108,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.journal = new LoggedJournalStore(this.sql);
     this.index = new RunIndexSync(host, this.indexRetryMs());
     this.approvals = new RunApprovals(host, this.journal);
+    this.record = new RunRecord(host, this.index, this.approvals);
     this.pinned = new RunCatalog(this.sql);
     this.versions = new RunVersions(this.sql);
     this.mail = new RunMail(host, this.approvals);
@@ -230,14 +234,14 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
 
   /** Replays the journal and continues the run until it ends, pauses or is interrupted. */
   private async activate(run: RunRow, retryCount: number): Promise<void> {
-    if (this.row()!.status !== "running") this.markRunning(); // an expiry recorded just now set it
+    if (this.row()!.status !== "running") this.record.running(); // an expiry recorded just now set it
     this.versions.activatedUnder(deployedVersion());
     this.cancelled = false;
     this.dispatch.begin();
     // The definitions the run started on; a deploy that cannot run them fails the run (no retry would help).
     const definitions = this.pinned.definitions(run.worker);
     if (definitions instanceof RunError) {
-      this.record({ status: "failed", error: { code: definitions.code, message: definitions.message }, usage: parse(run.usage) ?? emptyUsage() });
+      this.record.outcome({ status: "failed", error: { code: definitions.code, message: definitions.message }, usage: parse(run.usage) ?? emptyUsage() });
       return clearRunState(this.states, run.id);
     }
     this.activeCatalog = definitions.catalog;
@@ -289,7 +293,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** An activation stopped on purpose: checkpointed, to retry later, handed off (queue mode), cancelled, or a test fault. */
   private async onInterrupted(err: RunInterrupted): Promise<void> {
     if (err.reason === "checkpoint") {
-      this.event("run_checkpoint", {});
+      this.record.event("run_checkpoint", {});
       await this.wakeSoon();
     }
     if (err.reason === "retry") await this.retryLater(err.detail ?? "");
@@ -315,7 +319,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** Records what the activation came to, and arms the run's next alarm: the pause's, or retention's. */
   private async settle(outcome: RunOutcome): Promise<void> {
     if (this.row()?.status !== "running") return; // cancelled while this activation ran
-    this.record(outcome);
+    this.record.outcome(outcome);
     if (outcome.status === "awaiting_approval") await this.armPause(outcome.pending);
     else await this.setAlarm(deletionDue(this.env, this.row()!.updated_at)); // retention: the ended run's one alarm
   }
@@ -327,7 +331,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
    */
   private async armPause(pending: PendingApproval[]): Promise<void> {
     if (this.approvals.anyResolved(pending.map((p) => p.id))) {
-      this.markRunning();
+      this.record.running();
       return this.wakeSoon();
     }
     const at = this.approvals.nextWakeUp();
@@ -337,22 +341,9 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** Re-arms the alarm with backoff (30 s doubling, at most an hour) after a transient failure (one row: the event counts retries). */
   private async retryLater(detail: string): Promise<void> {
     const retries = (this.row()?.retries ?? 0) + 1;
-    this.event("run_retry", { detail, attempt: retries });
+    this.record.event("run_retry", { detail, attempt: retries });
     const delay = Math.min(30_000 * 2 ** (retries - 1), 3_600_000);
     await this.setAlarm(Date.now() + delay);
-  }
-
-  /**
-   * Saves the outcome in one row, the event that ends or pauses the run (run_current
-   * reads it from there); an ended run voids its pending approvals in the same transaction.
-   */
-  private record(outcome: RunOutcome): void {
-    const now = Date.now();
-    this.ctx.storage.transactionSync(() => {
-      if (outcome.status !== "awaiting_approval") this.approvals.voidPending(now);
-      const result = outcome.status === "succeeded" ? { output: outcome.output } : outcome.status === "failed" ? { error: outcome.error } : {};
-      this.event(`run_${outcome.status}`, { ...result, usage: outcome.usage });
-    });
   }
 
   // ——— Seams a subclass may override (the test pool's TestRunDO does: tests/support/test-run-do.ts) ———
@@ -383,7 +374,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     await this.ctx.storage.setAlarm(this.index.clamp(at));
   }
 
-  // ——— The run's rows and events, and the collaborators' host ———
+  // ——— The run's row, and the collaborators' host ———
 
   private get keyGrammar(): KeyGrammar {
     return (this.grammar ??= keyGrammarOf(this.sql));
@@ -398,30 +389,14 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return this.deleted ? undefined : this.sql.one<RunRow>`SELECT * FROM ${RUN_CURRENT} AS run_current`;
   }
 
-  /** One row: the event is the status (see RUN_CURRENT in schema.ts). */
-  private markRunning(): void {
-    this.event("run_running", {});
-  }
-
-  private event(type: string, data: Record<string, unknown>): void {
-    this.sql.run`INSERT INTO events (after_step, type, data, at) VALUES ((SELECT coalesce(max(seq), 0) FROM journal), ${type}, ${json(data)}, ${Date.now()})`;
-    this.noted(type, data);
-  }
-
-  /** What an event does besides its row (a log line, an index report); alone for facts another row already records. */
-  private noted(type: string, data: Record<string, unknown>): void {
-    logRunEvent(this.sql, type, data);
-    this.index.noted(type);
-  }
-
   /** What the collaborators may use of this object (host.ts): never an RPC method. */
   private host(): RunHost {
     return {
       ctx: this.ctx,
       env: this.env,
       sql: this.sql,
-      event: (type, data) => this.event(type, data),
-      noted: (type, data) => this.noted(type, data),
+      event: (type, data) => this.record.event(type, data),
+      noted: (type, data) => this.record.noted(type, data),
       wakeSoon: () => this.wakeSoon(),
       setAlarm: (at) => this.setAlarm(at),
       activeCatalog: () => this.activeCatalog,

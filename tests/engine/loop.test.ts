@@ -158,6 +158,21 @@ describe("agent loop", () => {
     expect(out).toMatchObject({ status: "failed", error: { code: "budget_exceeded" } });
     expect(parent.requests + child.requests).toBe(3);
   });
+
+  it("a model's answer is journaled as its text, tool calls and usage with the model and cost: fields a model adds beyond them are not kept", async () => {
+    const raw = { text: "done", toolCalls: [], usage: { inputTokens: 3, outputTokens: 2 }, providerDebug: "x".repeat(1000) };
+    const model = { request: async () => raw };
+    const h = harness({ "w.worker": workerFile("name: w\nmodel: test:m") }, { models: { "test:m": model } });
+    const store = new MemoryJournalStore();
+    expect(await h.run({ worker: "w", input: { input: "x" } }, store)).toMatchObject({ status: "succeeded", output: "done" });
+    expect(store.entries.get("w/turn:1/model")).toEqual({
+      text: "done",
+      toolCalls: [],
+      usage: { inputTokens: 3, outputTokens: 2 },
+      model: "test:m",
+      costUsd: 0,
+    });
+  });
 });
 
 describe("approvals in the engine", () => {

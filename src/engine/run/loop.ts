@@ -11,8 +11,6 @@ import type { Toolset } from "../types/toolset";
 import type { CatalogWorker } from "../types/worker";
 import type { StateKV } from "../types/state";
 
-type ToolOutcome = { ok: true; content: string } | { ok: false; content: string };
-
 /**
  * Runs one LLM worker call: the model ↔ tools loop. Every model response and tool
  * result is a journal step, so calling this again on the same journal replays
@@ -75,46 +73,47 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
 
     // Keyed by position: the model's ids are its data (kept in its recorded answer), never part of a key.
     const keys = toolCallKeys(run.keyGrammar, frame.path, turn, res.toolCalls);
-    const settled = await Promise.allSettled(
-      res.toolCalls.map(async (call, i): Promise<ToolOutcome> => {
-        if (!toolNames.has(call.name)) {
-          return { ok: false, content: `Error: unknown tool "${call.name}"; available: ${[...toolNames].join(", ") || "(none)"}` };
-        }
+    // Each call's content, or the signal it met: every call settles before any signal stops the turn.
+    const outcomes = await Promise.all(
+      res.toolCalls.map(async (call, i): Promise<string | HeldSignal> => {
+        if (!toolNames.has(call.name)) return `Error: unknown tool "${call.name}"; available: ${[...toolNames].join(", ") || "(none)"}`;
         let args: unknown;
         try {
           args = call.arguments.trim() ? JSON.parse(call.arguments) : {};
         } catch {
-          return { ok: false, content: `Error: the arguments for ${call.name} are not valid JSON: ${call.arguments.slice(0, 200)}` };
+          return `Error: the arguments for ${call.name} are not valid JSON: ${call.arguments.slice(0, 200)}`;
         }
         const ctx = toolContext(run, frame, toolset, keys[i]!, frame.usage.child(), state);
         try {
           const value = await toolset.callTool(call.name, args, ctx);
-          return { ok: true, content: typeof value === "string" ? value : JSON.stringify(value) };
+          return typeof value === "string" ? value : JSON.stringify(value);
         } catch (err) {
           // Signals (approval, fatal errors, a journal that cannot write) stop the turn; never model-visible text.
-          if (propagates(err)) throw err;
-          return { ok: false, content: `Error: ${messageOf(err)}` };
+          return propagates(err) ? new HeldSignal(err) : `Error: ${messageOf(err)}`;
         }
       }),
     );
-    throwSignals(settled);
-    settled.forEach((s, i) => {
-      messages.push({ role: "tool", toolCallId: res.toolCalls[i]!.id, content: (s as PromiseFulfilledResult<ToolOutcome>).value.content });
-    });
+    throwSignals(outcomes);
+    for (let i = 0; i < outcomes.length; i++) messages.push({ role: "tool", toolCallId: res.toolCalls[i]!.id, content: outcomes[i] as string });
   }
   throw new RunError("max_turns", `${worker.file}: no final answer within max_turns (${worker.maxTurns})`);
+}
+
+/** A signal one tool call met, held until the turn's other calls settle. */
+class HeldSignal {
+  constructor(readonly error: unknown) {}
 }
 
 /**
  * After a turn's tool calls settle: a fatal error wins; otherwise every approval
  * asked in this turn (also deep in nested workers) suspends the run together.
  */
-function throwSignals(settled: PromiseSettledResult<unknown>[]): void {
+function throwSignals(outcomes: Array<string | HeldSignal>): void {
   const pending: PendingApproval[] = [];
-  for (const s of settled) {
-    if (s.status === "fulfilled") continue;
-    if (s.reason instanceof ApprovalRequired) pending.push(...s.reason.pending);
-    else throw s.reason;
+  for (const o of outcomes) {
+    if (!(o instanceof HeldSignal)) continue;
+    if (o.error instanceof ApprovalRequired) pending.push(...o.error.pending);
+    else throw o.error;
   }
   if (pending.length) throw new ApprovalRequired(pending);
 }

@@ -57,11 +57,12 @@ export function defineToolset<C extends z.ZodType, S>(def: ToolsetKindDef<C, S>)
       return {
         id,
         listTools: async () => definitions,
-        async callTool(name, args, ctx) {
+        // Not async: the boundary's promise is the call's, without another around it.
+        callTool(name, args, ctx) {
           const spec = def.tools[name];
-          if (!spec) throw new ToolError(`toolset "${init.name}" has no tool "${name}"`);
+          if (!spec) return Promise.reject(new ToolError(`toolset "${init.name}" has no tool "${name}"`));
           const parsed = spec.input.safeParse(args);
-          if (!parsed.success) throw new ToolError(`invalid arguments for ${name}: ${describeIssues(parsed.error)}`);
+          if (!parsed.success) return Promise.reject(new ToolError(`invalid arguments for ${name}: ${describeIssues(parsed.error)}`));
           // The tool is user code: it never sees an engine signal (see SignalBoundary).
           const boundary = new SignalBoundary();
           return boundary.run(() => spec.run(parsed.data, boundContext(ctx, boundary, { state: init.state }), self));
