@@ -4,6 +4,7 @@ import { defineConfig } from "vitest/config";
 
 const testCatalog = fileURLToPath(new URL("./src/generated/test-worker-files.ts", import.meta.url));
 const testFunctions = fileURLToPath(new URL("./tests/fixtures/functions/index.ts", import.meta.url));
+const packageEntry = fileURLToPath(new URL("./src/edgework.ts", import.meta.url));
 
 /**
  * A project in the Workers pool (workerd): the tests here, the Durable Object benchmarks in vitest.bench.config.ts.
@@ -59,15 +60,18 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
   ],
   // The app's catalog plus the test fixtures (written by tests/support/global-setup.ts).
   // The app's code functions plus the test fixtures (tests/fixtures/functions).
+  // `edgework`: the package's entry, as tsconfig.json's paths has it.
   resolve: {
     alias: [
-      { find: /^.*\/generated\/worker-files$/, replacement: testCatalog },
+      { find: /^edgework$/, replacement: packageEntry },
+      { find: /^.*\/edgework\.generated$/, replacement: testCatalog },
       { find: /^\.\/functions\/index$/, replacement: testFunctions },
     ],
   },
   test: {
     name,
     globalSetup: ["tests/support/global-setup.ts"],
+    setupFiles: ["tests/support/install-app.ts"],
     include,
     exclude: ["tests/e2e/**", "tests/node/**", ...exclude],
     testTimeout,

@@ -3,7 +3,7 @@
 // Runtime types generated with workerd@1.20260426.1 2026-05-03 nodejs_compat
 declare namespace Cloudflare {
 	interface GlobalProps {
-		mainModule: typeof import("./durable-objects/worker");
+		mainModule: typeof import("./src/index");
 		durableNamespaces: "RunDO" | "GlobalToolsetsDO" | "DeliveryLedgerDO" | "RunIndexDO" | "EndedSessionDO";
 	}
 	interface Env {
@@ -11,11 +11,11 @@ declare namespace Cloudflare {
 		MODEL_QUEUE: Queue;
 		DEFAULT_MODEL: "test:tools";
 		MAX_DEPTH: "5";
-		RUNS: DurableObjectNamespace<import("./durable-objects/worker").RunDO>;
-		GLOBAL_TOOLSETS: DurableObjectNamespace<import("./durable-objects/worker").GlobalToolsetsDO>;
-		RUN_INDEX: DurableObjectNamespace<import("./durable-objects/worker").RunIndexDO>;
-		DELIVERIES: DurableObjectNamespace<import("./durable-objects/worker").DeliveryLedgerDO>;
-		ENDED_SESSIONS: DurableObjectNamespace<import("./durable-objects/worker").EndedSessionDO>;
+		RUNS: DurableObjectNamespace<import("./src/index").RunDO>;
+		GLOBAL_TOOLSETS: DurableObjectNamespace<import("./src/index").GlobalToolsetsDO>;
+		RUN_INDEX: DurableObjectNamespace<import("./src/index").RunIndexDO>;
+		DELIVERIES: DurableObjectNamespace<import("./src/index").DeliveryLedgerDO>;
+		ENDED_SESSIONS: DurableObjectNamespace<import("./src/index").EndedSessionDO>;
 	}
 }
 interface Env extends Cloudflare.Env {}

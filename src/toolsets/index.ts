@@ -1,8 +1,11 @@
-import { files, http, mcp, toolsetRegistry, workerCreation } from "../engine";
+import { files, http, mcp, toolsetRegistry, workerCreation, type ToolsetKind } from "../engine";
 import { counter } from "./counter";
 
+/** The toolset kinds every app has; createApp adds the app's own (its `toolsets`). */
+export const builtinKinds: readonly ToolsetKind[] = [files, http, mcp, workerCreation];
+
 /**
- * The toolset kinds this app knows. To add your own kind, define it with
- * `defineToolset` (see docs/guide.md, "Write a toolset kind") and list it here.
+ * This repository's app: the built-in kinds and its own, `counter` (src/index.ts passes it to
+ * createApp). The catalog check of `edgework build` and the editor schema know these.
  */
-export const kinds = toolsetRegistry(files, http, mcp, workerCreation, counter);
+export const kinds = toolsetRegistry(...builtinKinds, counter);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { z } from "zod";
 import committed from "../../schemas/worker.schema.json";
-import { workerFiles } from "../../src/generated/worker-files";
+import { files as workerFiles } from "../../src/edgework.generated";
 import { kinds } from "../../src/toolsets";
 import { workerFileJsonSchema } from "../../src/engine/catalog/worker-schema";
 
