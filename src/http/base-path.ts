@@ -5,8 +5,8 @@
  */
 let base = "";
 
-/** `/agents`-like: segments of URL-safe characters, no trailing slash; "" or "/" is the root. */
-const BASE_PATH = /^(\/[A-Za-z0-9._~-]+)+$/;
+/** `/agents`-like: segments of URL-safe characters (never `.` or `..`), no trailing slash; "" or "/" is the root. */
+const BASE_PATH = /^(\/(?!\.{1,2}(\/|$))[A-Za-z0-9._~-]+)+$/;
 
 export function installBasePath(path: string | undefined): void {
   const given = path ?? "";

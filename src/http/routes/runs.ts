@@ -5,6 +5,7 @@ import { checkStart, missingRun, RUN_ID, runStub, startRun } from "../../runs";
 import { httpError } from "../http-error";
 import { runEventStream } from "../run-event-stream";
 import { jsonBody } from "../validate";
+import { appPath } from "../base-path";
 
 const startBody = z.strictObject({
   worker: z.string().min(1),
@@ -30,7 +31,7 @@ runs.post("/", async (c) => {
     budget: budgetOf(body.budget),
     trigger: { kind: "api" },
   });
-  return c.json({ id, status_url: new URL(`/runs/${id}`, c.req.url).href }, 202);
+  return c.json({ id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href }, 202);
 });
 
 /** The run's Durable Object, or 404 for an id that cannot be a run. */
