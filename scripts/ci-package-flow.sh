@@ -25,11 +25,13 @@ finish() {
 step() {
   local name="$1"
   shift
+  local started=$SECONDS
   echo "── $name"
   if "$@"; then
     passed=$((passed + 1))
+    echo "ok: $name ($((SECONDS - started)) s)"
   else
-    echo "FAIL: $name"
+    echo "FAIL: $name ($((SECONDS - started)) s)"
     failed=$((failed + 1))
     finish
   fi
