@@ -7,10 +7,10 @@
 // the checking code is edgework's own (cli/import-ts.mjs).
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { importTs } from "./import-ts.mjs";
+import { importTs, projectExport } from "./import-ts.mjs";
 
 /** What `edgework build` writes and reads unless told otherwise (relative to the project). */
-export const DEFAULTS = { dirs: ["workers"], out: "src/edgework.generated.ts", functions: "src/functions/index.ts" };
+export const DEFAULTS = { dirs: ["workers"], out: "src/edgework.generated.ts", functions: "src/functions/index.ts", toolsets: "src/toolsets/index.ts" };
 
 /** A catalog that does not load: `message` lists every problem. */
 export class CatalogProblems extends Error {}
@@ -37,16 +37,16 @@ export function readSources(project, dirs) {
 }
 
 /**
- * edgework's checking code, with the project's code functions (`functionsModule`,
- * relative to the project; none when the file does not exist).
+ * edgework's checking code, with the project's code functions (`functionsModule`) and
+ * toolset kinds (`toolsetsModule`: `export const toolsets = { kindName: defineToolset(...) }`,
+ * what its src/index.ts passes to createApp), each relative to the project and none when absent.
  */
-async function checker(project, functionsModule) {
-  const functionsPath = resolve(project, functionsModule);
-  const functions = existsSync(functionsPath) ? `export { functions } from ${JSON.stringify(functionsPath)};` : "export const functions = [];";
+async function checker(project, functionsModule, toolsetsModule) {
   return importTs(
     "catalog-checker",
-    `export { loadApp, installDeploy } from "./src/catalog"; export { kinds } from "./src/toolsets"; export { parseYaml, bundledFiles } from "./src/build/yaml";
-     export { varNamesInWranglerToml } from "./src/build/wrangler-vars"; export { cronsInWranglerToml, cronMismatches } from "./src/triggers/wrangler-crons"; ${functions}`,
+    `export { loadApp, installDeploy } from "./src/catalog"; export { appKinds } from "./src/engine/toolsets/app-kinds"; export { parseYaml, bundledFiles } from "./src/build/yaml";
+     export { varNamesInWranglerToml } from "./src/build/wrangler-vars"; export { cronsInWranglerToml, cronMismatches } from "./src/triggers/wrangler-crons";
+     ${projectExport(project, functionsModule, "functions", "[]")} ${projectExport(project, toolsetsModule, "toolsets", "{}")}`,
   );
 }
 
@@ -58,8 +58,7 @@ const wranglerToml = (project) => {
 /** Every problem of the catalog, loaded as the app loads it. Throws CatalogProblems; returns the loaded app and the bundled files. */
 function load(t, sources) {
   try {
-    // The kinds of this repository's app (built-in and counter) check the sources.
-    t.installDeploy({ files: sources, kinds: t.kinds, functions: t.functions });
+    t.installDeploy({ files: sources, kinds: t.appKinds(t.toolsets), functions: t.functions });
     const app = t.loadApp(sources, t.parseYaml, t.functions);
     // What the deployed app reads: the JSON, loaded the app's way (parse left to its default).
     const files = t.bundledFiles(sources);
@@ -86,8 +85,15 @@ const summary = ({ catalog, triggers, schedules, emails }) =>
  * (the test pool bundles fixtures whose schedules no wrangler.toml lists).
  * Returns the one-line summary; throws CatalogProblems listing every problem.
  */
-export async function bundleCatalog({ project = process.cwd(), dirs = DEFAULTS.dirs, out = DEFAULTS.out, functions = DEFAULTS.functions, crons = false } = {}) {
-  const t = await checker(project, functions);
+export async function bundleCatalog({
+  project = process.cwd(),
+  dirs = DEFAULTS.dirs,
+  out = DEFAULTS.out,
+  functions = DEFAULTS.functions,
+  toolsets = DEFAULTS.toolsets,
+  crons = false,
+} = {}) {
+  const t = await checker(project, functions, toolsets);
   const { app, files } = load(t, readSources(project, dirs));
   const toml = wranglerToml(project);
   const problems = crons ? cronProblems(t, app, toml) : [];
@@ -105,9 +111,9 @@ export const wranglerVars: readonly string[] = ${JSON.stringify(t.varNamesInWran
 }
 
 /** Every problem at once (catalog and crons), writing nothing: `problems` is empty and `summary` set when the catalog is fine. */
-export async function checkCatalog({ project = process.cwd(), dirs = DEFAULTS.dirs, functions = DEFAULTS.functions } = {}) {
+export async function checkCatalog({ project = process.cwd(), dirs = DEFAULTS.dirs, functions = DEFAULTS.functions, toolsets = DEFAULTS.toolsets } = {}) {
   try {
-    const t = await checker(project, functions);
+    const t = await checker(project, functions, toolsets);
     const { app } = load(t, readSources(project, dirs));
     const problems = cronProblems(t, app, wranglerToml(project));
     return { problems, summary: problems.length ? null : summary(app) };

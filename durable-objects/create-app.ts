@@ -1,10 +1,10 @@
 import { Hono } from "hono";
 import { installDeploy } from "../src/catalog";
 import { handleApprovalReply, isApprovalReply } from "../src/email/reply-approval";
-import { toolsetRegistry, type CodeFunction, type ToolsetKind } from "../src/engine";
+import type { CodeFunction, ToolsetKind } from "../src/engine";
+import { appKinds } from "../src/engine/toolsets/app-kinds";
 import { app as http, notFoundJson } from "../src/http/app";
 import { installBasePath } from "../src/http/base-path";
-import { builtinKinds } from "../src/toolsets";
 import { receiveEmail } from "../src/triggers/inbound-email";
 import { startScheduled } from "../src/triggers/scheduled";
 import { consumeModelRequests } from "./model-consumer";
@@ -37,15 +37,6 @@ export interface EdgeworkApp {
   http: Hono<{ Bindings: Env }>;
 }
 
-/** The kinds an app knows: the built-in ones and its own, each under its own name. */
-function registry(own: Record<string, ToolsetKind>) {
-  for (const [name, kind] of Object.entries(own)) {
-    if (kind.kind !== name) throw new Error(`createApp: toolsets.${name} is the kind "${kind.kind}"; list it under its own name`);
-    if (builtinKinds.some((b) => b.kind === name)) throw new Error(`createApp: toolsets.${name}: "${name}" is a built-in kind`);
-  }
-  return toolsetRegistry(...builtinKinds, ...Object.values(own));
-}
-
 /** The routes under `basePath`, answering the app's JSON 404 for the rest. */
 function mounted(basePath: string | undefined) {
   if (!basePath || basePath === "/") return http;
@@ -61,7 +52,7 @@ function mounted(basePath: string | undefined) {
  * Worker's default. The Durable Object classes wrangler.toml names are exported beside it.
  */
 export function createApp(options: AppOptions): EdgeworkApp {
-  const kinds = registry(options.toolsets ?? {});
+  const kinds = appKinds(options.toolsets);
   installBasePath(options.basePath);
   installDeploy({ files: options.files, kinds, functions: options.functions ?? [], wranglerVars: options.wranglerVars ?? [] });
   const routes = mounted(options.basePath);

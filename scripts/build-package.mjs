@@ -11,7 +11,7 @@ import { root } from "../cli/import-ts.mjs";
 
 const ENTRIES = ["src/edgework.ts", "src/client/index.ts", "src/testing/index.ts", "src/testing/model-server.ts"];
 // Reached through worker-configuration.d.ts (its Env names the app's entry), not part of the package: this repository's own app.
-const OWN_APP_TYPES = ["src/index.d.ts", "src/edgework.generated.d.ts", "src/functions"];
+const OWN_APP_TYPES = ["src/index.d.ts", "src/edgework.generated.d.ts", "src/functions", "src/toolsets"];
 
 rmSync(join(root, "dist"), { recursive: true, force: true });
 await build({

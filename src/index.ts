@@ -3,7 +3,7 @@
 import { createApp } from "edgework";
 import { files, wranglerVars } from "./edgework.generated";
 import { functions } from "./functions/index";
-import { counter } from "./toolsets/counter";
+import { toolsets } from "./toolsets/index";
 
-export default createApp({ files, functions, wranglerVars, toolsets: { counter } });
+export default createApp({ files, functions, wranglerVars, toolsets });
 export { RunDO, GlobalToolsetsDO, DeliveryLedgerDO, RunIndexDO, EndedSessionDO } from "edgework";

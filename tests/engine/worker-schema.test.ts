@@ -3,8 +3,11 @@ import { parse } from "yaml";
 import { z } from "zod";
 import committed from "../../schemas/worker.schema.json";
 import { files as workerFiles } from "../../src/edgework.generated";
-import { kinds } from "../../src/toolsets";
+import { appKinds } from "../../src/engine/toolsets/app-kinds";
+import { toolsets } from "../../src/toolsets/index";
 import { workerFileJsonSchema } from "../../src/engine/catalog/worker-schema";
+
+const kinds = appKinds(toolsets);
 
 describe("schemas/worker.schema.json", () => {
   it("is what the zod schema generates now (else run `npm run schema`)", () => {

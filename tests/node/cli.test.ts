@@ -148,4 +148,44 @@ describe("the edgework CLI, in a user's project (paths from the working director
     const printed = await edgework(dir, "schema", "--stdout");
     expect(printed).toMatchObject({ code: 0, stdout: written });
   });
+
+  it("build and check know the project's own kinds (src/toolsets/index.ts) and functions, written against `edgework` as createApp takes them", async () => {
+    const TALLY = `---\nname: tally-user\ndescription: Counts.\ntoolsets:\n  t: { use: tally, start: 2 }\n  workers: [double]\n---\nCount.\n`;
+    const dir = project({ "tally-user.worker": TALLY });
+    mkdirSync(join(dir, "src/functions"), { recursive: true });
+    mkdirSync(join(dir, "src/toolsets"), { recursive: true });
+    writeFileSync(
+      join(dir, "src/toolsets/index.ts"),
+      `import { defineToolset, tool, type ToolsetKind } from "edgework";
+import * as z from "zod";
+const tally = defineToolset({
+  kind: "tally",
+  config: z.strictObject({ start: z.number() }),
+  create: (config) => config,
+  tools: { add: tool({ description: "Add one", input: z.strictObject({}), run: (_args, _ctx, self: { start: number }) => self.start + 1 }) },
+});
+export const toolsets: Record<string, ToolsetKind> = { tally };
+`,
+    );
+    writeFileSync(
+      join(dir, "src/functions/index.ts"),
+      `import { defineFunction } from "edgework";
+import * as z from "zod";
+export const functions = [defineFunction({ name: "double", description: "Twice", input: z.object({ n: z.number() }), run: ({ n }) => n * 2 })];
+`,
+    );
+    const built = await edgework(dir, "build");
+    // The function counts with the workers.
+    expect(built).toMatchObject({ code: 0, stdout: expect.stringContaining("catalog ok: 2 workers") });
+    expect(readFileSync(join(dir, "src/edgework.generated.ts"), "utf8")).toContain('"workers/tally-user.worker"');
+    // A config the kind refuses, and a project without the kind: each named.
+    writeFileSync(join(dir, "workers/tally-user.worker"), TALLY.replace("start: 2", "start: two"));
+    const refused = await edgework(dir, "check");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("workers/tally-user.worker: toolsets.t.start");
+    writeFileSync(join(dir, "workers/tally-user.worker"), TALLY);
+    const elsewhere = await edgework(dir, "check", "--toolsets", "src/none.ts");
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toContain('unknown toolset kind "tally"');
+  });
 });

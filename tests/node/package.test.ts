@@ -48,7 +48,7 @@ describe("the edgework package (npm pack)", () => {
     }
     expect(paths).toEqual(expect.arrayContaining(["dist/edgework.js", "dist/types/src/edgework.d.ts", "dist/types/durable-objects/create-app.d.ts"]));
     // This repository's own app (its entry, catalog and functions) is not the package.
-    expect(paths.filter((p) => /^(dist\/types\/)?src\/(index\.|edgework\.generated|functions\/)/.test(p))).toEqual([]);
+    expect(paths.filter((p) => /^(dist\/types\/)?src\/(index\.|edgework\.generated|functions\/|toolsets\/index\.)/.test(p))).toEqual([]);
     expect(paths).toEqual(expect.arrayContaining(["package.json", "bin/edgework.mjs", "cli/catalog.mjs", "src/catalog.ts", "CHANGELOG.md"]));
   }, 180_000);
 
