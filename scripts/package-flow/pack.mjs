@@ -5,7 +5,11 @@ import { resolve } from "node:path";
 
 const [folder, dest] = process.argv.slice(2);
 // npm pack runs in `folder`: a relative destination is the caller's.
-const out = execFileSync("npm", ["pack", "--json", "--pack-destination", resolve(dest)], { cwd: folder, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+const out = execFileSync("npm", ["pack", "--json", "--pack-destination", resolve(dest)], {
+  cwd: folder,
+  encoding: "utf8",
+  stdio: ["ignore", "pipe", "inherit"],
+});
 // prepack's own output comes first on stdout; the JSON array starts on a line of its own.
 const [packed] = JSON.parse(out.slice(out.search(/^\[/m)));
 const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
