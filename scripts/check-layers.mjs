@@ -1,6 +1,6 @@
 // Fails when a file under src/ imports from durable-objects/ (run by `npm run typecheck`).
-// The dependency points one way: the Durable Objects (and the Worker entry,
-// durable-objects/worker.ts) use the app; the app reaches them only through the RPC
+// The dependency points one way: the Durable Objects (and createApp,
+// durable-objects/create-app.ts) use the app; the app reaches them only through the RPC
 // interfaces it declares (src/runs/rpc.ts). Type imports count too. One exception:
 // src/edgework.ts, the package's entry, is the composition root that hands a user's
 // Worker createApp and the Durable Object classes (it only re-exports).
