@@ -4,17 +4,26 @@ import { defineConfig } from "vitest/config";
 
 const testCatalog = fileURLToPath(new URL("./src/generated/test-worker-files.ts", import.meta.url));
 const testFunctions = fileURLToPath(new URL("./tests/fixtures/functions/index.ts", import.meta.url));
+const packageEntry = fileURLToPath(new URL("./src/edgework.ts", import.meta.url));
 
 /**
  * A project in the Workers pool (workerd): the tests here, the Durable Object benchmarks in vitest.bench.config.ts.
- * `vars` over wrangler.toml's (MODEL_DISPATCH: direct for most tests, queue for `*.queue.test.ts`); `exclude` besides the e2e and node tests.
+ * `vars` over wrangler.toml's (MODEL_DISPATCH: direct for most tests, queue for `*.queue.test.ts`); `exclude` besides the e2e and node tests;
+ * `main`: the Worker (default the app), `setupFiles`: what loads it before each test file.
  */
-export const workersProject = (name: string, include: string[], testTimeout = 30_000, vars: Record<string, string> = {}, exclude: string[] = []) => ({
+export const workersProject = (
+  name: string,
+  include: string[],
+  testTimeout = 30_000,
+  vars: Record<string, string> = {},
+  exclude: string[] = [],
+  { main = "./tests/support/test-worker.ts", setupFiles = ["tests/support/install-app.ts"] } = {},
+) => ({
   plugins: [
     cloudflareTest(({ inject }) => ({
       wrangler: { configPath: "./wrangler.toml" },
       // The app's entry with the test subclasses of its objects (fault injection, storage stats).
-      main: "./tests/support/test-worker.ts",
+      main,
       miniflare: {
         bindings: {
           // The scripted OpenAI-compatible server started by tests/support/global-setup.ts;
@@ -59,15 +68,18 @@ export const workersProject = (name: string, include: string[], testTimeout = 30
   ],
   // The app's catalog plus the test fixtures (written by tests/support/global-setup.ts).
   // The app's code functions plus the test fixtures (tests/fixtures/functions).
+  // `edgework`: the package's entry, as tsconfig.json's paths has it.
   resolve: {
     alias: [
-      { find: /^.*\/generated\/worker-files$/, replacement: testCatalog },
+      { find: /^edgework$/, replacement: packageEntry },
+      { find: /^.*\/edgework\.generated$/, replacement: testCatalog },
       { find: /^\.\/functions\/index$/, replacement: testFunctions },
     ],
   },
   test: {
     name,
     globalSetup: ["tests/support/global-setup.ts"],
+    setupFiles,
     include,
     exclude: ["tests/e2e/**", "tests/node/**", ...exclude],
     testTimeout,
@@ -79,9 +91,14 @@ export default defineConfig({
   test: {
     projects: [
       // The Durable Object tests drive activations themselves, with the model asked inside them (direct).
-      workersProject("workers", ["tests/**/*.test.ts"], 30_000, { MODEL_DISPATCH: "direct" }, ["tests/**/*.queue.test.ts"]),
+      workersProject("workers", ["tests/**/*.test.ts"], 30_000, { MODEL_DISPATCH: "direct" }, ["tests/**/*.queue.test.ts", "tests/**/*.mounted.test.ts"]),
       // The same app with MODEL_DISPATCH=queue (its own miniflare: vars are per instance).
       workersProject("workers-queue", ["tests/**/*.queue.test.ts"], 30_000, { MODEL_DISPATCH: "queue" }),
+      // A consumer Worker that mounts edgework under /agents of its own Hono app (tests/fixtures/mounted).
+      workersProject("workers-mounted", ["tests/**/*.mounted.test.ts"], 30_000, { MODEL_DISPATCH: "direct" }, [], {
+        main: "./tests/support/mounted-test-worker.ts",
+        setupFiles: ["tests/support/install-mounted.ts"],
+      }),
       {
         // Plain Node, no app: checks of the repository itself (e.g. the docs' links), which need its files.
         test: { name: "node", environment: "node", include: ["tests/node/**/*.test.ts"] },

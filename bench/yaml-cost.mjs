@@ -34,7 +34,7 @@ function catalogTexts(root) {
     if (name.endsWith(".yaml")) yamlTexts.push(text);
     else if (name.endsWith(".worker")) yamlTexts.push(text.split(/^---\s*$/m)[1] ?? "");
   }
-  const generated = readFileSync(join(root, "src/generated/worker-files.ts"), "utf8");
+  const generated = readFileSync(join(root, "src/edgework.generated.ts"), "utf8");
   const files = JSON.parse(generated.slice(generated.indexOf("{"), generated.lastIndexOf("}") + 1));
   const jsonTexts = Object.entries(files).map(([file, text]) => (file.endsWith(".worker") ? text.split("\n")[1] : text));
   return { yamlTexts, jsonTexts };

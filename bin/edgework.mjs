@@ -9,10 +9,13 @@ import { workerSchemaText, writeWorkerSchema } from "../cli/schema.mjs";
 
 const HELP = `edgework <command>
 
-  build [folder...]     check the catalog (workers/) and bundle it into src/generated/worker-files.ts;
+  build [folder...]     check the catalog (workers/) and bundle it into src/edgework.generated.ts
+                        (files and wrangler.toml's var names, for createApp);
                         for wrangler.toml:  [build] command = "edgework build"
                         --out <file>: bundle elsewhere; --functions <module>: the code functions
-                        (default src/functions/index.ts); folders also from EDGEWORK_WORKER_DIRS (a,b)
+                        (default src/functions/index.ts); --toolsets <module>: the app's own kinds
+                        (default src/toolsets/index.ts, exporting toolsets); --workers <a,b> or folders as arguments
+                        or EDGEWORK_WORKER_DIRS (a,b): the catalog's folders
   check [folder...]     list every problem of the catalog and wrangler.toml's crons; exit code 1 if any
   new worker <name>     write workers/<name>.worker from a template (never over an existing file)
   schema [--stdout]     write schemas/worker.schema.json (the editor JSON Schema of worker files), or print it
@@ -25,8 +28,8 @@ const commands = {
     console.log(await bundleCatalog({ ...buildArgs(args), crons: true }));
   },
   async check(args) {
-    const { dirs, functions } = buildArgs(args);
-    const { problems, summary } = await checkCatalog({ dirs, functions });
+    const { dirs, functions, toolsets } = buildArgs(args);
+    const { problems, summary } = await checkCatalog({ dirs, functions, toolsets });
     if (!problems.length) return console.log(summary);
     console.error(problems.join("\n"));
     process.exitCode = 1;

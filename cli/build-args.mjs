@@ -1,5 +1,5 @@
 // The arguments of `edgework build` / `check` and scripts/bundle-workers.mjs:
-// `[--out <file>] [--functions <module>] [folder...]`. Without folders,
+// `[--out <file>] [--functions <module>] [--toolsets <module>] [--workers <folder,...>] [folder...]`. Without folders,
 // EDGEWORK_WORKER_DIRS (comma-separated) names them — how the demo and the e2e
 // tests give `wrangler dev`'s [build] the test fixtures — else workers/.
 import { DEFAULTS } from "./catalog.mjs";
@@ -15,8 +15,11 @@ export function buildArgs(argv, env = process.env) {
   };
   const out = option("--out", DEFAULTS.out);
   const functions = option("--functions", DEFAULTS.functions);
+  const toolsets = option("--toolsets", DEFAULTS.toolsets);
+  const workers = option("--workers", "").split(",").filter(Boolean);
   const unknown = args.find((a) => a.startsWith("--"));
   if (unknown) throw new Error(`unknown option ${unknown}`);
   const fromEnv = env.EDGEWORK_WORKER_DIRS?.split(",").filter(Boolean) ?? [];
-  return { out, functions, dirs: args.length ? args : fromEnv.length ? fromEnv : DEFAULTS.dirs };
+  const given = [...workers, ...args];
+  return { out, functions, toolsets, dirs: given.length ? given : fromEnv.length ? fromEnv : DEFAULTS.dirs };
 }

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { DEFAULTS, readSources } from "./catalog.mjs";
-import { importTs } from "./import-ts.mjs";
+import { importTs, projectExport } from "./import-ts.mjs";
 
 export const EVAL_DEFAULTS = { dir: "evals", json: "test-results/evals.json", junit: "test-results/evals-junit.xml" };
 
@@ -27,11 +27,13 @@ export function evalArgs(argv) {
   return { ...opts, threshold: threshold === undefined ? undefined : Number(threshold), worker: args[0] };
 }
 
-/** edgework's eval code, with the project's code functions (none when the module does not exist). */
+/** edgework's eval code, with the project's code functions and toolset kinds (none when their module does not exist). */
 function evalCode(project) {
-  const functionsPath = resolve(project, DEFAULTS.functions);
-  const functions = existsSync(functionsPath) ? `export { functions } from ${JSON.stringify(functionsPath)};` : "export const functions = [];";
-  return importTs("evals", `export * from "./src/evals"; export { kinds } from "./src/toolsets"; export { parseYaml } from "./src/build/yaml"; ${functions}`);
+  return importTs(
+    "evals",
+    `export * from "./src/evals"; export { appKinds } from "./src/engine/toolsets/app-kinds"; export { parseYaml } from "./src/build/yaml";
+     ${projectExport(project, DEFAULTS.functions, "functions", "[]")} ${projectExport(project, DEFAULTS.toolsets, "toolsets", "{}")}`,
+  );
 }
 
 /**
@@ -49,7 +51,7 @@ export async function runEvals({ project = process.cwd(), dir, json, junit, thre
   const suites = files.map((f) => t.parseSuite(relative(project, join(folder, f)), readFileSync(join(folder, f), "utf8"), t.parseYaml));
   const chosen = worker ? suites.filter((s) => s.cases.some((c) => (c.worker ?? s.worker) === worker)) : suites;
   if (!chosen.length) throw new Error(`no case of worker "${worker}" in ${dir}/`);
-  const evalEnv = { files: readSources(project, DEFAULTS.dirs), kinds: t.kinds, functions: t.functions, parse: t.parseYaml, vars: env };
+  const evalEnv = { files: readSources(project, DEFAULTS.dirs), kinds: t.appKinds(t.toolsets), functions: t.functions, parse: t.parseYaml, vars: env };
   const results = [];
   for (const suite of chosen) results.push(await t.runSuite(suite, evalEnv, { worker }));
   const report = t.summarize(results, threshold);

@@ -4,25 +4,36 @@
 // user's project), not the working directory: the cache sits where Node finds
 // edgework's dependencies.
 import { build } from "esbuild";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 export const root = new URL("..", import.meta.url).pathname;
 
-/**
- * @param {string} name cache file name @param {string} contents an ES module re-exporting what you need
- * @param {Record<string, string>} [stubs] module path suffix → the source to use instead (a file that may not exist yet)
- */
-export async function importTs(name, contents, stubs = {}) {
+// A project's kinds and functions import "edgework" (its entry re-exports the Durable Object
+// classes): here it is this copy's source, and the Workers runtime's modules, which Node
+// has not, are stand-ins nothing at build time calls.
+const WORKERS_RUNTIME = {
+  "cloudflare:workers": "export class DurableObject { constructor(ctx, env) { this.ctx = ctx; this.env = env; } } export class RpcTarget {}",
+  "cloudflare:email": "export class EmailMessage {}",
+};
+
+const buildTimeResolution = {
+  name: "edgework-at-build-time",
+  setup(b) {
+    b.onResolve({ filter: /^edgework$/ }, () => ({ path: join(root, "src/edgework.ts") }));
+    b.onResolve({ filter: /^cloudflare:/ }, (args) => ({ path: args.path, namespace: "workers-runtime" }));
+    b.onLoad({ filter: /.*/, namespace: "workers-runtime" }, (args) => {
+      const contents = WORKERS_RUNTIME[args.path];
+      if (contents === undefined) throw new Error(`${args.path}: no build-time stand-in (cli/import-ts.mjs)`);
+      return { contents, loader: "js" };
+    });
+  },
+};
+
+/** @param {string} name cache file name @param {string} contents an ES module re-exporting what you need */
+export async function importTs(name, contents) {
   const outfile = join(root, "node_modules/.cache", `${name}.mjs`);
-  const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const stubbing = {
-    name: "stubs",
-    setup(b) {
-      for (const suffix of Object.keys(stubs)) b.onResolve({ filter: new RegExp(`/${escapeRegExp(suffix)}$`) }, () => ({ path: suffix, namespace: "stub" }));
-      b.onLoad({ filter: /.*/, namespace: "stub" }, (args) => ({ contents: stubs[args.path], loader: "ts" }));
-    },
-  };
   await build({
     stdin: { contents, resolveDir: root, loader: "ts" },
     bundle: true,
@@ -31,7 +42,13 @@ export async function importTs(name, contents, stubs = {}) {
     format: "esm",
     outfile,
     logLevel: "error",
-    plugins: [stubbing],
+    plugins: [buildTimeResolution],
   });
   return import(`${pathToFileURL(outfile).href}?t=${Date.now()}`);
+}
+
+/** `export { name } from <module>` when the project has the module (relative to it), else `export const name = fallback`. */
+export function projectExport(project, module, name, fallback) {
+  const path = resolve(project, module);
+  return existsSync(path) ? `export { ${name} } from ${JSON.stringify(path)};` : `export const ${name} = ${fallback};`;
 }

@@ -1,8 +1,7 @@
 import { modelResolver, type EngineConfig, type ModelResolver } from "../src/engine";
 import { DEFAULT_MAX_DEPTH } from "../src/engine/run/executor";
 import { defaultPrices } from "../src/engine/run/usage";
-import { definitions as current, type Definitions } from "../src/catalog";
-import { wranglerVarNames } from "../src/generated/wrangler-vars";
+import { definitions as current, deployedVarNames, type Definitions } from "../src/catalog";
 import type { PriceTable } from "../src/engine/types/usage";
 import { numberVar } from "../src/config";
 
@@ -27,7 +26,7 @@ const stringVars = (env: Env) => Object.fromEntries(Object.entries(env).filter((
  */
 export const plainVarNames = (env: Env): string[] => {
   const marked = new Set((env.SECRET_VARS ?? "").split(/[\s,]+/).filter(Boolean));
-  return wranglerVarNames.filter((name) => !marked.has(name));
+  return deployedVarNames().filter((name) => !marked.has(name));
 };
 
 /**

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { messageOf, RunInterrupted, type Toolset } from "../src/engine";
 import { instanceInit } from "../src/engine/toolsets/instances";
 import { UsageMeter } from "../src/engine/run/usage";
-import { kinds } from "../src/toolsets";
+import { deployedKinds } from "../src/catalog";
 import type { Bridged, GlobalCall, GlobalResult, ToolContextBridge } from "./global-toolsets-bridge";
 import { migrateGlobal } from "./schema";
 import { Sql } from "./sql";
@@ -26,7 +26,7 @@ export class GlobalToolsetsDO extends DurableObject<Env> {
   }
 
   async callTool(call: GlobalCall, bridge: ToolContextBridge): Promise<GlobalResult> {
-    const kind = kinds.get(call.kind);
+    const kind = deployedKinds().get(call.kind);
     if (!kind) return { ok: false, error: `unknown toolset kind "${call.kind}" in the global toolsets` };
     let ts = this.instances.get(call.key);
     if (!ts) {

@@ -96,12 +96,12 @@ const missText = faultMisses
 log("bundle (wrangler deploy --dry-run)…");
 const out = mkdtempSync(join(tmpdir(), "edgework-bundle-"));
 execFileSync("node_modules/.bin/wrangler", ["deploy", "--dry-run", "--outdir", out, "--metafile", join(out, "meta.json")], { env, stdio: "ignore" });
-// Named after wrangler.toml's main (durable-objects/worker.ts).
-const bundled = join(out, "worker.js");
+// Named after wrangler.toml's main (src/index.ts).
+const bundled = join(out, "index.js");
 const code = readFileSync(bundled);
 const meta = JSON.parse(readFileSync(join(out, "meta.json"), "utf8"));
 // The bundle's own entry (the source map beside it lists no inputs).
-const inputs = Object.entries(meta.outputs).find(([file]) => file.endsWith("worker.js"))[1].inputs;
+const inputs = Object.entries(meta.outputs).find(([file]) => /(^|\/)index\.js$/.test(file))[1].inputs;
 const byPackage = {};
 for (const [file, info] of Object.entries(inputs)) {
   const tail = file.includes("node_modules/") ? file.split("node_modules/").pop() : null;

@@ -1,6 +1,8 @@
 // Builds dist/ for `npm pack` (prepack): each published entry as ESM JavaScript, the
 // shared code in chunks (so edgework/testing's client and edgework/client are one
-// module: `instanceof ConflictError` holds across them), and its .d.ts by tsc.
+// module: `instanceof ConflictError` holds across them), and its .d.ts by tsc: the
+// client and testing entries' beside their JS, the "." entry's (Worker code, typed
+// by worker-configuration.d.ts) under dist/types.
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -8,7 +10,9 @@ import { build } from "esbuild";
 import { root } from "../cli/import-ts.mjs";
 import { addDtsExtensions } from "./dts-extensions.mjs";
 
-const ENTRIES = ["src/client/index.ts", "src/testing/index.ts", "src/testing/model-server.ts"];
+const ENTRIES = ["src/edgework.ts", "src/client/index.ts", "src/testing/index.ts", "src/testing/model-server.ts"];
+// Reached through worker-configuration.d.ts (its Env names the app's entry), not part of the package: this repository's own app.
+const OWN_APP_TYPES = ["src/index.d.ts", "src/edgework.generated.d.ts", "src/functions", "src/toolsets"];
 
 rmSync(join(root, "dist"), { recursive: true, force: true });
 await build({
@@ -22,8 +26,12 @@ await build({
   platform: "neutral",
   target: "es2022",
   packages: "external",
-  external: ["node:*"],
+  // The Workers runtime's modules; the user's wrangler bundles them with the rest.
+  external: ["node:*", "cloudflare:*"],
   logLevel: "error",
 });
-execFileSync(join(root, "node_modules/.bin/tsc"), ["-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" });
+const tsc = (config) => execFileSync(join(root, "node_modules/.bin/tsc"), ["-p", config], { cwd: root, stdio: "inherit" });
+tsc("tsconfig.build.json");
+tsc("tsconfig.build-app.json");
+for (const path of OWN_APP_TYPES) rmSync(join(root, "dist/types", path), { recursive: true, force: true });
 addDtsExtensions(join(root, "dist"));

@@ -1,13 +1,16 @@
 // Fails when a file under src/ imports from durable-objects/ (run by `npm run typecheck`).
-// The dependency points one way: the Durable Objects (and the Worker entry,
-// durable-objects/worker.ts) use the app; the app reaches them only through the RPC
-// interfaces it declares (src/runs/rpc.ts). Type imports count too.
+// The dependency points one way: the Durable Objects (and createApp,
+// durable-objects/create-app.ts) use the app; the app reaches them only through the RPC
+// interfaces it declares (src/runs/rpc.ts). Type imports count too. One exception:
+// src/edgework.ts, the package's entry, is the composition root that hands a user's
+// Worker createApp and the Durable Object classes (it only re-exports).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
 const src = join(root, "src");
 const objects = join(root, "durable-objects");
+const packageEntry = join(src, "edgework.ts");
 
 const walk = (d) => readdirSync(d).flatMap((n) => (statSync(join(d, n)).isDirectory() ? walk(join(d, n)) : /\.(ts|tsx|mts)$/.test(n) ? [join(d, n)] : []));
 
@@ -17,7 +20,7 @@ const SPECIFIER = /\bfrom\s*["']([^"']+)["']|\bimport\s*["']([^"']+)["']|\bimpor
 /** `file:line → specifier` for each import of a file under src/ that lands in durable-objects/. */
 export function wrongWayImports() {
   const found = [];
-  for (const file of walk(src)) {
+  for (const file of walk(src).filter((f) => f !== packageEntry)) {
     const text = readFileSync(file, "utf8");
     for (const m of text.matchAll(SPECIFIER)) {
       const spec = m[1] ?? m[2] ?? m[3];

@@ -1,8 +1,5 @@
 import { CatalogError, checkCatalog, type Catalog, type CodeFunction, type ToolsetRegistry } from "./engine";
 import type { CatalogCheck } from "./engine/catalog/catalog";
-import { functions as appFunctions } from "./functions/index";
-import { workerFiles } from "./generated/worker-files";
-import { kinds } from "./toolsets";
 import { parseTriggers, type EmailTrigger, type ScheduledTrigger, type Trigger, type Triggers } from "./triggers/triggers-file";
 import { parseJson, type ParseData } from "./engine/data-files";
 import { WorkerFileError } from "./engine/errors";
@@ -22,10 +19,12 @@ type App = {
 export interface Deploy {
   files: Record<string, string>;
   kinds: ToolsetRegistry;
-  /** Code functions compiled in (not pinned: code comes from the current deploy); default the app's. */
+  /** Code functions compiled in (not pinned: code comes from the current deploy). */
   functions?: readonly CodeFunction[];
   /** The edgework version deployed (tests only: a version bump under a paused run); default this code's. */
   edgeworkVersion?: string;
+  /** The names of wrangler.toml's [vars] (written by `edgework build`): the only values runs may show. */
+  wranglerVars?: readonly string[];
 }
 
 /** The definitions a run uses: workers and model providers/prices. */
@@ -34,24 +33,31 @@ export interface Definitions {
   models: ModelsConfig;
 }
 
-let deploy: Deploy = { files: workerFiles, kinds, functions: appFunctions };
+let installed: Deploy | undefined;
 let loaded: App | undefined;
 let version: Promise<string> | undefined;
 
 /**
- * Test seam: replaces what this isolate treats as deployed, as a new version of the
- * app would (the pinning tests swap the catalog under a paused run). Never called by the app.
+ * Makes `next` what this isolate treats as deployed (createApp, at the Worker's module
+ * load; the pinning tests call createApp again to swap the catalog under a paused run).
  */
-export function deployForTests(next: Deploy): void {
-  deploy = { functions: appFunctions, ...next };
+export function installDeploy(next: Deploy): void {
+  installed = next;
   loaded = undefined;
   version = undefined;
 }
 
-export const deployedKinds = (): ToolsetRegistry => deploy.kinds;
+/** The installed deploy; an app that never called createApp has none, and says so. */
+function deployed(): Deploy {
+  if (!installed) throw new Error("no edgework app is installed in this isolate: the Worker's entry must call createApp({ files }) when it loads");
+  return installed;
+}
+
+export const deployedKinds = (): ToolsetRegistry => deployed().kinds;
+export const deployedVarNames = (): readonly string[] => deployed().wranglerVars ?? [];
 
 /** The edgework package version this deploy runs: a run records it when it starts and when a later one continues it. */
-export const deployedVersion = (): string => deploy.edgeworkVersion ?? EDGEWORK_VERSION;
+export const deployedVersion = (): string => installed?.edgeworkVersion ?? EDGEWORK_VERSION;
 
 /**
  * A run pins its reachable definitions in one SQLite row (under the 2 MB row limit,
@@ -63,8 +69,8 @@ export const MAX_PINNED_BYTES = 1024 * 1024;
 export function checkDefinitions(
   files: Record<string, string>,
   parse: ParseData,
-  registry: ToolsetRegistry = deploy.kinds,
-  functions: readonly CodeFunction[] = deploy.functions ?? [],
+  registry: ToolsetRegistry = deployed().kinds,
+  functions: readonly CodeFunction[] = deployed().functions ?? [],
 ): CatalogCheck & { models: ModelsConfig } {
   const models = parseModelsFiles(files, parse);
   const checked = checkCatalog(files, registry, parse, models.problems.length ? null : providerNames(models.config), functions);
@@ -80,11 +86,11 @@ export function checkDefinitions(
  * get only the functions given.
  */
 export function loadApp(
-  files: Record<string, string> = deploy.files,
+  files: Record<string, string> = deployed().files,
   parse: ParseData = parseJson,
-  functions: readonly CodeFunction[] = files === deploy.files ? (deploy.functions ?? []) : [],
+  functions: readonly CodeFunction[] = files === deployed().files ? (deployed().functions ?? []) : [],
 ): App {
-  const checked = checkDefinitions(files, parse, deploy.kinds, functions);
+  const checked = checkDefinitions(files, parse, deployed().kinds, functions);
   const { catalog, mayMeanRefused } = checked;
   const problems: WorkerFileError[] = [...checked.problems];
   if (!problems.length) problems.push(...oversizedReach(catalog, files));
@@ -130,7 +136,7 @@ export const definitions = (): Definitions => ({ catalog: catalog(), models: mod
  * path order), 16 hex digits. Computed once per isolate; a run records the one it started on.
  */
 export function catalogVersion(): Promise<string> {
-  return (version ??= sha256Hex(JSON.stringify(Object.entries(deploy.files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))).then((h) => h.slice(0, 16)));
+  return (version ??= sha256Hex(JSON.stringify(Object.entries(deployed().files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))).then((h) => h.slice(0, 16)));
 }
 
 /**
@@ -138,7 +144,7 @@ export function catalogVersion(): Promise<string> {
  * lists (`workers:`, resolved, transitively) and every `models.yaml`. Empty of
  * workers for an unknown root (the run then fails as it would have).
  */
-export function reachableFiles(root: string, cat: Catalog = catalog(), files: Record<string, string> = deploy.files): Record<string, string> {
+export function reachableFiles(root: string, cat: Catalog = catalog(), files: Record<string, string> = deployed().files): Record<string, string> {
   const reached: Record<string, string> = {};
   const seen = new Set<string>();
   const todo = [root];

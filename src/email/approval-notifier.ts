@@ -4,6 +4,7 @@ import { replyReference } from "../tokens/reply-reference";
 import { approvalHtml, approvalSubject, approvalText, type ApprovalEmailInput } from "../views/approval-email";
 import { mailer } from "./mailer";
 import { buildMime } from "./mime";
+import { appPath } from "../http/base-path";
 
 export type EmailOutcome = { emailed: true; to: string } | { emailed: false; missing: string[] };
 
@@ -38,7 +39,7 @@ export function missingEmailConfig(env: Env, notify: string | undefined): string
 /** The link an approver follows: signed, bound to this approval and recipient, expiring with it. */
 export async function approvalLink(env: Env, runId: string, approvalId: string, expiresAt: number, to?: string): Promise<string> {
   const token = await signApprovalToken({ run: runId, approval: approvalId, exp: expiresAt, to }, env.APPROVAL_SECRET!);
-  return `${env.PUBLIC_URL!.replace(/\/+$/, "")}/approvals/${token}`;
+  return `${env.PUBLIC_URL!.replace(/\/+$/, "")}${appPath(`/approvals/${token}`)}`;
 }
 
 /** `<ref>@APPROVAL_REPLY_DOMAIN`, or undefined when replies are off (or the run has no object id). */

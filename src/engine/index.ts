@@ -10,6 +10,7 @@ export { scriptedModel, testToolsModel, type ScriptedReply } from "./model/test-
 export { clearRunState, executeRun, type EngineConfig, type RunOutcome, type RunRequest } from "./run/executor";
 export { MemoryStateBackend } from "./state/memory-state";
 export { defineToolset, tool, toolsetRegistry } from "./toolsets/define";
+export { appKinds } from "./toolsets/app-kinds";
 export { inProcessGlobals } from "./toolsets/in-process-globals";
 export { files } from "./toolsets/kinds/files";
 export { http } from "./toolsets/kinds/http";

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { CatalogError } from "../engine";
 import { apiToken } from "./middleware/api-token";
@@ -48,7 +48,8 @@ app.route("/runs", runs);
 app.route("/workers", workers);
 app.route("/mcp", mcp);
 
-app.notFound((c) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
+export const notFoundJson = (c: Context) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404);
+app.notFound(notFoundJson);
 
 app.onError((err, c) => {
   if (err instanceof HTTPException) return err.getResponse();

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { ApprovalView, RunView } from "../runs/types";
 import { runView } from "../runs";
 import { verifyApprovalToken, type ApprovalTokenPayload } from "../tokens/approval-token";
+import { appPath } from "./base-path";
 
 export type LinkCheck =
   | { ok: true; payload: ApprovalTokenPayload; run: RunView; approval: ApprovalView }
@@ -34,4 +35,4 @@ export async function checkApprovalLink(c: Context<{ Bindings: Env }>, token: st
 }
 
 /** The run page as reached from an approval link: the same token grants viewing its run. */
-export const runPageLink = (runId: string, token: string) => `/runs/${encodeURIComponent(runId)}/view?token=${encodeURIComponent(token)}`;
+export const runPageLink = (runId: string, token: string) => appPath(`/runs/${encodeURIComponent(runId)}/view?token=${encodeURIComponent(token)}`);

@@ -7,6 +7,7 @@ import { numberVar } from "../config";
 import { catalog } from "../catalog";
 import { workerToolDef } from "../engine/catalog/catalog";
 import { checkStart, runView, startRun } from "../runs";
+import { basePath } from "../http/base-path";
 
 const POLL_MS = 500;
 const DEFAULT_WAIT_SECONDS = 60;
@@ -43,7 +44,7 @@ function finished(view: RunView, links: { run_url: string; status_url: string })
  */
 export function workersServer(env: Env, origin: string): Server {
   const server = new Server({ name: "edgework", version: "1" }, { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
-  const base = (env.PUBLIC_URL || origin).replace(/\/+$/, "");
+  const base = (env.PUBLIC_URL || origin).replace(/\/+$/, "") + basePath();
   const waitMs = numberVar(env, "MCP_WAIT_SECONDS", DEFAULT_WAIT_SECONDS) * 1000;
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({

@@ -1,8 +1,8 @@
-import { files, http, mcp, toolsetRegistry, workerCreation } from "../engine";
+import type { ToolsetKind } from "../engine";
 import { counter } from "./counter";
 
 /**
- * The toolset kinds this app knows. To add your own kind, define it with
- * `defineToolset` (see docs/guide.md, "Write a toolset kind") and list it here.
+ * This app's own toolset kinds, beside the built-in ones: src/index.ts passes them to
+ * createApp, and `edgework build` checks the catalog with them (as in a user's project).
  */
-export const kinds = toolsetRegistry(files, http, mcp, workerCreation, counter);
+export const toolsets: Record<string, ToolsetKind> = { counter };

@@ -4,6 +4,7 @@ import { isoTime, usd } from "./format";
 import { Badge, Page } from "./layout";
 import { LogoutForm } from "./login-page";
 import type { CallDescription } from "../engine/types/toolset";
+import { appPath } from "../http/base-path";
 
 export interface InboxApproval extends PendingApprovalItem {
   args?: unknown;
@@ -34,7 +35,7 @@ export function InboxPage(props: {
     <Page title="edgework inbox">
       <nav>
         <strong>edgework</strong>
-        <a href="/inbox">Inbox</a>
+        <a href={appPath("/inbox")}>Inbox</a>
         <span>Signed in: {props.who}</span>
         {props.csrf ? <LogoutForm csrf={props.csrf} /> : null}
       </nav>
@@ -54,7 +55,7 @@ export function InboxPage(props: {
           {props.approvals.map((a) => (
             <tr>
               <td>
-                <code>{a.tool}</code> in run <a href={`/runs/${encodeURIComponent(a.run_id)}/view`}>{a.run_id.slice(0, 8)}</a>
+                <code>{a.tool}</code> in run <a href={appPath(`/runs/${encodeURIComponent(a.run_id)}/view`)}>{a.run_id.slice(0, 8)}</a>
                 {a.args !== undefined ? <CallView call={a.call} args={a.args} max={1200} /> : null}
               </td>
               <td>{a.worker_chain.join(" → ")}</td>
@@ -70,7 +71,7 @@ export function InboxPage(props: {
         <p>Nothing waits for a decision.</p>
       )}
       <h2>Recent runs</h2>
-      <form method="get" action="/inbox">
+      <form method="get" action={appPath("/inbox")}>
         <select name="status">
           <option value="">any status</option>
           {STATUSES.map((s) => (
@@ -98,7 +99,7 @@ export function InboxPage(props: {
           {props.runs.map((r) => (
             <tr>
               <td>
-                <a href={`/runs/${encodeURIComponent(r.id)}/view`}>
+                <a href={appPath(`/runs/${encodeURIComponent(r.id)}/view`)}>
                   <code>{r.id.slice(0, 8)}</code>
                 </a>
               </td>

@@ -2,11 +2,11 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bundledFiles } from "../../src/build/yaml";
-import { catalogVersion, deployForTests } from "../../src/catalog";
-import { workerFiles } from "../../src/generated/worker-files";
+import { catalogVersion } from "../../src/catalog";
+import { files as workerFiles } from "../../src/edgework.generated";
 import type { ForkCopy, JournalStepView } from "../../src/runs/fork";
 import type { RunView } from "../../src/runs/types";
-import { kinds } from "../../src/toolsets";
+import { redeploy } from "../support/redeploy";
 import { effectCount, effectUrl, modelRequests, script, settle, stub } from "./helpers";
 
 const WRITER = "tests/fixtures/workers/fork-writer.worker";
@@ -60,7 +60,7 @@ const everythingOf = (id: string) =>
     approvals: state.storage.sql.exec("SELECT * FROM approvals").toArray(),
   }));
 
-afterEach(() => deployForTests({ files: workerFiles, kinds }));
+afterEach(() => redeploy());
 
 describe("forking a run", () => {
   let original: string;
@@ -75,7 +75,7 @@ describe("forking a run", () => {
     const before = await everythingOf(source);
     const written = (await stub(source).storageStats()).rowsWritten;
 
-    deployForTests({ files: changed, kinds });
+    redeploy({ files: changed });
     for (let k = 0; k < KEYS.length; k++) {
       await script("fork-writer", repliesFrom(k, `fork at ${k + 1}`));
       const effects = await effectCount(EFFECTS);
@@ -106,7 +106,7 @@ describe("forking a run", () => {
   it("definitions: pinned runs on the source's snapshot; approval_mode ask pauses the effect after `at`; a fork of a fork works", async () => {
     const source = "fork-pin";
     await sourceRun(source);
-    deployForTests({ files: changed, kinds });
+    redeploy({ files: changed });
 
     await script("fork-writer", repliesFrom(3, "pinned"));
     const pinned = await fork(source, { at: KEYS[3], definitions: "pinned" });
@@ -132,7 +132,7 @@ describe("forking a run", () => {
     expect((await stub(asking.id).status())!.status).toBe("awaiting_approval");
 
     // A deploy without the worker: "current" has nothing to run (409), "pinned" still has the source's snapshot.
-    deployForTests({ files: Object.fromEntries(Object.entries(workerFiles).filter(([path]) => path !== WRITER)), kinds });
+    redeploy({ files: Object.fromEntries(Object.entries(workerFiles).filter(([path]) => path !== WRITER)) });
     const gone = await forkOf(source, { at: KEYS[3] });
     expect(gone.status).toBe(409);
     expect(((await gone.json()) as { error: string }).error).toBe('worker "fork-writer" is not in the current catalog; fork with definitions "pinned"');

@@ -2,9 +2,11 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseYaml, bundledFiles } from "../../src/build/yaml";
-import { catalogVersion, deployForTests, loadApp } from "../../src/catalog";
-import { workerFiles } from "../../src/generated/worker-files";
-import { kinds } from "../../src/toolsets";
+import { createApp, type ToolsetKind } from "edgework";
+import { catalogVersion, loadApp } from "../../src/catalog";
+import { files as workerFiles, wranglerVars } from "../../src/edgework.generated";
+import { counter } from "../../src/toolsets/counter";
+import { functions } from "../fixtures/functions/index";
 import { effectCount, effectUrl, modelRequests, script, settle, stub } from "./helpers";
 import { toJournalBeforeV8, toKeyGrammar1 } from "./key-grammar";
 
@@ -71,7 +73,10 @@ async function expectFinishedOnOriginal(id: string, version: string) {
   expect((await requests("pin-helper")).map(system)).toEqual(["Original helper instructions."]);
 }
 
-afterEach(() => deployForTests({ files: workerFiles, kinds }));
+/** A new deploy of the app, as a new version of its Worker would call createApp. */
+const deploy = (files: Record<string, string>, toolsets: Record<string, ToolsetKind> = { counter }) => createApp({ files, functions, wranglerVars, toolsets });
+
+afterEach(() => deploy(workerFiles));
 
 describe("runs are pinned across deploys", () => {
   it("a paused run finishes on the definitions it started with; a new run uses the new ones", async () => {
@@ -80,7 +85,7 @@ describe("runs are pinned across deploys", () => {
     const paused = await pausedRun(id);
     expect(paused.catalog_version).toBe(version);
 
-    deployForTests({ files: changed, kinds });
+    deploy(changed);
     const next = await catalogVersion();
     expect(next).not.toBe(version);
     expect(await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" })).toEqual({ ok: true, approved: true });
@@ -114,7 +119,7 @@ describe("runs are pinned across deploys", () => {
     const withoutCounter = Object.fromEntries(
       Object.entries(workerFiles).filter(([, text]) => !text.includes('"use":"counter"') && !text.includes('"worker":"load"')),
     );
-    deployForTests({ files: withoutCounter, kinds: new Map([...kinds].filter(([name]) => name !== "counter")) });
+    deploy(withoutCounter, {});
     expect(() => loadApp()).not.toThrow(); // a deploy that loads on its own
 
     await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" });
@@ -133,7 +138,7 @@ describe("runs are pinned across deploys", () => {
     const version = await catalogVersion();
     const paused = await pausedRun(id);
     // A new registry object: nothing parsed for this deploy is cached yet.
-    deployForTests({ files: changed, kinds });
+    deploy(changed);
     await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" });
     const size = await runInDurableObject(
       env.RUNS.getByName(id),
@@ -178,7 +183,7 @@ describe("runs are pinned across deploys", () => {
     await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) =>
       expect(err.durableObjectReset).toBe(true),
     );
-    deployForTests({ files: changed, kinds });
+    deploy(changed);
     expect((await stub(id).status())!.catalog_version).toBe(version);
     await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" });
     await expectFinishedOnOriginal(id, version);

@@ -1,9 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, expect, it } from "vitest";
-import { deployForTests } from "../../src/catalog";
-import { workerFiles } from "../../src/generated/worker-files";
-import { kinds } from "../../src/toolsets";
+import { files as workerFiles } from "../../src/edgework.generated";
+import { redeploy } from "../support/redeploy";
 import { EDGEWORK_VERSION } from "../../src/version";
 import { effectCount, effectUrl, script, settle, stub } from "./helpers";
 
@@ -26,7 +25,7 @@ async function pausedRun(id: string) {
   return paused;
 }
 
-afterEach(() => deployForTests({ files: workerFiles, kinds }));
+afterEach(() => redeploy());
 
 it("a run records the edgework version it started under; while it stays, nothing more is written", async () => {
   const id = "version-same";
@@ -39,11 +38,11 @@ it("a run records the edgework version it started under; while it stays, nothing
 
 it("a run paused under one version resumes under the next: GET /runs/:id and the run page show both, the POST made once", async () => {
   const id = "version-bump";
-  deployForTests({ files: workerFiles, kinds, edgeworkVersion: "0.1.0" });
+  redeploy({ edgeworkVersion: "0.1.0" });
   const paused = await pausedRun(id);
   expect(paused).toMatchObject({ edgework_version: "0.1.0", resumed_under: null });
 
-  deployForTests({ files: workerFiles, kinds, edgeworkVersion: "0.2.0" });
+  redeploy({ edgeworkVersion: "0.2.0" });
   // Read under the new version, before it runs again: nothing ran under it yet.
   expect(await (await get(`/runs/${id}`)).json()).toMatchObject({ edgework_version: "0.1.0", resumed_under: null });
   await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" });
@@ -59,7 +58,7 @@ it("a run paused under one version resumes under the next: GET /runs/:id and the
 
 it("a rollback to the version it started under is shown too: resumed_under names the latest activation's version", async () => {
   const id = "version-rollback";
-  deployForTests({ files: workerFiles, kinds, edgeworkVersion: "0.1.0" });
+  redeploy({ edgeworkVersion: "0.1.0" });
   await script("pause-writer", [
     { tool_calls: [{ id: "p1", name: "fx_fetch", arguments: { url: effectUrl(`${id}-1`), method: "POST" } }] },
     { tool_calls: [{ id: "p2", name: "fx_fetch", arguments: { url: effectUrl(`${id}-2`), method: "POST" } }] },
@@ -67,11 +66,11 @@ it("a rollback to the version it started under is shown too: resumed_under names
   ]);
   await stub(id).start({ id, worker: "pause-writer", input: { input: "go" }, approvalMode: "ask", budget: {} });
   const first = await settle(id);
-  deployForTests({ files: workerFiles, kinds, edgeworkVersion: "0.2.0" });
+  redeploy({ edgeworkVersion: "0.2.0" });
   await stub(id).decide(first.approvals[0]!.id, { decision: "approve", by: "test" });
   const second = await settle(id);
   expect(second).toMatchObject({ status: "awaiting_approval", resumed_under: "0.2.0" });
-  deployForTests({ files: workerFiles, kinds, edgeworkVersion: "0.1.0" });
+  redeploy({ edgeworkVersion: "0.1.0" });
   await stub(id).decide(second.approvals[1]!.id, { decision: "approve", by: "test" });
   expect(await settle(id)).toMatchObject({ status: "succeeded", edgework_version: "0.1.0", resumed_under: "0.1.0" });
   expect([await effectCount(`${id}-1`), await effectCount(`${id}-2`)]).toEqual([1, 1]);

@@ -15,8 +15,11 @@ describe("the deployed bundle", () => {
     execFileSync("node_modules/.bin/wrangler", ["deploy", "--dry-run", "--outdir", out, "--metafile", join(out, "meta.json")], { env, stdio: "pipe" });
     const inputs = Object.keys((JSON.parse(readFileSync(join(out, "meta.json"), "utf8")) as { inputs: Record<string, unknown> }).inputs);
     expect(inputs.some((f) => f.includes("src/catalog.ts"))).toBe(true);
+    // The app's entry imports "edgework" as a user's does; tsconfig.json's paths send wrangler's esbuild to the package's entry.
+    expect(inputs.some((f) => f.endsWith("src/edgework.ts"))).toBe(true);
+    expect(inputs.some((f) => f.endsWith("durable-objects/create-app.ts"))).toBe(true);
     expect(inputs.filter((f) => /node_modules\/yaml\//.test(f))).toEqual([]);
-    // Named after wrangler.toml's main (durable-objects/worker.ts).
-    expect(gzipSync(readFileSync(join(out, "worker.js"))).length).toBeLessThanOrEqual(250 * 1024);
+    // Named after wrangler.toml's main (src/index.ts).
+    expect(gzipSync(readFileSync(join(out, "index.js"))).length).toBeLessThanOrEqual(250 * 1024);
   });
 });

@@ -14,7 +14,7 @@ import {
   type ModelRequest,
   type ScriptedReply,
 } from "../../src/engine";
-import { workerFiles } from "../../src/generated/worker-files";
+import { files as workerFiles } from "../../src/edgework.generated";
 import { mapInput } from "../../src/triggers/delivery";
 import { effectCount } from "../durable-objects/helpers";
 import { harness, workerFile } from "./helpers";

@@ -2,9 +2,12 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { z } from "zod";
 import committed from "../../schemas/worker.schema.json";
-import { workerFiles } from "../../src/generated/worker-files";
-import { kinds } from "../../src/toolsets";
+import { files as workerFiles } from "../../src/edgework.generated";
+import { appKinds } from "../../src/engine/toolsets/app-kinds";
+import { toolsets } from "../../src/toolsets/index";
 import { workerFileJsonSchema } from "../../src/engine/catalog/worker-schema";
+
+const kinds = appKinds(toolsets);
 
 describe("schemas/worker.schema.json", () => {
   it("is what the zod schema generates now (else run `npm run schema`)", () => {

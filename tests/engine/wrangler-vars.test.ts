@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { plainVarNames } from "../../durable-objects/engine-config";
 import { varNamesInWranglerToml } from "../../src/build/wrangler-vars";
-import { wranglerVarNames } from "../../src/generated/wrangler-vars";
+import { wranglerVars as wranglerVarNames } from "../../src/edgework.generated";
 
 describe("which vars are plain (shown) and which are secrets (redacted)", () => {
   it("the build reads the names of wrangler.toml's top-level [vars] only", () => {

@@ -2,8 +2,11 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parseYaml } from "../../src/build/yaml";
 import { loadCatalog } from "../../src/engine";
-import { kinds } from "../../src/toolsets";
+import { appKinds } from "../../src/engine/toolsets/app-kinds";
+import { toolsets } from "../../src/toolsets/index";
 import { script, settle } from "../durable-objects/helpers";
+
+const kinds = appKinds(toolsets);
 
 const auth = { Authorization: "Bearer test-token" };
 const call = (path: string, init: RequestInit = {}) => exports.default.fetch(new Request(`https://edgework.test${path}`, init));

@@ -5,8 +5,9 @@ import { parseYaml } from "../../src/build/yaml";
 import { parseJson } from "../../src/engine";
 import { parseSuite, runSuite } from "../../src/evals";
 import { functions } from "../fixtures/functions/index";
-import { workerFiles } from "../../src/generated/worker-files";
-import { kinds } from "../../src/toolsets";
+import { files as workerFiles } from "../../src/edgework.generated";
+import { appKinds } from "../../src/engine/toolsets/app-kinds";
+import { toolsets } from "../../src/toolsets";
 import { settle } from "../durable-objects/helpers";
 
 const auth = { Authorization: "Bearer test-token" };
@@ -64,7 +65,7 @@ describe("GET /runs/:id/eval-case", () => {
     const id = await recordedRun();
     const text = await (await call(`/runs/${id}/eval-case`, { headers: auth })).text();
     const suite = parseSuite("evals/recorded.yaml", text, parseYaml);
-    const { cases } = await runSuite(suite, { files: workerFiles, kinds, functions, parse: parseJson, vars: {} });
+    const { cases } = await runSuite(suite, { files: workerFiles, kinds: appKinds(toolsets), functions, parse: parseJson, vars: {} });
     expect(cases[0]!.checks.filter((c) => !c.pass)).toEqual([]);
     expect(cases[0]!.checks.length).toBe(6);
   });

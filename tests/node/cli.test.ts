@@ -56,7 +56,7 @@ function edgeworkWith(env: Record<string, string>, cwd: string, ...args: string[
   });
 }
 
-describe("the edgework CLI, in a user's project (paths from the working directory)", () => {
+describe("the edgework CLI, in a user's project (paths from the working directory)", { timeout: 60_000 }, () => {
   it("--help and no command print the commands; an unknown command exits 2 with the help", async () => {
     const dir = project({});
     for (const args of [["--help"], []]) {
@@ -69,14 +69,14 @@ describe("the edgework CLI, in a user's project (paths from the working director
     expect(unknown.stderr).toMatch(/^unknown command "deploy"[\s\S]*new worker <name>/);
   });
 
-  it("build bundles a good catalog into the project's src/generated and says what it holds", async () => {
+  it("build bundles a good catalog and wrangler.toml's var names into the project's src/edgework.generated.ts and says what it holds", async () => {
     const dir = project({ "greeter.worker": GOOD });
     const { code, stdout } = await edgework(dir, "build");
     expect(code).toBe(0);
     expect(stdout).toContain("catalog ok: 1 workers, 0 webhook, 0 scheduled and 0 email triggers");
-    const bundled = readFileSync(join(dir, "src/generated/worker-files.ts"), "utf8");
-    expect(bundled).toContain(`"workers/greeter.worker"`);
-    expect(existsSync(join(dir, "src/generated/wrangler-vars.ts"))).toBe(true);
+    const bundled = readFileSync(join(dir, "src/edgework.generated.ts"), "utf8");
+    expect(bundled).toMatch(/^export const files: Record<string, string> = \{\n {2}"workers\/greeter\.worker"/m);
+    expect(bundled).toContain("export const wranglerVars: readonly string[] = [");
   });
 
   it("build takes its folders as arguments or from EDGEWORK_WORKER_DIRS (wrangler dev's [build] in the demo and e2e tests), and --out", async () => {
@@ -87,9 +87,13 @@ describe("the edgework CLI, in a user's project (paths from the working director
       code: 0,
       stdout: expect.stringContaining("catalog ok: 2 workers"),
     });
-    expect(readFileSync(join(dir, "src/generated/worker-files.ts"), "utf8")).toContain(`"more/other.worker"`);
+    expect(readFileSync(join(dir, "src/edgework.generated.ts"), "utf8")).toContain(`"more/other.worker"`);
     expect(await edgework(dir, "build", "--out", "gen/files.ts", "more")).toMatchObject({ code: 0, stdout: expect.stringContaining("catalog ok: 1 workers") });
     expect(readFileSync(join(dir, "gen/files.ts"), "utf8")).not.toContain("greeter");
+    expect(await edgework(dir, "build", "--out", "gen/both.ts", "--workers", "workers,more")).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining("catalog ok: 2 workers"),
+    });
     expect(await edgework(dir, "build", "--outt", "x")).toMatchObject({ code: 1, stderr: "unknown option --outt\n" });
   });
 
@@ -97,7 +101,7 @@ describe("the edgework CLI, in a user's project (paths from the working director
     const dir = project({ "greeter.worker": GOOD, "bad.worker": BAD, "worse.worker": WORSE });
     const build = await edgework(dir, "build");
     expect(build.code).toBe(1);
-    expect(existsSync(join(dir, "src/generated/worker-files.ts"))).toBe(false);
+    expect(existsSync(join(dir, "src/edgework.generated.ts"))).toBe(false);
     const check = await edgework(dir, "check");
     expect(check.code).toBe(1);
     expect(check.stderr).toContain("worker catalog refused (3 problems)");
@@ -143,5 +147,45 @@ describe("the edgework CLI, in a user's project (paths from the working director
     expect(JSON.parse(written)).toMatchObject({ properties: { name: { type: "string" } } });
     const printed = await edgework(dir, "schema", "--stdout");
     expect(printed).toMatchObject({ code: 0, stdout: written });
+  });
+
+  it("build and check know the project's own kinds (src/toolsets/index.ts) and functions, written against `edgework` as createApp takes them", async () => {
+    const TALLY = `---\nname: tally-user\ndescription: Counts.\ntoolsets:\n  t: { use: tally, start: 2 }\n  workers: [double]\n---\nCount.\n`;
+    const dir = project({ "tally-user.worker": TALLY });
+    mkdirSync(join(dir, "src/functions"), { recursive: true });
+    mkdirSync(join(dir, "src/toolsets"), { recursive: true });
+    writeFileSync(
+      join(dir, "src/toolsets/index.ts"),
+      `import { defineToolset, tool, type ToolsetKind } from "edgework";
+import * as z from "zod";
+const tally = defineToolset({
+  kind: "tally",
+  config: z.strictObject({ start: z.number() }),
+  create: (config) => config,
+  tools: { add: tool({ description: "Add one", input: z.strictObject({}), run: (_args, _ctx, self: { start: number }) => self.start + 1 }) },
+});
+export const toolsets: Record<string, ToolsetKind> = { tally };
+`,
+    );
+    writeFileSync(
+      join(dir, "src/functions/index.ts"),
+      `import { defineFunction } from "edgework";
+import * as z from "zod";
+export const functions = [defineFunction({ name: "double", description: "Twice", input: z.object({ n: z.number() }), run: ({ n }) => n * 2 })];
+`,
+    );
+    const built = await edgework(dir, "build");
+    // The function counts with the workers.
+    expect(built).toMatchObject({ code: 0, stdout: expect.stringContaining("catalog ok: 2 workers") });
+    expect(readFileSync(join(dir, "src/edgework.generated.ts"), "utf8")).toContain('"workers/tally-user.worker"');
+    // A config the kind refuses, and a project without the kind: each named.
+    writeFileSync(join(dir, "workers/tally-user.worker"), TALLY.replace("start: 2", "start: two"));
+    const refused = await edgework(dir, "check");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("workers/tally-user.worker: toolsets.t.start");
+    writeFileSync(join(dir, "workers/tally-user.worker"), TALLY);
+    const elsewhere = await edgework(dir, "check", "--toolsets", "src/none.ts");
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toContain('unknown toolset kind "tally"');
   });
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -46,6 +46,9 @@ describe("the edgework package (npm pack)", () => {
       expect(paths).toContain(`dist/${entry}.js`);
       expect(paths).toContain(`dist/${entry}.d.ts`);
     }
+    expect(paths).toEqual(expect.arrayContaining(["dist/edgework.js", "dist/types/src/edgework.d.ts", "dist/types/durable-objects/create-app.d.ts"]));
+    // This repository's own app (its entry, catalog and functions) is not the package.
+    expect(paths.filter((p) => /^(dist\/types\/)?src\/(index\.|edgework\.generated|functions\/|toolsets\/index\.)/.test(p))).toEqual([]);
     expect(paths).toEqual(expect.arrayContaining(["package.json", "bin/edgework.mjs", "cli/catalog.mjs", "src/catalog.ts", "CHANGELOG.md"]));
   }, 180_000);
 
@@ -54,26 +57,34 @@ describe("the edgework package (npm pack)", () => {
 
   /**
    * Compiles `source` with tsc --strict in an ESM project that installed edgework (a link to
-   * this repository, resolved through its exports map), the .d.ts checked too (no skipLibCheck):
-   * a .d.ts import Node's resolution cannot follow is an error, not a silent `any`.
+   * this repository, resolved through its exports map) and `deps` of its own, the .d.ts checked too
+   * (no skipLibCheck): a .d.ts import Node's resolution cannot follow is an error, not a silent `any`.
+   * `extra`: more files of the project.
    */
-  function typecheck(name: string, source: string, types: string[], resolution: Resolution = "bundler"): void {
+  function typecheck(
+    name: string,
+    source: string,
+    types: string[],
+    { resolution = "bundler" as Resolution, lib = ["es2022", "dom", "dom.asynciterable"], deps = [] as string[], extra = {} as Record<string, string> } = {},
+  ): void {
     const project = join(dir, `${name}-${resolution}`);
     mkdirSync(join(project, "node_modules"), { recursive: true });
     symlinkSync(root, join(project, "node_modules/edgework"), "dir");
+    for (const dep of deps) symlinkSync(join(root, "node_modules", dep), join(project, "node_modules", dep), "dir");
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", type: "module", private: true }));
     writeFileSync(join(project, "consumer.ts"), source);
+    for (const [file, text] of Object.entries(extra)) writeFileSync(join(project, file), text);
     const compilerOptions = {
       strict: true,
       noEmit: true,
       target: "es2022",
       module: resolution === "node16" ? "node16" : "es2022",
       moduleResolution: resolution,
-      lib: ["es2022", "dom", "dom.asynciterable"],
+      lib,
       types,
       typeRoots: [join(root, "node_modules/@types")],
     };
-    writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["consumer.ts"] }));
+    writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["consumer.ts", ...Object.keys(extra)] }));
     try {
       execFileSync(tsc, ["-p", project], { cwd: project, encoding: "utf8" });
     } catch (err) {
@@ -107,11 +118,48 @@ export const wrong: Promise<string> = startModelServer().then((s) => s.port);
 
   for (const resolution of ["bundler", "node16"] as const) {
     it(`a consumer importing edgework/client and edgework/testing compiles with --strict against the emitted .d.ts, without Node's types (moduleResolution ${resolution})`, () => {
-      typecheck("worker", WORKER_CONSUMER, [], resolution);
+      typecheck("worker", WORKER_CONSUMER, [], { resolution });
     }, 60_000);
 
     it(`a Node consumer importing edgework/testing/model-server compiles with --strict (moduleResolution ${resolution})`, () => {
-      typecheck("node", NODE_CONSUMER, ["node"], resolution);
+      typecheck("node", NODE_CONSUMER, ["node"], { resolution });
     }, 60_000);
   }
+
+  it("a Worker importing edgework (createApp, the Durable Object classes, defineToolset, tool, defineFunction) compiles with --strict against the emitted .d.ts and its own wrangler types", () => {
+    // What `wrangler types` writes in the user's project, naming its entry (consumer.ts) for the Durable Object classes.
+    const workerTypes = readFileSync(join(root, "worker-configuration.d.ts"), "utf8").replaceAll('import("./src/index")', 'import("./consumer")');
+    typecheck(
+      "app",
+      `import { createApp, defineFunction, defineToolset, tool, ToolError, type AppOptions, type EdgeworkApp, type StateKV, type ToolContext, type ToolsetKind } from "edgework";
+import { EdgeworkClient } from "edgework/client";
+import { testClient } from "edgework/testing";
+import * as z from "zod";
+const tally: ToolsetKind = defineToolset({
+  kind: "tally",
+  config: z.strictObject({ start: z.number().default(0) }),
+  create: (config, init) => ({ start: config.start, state: init.state }),
+  tools: {
+    add: tool({
+      description: "Add one",
+      input: z.strictObject({ by: z.number() }),
+      async run({ by }, _ctx: ToolContext, self: { start: number; state: StateKV }) {
+        if (by < 0) throw new ToolError("by must be positive");
+        return ((await self.state.get<number>("n")) ?? self.start) + by;
+      },
+    }),
+  },
+});
+const double = defineFunction({ name: "double", description: "Twice", input: z.object({ n: z.number() }), output: z.number(), run: ({ n }) => n * 2 });
+const options: AppOptions = { files: { "workers/a.worker": "---\\nname: a\\n---\\nHi." }, functions: [double], toolsets: { tally }, wranglerVars: [], basePath: "/agents" };
+const app: EdgeworkApp = createApp(options);
+// A test of the user's own: the app's routes, in the pool, through the typed client.
+const client: EdgeworkClient = testClient(app.http, { apiToken: "t" });
+export default { ...app, fetch: (request, env, ctx) => (new URL(request.url).pathname === "/health" ? new Response(String(!!client)) : app.fetch(request, env, ctx)) } satisfies ExportedHandler<Env>;
+export { RunDO, GlobalToolsetsDO, DeliveryLedgerDO, RunIndexDO, EndedSessionDO } from "edgework";
+`,
+      [],
+      { lib: ["es2022"], deps: ["zod"], extra: { "worker-configuration.d.ts": workerTypes } },
+    );
+  }, 120_000);
 });

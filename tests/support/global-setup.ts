@@ -20,7 +20,7 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   // The app's catalog plus the fixtures the Durable Object and HTTP tests run.
   // Into the pool's own copy (vitest.config.ts aliases it): a `wrangler dev` started by
-  // the e2e tests rebuilds src/generated/worker-files.ts and must not change the pool's.
+  // the e2e tests rebuilds src/edgework.generated.ts and must not change the pool's.
   // tests/triggers/fixtures stays out of the e2e catalogs: its schedules are not in wrangler.toml's crons, which the build checks.
   // tests/fixtures/functions/workers too: they name the fixture functions, which only this pool's catalog has.
   execFileSync("node", [

@@ -4,6 +4,7 @@ import { verifyAccessJwt } from "../../tokens/access-jwt";
 import { csrfToken, verifySession, type Session } from "../../tokens/session-token";
 import { Problem } from "../../views/layout";
 import { sameSecret } from "../../security/constant-time";
+import { appPath, basePath } from "../base-path";
 import { hasApiToken } from "./api-token";
 
 /**
@@ -22,15 +23,28 @@ export type PeopleEnv = { Bindings: Env; Variables: { person: Person } };
 /** The key that signs sessions and CSRF tokens: SESSION_SECRET, else APPROVAL_SECRET. */
 export const sessionSecret = (env: Env): string | undefined => env.SESSION_SECRET || env.APPROVAL_SECRET || undefined;
 
+/** A cookie of the pages for people: its name (with its prefix), whether it is Secure, and its Path. */
+export interface PageCookie {
+  name: string;
+  secure: boolean;
+  path: string;
+}
+
 /**
  * Secure cookies everywhere but plain-http loopback (local `wrangler dev`), where a
- * browser would drop them. The secure one has the `__Host-` prefix: no Domain, Path=/.
+ * browser would drop them. At the root the secure one has the `__Host-` prefix (no
+ * Domain, Path=/); mounted under a basePath it is `__Secure-`, with Path=<basePath>, so
+ * the rest of the site never receives it.
  */
-export function sessionCookie(url: string): { name: string; secure: boolean } {
+export function pageCookie(url: string, name: string): PageCookie {
   const u = new URL(url);
   const loopback = u.protocol === "http:" && ["localhost", "127.0.0.1", "[::1]"].includes(u.hostname);
-  return loopback ? { name: "edgework_session", secure: false } : { name: "__Host-edgework_session", secure: true };
+  const path = basePath() || "/";
+  if (loopback) return { name, secure: false, path };
+  return { name: `${path === "/" ? "__Host-" : "__Secure-"}${name}`, secure: true, path };
 }
+
+export const sessionCookie = (url: string): PageCookie => pageCookie(url, "edgework_session");
 
 /**
  * Does a form's `csrf` field match the person's token? A bearer of the API token
@@ -89,12 +103,12 @@ export function peopleAuth(): MiddlewareHandler<PeopleEnv> {
     if (!person) {
       const url = new URL(c.req.url);
       if (c.req.method === "GET" && (c.req.header("Accept") ?? "").includes("text/html")) {
-        return c.redirect(`/login?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
+        return c.redirect(appPath(`/login?next=${encodeURIComponent(url.pathname + url.search)}`), 303);
       }
       return c.html(
         Problem({
           title: "Sign in first",
-          message: "Sign in at /login with the API token, send Authorization: Bearer <API_TOKEN>, or come through Cloudflare Access.",
+          message: `Sign in at ${appPath("/login")} with the API token, send Authorization: Bearer <API_TOKEN>, or come through Cloudflare Access.`,
         }),
         401,
       );

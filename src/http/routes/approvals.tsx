@@ -4,6 +4,7 @@ import { ApprovalPage, closedApproval, DecisionPage } from "../../views/approval
 import { Problem } from "../../views/layout";
 import { checkApprovalLink, runPageLink } from "../approval-link";
 import { describeApproval } from "../describe-approval";
+import { appPath } from "../base-path";
 
 /**
  * The approval link from the email. GET shows what will happen and changes
@@ -24,7 +25,7 @@ approvals.get("/:token", async (c) => {
       run={link.run}
       approval={link.approval}
       call={describeApproval(link.approval)}
-      action={`/approvals/${token}`}
+      action={appPath(`/approvals/${token}`)}
       runLink={runLink}
       intent={intent}
     />,

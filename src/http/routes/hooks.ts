@@ -6,6 +6,7 @@ import { sha256Hex } from "../../engine/ids";
 import { verifyDelivery } from "../../triggers/verify";
 import { httpError } from "../http-error";
 import { MAX_BODY_BYTES, readLimited } from "../read-body";
+import { appPath } from "../base-path";
 
 /** Providers' delivery ids are UUIDs and the like; anything much longer is not one. */
 const MAX_DELIVERY_ID = 200;
@@ -57,5 +58,5 @@ hooks.post("/:name", async (c) => {
   const key = idempotencyKey(t, payload, bodySha256);
   const id = await runIdFor(name, key);
   const started = await startTriggerRun(c.env, t, { id, checked, trigger: { kind: "webhook", name, delivery: delivery?.id ?? key, body_sha256: bodySha256 } });
-  return c.json({ run_id: id, status_url: new URL(`/runs/${id}`, c.req.url).href, duplicate: !started.created }, 202);
+  return c.json({ run_id: id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href, duplicate: !started.created }, 202);
 });

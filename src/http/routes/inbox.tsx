@@ -10,6 +10,7 @@ import { describeApproval } from "../describe-approval";
 import { runFilters } from "../run-filters";
 import { issueList } from "../http-error";
 import { peopleAuth, type PeopleEnv, type Person } from "../middleware/people-auth";
+import { appPath } from "../base-path";
 
 /** Runs whose pending approvals the inbox opens to show their calls; the rest are listed by tool only. */
 const MAX_RUNS_DESCRIBED = 25;
@@ -69,8 +70,10 @@ async function withCalls(env: Env, person: Person, pending: PendingApprovalItem[
     pending.map(async (a) => {
       const view = views.get(a.run_id)?.approvals.find((v) => v.id === a.id);
       const decideLink = env.APPROVAL_SECRET
-        ? `/approvals/${await signApprovalToken({ run: a.run_id, approval: a.id, exp: a.expires_at, to: `inbox, ${person.who}` }, env.APPROVAL_SECRET)}`
-        : `/runs/${encodeURIComponent(a.run_id)}/view`;
+        ? appPath(
+            `/approvals/${await signApprovalToken({ run: a.run_id, approval: a.id, exp: a.expires_at, to: `inbox, ${person.who}` }, env.APPROVAL_SECRET)}`,
+          )
+        : appPath(`/runs/${encodeURIComponent(a.run_id)}/view`);
       return { ...a, decideLink, ...(view ? { args: view.args, call: describeApproval(view) } : {}) };
     }),
   );

@@ -5,21 +5,29 @@ import { sameSecret } from "../../security/constant-time";
 import { csrfToken, randomId, signSession } from "../../tokens/session-token";
 import { Problem } from "../../views/layout";
 import { LoginPage } from "../../views/login-page";
-import { csrfOk, endSession, personOf, sessionCookie, sessionSecret, type PeopleEnv } from "../middleware/people-auth";
+import { appPath } from "../base-path";
+import { csrfOk, endSession, pageCookie, personOf, sessionCookie, sessionSecret, type PageCookie, type PeopleEnv } from "../middleware/people-auth";
 
 /** `GET/POST /login`, `POST /logout`: a session cookie for whoever knows the API token. */
 export const login = new Hono<PeopleEnv>();
 
 const LOGIN_TTL_S = 15 * 60;
 
-/** Only a path on this site: `/inbox`, never `//evil.example` or `https://…`. */
+/** Only a path on this site: `/inbox` (under the basePath), never `//evil.example` or `https://…`. */
 // No control characters, spaces or backslashes anywhere: browsers drop a tab in `/\t/evil.example` and read `//evil.example`.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this pattern refuses.
-const safeNext = (next: unknown) => (typeof next === "string" && /^\/(?![/\\])[^\x00-\x20\x7f\\]*$/.test(next) && next.length <= 2048 ? next : "/inbox");
+const SAME_SITE_PATH = /^\/(?![/\\])[^\x00-\x20\x7f\\]*$/;
+const safeNext = (next: unknown) => (typeof next === "string" && SAME_SITE_PATH.test(next) && next.length <= 2048 ? next : appPath("/inbox"));
 
-const cookieOptions = (url: string, maxAge: number) => ({ path: "/", httpOnly: true, secure: sessionCookie(url).secure, sameSite: "Strict" as const, maxAge });
+const cookieOptions = (cookie: PageCookie, maxAge: number) => ({
+  path: cookie.path,
+  httpOnly: true,
+  secure: cookie.secure,
+  sameSite: "Strict" as const,
+  maxAge,
+});
 /** Before login the form's CSRF token binds to a random nonce in its own cookie (login CSRF). */
-const loginCookie = (url: string) => (sessionCookie(url).secure ? "__Host-edgework_login" : "edgework_login");
+const loginCookie = (url: string) => pageCookie(url, "edgework_login");
 
 function configured(c: Context<PeopleEnv>): { secret: string; apiToken: string } | null {
   const secret = sessionSecret(c.env);
@@ -31,7 +39,8 @@ const off = (c: Context<PeopleEnv>) =>
 
 async function loginForm(c: Context<PeopleEnv>, keys: { secret: string; apiToken: string }, next: string, error?: string, status: 200 | 401 | 403 = 200) {
   const nonce = randomId();
-  setCookie(c, loginCookie(c.req.url), nonce, cookieOptions(c.req.url, LOGIN_TTL_S));
+  const cookie = loginCookie(c.req.url);
+  setCookie(c, cookie.name, nonce, cookieOptions(cookie, LOGIN_TTL_S));
   return c.html(<LoginPage csrf={await csrfToken(`login:${nonce}`, keys.secret, keys.apiToken)} next={next} error={error} />, status);
 }
 
@@ -45,16 +54,17 @@ login.post("/login", async (c) => {
   if (!keys) return off(c);
   const form = await c.req.parseBody();
   const next = safeNext(form.next);
-  const nonce = getCookie(c, loginCookie(c.req.url));
+  const nonce = getCookie(c, loginCookie(c.req.url).name);
   const expected = nonce ? await csrfToken(`login:${nonce}`, keys.secret, keys.apiToken) : null;
   if (!expected || typeof form.csrf !== "string" || !(await sameSecret(form.csrf, expected))) {
     return loginForm(c, keys, next, "The form expired or did not come from this site; sign in again.", 403);
   }
   if (typeof form.token !== "string" || !(await sameSecret(form.token, keys.apiToken))) return loginForm(c, keys, next, "That is not the API token.", 401);
   const ttl = numberVar(c.env, "SESSION_TTL_SECONDS", 12 * 3600);
-  const session = await signSession({ sid: randomId(), exp: Date.now() + ttl * 1000 }, keys.secret, keys.apiToken);
-  deleteCookie(c, loginCookie(c.req.url), cookieOptions(c.req.url, 0));
-  setCookie(c, sessionCookie(c.req.url).name, session, cookieOptions(c.req.url, ttl));
+  const signed = await signSession({ sid: randomId(), exp: Date.now() + ttl * 1000 }, keys.secret, keys.apiToken);
+  const [nonceCookie, session] = [loginCookie(c.req.url), sessionCookie(c.req.url)];
+  deleteCookie(c, nonceCookie.name, cookieOptions(nonceCookie, 0));
+  setCookie(c, session.name, signed, cookieOptions(session, ttl));
   return c.redirect(next, 303);
 });
 
@@ -64,6 +74,7 @@ login.post("/logout", async (c) => {
   if (!person || !(await csrfOk(person, form.csrf))) return c.html(<Problem title="Not signed out" message="The form did not come from this site." />, 403);
   // Deleting the cookie is not enough: a copy of it must open nothing either.
   if (person.session) await endSession(c.env, person.session);
-  deleteCookie(c, sessionCookie(c.req.url).name, cookieOptions(c.req.url, 0));
-  return c.redirect("/login", 303);
+  const cookie = sessionCookie(c.req.url);
+  deleteCookie(c, cookie.name, cookieOptions(cookie, 0));
+  return c.redirect(appPath("/login"), 303);
 });

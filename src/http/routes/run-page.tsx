@@ -5,6 +5,7 @@ import { Problem } from "../../views/layout";
 import { RunPage } from "../../views/run-page";
 import { personOf, type PeopleEnv } from "../middleware/people-auth";
 import { runEventStream } from "../run-event-stream";
+import { appPath } from "../base-path";
 
 /**
  * `GET /runs/:id/view`: the run for people, and `/runs/:id/view/events`, the event
@@ -23,7 +24,7 @@ async function mayView(c: Context<PeopleEnv>, runId: string): Promise<boolean> {
 }
 
 const refused = (c: Context<PeopleEnv>) =>
-  c.html(<Problem title="Not allowed" message="Open this page from an approval link, sign in at /login, or send the API token." />, 403);
+  c.html(<Problem title="Not allowed" message={`Open this page from an approval link, sign in at ${appPath("/login")}, or send the API token.`} />, 403);
 
 runPage.get("/:id/view", async (c) => {
   const id = c.req.param("id");
@@ -31,7 +32,7 @@ runPage.get("/:id/view", async (c) => {
   const run = await runView(c.env, id);
   if (!run) return c.html(<Problem title="No such run" message={`There is no run ${id}.`} />, 404);
   const token = c.req.query("token");
-  const events = `/runs/${encodeURIComponent(id)}/view/events${token ? `?token=${encodeURIComponent(token)}` : ""}`;
+  const events = appPath(`/runs/${encodeURIComponent(id)}/view/events${token ? `?token=${encodeURIComponent(token)}` : ""}`);
   return c.html(<RunPage run={run} events={events} />);
 });
 

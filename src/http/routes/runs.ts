@@ -8,6 +8,7 @@ import { MAX_FORK_KEY } from "../../engine/journal/fork-prefix";
 import { httpError, issueList } from "../http-error";
 import { runEventStream } from "../run-event-stream";
 import { jsonBody } from "../validate";
+import { appPath } from "../base-path";
 
 const startBody = z.strictObject({
   worker: z.string().min(1),
@@ -55,7 +56,7 @@ runs.post("/", async (c) => {
     budget: budgetOf(body.budget),
     trigger: { kind: "api" },
   });
-  const started = { id, status_url: new URL(`/runs/${id}`, c.req.url).href };
+  const started = { id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href };
   return claim.replay ? c.json(started, 200, { "Idempotent-Replayed": "true" }) : c.json(started, 202);
 });
 

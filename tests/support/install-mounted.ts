@@ -1,0 +1,2 @@
+// The workers-mounted project's files start with the consumer Worker loaded (edgework under /agents).
+import "./mounted-test-worker";
