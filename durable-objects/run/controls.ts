@@ -12,7 +12,8 @@ import { TERMINAL, type Answer, type DecisionRequest, type RunStatusName, type S
 import { sameSecret } from "../../src/security/constant-time";
 import { replyMac } from "../../src/tokens/reply-reference";
 import type { ModelDispatch } from "../model-dispatch";
-import { json } from "../sql";
+import { initiatorOf } from "../../src/runs/initiator";
+import { json, parse } from "../sql";
 import type { SqliteStateBackend } from "../sqlite-state";
 import { runEnded, type RunApprovals } from "./approvals";
 import { catalogColumns } from "./catalog";
@@ -60,7 +61,8 @@ export class RunControls {
   async decide(approvalId: string, d: DecisionRequest): Promise<Answer<{ approved: boolean }>> {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
-    const { answer, recorded } = this.host.ctx.storage.transactionSync(() => this.parts.approvals.decide(approvalId, d, run.status, Date.now()));
+    const who = { status: run.status, initiator: initiatorOf(parse(run.trigger)) };
+    const { answer, recorded } = this.host.ctx.storage.transactionSync(() => this.parts.approvals.decide(approvalId, d, who, Date.now()));
     if (recorded) await this.host.wakeSoon();
     return answer;
   }

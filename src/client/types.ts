@@ -41,6 +41,12 @@ export interface StartedRun {
   status_url: string;
 }
 
+/** Who decided an approval and how; `email` is null for the API token (and sessions signed in with it). */
+export interface Decider {
+  email: string | null;
+  via: "link" | "reply" | "inbox" | "api" | "access";
+}
+
 export interface ApprovalView {
   id: string;
   status: "pending" | "approved" | "rejected" | "expired" | "voided";
@@ -50,8 +56,12 @@ export interface ApprovalView {
   worker_chain: string[];
   call_path: string;
   notify: string | null;
+  /** Who may decide it, when its policy names people. */
+  deciders: { ask: string[] | null; allow_initiator: boolean } | null;
   note: string | null;
   decided_by: string | null;
+  /** The person who decided and how (null: undecided, or no person decided: an expiry, the run's mode). */
+  by: Decider | null;
   created_at: number;
   decided_at: number | null;
   expires_at: number;

@@ -1,4 +1,4 @@
-import type { PendingApproval } from "../engine";
+import { emailableDeciders, type PendingApproval } from "../engine";
 import { signApprovalToken } from "../tokens/approval-token";
 import { replyReference } from "../tokens/reply-reference";
 import { approvalHtml, approvalSubject, approvalText, type ApprovalEmailInput } from "../views/approval-email";
@@ -10,6 +10,17 @@ export type EmailOutcome = { emailed: true; to: string } | { emailed: false; mis
 /** What an approval email is about; a pending approval, or the stored row of one. */
 export type ApprovalSubject = Pick<PendingApproval, "id" | "workerChain" | "tool" | "args" | "notify">;
 
+/**
+ * Whom an approval is first emailed to, one link each: the addresses its policy names
+ * (`ask:`; patterns and `api` name no one to write to), else `notify`, else APPROVER_EMAIL.
+ */
+export function approvalRecipients(env: Env, p: Pick<PendingApproval, "notify" | "deciders">): string[] {
+  const named = emailableDeciders(p.deciders);
+  if (named.length) return named;
+  const to = p.notify ?? env.APPROVER_EMAIL;
+  return to ? [to] : [];
+}
+
 /** The run an approval belongs to; `objectId`: its Durable Object's id, for the reply address. */
 export interface ApprovalRun {
   id: string;
@@ -20,18 +31,17 @@ export interface ApprovalRun {
 /** A reminder (same approver) or an escalation (someone else): sent by the run's alarm. */
 export interface FollowUpMail {
   kind: "reminder" | "escalation";
-  to: string;
   originallyTo: string | null;
 }
 
 /** What approval emails need that is not configured, by variable name. */
-export function missingEmailConfig(env: Env, notify: string | undefined): string[] {
+export function missingEmailConfig(env: Env, recipient: string | undefined): string[] {
   const missing: string[] = [];
   if (!env.APPROVAL_EMAIL) missing.push("the APPROVAL_EMAIL send_email binding");
   if (!env.APPROVAL_FROM) missing.push("APPROVAL_FROM");
   if (!env.APPROVAL_SECRET) missing.push("APPROVAL_SECRET");
   if (!env.PUBLIC_URL) missing.push("PUBLIC_URL");
-  if (!notify && !env.APPROVER_EMAIL) missing.push("a recipient (approval.notify in the worker file, or APPROVER_EMAIL)");
+  if (!recipient) missing.push("a recipient (approval.notify in the worker file, or APPROVER_EMAIL)");
   return missing;
 }
 
@@ -49,13 +59,19 @@ async function replyAddress(env: Env, run: ApprovalRun, approvalId: string): Pro
 }
 
 /**
- * Sends one approval email: the request (to the worker's approver), or a follow-up.
+ * Sends one approval email to `to` (with a link bound to them): the request, or a follow-up.
  * Throws if the send fails (the caller retries later).
  */
-export async function sendApprovalEmail(env: Env, p: ApprovalSubject, run: ApprovalRun, expiresAt: number, followUp?: FollowUpMail): Promise<EmailOutcome> {
-  const missing = missingEmailConfig(env, followUp?.to ?? p.notify);
-  if (missing.length) return { emailed: false, missing };
-  const to = followUp?.to ?? p.notify ?? env.APPROVER_EMAIL!;
+export async function sendApprovalEmail(
+  env: Env,
+  p: ApprovalSubject,
+  run: ApprovalRun,
+  expiresAt: number,
+  to: string | undefined,
+  followUp?: FollowUpMail,
+): Promise<EmailOutcome> {
+  const missing = missingEmailConfig(env, to);
+  if (missing.length || !to) return { emailed: false, missing };
   const replyTo = await replyAddress(env, run, p.id);
   const content: ApprovalEmailInput = {
     runId: run.id,

@@ -87,7 +87,7 @@ async function judge(message: ForwardableEmailMessage, env: Env): Promise<Verdic
   } catch {
     return { accept: false, reason: "this address names no approval; reply to the approval email as it was sent" };
   }
-  const answer = await stub.decideByReply(ref.mac, { ...decision, by: `email reply (${sender})`, replyFrom: sender });
+  const answer = await stub.decideByReply(ref.mac, { ...decision, by: `email reply (${sender})`, decider: { email: sender, via: "reply" }, replyFrom: sender });
   return answer.ok ? { accept: true } : { accept: false, reason: answer.error };
 }
 

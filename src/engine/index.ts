@@ -17,6 +17,8 @@ export { mcp } from "./toolsets/kinds/mcp";
 export { workerCreation } from "./toolsets/kinds/worker-creation";
 export type { ApprovalMode } from "./toolsets/wrappers/approval";
 export type { ApprovalDecision, ApprovalNotifier, ApprovalRecorder } from "./approvals/ask-approval";
+export type { Decider, DeciderPolicy, DecisionVia } from "./types/deciders";
+export { emailableDeciders, normalizeAddress, recordedAddress, refusalOf } from "./approvals/deciders";
 export { MalformedData, parseJson, type ParseData } from "./data-files";
 export { parseWorkerFile } from "./catalog/worker-file";
 // The shared interfaces (types/): what a platform, a kind or a function implements.

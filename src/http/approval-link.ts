@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import type { Decider } from "../engine";
 import type { ApprovalView, RunView } from "../runs/types";
 import { runView } from "../runs";
 import { verifyApprovalToken, type ApprovalTokenPayload } from "../tokens/approval-token";
@@ -35,3 +36,16 @@ export async function checkApprovalLink(c: Context<{ Bindings: Env }>, token: st
 
 /** The run page as reached from an approval link: the same token grants viewing its run. */
 export const runPageLink = (runId: string, token: string) => `/runs/${encodeURIComponent(runId)}/view?token=${encodeURIComponent(token)}`;
+
+/**
+ * Who decides through a link, as its signature says: the recipient it was emailed to
+ * (a forwarded link still names them), the inbox session it was signed for, or the
+ * person Cloudflare Access named. Links from before recipients were signed in fall
+ * back to the approval's `notify`.
+ */
+export function linkDecider(payload: ApprovalTokenPayload, approval: ApprovalView): { decider: Decider; by: string } {
+  if (payload.via === "inbox") return { decider: { email: null, via: "inbox" }, by: "inbox (signed in with the API token)" };
+  if (payload.via === "access") return { decider: { email: payload.to ?? "", via: "access" }, by: `inbox (${payload.to}, Cloudflare Access)` };
+  const to = payload.to ?? approval.notify;
+  return { decider: { email: to ?? null, via: "link" }, by: `approval link${to ? ` (${to})` : ""}` };
+}

@@ -1,4 +1,4 @@
-import type { ApprovalMode, Budget, Usage } from "../engine";
+import type { ApprovalMode, Budget, Decider, Usage } from "../engine";
 import type { CallNode } from "../engine/journal/call-tree";
 
 export type RunStatusName = "queued" | "running" | "awaiting_approval" | "succeeded" | "failed" | "cancelled";
@@ -23,8 +23,13 @@ export interface ApprovalView {
   worker_chain: string[];
   call_path: string;
   notify: string | null;
+  /** Who may decide it, when its policy names people: `ask` entries (addresses, `*@domain`, `api`), and whether the run's initiator may. */
+  deciders: { ask: string[] | null; allow_initiator: boolean } | null;
   note: string | null;
+  /** Who or what decided, as people read it ("approval link (lead@example.com)", "api", "expiry"). */
   decided_by: string | null;
+  /** The person who decided and how (null: nobody yet, or no person: an expiry, the run's approval mode). */
+  by: Decider | null;
   created_at: number;
   decided_at: number | null;
   expires_at: number;
@@ -63,6 +68,8 @@ export interface DecisionRequest {
   decision: "approve" | "reject";
   note?: string;
   by: string;
+  /** Who decides and how, checked against the approval's policy; absent: the API token (`{email: null, via: "api"}`). */
+  decider?: Decider;
   remember?: boolean;
   /** Set for an emailed reply: its sender, which must be an address the approval was emailed to. */
   replyFrom?: string;

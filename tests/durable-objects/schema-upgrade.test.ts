@@ -16,6 +16,9 @@ const shape = (id: string) =>
       .map((r) => `${r.type} ${r.name}.${r.col}`),
   );
 
+/** APPROVALS_CURRENT as versions 4 to 6 read it: without the deciders column of version 7. */
+const APPROVALS_CURRENT_V6 = APPROVALS_CURRENT.text.slice(1, -1).replace(" a.deciders,", "").replace("\n  d.value -> '$.decider' AS decider,", "");
+
 /** A new instance (as after a deploy) migrates the object. */
 const redeploy = (id: string) =>
   runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) =>
@@ -42,6 +45,7 @@ function toVersion3(sql: SqlStorage, decided: string) {
   toKeyGrammar1(sql);
   const usage = sql.exec("SELECT data ->> '$.usage' AS u FROM events WHERE type = 'run_awaiting_approval'").one().u as string;
   sql.exec("ALTER TABLE approvals DROP COLUMN asked_step");
+  sql.exec("ALTER TABLE approvals DROP COLUMN deciders");
   sql.exec("UPDATE run SET status = 'awaiting_approval', usage = ?, updated_at = updated_at + 1", usage);
   sql.exec("UPDATE events SET data = '{}' WHERE type = 'run_awaiting_approval'");
   const key = sql.exec("SELECT key FROM approvals WHERE id = ?", decided).one().key as string;
@@ -111,7 +115,8 @@ it("a run paused under schema version 4 (views run_current and approvals_current
   await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
     toKeyGrammar1(state.storage.sql);
     state.storage.sql.exec(`CREATE VIEW run_current AS ${RUN_CURRENT.text.slice(1, -1)}`);
-    state.storage.sql.exec(`CREATE VIEW approvals_current AS ${APPROVALS_CURRENT.text.slice(1, -1)}`);
+    state.storage.sql.exec("ALTER TABLE approvals DROP COLUMN deciders");
+    state.storage.sql.exec(`CREATE VIEW approvals_current AS ${APPROVALS_CURRENT_V6}`);
     state.storage.sql.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'");
   });
   await redeploy(id);
@@ -153,6 +158,7 @@ it("a run paused under schema version 5 (journal keys of grammar 1: tool calls b
   expect(await effectCount(`${id}-1`)).toBe(1);
   await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
     toKeyGrammar1(state.storage.sql);
+    state.storage.sql.exec("ALTER TABLE approvals DROP COLUMN deciders");
     state.storage.sql.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'");
   });
   await redeploy(id);
@@ -182,7 +188,10 @@ it("the key grammar mark is written only by the upgrade of an object whose journ
 
   const empty = "keys-empty-v5";
   expect(await stub(empty).status()).toBeNull();
-  await runInDurableObject(env.RUNS.getByName(empty), (_o, state) => state.storage.sql.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'"));
+  await runInDurableObject(env.RUNS.getByName(empty), (_o, state) => {
+    state.storage.sql.exec("ALTER TABLE approvals DROP COLUMN deciders");
+    state.storage.sql.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'");
+  });
   await redeploy(empty);
   expect(await stub(empty).status()).toBeNull();
   expect(await keyGrammarRow(empty)).toEqual([]);

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { runStub, runView } from "../../runs";
 import { ApprovalPage, closedApproval, DecisionPage } from "../../views/approval-page";
 import { Problem } from "../../views/layout";
-import { checkApprovalLink, runPageLink } from "../approval-link";
+import { checkApprovalLink, linkDecider, runPageLink } from "../approval-link";
 import { describeApproval } from "../describe-approval";
 
 /**
@@ -45,8 +45,7 @@ approvals.post("/:token", async (c) => {
   const answer = await runStub(c.env, link.run.id).decide(link.approval.id, {
     decision,
     note,
-    // The link names whom it was emailed to (escalations go to others); older links do not.
-    by: `approval link${(link.payload.to ?? link.approval.notify) ? ` (${link.payload.to ?? link.approval.notify})` : ""}`,
+    ...linkDecider(link.payload, link.approval),
     remember: form.remember === "on",
   });
   if (!answer.ok) {

@@ -5,6 +5,7 @@ import { checkStart, missingRun, RUN_ID, runStub, startRun } from "../../runs";
 import { httpError } from "../http-error";
 import { runEventStream } from "../run-event-stream";
 import { jsonBody } from "../validate";
+import { accessIdentity } from "../middleware/people-auth";
 
 const startBody = z.strictObject({
   worker: z.string().min(1),
@@ -22,13 +23,15 @@ runs.post("/", async (c) => {
   const checked = checkStart(body.worker, body.input);
   if ("status" in checked) throw httpError(checked.status, checked);
   const id = crypto.randomUUID();
+  // Behind Cloudflare Access too, the person it names started the run: they may not approve its calls (initiator.ts).
+  const initiator = (await accessIdentity(c.env, c.req.header("Cf-Access-Jwt-Assertion")))?.email;
   await startRun(c.env, {
     id,
     worker: checked.worker.name,
     input: checked.input,
     approvalMode: body.approval_mode,
     budget: budgetOf(body.budget),
-    trigger: { kind: "api" },
+    trigger: { kind: "api", ...(initiator ? { initiator } : {}) },
   });
   return c.json({ id, status_url: new URL(`/runs/${id}`, c.req.url).href }, 202);
 });
@@ -61,7 +64,7 @@ runs.get("/:id/workers/:name", async (c) => {
 
 runs.post("/:id/approvals/:approvalId", async (c) => {
   const body = await jsonBody(c, decisionBody);
-  const answer = await stubFor(c.env, c.req.param("id")).decide(c.req.param("approvalId"), { ...body, by: "api" });
+  const answer = await stubFor(c.env, c.req.param("id")).decide(c.req.param("approvalId"), { ...body, by: "api", decider: { email: null, via: "api" } });
   if (!answer.ok) throw httpError(answer.status, { error: answer.error });
   return c.json({ approval_id: c.req.param("approvalId"), approved: answer.approved });
 });
