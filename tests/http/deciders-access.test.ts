@@ -51,8 +51,7 @@ async function inboxLink(jwt: string, runId: string): Promise<string> {
   throw new Error(`run ${runId} never showed in the inbox`);
 }
 
-const decide = (link: string) =>
-  fetchApp(link, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "decision=approve" });
+const decide = (link: string) => fetchApp(link, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "decision=approve" });
 
 afterEach(() => vi.restoreAllMocks());
 
