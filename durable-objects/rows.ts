@@ -56,6 +56,9 @@ export interface ApprovalRow {
   description: string;
   notify: string | null;
   deciders: JsonText<DeciderPolicy> | null;
+  kind: "question" | null;
+  /** A question's answer (its journal step). */
+  answer: string | null;
   status: ApprovalView["status"];
   note: string | null;
   decided_by: string | null;

@@ -5,6 +5,7 @@
  * journal step). The caller runs each method inside its transaction.
  */
 
+import { MAX_ANSWER_CHARS } from "../../src/engine/approvals/ask-human";
 import { recordedAddress, refusalOf, type ApprovalDecision, type Decider, type DeciderPolicy, type PendingApproval } from "../../src/engine";
 import type { FollowUp } from "../../src/engine/types/worker";
 import { numberVar } from "../../src/config";
@@ -51,6 +52,14 @@ const statusOf = (d: ApprovalDecision & { expired?: boolean }) => (d.expired ? "
 /** Whom a request that names no decider is checked as (the app's routes always name one; it is recorded only when named). */
 const API_DECIDES: Decider = { email: null, via: "api" };
 
+/** Why a request does not fit what it decides: a question takes an answer (bounded), an approval a decision only; null when it fits. */
+function answerMismatch(kind: ApprovalRow["kind"], d: DecisionRequest): string | null {
+  if (kind !== "question") return d.answer === undefined ? null : "this is an approval: approve or reject it; only a question takes an answer";
+  if (d.answer === undefined || d.decision !== "approve") return "this is a question: answer it with text";
+  if (!d.answer.trim()) return "the answer is empty";
+  return d.answer.length > MAX_ANSWER_CHARS ? `the answer is ${d.answer.length} characters; at most ${MAX_ANSWER_CHARS}` : null;
+}
+
 /** A policy as `GET /runs/:id` shows it. */
 const deciderView = (p: DeciderPolicy): NonNullable<ApprovalView["deciders"]> => ({ ask: p.ask ?? null, allow_initiator: !!p.allowInitiator });
 
@@ -80,8 +89,8 @@ export class RunApprovals {
    */
   request(p: PendingApproval, now: number, ttlMs: number): void {
     const inserted = this.sql
-      .all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, deciders, status, created_at, expires_at, asked_step)
-      VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, ${p.deciders ? json(p.deciders) : null}, 'pending', ${now}, ${now + ttlMs},
+      .all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, deciders, kind, status, created_at, expires_at, asked_step)
+      VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, ${p.deciders ? json(p.deciders) : null}, ${p.kind ?? null}, 'pending', ${now}, ${now + ttlMs},
         (SELECT coalesce(max(seq), 0) FROM journal))
       ON CONFLICT (id) DO NOTHING RETURNING id`;
     if (inserted.length) this.host.event("approval_requested", { approval_id: p.id, tool: p.tool, worker_chain: p.workerChain, description: p.description });
@@ -112,9 +121,11 @@ export class RunApprovals {
       return refused({ ok: false, status: 403, error: "the reply does not come from an address this approval was emailed to" });
     }
     const ap = this.sql.one<
-      Pick<ApprovalRow, "id" | "key" | "status" | "expires_at" | "tool" | "args" | "worker_chain" | "deciders">
-    >`SELECT id, key, status, expires_at, tool, args, worker_chain, deciders FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${approvalId}`;
+      Pick<ApprovalRow, "id" | "key" | "status" | "expires_at" | "tool" | "args" | "worker_chain" | "deciders" | "kind">
+    >`SELECT id, key, status, expires_at, tool, args, worker_chain, deciders, kind FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${approvalId}`;
     if (!ap) return refused({ ok: false, status: 404, error: `unknown approval "${approvalId}" for this run` });
+    const mismatch = answerMismatch(ap.kind, d);
+    if (mismatch) return refused({ ok: false, status: 400, error: mismatch });
     const decider = d.decider ?? API_DECIDES;
     const refusal = refusalOf(ap.deciders ? parse(ap.deciders) : undefined, decider, run.initiator);
     if (refusal) {
@@ -138,6 +149,7 @@ export class RunApprovals {
       by: d.by,
       ...(d.decider ? { decider: { email: d.decider.email === null ? null : recordedAddress(d.decider.email), via: d.decider.via } } : {}),
       ...(d.note ? { note: d.note } : {}),
+      ...(d.answer !== undefined ? { answer: d.answer } : {}),
       ...(remember ? { remember } : {}),
     };
     this.resolve(ap, decision);
@@ -231,6 +243,7 @@ export class RunApprovals {
   list(): ApprovalView[] {
     return this.sql.all<ApprovalRow>`SELECT * FROM ${APPROVALS_CURRENT} AS approvals_current ORDER BY created_at, id`.map((r) => ({
       id: r.id,
+      kind: r.kind ?? "approval",
       status: r.status,
       tool: r.tool,
       args: parse(r.args),
@@ -240,6 +253,7 @@ export class RunApprovals {
       notify: r.notify ?? null,
       deciders: r.deciders ? deciderView(parse(r.deciders)) : null,
       note: r.note ?? null,
+      answer: r.answer ?? null,
       decided_by: r.decided_by ?? null,
       by: r.decider ? parse(r.decider) : null,
       created_at: r.created_at,

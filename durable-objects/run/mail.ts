@@ -82,7 +82,15 @@ export class RunMail {
     await ctx.storage.sync();
     for (const m of due) {
       const a = m.approval;
-      const subject = { id: a.id, workerChain: a.worker_chain, tool: a.tool, args: a.args, notify: a.notify ?? undefined };
+      const subject = {
+        id: a.id,
+        workerChain: a.worker_chain,
+        tool: a.tool,
+        args: a.args,
+        notify: a.notify ?? undefined,
+        description: a.description,
+        ...(a.kind === "question" ? { kind: a.kind } : {}),
+      };
       try {
         const outcome = await sendApprovalEmail(env, subject, { ...run, objectId: ctx.id.toString() }, a.expires_at, m.recipient, {
           kind: m.kind,

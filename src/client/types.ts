@@ -49,6 +49,8 @@ export interface Decider {
 
 export interface ApprovalView {
   id: string;
+  /** `question`: a question to a person, answered with text; else a call's approval. */
+  kind: "approval" | "question";
   status: "pending" | "approved" | "rejected" | "expired" | "voided";
   tool: string;
   args: unknown;
@@ -59,6 +61,8 @@ export interface ApprovalView {
   /** Who may decide it, when its policy names people. */
   deciders: { ask: string[] | null; allow_initiator: boolean } | null;
   note: string | null;
+  /** A question's answer, once answered. */
+  answer: string | null;
   decided_by: string | null;
   /** The person who decided and how (null: undecided, or no person decided: an expiry, the run's mode). */
   by: Decider | null;

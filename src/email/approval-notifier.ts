@@ -2,13 +2,14 @@ import { emailableDeciders, type PendingApproval } from "../engine";
 import { signApprovalToken } from "../tokens/approval-token";
 import { replyReference } from "../tokens/reply-reference";
 import { approvalHtml, approvalSubject, approvalText, type ApprovalEmailInput } from "../views/approval-email";
+import { questionHtml, questionSubject, questionText } from "../views/question-email";
 import { mailer } from "./mailer";
 import { buildMime } from "./mime";
 
 export type EmailOutcome = { emailed: true; to: string } | { emailed: false; missing: string[] };
 
 /** What an approval email is about; a pending approval, or the stored row of one. */
-export type ApprovalSubject = Pick<PendingApproval, "id" | "workerChain" | "tool" | "args" | "notify">;
+export type ApprovalSubject = Pick<PendingApproval, "id" | "workerChain" | "tool" | "args" | "notify" | "kind" | "description">;
 
 /**
  * Whom an approval is first emailed to, one link each: the addresses its policy names
@@ -84,13 +85,14 @@ export async function sendApprovalEmail(
     replyTo,
     followUp: followUp && { kind: followUp.kind, originallyTo: followUp.originallyTo },
   };
+  const question = p.kind === "question" ? { ...content, question: p.description } : null;
   const raw = buildMime({
     from: env.APPROVAL_FROM!,
     to,
     replyTo,
-    subject: approvalSubject(content),
-    text: approvalText(content),
-    html: await approvalHtml(content),
+    subject: question ? questionSubject(question) : approvalSubject(content),
+    text: question ? questionText(question) : approvalText(content),
+    html: question ? await questionHtml(question) : await approvalHtml(content),
   });
   await mailer.send(env.APPROVAL_EMAIL, { from: env.APPROVAL_FROM!, to, raw });
   return { emailed: true, to };

@@ -106,6 +106,8 @@ export interface PendingApproval {
   notify?: string;
   /** Who may decide it (the tool's `ask:` list, `allow_initiator`); absent: whoever it reaches. */
   deciders?: DeciderPolicy;
+  /** Set for a question to a person (`ctx.askHuman`): answered with text, not approved or rejected. */
+  kind?: "question";
 }
 
 /** Signal: one or more tool calls wait for a human. The run suspends. */

@@ -127,6 +127,7 @@ export function RunPage(props: { run: RunView; events: string }) {
                 {decidedBy(a)}
                 {a.deciders?.ask ? <div>may decide: {a.deciders.ask.join(", ")}</div> : null}
                 {a.note ? <div>“{a.note}”</div> : null}
+                {a.answer ? <div>answer: “{a.answer.length > 600 ? `${a.answer.slice(0, 600)}…` : a.answer}”</div> : null}
               </td>
             </tr>
           ))}

@@ -17,7 +17,10 @@ const shape = (id: string) =>
   );
 
 /** APPROVALS_CURRENT as versions 4 to 6 read it: without the deciders column of version 7. */
-const APPROVALS_CURRENT_V6 = APPROVALS_CURRENT.text.slice(1, -1).replace(" a.deciders,", "").replace("\n  d.value -> '$.decider' AS decider,", "");
+const APPROVALS_CURRENT_V6 = APPROVALS_CURRENT.text
+  .slice(1, -1)
+  .replace(" a.deciders, a.kind,", "")
+  .replace("\n  d.value -> '$.decider' AS decider,\n  d.value ->> '$.answer' AS answer,", "");
 
 /** A new instance (as after a deploy) migrates the object. */
 const redeploy = (id: string) =>
@@ -46,6 +49,7 @@ function toVersion3(sql: SqlStorage, decided: string) {
   const usage = sql.exec("SELECT data ->> '$.usage' AS u FROM events WHERE type = 'run_awaiting_approval'").one().u as string;
   sql.exec("ALTER TABLE approvals DROP COLUMN asked_step");
   sql.exec("ALTER TABLE approvals DROP COLUMN deciders");
+  sql.exec("ALTER TABLE approvals DROP COLUMN kind");
   sql.exec("UPDATE run SET status = 'awaiting_approval', usage = ?, updated_at = updated_at + 1", usage);
   sql.exec("UPDATE events SET data = '{}' WHERE type = 'run_awaiting_approval'");
   const key = sql.exec("SELECT key FROM approvals WHERE id = ?", decided).one().key as string;
@@ -116,6 +120,7 @@ it("a run paused under schema version 4 (views run_current and approvals_current
     toKeyGrammar1(state.storage.sql);
     state.storage.sql.exec(`CREATE VIEW run_current AS ${RUN_CURRENT.text.slice(1, -1)}`);
     state.storage.sql.exec("ALTER TABLE approvals DROP COLUMN deciders");
+    state.storage.sql.exec("ALTER TABLE approvals DROP COLUMN kind");
     state.storage.sql.exec(`CREATE VIEW approvals_current AS ${APPROVALS_CURRENT_V6}`);
     state.storage.sql.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'");
   });
@@ -159,6 +164,7 @@ it("a run paused under schema version 5 (journal keys of grammar 1: tool calls b
   await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
     toKeyGrammar1(state.storage.sql);
     state.storage.sql.exec("ALTER TABLE approvals DROP COLUMN deciders");
+    state.storage.sql.exec("ALTER TABLE approvals DROP COLUMN kind");
     state.storage.sql.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'");
   });
   await redeploy(id);
@@ -190,6 +196,7 @@ it("the key grammar mark is written only by the upgrade of an object whose journ
   expect(await stub(empty).status()).toBeNull();
   await runInDurableObject(env.RUNS.getByName(empty), (_o, state) => {
     state.storage.sql.exec("ALTER TABLE approvals DROP COLUMN deciders");
+    state.storage.sql.exec("ALTER TABLE approvals DROP COLUMN kind");
     state.storage.sql.exec("UPDATE meta SET value = '5' WHERE key = 'schema_version'");
   });
   await redeploy(empty);

@@ -12,6 +12,8 @@ export interface ApprovalDecision {
   by: string;
   /** The person who decided and how; absent for decisions no person made (an expiry, the run's approval mode). */
   decider?: Decider;
+  /** A question's answer (`kind: "question"`), as the person wrote it (bounded by the host). */
+  answer?: string;
   /** Set when the approver chose to approve identical calls for the rest of the run. */
   remember?: { worker: string; tool: string; args: unknown };
 }
@@ -34,7 +36,7 @@ export interface ApprovalAsk {
   /** The call asked about; its decision is recorded under `<callPath>/approval`. */
   callPath: string;
   /** What the approver is shown. */
-  asked: Pick<PendingApproval, "workerChain" | "tool" | "args" | "description" | "notify" | "deciders">;
+  asked: Pick<PendingApproval, "workerChain" | "tool" | "args" | "description" | "notify" | "deciders" | "kind">;
   /** A decision taken without a person (a remembered call, the run's approval mode), or none. */
   decideWithoutAsking(): ApprovalDecision | undefined;
 }

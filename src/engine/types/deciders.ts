@@ -15,3 +15,13 @@ export interface DeciderPolicy {
   ask?: string[];
   allowInitiator?: boolean;
 }
+
+/** A question for a person (`ctx.askHuman`, the `human` kind): emailed to `to` (else the worker's `notify`), answered by whom `deciders` admits. */
+export interface HumanQuestion {
+  question: string;
+  to?: string;
+  deciders?: DeciderPolicy;
+}
+
+/** What a question got: the person's answer, or why there is none (it expired: "no answer"). */
+export type HumanAnswer = { answered: true; answer: string; by: Decider | null } | { answered: false; reason: string };

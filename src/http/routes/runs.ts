@@ -5,6 +5,7 @@ import { checkStart, missingRun, RUN_ID, runStub, startRun } from "../../runs";
 import { httpError } from "../http-error";
 import { runEventStream } from "../run-event-stream";
 import { jsonBody } from "../validate";
+import { MAX_ANSWER_CHARS } from "../../engine/approvals/ask-human";
 import { accessIdentity } from "../middleware/people-auth";
 
 const startBody = z.strictObject({
@@ -15,6 +16,7 @@ const startBody = z.strictObject({
 });
 
 const decisionBody = z.strictObject({ decision: z.enum(["approve", "reject"]), note: z.string().max(2000).optional() });
+const answerBody = z.strictObject({ answer: z.string().trim().min(1).max(MAX_ANSWER_CHARS) });
 
 export const runs = new Hono<{ Bindings: Env }>();
 
@@ -67,6 +69,15 @@ runs.post("/:id/approvals/:approvalId", async (c) => {
   const answer = await stubFor(c.env, c.req.param("id")).decide(c.req.param("approvalId"), { ...body, by: "api", decider: { email: null, via: "api" } });
   if (!answer.ok) throw httpError(answer.status, { error: answer.error });
   return c.json({ approval_id: c.req.param("approvalId"), approved: answer.approved });
+});
+
+/** Answers a question (`ctx.askHuman`, the `human` kind); 409 for a second answer, as for a second decision. */
+runs.post("/:id/questions/:questionId", async (c) => {
+  const { answer } = await jsonBody(c, answerBody);
+  const decider = { email: null, via: "api" } as const;
+  const result = await stubFor(c.env, c.req.param("id")).decide(c.req.param("questionId"), { decision: "approve", answer, by: "api", decider });
+  if (!result.ok) throw httpError(result.status, { error: result.error });
+  return c.json({ question_id: c.req.param("questionId"), answered: true });
 });
 
 runs.post("/:id/cancel", async (c) => {
