@@ -108,6 +108,7 @@ describe("who may answer: approvals whose policy names people", () => {
       ],
     ];
     for (const [what, link, status, why] of cases) {
+      expect((await call(link)).status, `GET ${what}`).toBe(status);
       const res = await decideBy(link);
       expect(res.status, what).toBe(status);
       expect(await res.text(), what).toMatch(why);
@@ -161,6 +162,10 @@ describe("who may answer: the run's initiator", () => {
     await pausedRun("named-writer", "initiator-refused", fromLead);
     const links = await emailedLinks();
     const lead = links.find((l) => l.to === "lead@example.com")!;
+    // The page says so before the form is filled in; the POST is refused all the same.
+    const page = await call(lead.link);
+    expect(page.status).toBe(403);
+    expect(await page.text()).toContain("the person who started this run may not decide its approvals");
     const res = await decideBy(lead.link);
     expect(res.status).toBe(403);
     expect(await res.text()).toContain("the person who started this run may not decide its approvals");

@@ -3,7 +3,7 @@ import { runStub, runView } from "../../runs";
 import { ApprovalPage, closedApproval, DecisionPage } from "../../views/approval-page";
 import { Problem } from "../../views/layout";
 import { AnsweredPage, QuestionPage } from "../../views/question-page";
-import { checkApprovalLink, linkDecider, runPageLink } from "../approval-link";
+import { checkApprovalLink, linkDecider, linkRefusal, runPageLink } from "../approval-link";
 import { describeApproval } from "../describe-approval";
 
 /**
@@ -19,6 +19,8 @@ approvals.get("/:token", async (c) => {
   const runLink = runPageLink(link.run.id, token);
   const closed = closedApproval(link.run, link.approval);
   if (closed) return c.html(<Problem title={closed.title} message={closed.message} runLink={runLink} />, closed.status);
+  const refusal = linkRefusal(link.run, link.approval, link.payload);
+  if (refusal) return c.html(<Problem title="Not yours to decide" message={refusal} runLink={runLink} />, 403);
   if (link.approval.kind === "question")
     return c.html(<QuestionPage run={link.run} question={link.approval} action={`/approvals/${token}`} runLink={runLink} />);
   const intent = c.req.query("intent");
