@@ -194,6 +194,12 @@ export interface Decision {
   approved: boolean;
 }
 
+/** `POST /runs/:id/questions/:questionId`. */
+export interface Answered {
+  question_id: string;
+  answered: true;
+}
+
 /** One entry of `GET /workers`. */
 export interface WorkerInfo {
   name: string;

@@ -5,6 +5,8 @@ import type { OutgoingMail } from "../../src/email/mailer";
 import { MAX_ANSWER_CHARS } from "../../src/engine/approvals/ask-human";
 import { modelRequests, script, settle, stub } from "../durable-objects/helpers";
 import { captureMail, deliver, parseMail, replyTo } from "../email/support";
+import { BadRequestError, ConflictError } from "../../src/client";
+import { appClient } from "../client/app-client";
 
 const auth = { Authorization: "Bearer test-token", "content-type": "application/json" };
 const call = (url: string, init: RequestInit = {}) => exports.default.fetch(new Request(url.startsWith("http") ? url : `https://edgework.test${url}`, init));
@@ -87,6 +89,15 @@ describe("questions to people (the human kind, ctx.askHuman)", () => {
       status: "succeeded",
       approvals: [{ answer: "x".repeat(MAX_ANSWER_CHARS), by: { email: null, via: "api" } }],
     });
+  });
+
+  it("edgework/client answers a question once; a second answer is a ConflictError, an empty one a BadRequestError", async () => {
+    const q = await asked("question-client");
+    const client = appClient();
+    expect(await client.approvals.answer("question-client", q.id, "").catch((e: unknown) => e)).toBeInstanceOf(BadRequestError);
+    expect(await client.approvals.answer("question-client", q.id, "41, the red one")).toEqual({ question_id: q.id, answered: true });
+    expect(await client.approvals.answer("question-client", q.id, "42").catch((e: unknown) => e)).toBeInstanceOf(ConflictError);
+    expect(await settle("question-client")).toMatchObject({ status: "succeeded", approvals: [{ answer: "41, the red one" }] });
   });
 
   it("by reply: the first paragraph is the answer; a reply from an address it was not sent to is refused", async () => {
