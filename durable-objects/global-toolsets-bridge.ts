@@ -1,5 +1,15 @@
 import { RpcTarget } from "cloudflare:workers";
-import { combinedSignal, messageOf, propagates, ToolError, type AgentOptions, type GlobalToolsets, type ToolContext, type Toolset } from "../src/engine";
+import {
+  combinedSignal,
+  messageOf,
+  propagates,
+  ToolError,
+  type AgentOptions,
+  type GlobalToolsets,
+  type HumanQuestion,
+  type ToolContext,
+  type Toolset,
+} from "../src/engine";
 
 /** What a global tool call sends to the singleton: plain data. */
 export interface GlobalCall {
@@ -61,6 +71,9 @@ export class ToolContextBridge extends RpcTarget {
   }
   randomId() {
     return this.guard(() => this.ctx.randomId());
+  }
+  askHuman(q: HumanQuestion) {
+    return this.guard(() => this.ctx.askHuman(q));
   }
 }
 

@@ -46,6 +46,7 @@ export class GlobalToolsetsDO extends DurableObject<Env> {
         step: (key, fn) => unbridged(bridge.step(key, async () => fn())) as Promise<never>,
         now: () => unbridged(bridge.now()),
         randomId: () => unbridged(bridge.randomId()),
+        askHuman: (q) => unbridged(bridge.askHuman(q)),
       });
       return { ok: true, value: value ?? null };
     } catch (err) {

@@ -3,7 +3,7 @@
  * declared once: `sql.one<RunRow>\`…\``. Columns holding JSON are `JsonText<T>`.
  */
 
-import type { ApprovalMode, Budget, Usage } from "../src/engine";
+import type { ApprovalMode, Budget, Decider, DeciderPolicy, Usage } from "../src/engine";
 import type { ApprovalView, RunStatusName } from "../src/runs/types";
 import type { JsonText } from "./sql";
 
@@ -57,9 +57,15 @@ export interface ApprovalRow {
   args: JsonText<unknown>;
   description: string;
   notify: string | null;
+  deciders: JsonText<DeciderPolicy> | null;
+  kind: "question" | null;
+  /** A question's answer (its journal step). */
+  answer: string | null;
   status: ApprovalView["status"];
   note: string | null;
   decided_by: string | null;
+  /** The decision's `decider` (journal step), when a person decided. */
+  decider: JsonText<Decider> | null;
   created_at: number;
   decided_at: number | null;
   expires_at: number;

@@ -32,7 +32,7 @@ const APPROVALS = `CREATE TABLE IF NOT EXISTS approvals (
   tool TEXT NOT NULL, args TEXT NOT NULL, description TEXT NOT NULL, notify TEXT,
   status TEXT NOT NULL, note TEXT, decided_by TEXT,
   created_at INTEGER NOT NULL, decided_at INTEGER, expires_at INTEGER NOT NULL,
-  asked_step INTEGER
+  asked_step INTEGER, deciders TEXT, kind TEXT
 ) WITHOUT ROWID`;
 // after_step: the journal seq this event follows, so SSE merges both logs in true order.
 const EVENTS = `CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, after_step INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)`;
@@ -92,6 +92,9 @@ const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
   [7, [`ALTER TABLE run ADD COLUMN edgework_version TEXT`]],
   // Version 8: each step's start in its own row (the run's timeline); older rows have none.
   [8, [`ALTER TABLE journal ADD COLUMN started_at INTEGER`]],
+  // Version 9: who may decide an approval (the tool's `ask:` list, `allow_initiator`), as JSON; null: whoever it reaches.
+  // kind: 'question' for a question to a person (ctx.askHuman), answered with text; null: an approval.
+  [9, [`ALTER TABLE approvals ADD COLUMN deciders TEXT`, `ALTER TABLE approvals ADD COLUMN kind TEXT`]],
 ];
 
 /**
@@ -136,11 +139,13 @@ FROM (
  * range, no index to write), and stops at the first match.
  */
 export const APPROVALS_CURRENT = raw(`(
-SELECT a.id, a.key, a.call_path, a.worker_chain, a.tool, a.args, a.description, a.notify, a.created_at, a.expires_at,
+SELECT a.id, a.key, a.call_path, a.worker_chain, a.tool, a.args, a.description, a.notify, a.deciders, a.kind, a.created_at, a.expires_at,
   CASE WHEN a.status <> 'pending' OR d.value IS NULL THEN a.status
        WHEN d.value ->> '$.approved' THEN 'approved' WHEN d.value ->> '$.expired' THEN 'expired' ELSE 'rejected' END AS status,
   coalesce(a.note, d.value ->> '$.note') AS note,
   coalesce(a.decided_by, d.value ->> '$.by') AS decided_by,
+  d.value -> '$.decider' AS decider,
+  d.value ->> '$.answer' AS answer,
   coalesce(a.decided_at, d.at) AS decided_at
 FROM (
   SELECT *, CASE WHEN status = 'pending' THEN (

@@ -5,7 +5,8 @@
  * journal step). The caller runs each method inside its transaction.
  */
 
-import type { ApprovalDecision, PendingApproval } from "../../src/engine";
+import { MAX_ANSWER_CHARS } from "../../src/engine/approvals/ask-human";
+import { recordedAddress, refusalOf, type ApprovalDecision, type Decider, type DeciderPolicy, type PendingApproval } from "../../src/engine";
 import type { FollowUp } from "../../src/engine/types/worker";
 import { numberVar } from "../../src/config";
 import { TERMINAL, type Answer, type ApprovalView, type DecisionRequest, type RunStatusName } from "../../src/runs/types";
@@ -14,6 +15,7 @@ import { APPROVALS_CURRENT } from "../schema";
 import { json, parse } from "../sql";
 import type { SqliteJournalStore } from "../sqlite-journal";
 import type { RunHost } from "./host";
+import { logRunEvent } from "./log";
 
 /** How long a pending approval waits for a decision before it counts as rejected (APPROVAL_TTL_SECONDS, default a week). */
 export const approvalTtlMs = (env: Env) => numberVar(env, "APPROVAL_TTL_SECONDS", 7 * 86_400) * 1000;
@@ -47,6 +49,23 @@ const lower = (address: string) => address.trim().toLowerCase();
 /** The status a recorded decision gives its approval. */
 const statusOf = (d: ApprovalDecision & { expired?: boolean }) => (d.expired ? "expired" : d.approved ? "approved" : "rejected");
 
+/** Whom a request that names no decider is checked as (the app's routes always name one; it is recorded only when named). */
+const API_DECIDES: Decider = { email: null, via: "api" };
+
+/** Why a request does not fit what it decides: a question takes an answer (bounded), an approval a decision only; null when it fits. */
+function answerMismatch(kind: ApprovalRow["kind"], d: DecisionRequest): string | null {
+  if (kind !== "question") return d.answer === undefined ? null : "this is an approval: approve or reject it; only a question takes an answer";
+  if (d.answer === undefined || d.decision !== "approve") return "this is a question: answer it with text";
+  if (!d.answer.trim()) return "the answer is empty";
+  return d.answer.length > MAX_ANSWER_CHARS ? `the answer is ${d.answer.length} characters; at most ${MAX_ANSWER_CHARS}` : null;
+}
+
+/** A policy as `GET /runs/:id` shows it. */
+const deciderView = (p: DeciderPolicy): NonNullable<ApprovalView["deciders"]> => ({ ask: p.ask ?? null, allow_initiator: !!p.allowInitiator });
+
+/** The approval_recorded event's data: who or what decided, and the person and way when one did. */
+const recordedEvent = (id: string, d: ApprovalDecision) => ({ approval_id: id, status: statusOf(d), by: d.by, ...(d.decider ? { decider: d.decider } : {}) });
+
 /**
  * The approvals of one run, in its SQLite: asked, decided, expired, voided.
  * A decision and an expiry are recorded the same way, in one row: a journal step
@@ -70,8 +89,8 @@ export class RunApprovals {
    */
   request(p: PendingApproval, now: number, ttlMs: number): void {
     const inserted = this.sql
-      .all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, status, created_at, expires_at, asked_step)
-      VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, 'pending', ${now}, ${now + ttlMs},
+      .all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, deciders, kind, status, created_at, expires_at, asked_step)
+      VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, ${p.deciders ? json(p.deciders) : null}, ${p.kind ?? null}, 'pending', ${now}, ${now + ttlMs},
         (SELECT coalesce(max(seq), 0) FROM journal))
       ON CONFLICT (id) DO NOTHING RETURNING id`;
     if (inserted.length) this.host.event("approval_requested", { approval_id: p.id, tool: p.tool, worker_chain: p.workerChain, description: p.description });
@@ -85,24 +104,39 @@ export class RunApprovals {
   }
 
   /**
-   * Only a pending, unexpired approval of a run that has not ended can be decided;
+   * Only a pending, unexpired approval of a run that has not ended can be decided,
+   * by someone its policy admits (`refusalOf`; `initiator`: who started the run);
    * deciding one whose expiry has come records its rejection instead. `recorded`:
    * something was written, so the run must replay.
    */
-  decide(approvalId: string, d: DecisionRequest, run: RunStatusName, now: number): { answer: Answer<{ approved: boolean }>; recorded: boolean } {
+  decide(
+    approvalId: string,
+    d: DecisionRequest,
+    run: { status: RunStatusName; initiator: string | null },
+    now: number,
+  ): { answer: Answer<{ approved: boolean }>; recorded: boolean } {
     const refused = (answer: Answer<{ approved: boolean }>) => ({ answer, recorded: false });
     // Before anything else: a stranger's reply must not even record an expiry.
     if (d.replyFrom !== undefined && !this.recipients(approvalId).includes(lower(d.replyFrom))) {
       return refused({ ok: false, status: 403, error: "the reply does not come from an address this approval was emailed to" });
     }
     const ap = this.sql.one<
-      Pick<ApprovalRow, "id" | "key" | "status" | "expires_at" | "tool" | "args" | "worker_chain">
-    >`SELECT id, key, status, expires_at, tool, args, worker_chain FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${approvalId}`;
+      Pick<ApprovalRow, "id" | "key" | "status" | "expires_at" | "tool" | "args" | "worker_chain" | "deciders" | "kind">
+    >`SELECT id, key, status, expires_at, tool, args, worker_chain, deciders, kind FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${approvalId}`;
     if (!ap) return refused({ ok: false, status: 404, error: `unknown approval "${approvalId}" for this run` });
+    const mismatch = answerMismatch(ap.kind, d);
+    if (mismatch) return refused({ ok: false, status: 400, error: mismatch });
+    const decider = d.decider ?? API_DECIDES;
+    const refusal = refusalOf(ap.deciders ? parse(ap.deciders) : undefined, decider, run.initiator);
+    if (refusal) {
+      // Logged without the address: the code and the way are enough to alert on.
+      logRunEvent(this.sql, "approval_refused", { approval_id: ap.id, via: decider.via, refusal: refusal.code });
+      return refused({ ok: false, status: 403, error: refusal.reason });
+    }
     if (ap.status === "expired") return refused(EXPIRED_ANSWER);
     // Also a still-pending row of a run that ended before voiding existed.
-    if (TERMINAL.includes(run) && (ap.status === "pending" || ap.status === "voided"))
-      return refused({ ok: false, status: 409, error: `${runEnded(run)}; its approvals are void` });
+    if (TERMINAL.includes(run.status) && (ap.status === "pending" || ap.status === "voided"))
+      return refused({ ok: false, status: 409, error: `${runEnded(run.status)}; its approvals are void` });
     if (ap.status !== "pending") return refused({ ok: false, status: 409, error: `approval already ${ap.status}` });
     if (now >= ap.expires_at) {
       this.resolve(ap, EXPIRED);
@@ -110,7 +144,14 @@ export class RunApprovals {
     }
     const remember =
       d.remember && d.decision === "approve" ? { worker: parse<string[]>(ap.worker_chain).at(-1)!, tool: ap.tool, args: parse(ap.args) } : undefined;
-    const decision: ApprovalDecision = { approved: d.decision === "approve", by: d.by, ...(d.note ? { note: d.note } : {}), ...(remember ? { remember } : {}) };
+    const decision: ApprovalDecision = {
+      approved: d.decision === "approve",
+      by: d.by,
+      ...(d.decider ? { decider: { email: d.decider.email === null ? null : recordedAddress(d.decider.email), via: d.decider.via } } : {}),
+      ...(d.note ? { note: d.note } : {}),
+      ...(d.answer !== undefined ? { answer: d.answer } : {}),
+      ...(remember ? { remember } : {}),
+    };
     this.resolve(ap, decision);
     return { answer: { ok: true, approved: decision.approved }, recorded: true };
   }
@@ -202,6 +243,7 @@ export class RunApprovals {
   list(): ApprovalView[] {
     return this.sql.all<ApprovalRow>`SELECT * FROM ${APPROVALS_CURRENT} AS approvals_current ORDER BY created_at, id`.map((r) => ({
       id: r.id,
+      kind: r.kind ?? "approval",
       status: r.status,
       tool: r.tool,
       args: parse(r.args),
@@ -209,8 +251,11 @@ export class RunApprovals {
       worker_chain: parse(r.worker_chain),
       call_path: r.call_path,
       notify: r.notify ?? null,
+      deciders: r.deciders ? deciderView(parse(r.deciders)) : null,
       note: r.note ?? null,
+      answer: r.answer ?? null,
       decided_by: r.decided_by ?? null,
+      by: r.decider ? parse(r.decider) : null,
       created_at: r.created_at,
       decided_at: r.decided_at ?? null,
       expires_at: r.expires_at,
@@ -224,12 +269,12 @@ export class RunApprovals {
   recordedEvents(): Map<string, (decision: ApprovalDecision) => Record<string, unknown>> {
     const rows = this.sql.all<Pick<ApprovalRow, "id" | "key">>`SELECT id, key FROM approvals
       WHERE id NOT IN (SELECT data ->> '$.approval_id' FROM events WHERE type = 'approval_recorded' AND data ->> '$.approval_id' IS NOT NULL)`;
-    return new Map(rows.map((r) => [r.key, (d: ApprovalDecision) => ({ approval_id: r.id, status: statusOf(d), by: d.by })]));
+    return new Map(rows.map((r) => [r.key, (d: ApprovalDecision) => recordedEvent(r.id, d)]));
   }
 
   /** One row: the journal step (see the class comment). */
   private resolve(ap: Pick<ApprovalRow, "id" | "key">, decision: ApprovalDecision): void {
     this.journal.put(ap.key, decision);
-    this.host.noted("approval_recorded", { approval_id: ap.id, status: statusOf(decision), by: decision.by });
+    this.host.noted("approval_recorded", recordedEvent(ap.id, decision));
   }
 }

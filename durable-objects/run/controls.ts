@@ -9,11 +9,12 @@
 import { clearRunState } from "../../src/engine";
 import { deployedVersion } from "../../src/catalog";
 import { snapshotFor, type CatalogSnapshot } from "../../src/pinned-catalog";
-import { TERMINAL, type Answer, type DecisionRequest, type RunStatusName, type StartRun } from "../../src/runs/types";
+import { TERMINAL, type Answer, type DecisionRequest, type ReplyRequest, type RunStatusName, type StartRun } from "../../src/runs/types";
 import { sameSecret } from "../../src/security/constant-time";
 import { replyMac } from "../../src/tokens/reply-reference";
 import type { ModelDispatch } from "../model-dispatch";
-import { json } from "../sql";
+import { initiatorOf } from "../../src/runs/initiator";
+import { json, parse } from "../sql";
 import type { SqliteStateBackend } from "../sqlite-state";
 import { runEnded, type RunApprovals } from "./approvals";
 import { catalogColumns } from "./catalog";
@@ -64,7 +65,8 @@ export class RunControls {
   async decide(approvalId: string, d: DecisionRequest): Promise<Answer<{ approved: boolean }>> {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
-    const { answer, recorded } = this.host.ctx.storage.transactionSync(() => this.parts.approvals.decide(approvalId, d, run.status, Date.now()));
+    const who = { status: run.status, initiator: initiatorOf(parse(run.trigger)) };
+    const { answer, recorded } = this.host.ctx.storage.transactionSync(() => this.parts.approvals.decide(approvalId, d, who, Date.now()));
     if (recorded) await this.host.wakeSoon();
     return answer;
   }
@@ -74,11 +76,19 @@ export class RunControls {
    * (checked here, where the approval ids are), then the same rules as any decision,
    * plus: the sender must be an address the approval was emailed to.
    */
-  async decideByReply(mac: string, d: DecisionRequest & { replyFrom: string }): Promise<Answer<{ approved: boolean }>> {
+  async decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<{ approved: boolean }>> {
     const secret = this.host.env.APPROVAL_SECRET;
     const objectId = this.host.ctx.id.toString();
     for (const a of secret ? this.parts.approvals.list() : []) {
-      if (await sameSecret(await replyMac(objectId, a.id, secret!), mac)) return this.decide(a.id, d);
+      if (!(await sameSecret(await replyMac(objectId, a.id, secret!), mac))) continue;
+      const { by, decider, replyFrom } = reply;
+      // A question is answered by the reply's first paragraph; an approval by its decision line.
+      if (a.kind === "question") {
+        if (!reply.answer) return { ok: false, status: 400, error: "the reply has no answer: write it above the quoted question" };
+        return this.decide(a.id, { decision: "approve", answer: reply.answer, by, decider, replyFrom });
+      }
+      if (!reply.decision) return { ok: false, status: 400, error: reply.noDecision };
+      return this.decide(a.id, { ...reply.decision, by, decider, replyFrom });
     }
     return { ok: false, status: 404, error: "the reply address names no approval of this run" };
   }

@@ -29,6 +29,7 @@ const LOGGED: Record<string, readonly string[]> = {
   run_retry: ["attempt"],
   approval_requested: ["approval_id", "tool"],
   approval_recorded: ["approval_id", "status"],
+  approval_refused: ["approval_id", "via", "refusal"],
   step_failed: ["step"],
   index_report_failed: ["version"],
 };

@@ -5,7 +5,7 @@
  * (approval_emailed…) and `activeCatalog` (a worker's follow-up plan).
  */
 
-import { sendApprovalEmail, type EmailOutcome } from "../../src/email/approval-notifier";
+import { approvalRecipients, missingEmailConfig, sendApprovalEmail, type EmailOutcome } from "../../src/email/approval-notifier";
 import { messageOf, RunInterrupted, type PendingApproval } from "../../src/engine";
 import type { RunApprovals } from "./approvals";
 import type { RunHost } from "./host";
@@ -21,6 +21,9 @@ function warnOnce(message: string): void {
   console.warn(`edgework: ${message}`);
 }
 
+/** What the notifier step records: whom the request went to (listed as a To header lists them), or what is missing to send it. */
+export type RequestOutcome = EmailOutcome & { expires_at: number };
+
 /** The run a mail is about: its id and what started it (shown in the mail). */
 export interface MailRun {
   id: string;
@@ -35,26 +38,35 @@ export class RunMail {
   ) {}
 
   /**
-   * The engine's approval notifier (a journal step: once per approval): emails the
-   * approver about the approval the run recorded. A failed send interrupts the
-   * activation so the alarm retries it later; the approval is decidable by API meanwhile.
+   * The engine's approval notifier (a journal step: once per approval): emails each
+   * recipient of the approval the run recorded (`approvalRecipients`), a link bound to
+   * each. A failed send interrupts the activation so the alarm retries it later, skipping
+   * those already emailed; the approval is decidable by API meanwhile.
    */
-  async requestApproval(p: PendingApproval, run: MailRun): Promise<EmailOutcome & { expires_at: number }> {
+  async requestApproval(p: PendingApproval, run: MailRun): Promise<RequestOutcome> {
     const { ctx, env } = this.host;
     const expiresAt = this.approvals.expiresAt(p.id);
-    let outcome: EmailOutcome;
-    try {
-      outcome = await sendApprovalEmail(env, p, { ...run, objectId: ctx.id.toString() }, expiresAt);
-    } catch (err) {
-      throw new RunInterrupted("retry", `sending the approval email for ${p.tool} failed: ${messageOf(err)}`);
+    const recipients = approvalRecipients(env, p);
+    const missing = missingEmailConfig(env, recipients[0]);
+    if (missing.length) {
+      warnOnce(`approval emails are off (missing ${missing.join(", ")}); approvals stay reachable by API and on the run page`);
+      return { emailed: false, missing, expires_at: expiresAt };
     }
-    if (outcome.emailed) {
-      // The worker's follow-up plan, from the catalog the run is on.
-      const plan = this.host.activeCatalog()?.get(p.workerChain.at(-1)!)?.followUp;
-      ctx.storage.transactionSync(() => this.approvals.planMail(p.id, outcome.to, Date.now(), plan));
-      this.host.event("approval_emailed", { approval_id: p.id, to: outcome.to });
-    } else warnOnce(`approval emails are off (missing ${outcome.missing.join(", ")}); approvals stay reachable by API and on the run page`);
-    return { ...outcome, expires_at: expiresAt };
+    // The worker's follow-up plan, from the catalog the run is on.
+    const plan = this.host.activeCatalog()?.get(p.workerChain.at(-1)!)?.followUp;
+    const emailed = new Set(this.approvals.recipients(p.id));
+    for (const to of recipients.filter((r) => !emailed.has(r.toLowerCase()))) {
+      try {
+        await sendApprovalEmail(env, p, { ...run, objectId: ctx.id.toString() }, expiresAt, to);
+      } catch (err) {
+        throw new RunInterrupted("retry", `sending the approval email for ${p.tool} failed: ${messageOf(err)}`);
+      }
+      ctx.storage.transactionSync(() => {
+        this.approvals.planMail(p.id, to, Date.now(), plan);
+        this.host.event("approval_emailed", { approval_id: p.id, to });
+      });
+    }
+    return { emailed: true, to: recipients.join(", "), expires_at: expiresAt };
   }
 
   /**
@@ -70,11 +82,18 @@ export class RunMail {
     await ctx.storage.sync();
     for (const m of due) {
       const a = m.approval;
-      const subject = { id: a.id, workerChain: a.worker_chain, tool: a.tool, args: a.args, notify: a.notify ?? undefined };
+      const subject = {
+        id: a.id,
+        workerChain: a.worker_chain,
+        tool: a.tool,
+        args: a.args,
+        notify: a.notify ?? undefined,
+        description: a.description,
+        ...(a.kind === "question" ? { kind: a.kind } : {}),
+      };
       try {
-        const outcome = await sendApprovalEmail(env, subject, { ...run, objectId: ctx.id.toString() }, a.expires_at, {
+        const outcome = await sendApprovalEmail(env, subject, { ...run, objectId: ctx.id.toString() }, a.expires_at, m.recipient, {
           kind: m.kind,
-          to: m.recipient,
           originallyTo: m.originallyTo,
         });
         if (outcome.emailed) this.host.event(`approval_${m.kind}_emailed`, { approval_id: a.id, to: m.recipient });

@@ -28,6 +28,7 @@ import {
   TERMINAL,
   type Answer,
   type DecisionRequest,
+  type ReplyRequest,
   type ModelDelta,
   type RunEvent,
   type RunStatusName,
@@ -137,8 +138,8 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return this.controls.decide(approvalId, d);
   }
 
-  async decideByReply(mac: string, d: DecisionRequest & { replyFrom: string }): Promise<Answer<{ approved: boolean }>> {
-    return this.controls.decideByReply(mac, d);
+  async decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<{ approved: boolean }>> {
+    return this.controls.decideByReply(mac, reply);
   }
 
   async cancel(): Promise<Answer<{ status: "cancelled" }>> {

@@ -1,6 +1,6 @@
 import { runPath } from "./runs";
 import type { RequestOptions, Transport } from "./transport";
-import type { Decision, DecideParams, PendingApprovals } from "./types";
+import type { Answered, Decision, DecideParams, PendingApprovals } from "./types";
 
 /** Approvals across runs, and deciding one. */
 export class Approvals {
@@ -19,5 +19,14 @@ export class Approvals {
   decide(runId: string, approvalId: string, params: DecideParams, options?: RequestOptions): Promise<Decision> {
     const body = { decision: params.decision, ...(params.note !== undefined ? { note: params.note } : {}) };
     return this.transport.json({ method: "POST", path: `${runPath(runId)}/approvals/${encodeURIComponent(approvalId)}`, body }, options);
+  }
+
+  /**
+   * `POST /runs/:runId/questions/:questionId`: answers a question to a person (at most
+   * 8000 characters). Retried like `decide`: a second answer is refused (ConflictError).
+   */
+  answer(runId: string, questionId: string, answer: string, options?: RequestOptions): Promise<Answered> {
+    const path = `${runPath(runId)}/questions/${encodeURIComponent(questionId)}`;
+    return this.transport.json({ method: "POST", path, body: { answer } }, options);
   }
 }

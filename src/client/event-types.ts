@@ -1,4 +1,4 @@
-import type { RunStatus } from "./types";
+import type { Decider, RunStatus } from "./types";
 
 /**
  * The events of `GET /runs/:id/events`, by type. `id` is the event's own cursor
@@ -31,9 +31,9 @@ export type RunEvent =
     >
   | TypedEvent<"tool", { path: string; ok: boolean; result?: string; error?: string; truncated_from?: number }>
   | TypedEvent<"approval_requested", { approval_id: string; tool: string; worker_chain: string[]; description: string }>
-  | TypedEvent<"approval_recorded", { approval_id: string; status: "approved" | "rejected" | "expired"; by: string }>
+  | TypedEvent<"approval_recorded", { approval_id: string; status: "approved" | "rejected" | "expired"; by: string; decider?: Decider }>
   | TypedEvent<"approval_notified", { path: string } & Record<string, unknown>>
-  | TypedEvent<"approval_decided", { path: string; approved: boolean; by: string; note: string | null }>
+  | TypedEvent<"approval_decided", { path: string; approved: boolean; by: string; decider?: Decider; note: string | null }>
   | TypedEvent<"approval_emailed" | "approval_reminder_emailed" | "approval_escalation_emailed", { approval_id: string; to: string }>
   | TypedEvent<"approval_email_failed", { approval_id: string; kind: string; to: string; error: string }>
   | TypedEvent<"step", { key: string }>

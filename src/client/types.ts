@@ -47,8 +47,16 @@ export interface StartedRun {
   status_url: string;
 }
 
+/** Who decided an approval and how; `email` is null for the API token (and sessions signed in with it). */
+export interface Decider {
+  email: string | null;
+  via: "link" | "reply" | "inbox" | "api" | "access";
+}
+
 export interface ApprovalView {
   id: string;
+  /** `question`: a question to a person, answered with text; else a call's approval. */
+  kind: "approval" | "question";
   status: "pending" | "approved" | "rejected" | "expired" | "voided";
   tool: string;
   args: unknown;
@@ -56,8 +64,14 @@ export interface ApprovalView {
   worker_chain: string[];
   call_path: string;
   notify: string | null;
+  /** Who may decide it, when its policy names people. */
+  deciders: { ask: string[] | null; allow_initiator: boolean } | null;
   note: string | null;
+  /** A question's answer, once answered. */
+  answer: string | null;
   decided_by: string | null;
+  /** The person who decided and how (null: undecided, or no person decided: an expiry, the run's mode). */
+  by: Decider | null;
   created_at: number;
   decided_at: number | null;
   expires_at: number;
@@ -225,6 +239,12 @@ export interface DecideParams {
 export interface Decision {
   approval_id: string;
   approved: boolean;
+}
+
+/** `POST /runs/:id/questions/:questionId`. */
+export interface Answered {
+  question_id: string;
+  answered: true;
 }
 
 /** One entry of `GET /workers`. */

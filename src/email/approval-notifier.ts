@@ -1,7 +1,8 @@
-import type { PendingApproval } from "../engine";
+import { emailableDeciders, type PendingApproval } from "../engine";
 import { signApprovalToken } from "../tokens/approval-token";
 import { replyReference } from "../tokens/reply-reference";
 import { approvalHtml, approvalSubject, approvalText, type ApprovalEmailInput } from "../views/approval-email";
+import { questionHtml, questionSubject, questionText } from "../views/question-email";
 import { mailer } from "./mailer";
 import { buildMime } from "./mime";
 import { appPath } from "../http/base-path";
@@ -9,7 +10,18 @@ import { appPath } from "../http/base-path";
 export type EmailOutcome = { emailed: true; to: string } | { emailed: false; missing: string[] };
 
 /** What an approval email is about; a pending approval, or the stored row of one. */
-export type ApprovalSubject = Pick<PendingApproval, "id" | "workerChain" | "tool" | "args" | "notify">;
+export type ApprovalSubject = Pick<PendingApproval, "id" | "workerChain" | "tool" | "args" | "notify" | "kind" | "description">;
+
+/**
+ * Whom an approval is first emailed to, one link each: the addresses its policy names
+ * (`ask:`; patterns and `api` name no one to write to), else `notify`, else APPROVER_EMAIL.
+ */
+export function approvalRecipients(env: Env, p: Pick<PendingApproval, "notify" | "deciders">): string[] {
+  const named = emailableDeciders(p.deciders);
+  if (named.length) return named;
+  const to = p.notify ?? env.APPROVER_EMAIL;
+  return to ? [to] : [];
+}
 
 /** The run an approval belongs to; `objectId`: its Durable Object's id, for the reply address. */
 export interface ApprovalRun {
@@ -21,18 +33,17 @@ export interface ApprovalRun {
 /** A reminder (same approver) or an escalation (someone else): sent by the run's alarm. */
 export interface FollowUpMail {
   kind: "reminder" | "escalation";
-  to: string;
   originallyTo: string | null;
 }
 
 /** What approval emails need that is not configured, by variable name. */
-export function missingEmailConfig(env: Env, notify: string | undefined): string[] {
+export function missingEmailConfig(env: Env, recipient: string | undefined): string[] {
   const missing: string[] = [];
   if (!env.APPROVAL_EMAIL) missing.push("the APPROVAL_EMAIL send_email binding");
   if (!env.APPROVAL_FROM) missing.push("APPROVAL_FROM");
   if (!env.APPROVAL_SECRET) missing.push("APPROVAL_SECRET");
   if (!env.PUBLIC_URL) missing.push("PUBLIC_URL");
-  if (!notify && !env.APPROVER_EMAIL) missing.push("a recipient (approval.notify in the worker file, or APPROVER_EMAIL)");
+  if (!recipient) missing.push("a recipient (approval.notify in the worker file, or APPROVER_EMAIL)");
   return missing;
 }
 
@@ -50,13 +61,19 @@ async function replyAddress(env: Env, run: ApprovalRun, approvalId: string): Pro
 }
 
 /**
- * Sends one approval email: the request (to the worker's approver), or a follow-up.
+ * Sends one approval email to `to` (with a link bound to them): the request, or a follow-up.
  * Throws if the send fails (the caller retries later).
  */
-export async function sendApprovalEmail(env: Env, p: ApprovalSubject, run: ApprovalRun, expiresAt: number, followUp?: FollowUpMail): Promise<EmailOutcome> {
-  const missing = missingEmailConfig(env, followUp?.to ?? p.notify);
-  if (missing.length) return { emailed: false, missing };
-  const to = followUp?.to ?? p.notify ?? env.APPROVER_EMAIL!;
+export async function sendApprovalEmail(
+  env: Env,
+  p: ApprovalSubject,
+  run: ApprovalRun,
+  expiresAt: number,
+  to: string | undefined,
+  followUp?: FollowUpMail,
+): Promise<EmailOutcome> {
+  const missing = missingEmailConfig(env, to);
+  if (missing.length || !to) return { emailed: false, missing };
   const replyTo = await replyAddress(env, run, p.id);
   const content: ApprovalEmailInput = {
     runId: run.id,
@@ -69,13 +86,14 @@ export async function sendApprovalEmail(env: Env, p: ApprovalSubject, run: Appro
     replyTo,
     followUp: followUp && { kind: followUp.kind, originallyTo: followUp.originallyTo },
   };
+  const question = p.kind === "question" ? { ...content, question: p.description } : null;
   const raw = buildMime({
     from: env.APPROVAL_FROM!,
     to,
     replyTo,
-    subject: approvalSubject(content),
-    text: approvalText(content),
-    html: await approvalHtml(content),
+    subject: question ? questionSubject(question) : approvalSubject(content),
+    text: question ? questionText(question) : approvalText(content),
+    html: question ? await questionHtml(question) : await approvalHtml(content),
   });
   await mailer.send(env.APPROVAL_EMAIL, { from: env.APPROVAL_FROM!, to, raw });
   return { emailed: true, to };

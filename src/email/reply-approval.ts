@@ -2,6 +2,7 @@ import PostalMime from "postal-mime";
 import type { RunRpc } from "../runs";
 import { parseReplyReference } from "../tokens/reply-reference";
 import { readBounded } from "../http/read-body";
+import { MAX_ANSWER_CHARS } from "../engine/approvals/ask-human";
 
 /** A reply is a line of text; anything near this is not a reply to decide on (and its size is SMTP's problem, not ours). */
 export const MAX_REPLY_BYTES = 256 * 1024;
@@ -32,6 +33,29 @@ export function parseReplyDecision(text: string): ReplyDecision | null {
     return note ? { decision, note } : { decision };
   }
   return null;
+}
+
+const NO_DECISION =
+  'no decision found: the first line of the reply must start with "yes" (or approve, ok) or "no" (or reject); the rest of that line is the note';
+
+/**
+ * A reply's answer to a question: its first paragraph (lines up to the first empty
+ * line, the quote or the "On … wrote:" line), skipping leading empty lines; trimmed,
+ * at most MAX_ANSWER_CHARS. Null when there is none.
+ */
+export function parseReplyAnswer(text: string): string | null {
+  const lines: string[] = [];
+  for (const raw of text.slice(0, MAX_SCANNED_CHARS).split(/\r?\n/)) {
+    const line = raw.trimEnd();
+    if (line.trimStart().startsWith(">") || ATTRIBUTION.test(line.trim())) break;
+    if (!line.trim()) {
+      if (lines.length) break;
+      continue;
+    }
+    lines.push(line.trim());
+  }
+  const answer = lines.join("\n").slice(0, MAX_ANSWER_CHARS);
+  return answer || null;
 }
 
 const domainOf = (address: string) => address.slice(address.lastIndexOf("@") + 1).toLowerCase();
@@ -74,12 +98,10 @@ async function judge(message: ForwardableEmailMessage, env: Env): Promise<Verdic
   if (!headerFrom) return { accept: false, reason: "the reply has no From header with an address; reply directly from the address the approval was sent to" };
   if (headerFrom !== sender)
     return { accept: false, reason: "the From header and the envelope sender differ; reply directly from the address the approval was sent to" };
-  const decision = parseReplyDecision(email.text ?? "");
-  if (!decision)
-    return {
-      accept: false,
-      reason: 'no decision found: the first line of the reply must start with "yes" (or approve, ok) or "no" (or reject); the rest of that line is the note',
-    };
+  const text = email.text ?? "";
+  const decision = parseReplyDecision(text);
+  const answer = parseReplyAnswer(text);
+  if (!decision && !answer) return { accept: false, reason: NO_DECISION };
 
   let stub: RunRpc;
   try {
@@ -87,8 +109,15 @@ async function judge(message: ForwardableEmailMessage, env: Env): Promise<Verdic
   } catch {
     return { accept: false, reason: "this address names no approval; reply to the approval email as it was sent" };
   }
-  const answer = await stub.decideByReply(ref.mac, { ...decision, by: `email reply (${sender})`, replyFrom: sender });
-  return answer.ok ? { accept: true } : { accept: false, reason: answer.error };
+  const result = await stub.decideByReply(ref.mac, {
+    decision,
+    answer,
+    noDecision: NO_DECISION,
+    by: `email reply (${sender})`,
+    decider: { email: sender, via: "reply" },
+    replyFrom: sender,
+  });
+  return result.ok ? { accept: true } : { accept: false, reason: result.error };
 }
 
 /** The `email()` entry for messages to APPROVAL_REPLY_DOMAIN: a reply decides, or is refused with a reason. */

@@ -31,6 +31,8 @@
  * redacted copy is all that leaves.
  */
 
+import type { DeciderPolicy } from "./types/deciders";
+
 /** One problem in one worker file: `file: field: reason`. */
 export class WorkerFileError extends Error {
   constructor(
@@ -102,6 +104,10 @@ export interface PendingApproval {
   args: unknown;
   description: string;
   notify?: string;
+  /** Who may decide it (the tool's `ask:` list, `allow_initiator`); absent: whoever it reaches. */
+  deciders?: DeciderPolicy;
+  /** Set for a question to a person (`ctx.askHuman`): answered with text, not approved or rejected. */
+  kind?: "question";
 }
 
 /** Signal: one or more tool calls wait for a human. The run suspends. */

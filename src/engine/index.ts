@@ -14,10 +14,13 @@ export { appKinds } from "./toolsets/app-kinds";
 export { inProcessGlobals } from "./toolsets/in-process-globals";
 export { files } from "./toolsets/kinds/files";
 export { http } from "./toolsets/kinds/http";
+export { human } from "./toolsets/kinds/human";
 export { mcp } from "./toolsets/kinds/mcp";
 export { workerCreation } from "./toolsets/kinds/worker-creation";
 export type { ApprovalMode } from "./toolsets/wrappers/approval";
 export type { ApprovalDecision, ApprovalNotifier, ApprovalRecorder } from "./approvals/ask-approval";
+export type { Decider, DeciderPolicy, DecisionVia, HumanAnswer, HumanQuestion } from "./types/deciders";
+export { emailableDeciders, normalizeAddress, recordedAddress, refusalOf } from "./approvals/deciders";
 export { MalformedData, parseJson, type ParseData } from "./data-files";
 export { parseWorkerFile } from "./catalog/worker-file";
 // The shared interfaces (types/): what a platform, a kind or a function implements.

@@ -1,4 +1,6 @@
 import type { Context } from "hono";
+import { refusalOf, type Decider } from "../engine";
+import { initiatorOf } from "../runs/initiator";
 import type { ApprovalView, RunView } from "../runs/types";
 import { runView } from "../runs";
 import { verifyApprovalToken, type ApprovalTokenPayload } from "../tokens/approval-token";
@@ -36,3 +38,26 @@ export async function checkApprovalLink(c: Context<{ Bindings: Env }>, token: st
 
 /** The run page as reached from an approval link: the same token grants viewing its run. */
 export const runPageLink = (runId: string, token: string) => appPath(`/runs/${encodeURIComponent(runId)}/view?token=${encodeURIComponent(token)}`);
+
+/**
+ * Why the person a link names may not decide its approval (the same check the run
+ * makes when they POST), or null: the page says so before anyone writes a note.
+ */
+export function linkRefusal(run: RunView, approval: ApprovalView, payload: ApprovalTokenPayload): string | null {
+  const d = approval.deciders;
+  const policy = d ? { ...(d.ask ? { ask: d.ask } : {}), allowInitiator: d.allow_initiator } : undefined;
+  return refusalOf(policy, linkDecider(payload, approval).decider, initiatorOf(run.trigger))?.reason ?? null;
+}
+
+/**
+ * Who decides through a link, as its signature says: the recipient it was emailed to
+ * (a forwarded link still names them), the inbox session it was signed for, or the
+ * person Cloudflare Access named. Links from before recipients were signed in fall
+ * back to the approval's `notify`.
+ */
+export function linkDecider(payload: ApprovalTokenPayload, approval: ApprovalView): { decider: Decider; by: string } {
+  if (payload.via === "inbox") return { decider: { email: null, via: "inbox" }, by: "inbox (signed in with the API token)" };
+  if (payload.via === "access") return { decider: { email: payload.to ?? "", via: "access" }, by: `inbox (${payload.to}, Cloudflare Access)` };
+  const to = payload.to ?? approval.notify;
+  return { decider: { email: to ?? null, via: "link" }, by: `approval link${to ? ` (${to})` : ""}` };
+}

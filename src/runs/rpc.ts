@@ -1,6 +1,6 @@
 import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, Tombstone } from "./index-types";
 import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "./fork";
-import type { Answer, DecisionRequest, ModelDelta, RunEvent, RunStatusName, RunView, StartRun } from "./types";
+import type { Answer, DecisionRequest, ModelDelta, ReplyRequest, RunEvent, RunStatusName, RunView, StartRun } from "./types";
 
 /**
  * What the app asks of one run's Durable Object (durable-objects/run/run.ts implements it).
@@ -16,7 +16,7 @@ export interface RunRpc {
   deltasSince(seq?: number): Promise<{ deltas: ModelDelta[]; next: number }>;
   decide(approvalId: string, d: DecisionRequest): Promise<Answer<{ approved: boolean }>>;
   /** A decision by emailed reply: `mac` names the approval (src/tokens/reply-reference.ts). */
-  decideByReply(mac: string, d: DecisionRequest & { replyFrom: string }): Promise<Answer<{ approved: boolean }>>;
+  decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<{ approved: boolean }>>;
   cancel(): Promise<Answer<{ status: "cancelled" }>>;
   /** A worker this run created, as `.worker` file text. */
   createdWorker(name: string): Promise<Answer<{ text: string }>>;

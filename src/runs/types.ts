@@ -1,4 +1,4 @@
-import type { ApprovalMode, Budget, Usage } from "../engine";
+import type { ApprovalMode, Budget, Decider, Usage } from "../engine";
 import type { CallNode } from "../engine/journal/call-tree";
 import type { Timeline } from "../engine/journal/timeline";
 import type { ForkOrigin } from "./fork";
@@ -18,6 +18,8 @@ export interface StartRun {
 
 export interface ApprovalView {
   id: string;
+  /** `question`: a question to a person (`ctx.askHuman`, the `human` kind), answered with text; else a call's approval. */
+  kind: "approval" | "question";
   status: "pending" | "approved" | "rejected" | "expired" | "voided";
   tool: string;
   args: unknown;
@@ -25,8 +27,15 @@ export interface ApprovalView {
   worker_chain: string[];
   call_path: string;
   notify: string | null;
+  /** Who may decide it, when its policy names people: `ask` entries (addresses, `*@domain`, `api`), and whether the run's initiator may. */
+  deciders: { ask: string[] | null; allow_initiator: boolean } | null;
   note: string | null;
+  /** A question's answer, once answered. */
+  answer: string | null;
+  /** Who or what decided, as people read it ("approval link (lead@example.com)", "api", "expiry"). */
   decided_by: string | null;
+  /** The person who decided and how (null: nobody yet, or no person: an expiry, the run's approval mode). */
+  by: Decider | null;
   created_at: number;
   decided_at: number | null;
   expires_at: number;
@@ -73,9 +82,27 @@ export interface DecisionRequest {
   decision: "approve" | "reject";
   note?: string;
   by: string;
+  /** A question's answer (then `decision` is "approve"); a question takes nothing else, an approval never one. */
+  answer?: string;
+  /** Who decides and how, checked against the approval's policy; absent: the API token (`{email: null, via: "api"}`). */
+  decider?: Decider;
   remember?: boolean;
   /** Set for an emailed reply: its sender, which must be an address the approval was emailed to. */
   replyFrom?: string;
+}
+
+/** An emailed reply, read both ways: which one counts depends on what it answers (an approval: `decision`; a question: `answer`). */
+export interface ReplyRequest {
+  /** The decision line, if the reply has one. */
+  decision: { decision: "approve" | "reject"; note?: string } | null;
+  /** The reply's first paragraph (bounded), if any. */
+  answer: string | null;
+  /** Why `decision` is null, for the sender of a reply to an approval. */
+  noDecision: string;
+  by: string;
+  decider: Decider;
+  /** The envelope sender: an address the approval was emailed to. */
+  replyFrom: string;
 }
 
 /** A piece of model text as it streams (direct dispatch), for watchers of the run page. */

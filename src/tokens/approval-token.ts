@@ -6,8 +6,10 @@ export interface ApprovalTokenPayload {
   approval: string;
   /** Expiry, ms since the epoch (the approval's own expiry). */
   exp: number;
-  /** Whom this link was emailed to (an escalation goes to others): who decided, on the record. */
+  /** Whom this link was emailed to (an escalation goes to others), or who opened it from the inbox: who decided, on the record and checked against the policy. */
   to?: string;
+  /** Absent: an emailed link. `inbox`: signed for a session of the inbox; `access`: for a person Cloudflare Access names (`to`). */
+  via?: "inbox" | "access";
 }
 
 export type TokenCheck =
@@ -26,7 +28,15 @@ const hmacKey = (secret: string, usage: "sign" | "verify") =>
  */
 export async function signApprovalToken(payload: ApprovalTokenPayload, secret: string): Promise<string> {
   const body = toBase64Url(
-    encoder.encode(JSON.stringify({ run: payload.run, approval: payload.approval, exp: payload.exp, ...(payload.to ? { to: payload.to } : {}) })),
+    encoder.encode(
+      JSON.stringify({
+        run: payload.run,
+        approval: payload.approval,
+        exp: payload.exp,
+        ...(payload.to ? { to: payload.to } : {}),
+        ...(payload.via ? { via: payload.via } : {}),
+      }),
+    ),
   );
   const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret, "sign"), encoder.encode(body));
   return `${body}.${toBase64Url(new Uint8Array(mac))}`;
@@ -56,6 +66,7 @@ export async function verifyApprovalToken(token: string, secret: string, now = D
   }
   if (typeof payload?.run !== "string" || typeof payload.approval !== "string" || typeof payload.exp !== "number") return invalid;
   if (payload.to !== undefined && typeof payload.to !== "string") return invalid;
+  if (payload.via !== undefined && payload.via !== "inbox" && payload.via !== "access") return invalid;
   if (now > payload.exp) return { ok: false, status: 410, reason: "expired", payload };
   return { ok: true, payload };
 }

@@ -1,4 +1,4 @@
-import type { RunView } from "../runs/types";
+import type { ApprovalView, RunView } from "../runs/types";
 import type { CallNode } from "../engine/journal/call-tree";
 import { rolledUpUsage } from "../engine/journal/run-usage";
 import { AttachmentList } from "./attachments";
@@ -36,6 +36,12 @@ function CallTree(props: { call: CallNode }) {
       ) : null}
     </li>
   );
+}
+
+/** Who decided: the person and the way when one did (`by`), else what did (an expiry, the run's mode). */
+function decidedBy(a: ApprovalView): string {
+  if (a.by) return ` by ${a.by.email ?? "the API token"} (via ${a.by.via})`;
+  return a.decided_by ? ` by ${a.decided_by}` : "";
 }
 
 /** The run for people: status, call tree, approvals, usage and cost; followed live by its script (refreshing itself without JS). */
@@ -138,8 +144,10 @@ export function RunPage(props: { run: RunView; events: string }) {
               </td>
               <td>
                 <Badge status={a.status} />
-                {a.decided_by ? ` by ${a.decided_by}` : ""}
+                {decidedBy(a)}
+                {a.deciders?.ask ? <div>may decide: {a.deciders.ask.join(", ")}</div> : null}
                 {a.note ? <div>“{a.note}”</div> : null}
+                {a.answer ? <div>answer: “{a.answer.length > 600 ? `${a.answer.slice(0, 600)}…` : a.answer}”</div> : null}
               </td>
             </tr>
           ))}

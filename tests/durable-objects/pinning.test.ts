@@ -173,6 +173,8 @@ describe("runs are pinned across deploys", () => {
         "INSERT INTO run_v2 SELECT id, worker, input, status, approval_mode, budget, trigger, output, error, usage, retries, created_at, updated_at FROM run",
       );
       sql.exec("ALTER TABLE approvals DROP COLUMN asked_step");
+      sql.exec("ALTER TABLE approvals DROP COLUMN deciders");
+      sql.exec("ALTER TABLE approvals DROP COLUMN kind");
       sql.exec("DROP TABLE run");
       sql.exec("ALTER TABLE run_v2 RENAME TO run");
       sql.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'");

@@ -17,6 +17,12 @@ const shape = (id: string) =>
       .map((r) => `${r.type} ${r.name}.${r.col}`),
   );
 
+/** APPROVALS_CURRENT as versions 4 to 6 read it: without the deciders column of version 7. */
+const APPROVALS_CURRENT_V6 = APPROVALS_CURRENT.text
+  .slice(1, -1)
+  .replace(" a.deciders, a.kind,", "")
+  .replace("\n  d.value -> '$.decider' AS decider,\n  d.value ->> '$.answer' AS answer,", "");
+
 /** A new instance (as after a deploy) migrates the object. */
 const redeploy = (id: string) =>
   runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) =>
@@ -27,6 +33,10 @@ const redeploy = (id: string) =>
 function toSchemaVersion(sql: SqlStorage, version: number) {
   if (version < 7) sql.exec("ALTER TABLE run DROP COLUMN edgework_version");
   if (version < 8) toJournalBeforeV8(sql);
+  if (version < 9) {
+    sql.exec("ALTER TABLE approvals DROP COLUMN deciders");
+    sql.exec("ALTER TABLE approvals DROP COLUMN kind");
+  }
   sql.exec("UPDATE meta SET value = ? WHERE key = 'schema_version'", String(version));
 }
 
@@ -119,7 +129,7 @@ it("a run paused under schema version 4 (views run_current and approvals_current
   await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
     toKeyGrammar1(state.storage.sql);
     state.storage.sql.exec(`CREATE VIEW run_current AS ${RUN_CURRENT.text.slice(1, -1)}`);
-    state.storage.sql.exec(`CREATE VIEW approvals_current AS ${APPROVALS_CURRENT.text.slice(1, -1)}`);
+    state.storage.sql.exec(`CREATE VIEW approvals_current AS ${APPROVALS_CURRENT_V6}`);
     toSchemaVersion(state.storage.sql, 4);
   });
   await redeploy(id);

@@ -9,6 +9,7 @@ import { http } from "../../src/engine/toolsets/kinds/http";
 import { InboxPage } from "../../src/views/inbox-page";
 import { RUN_LIVE_SCRIPT } from "../../src/views/run-live-script";
 import { effectUrl, script, settle, stub } from "../durable-objects/helpers";
+import { accessKeys } from "../support/access-jwt";
 
 const BASE = "https://edgework.test";
 const call = (path: string, init: RequestInit = {}) => exports.default.fetch(new Request(`${BASE}${path}`, { redirect: "manual", ...init }));
@@ -164,20 +165,7 @@ describe("Cloudflare Access", () => {
   const accessEnv = { ...env, ACCESS_TEAM_DOMAIN: TEAM, ACCESS_AUD: "aud-tag-1" };
   afterEach(() => vi.restoreAllMocks());
 
-  async function keys() {
-    const pair = (await crypto.subtle.generateKey(
-      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-      true,
-      ["sign", "verify"],
-    )) as CryptoKeyPair;
-    const jwk = { ...((await crypto.subtle.exportKey("jwk", pair.publicKey)) as JsonWebKey), kid: "k1" };
-    const enc = (o: unknown) => toBase64Url(new TextEncoder().encode(JSON.stringify(o)));
-    const sign = async (claims: Record<string, unknown>, key = pair.privateKey) => {
-      const head = `${enc({ alg: "RS256", kid: "k1", typ: "JWT" })}.${enc(claims)}`;
-      return `${head}.${toBase64Url(new Uint8Array(await crypto.subtle.sign("RSASSA-PKCS1-v1_5", key, new TextEncoder().encode(head))))}`;
-    };
-    return { jwk, sign };
-  }
+  const keys = accessKeys;
 
   it("a valid JWT opens the inbox; a bad signature, expired, not-yet-valid, wrong aud or wrong issuer does not; keys come from the team's certs URL only", async () => {
     const { jwk, sign } = await keys();

@@ -2,12 +2,18 @@ import { ApprovalRequired, type PendingApproval } from "../errors";
 import { approvalId } from "../ids";
 import type { Journal } from "../journal/journal";
 import { approvalKey, notifyKey } from "../journal/keys";
+import type { Decider } from "../types/deciders";
 
 /** What is recorded in the journal when someone decides (or the run mode decides). */
 export interface ApprovalDecision {
   approved: boolean;
   note?: string;
+  /** Who or what decided, as people read it ("approval link (lead@example.com)", "expiry"). */
   by: string;
+  /** The person who decided and how; absent for decisions no person made (an expiry, the run's approval mode). */
+  decider?: Decider;
+  /** A question's answer (`kind: "question"`), as the person wrote it (bounded by the host). */
+  answer?: string;
   /** Set when the approver chose to approve identical calls for the rest of the run. */
   remember?: { worker: string; tool: string; args: unknown };
 }
@@ -30,7 +36,7 @@ export interface ApprovalAsk {
   /** The call asked about; its decision is recorded under `<callPath>/approval`. */
   callPath: string;
   /** What the approver is shown. */
-  asked: Pick<PendingApproval, "workerChain" | "tool" | "args" | "description" | "notify">;
+  asked: Pick<PendingApproval, "workerChain" | "tool" | "args" | "description" | "notify" | "deciders" | "kind">;
   /** A decision taken without a person (a remembered call, the run's approval mode), or none. */
   decideWithoutAsking(): ApprovalDecision | undefined;
 }

@@ -54,7 +54,7 @@ export function readFunction(fn: CodeFunction): WorkerFileReading {
     problems.push(new WorkerFileError(file, "input", `a zod schema that converts to JSON Schema: ${(err as Error).message}`));
   }
   const { toolsets, workers, complete } = readToolsets(file, fn.toolsets ?? {}, problems);
-  const { approval, notify, followUp } = readApproval(file, fn.approval ?? {}, problems);
+  const { approval, notify, followUp, deciders } = readApproval(file, fn.approval ?? {}, problems);
   return {
     spec: {
       file,
@@ -65,6 +65,7 @@ export function readFunction(fn: CodeFunction): WorkerFileReading {
       toolsets,
       workers,
       approval,
+      ...(deciders ? { deciders } : {}),
       notify,
       ...(followUp ? { followUp } : {}),
       instructions: "",

@@ -5,8 +5,10 @@ import { MAX_GLOB_LENGTH } from "../glob";
 import { MODEL_NAME } from "../model/model";
 import type { Budget } from "../types/budget";
 import type { JSONSchema } from "../types/json-schema";
+import type { DeciderPolicy } from "../types/deciders";
 import type { Policy } from "../types/toolset";
-import type { InstanceSpec, WorkerSpec } from "../types/worker";
+import { API_DECIDER, MAX_ADDRESS_LENGTH, MAX_DECIDERS, readDeciderEntry } from "../approvals/deciders";
+import type { FollowUp, InstanceSpec, WorkerSpec } from "../types/worker";
 
 /** OpenAI's rule for tool names, which worker names and tool names must follow. */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -46,6 +48,17 @@ const approvalSettings = z.looseObject({
   remind_after: duration.optional(),
   escalate_after: duration.optional(),
   escalate_to: z.array(z.email()).min(1).max(10).optional(),
+});
+
+/** A tool's approval naming who decides: `{ask: [lead@example.com, "*@ops.example.com"], allow_initiator: true}` (policy ask). */
+export const deciderPolicySchema = z.strictObject({
+  ask: z
+    .array(z.string().max(MAX_ADDRESS_LENGTH))
+    .min(1)
+    .max(MAX_DECIDERS)
+    .optional()
+    .describe(`who may decide: addresses, *@domain, or ${API_DECIDER} (the API token); at most ${MAX_DECIDERS}`),
+  allow_initiator: z.boolean().optional().describe("the person who started the run may decide its calls too (default false)"),
 });
 
 /** Mime types (`image/png`) or globs of them (`image/*`); matched without a regex. */
@@ -185,7 +198,7 @@ export function readWorkerFields(file: string, raw: Record<string, unknown>, bod
   }
 
   const { toolsets, workers, complete: toolsetsComplete } = readToolsets(file, raw.toolsets ?? {}, errors);
-  const { approval, notify, followUp } = readApproval(file, raw.approval ?? {}, errors);
+  const { approval, notify, followUp, deciders } = readApproval(file, raw.approval ?? {}, errors);
   const budget = field("budget");
   const attachments = field("attachments");
   if (attachments && input && typeof input.properties === "object" && input.properties !== null && "attachments" in input.properties) {
@@ -211,6 +224,7 @@ export function readWorkerFields(file: string, raw: Record<string, unknown>, bod
       toolsets,
       workers,
       approval,
+      ...(deciders ? { deciders } : {}),
       notify,
       ...(followUp ? { followUp } : {}),
       ...(budget ? { budget: budgetOf(budget) } : {}),
@@ -252,8 +266,16 @@ export function readToolsets(file: string, raw: unknown, errors: WorkerFileError
   return { toolsets, workers, complete };
 }
 
-/** `approval:` key by key: `notify`, and a policy per tool name. */
-export function readApproval(file: string, raw: unknown, errors: WorkerFileError[]) {
+/** What `approval:` says: a policy per tool name, whom to notify and follow up with, and who may decide. */
+export interface ApprovalReading {
+  approval: Record<string, Policy>;
+  notify?: string;
+  followUp?: FollowUp;
+  deciders?: Record<string, DeciderPolicy>;
+}
+
+/** `approval:` key by key: `notify`, and a policy per tool name (`{ask: [...]}` names who decides). */
+export function readApproval(file: string, raw: unknown, errors: WorkerFileError[]): ApprovalReading {
   const approval: Record<string, Policy> = {};
   if (!isMapping(raw)) {
     errors.push(new WorkerFileError(file, "approval", "must map tool names to allow, ask or deny (and notify to an address)"));
@@ -264,11 +286,16 @@ export function readApproval(file: string, raw: unknown, errors: WorkerFileError
   const { notify, remind_after, escalate_after, escalate_to } = read.success ? read.data : {};
   if (escalate_after && !escalate_to) errors.push(new WorkerFileError(file, "approval.escalate_after", "needs approval.escalate_to: whom to escalate to"));
   if (escalate_to && !escalate_after) errors.push(new WorkerFileError(file, "approval.escalate_to", "needs approval.escalate_after: when to escalate"));
+  const deciders: Record<string, DeciderPolicy> = {};
   for (const [tool, value] of Object.entries(raw)) {
     if (tool in approvalSettings.shape) continue;
     const p = policy.safeParse(value);
     if (p.success) approval[tool] = p.data;
-    else errors.push(new WorkerFileError(file, `approval.${tool}`, `must be allow, ask or deny (got ${JSON.stringify(value)})`));
+    else if (isMapping(value)) {
+      const named = readDeciderPolicy(file, `approval.${tool}`, value, errors);
+      approval[tool] = "ask";
+      if (named) deciders[tool] = named;
+    } else errors.push(new WorkerFileError(file, `approval.${tool}`, `must be allow, ask or deny (got ${JSON.stringify(value)})`));
   }
   const followUp =
     remind_after || escalate_after
@@ -278,7 +305,27 @@ export function readApproval(file: string, raw: unknown, errors: WorkerFileError
           escalateTo: escalate_to,
         }
       : undefined;
-  return { approval, notify, followUp };
+  return { approval, notify, followUp, ...(Object.keys(deciders).length ? { deciders } : {}) };
+}
+
+/** `{ask: [...], allow_initiator}` for one tool: entries checked and normalized (duplicates dropped); undefined if refused. */
+function readDeciderPolicy(file: string, field: string, raw: Record<string, unknown>, errors: WorkerFileError[]): DeciderPolicy | undefined {
+  const read = deciderPolicySchema.safeParse(raw);
+  if (!read.success) {
+    errors.push(...issuesToErrors(file, read.error, field));
+    return undefined;
+  }
+  const ask = new Set<string>();
+  let refused = false;
+  for (const written of read.data.ask ?? []) {
+    const e = readDeciderEntry(written);
+    if ("problem" in e) {
+      errors.push(new WorkerFileError(file, `${field}.ask`, e.problem));
+      refused = true;
+    } else ask.add(e.entry);
+  }
+  if (refused) return undefined;
+  return { ...(read.data.ask ? { ask: [...ask] } : {}), ...(read.data.allow_initiator ? { allowInitiator: true } : {}) };
 }
 
 /** Parses one `.worker` file; throws the list of its `WorkerFileError`s if it has any. */

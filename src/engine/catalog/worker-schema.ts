@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { frontmatterSchema } from "./worker-file";
+import { deciderPolicySchema, frontmatterSchema } from "./worker-file";
 import type { JSONSchema } from "../types/json-schema";
 import type { ToolsetRegistry } from "../types/kind";
 
@@ -27,8 +27,8 @@ export function workerFileJsonSchema(kinds: ToolsetRegistry): JSONSchema {
       escalate_after: z.string().optional().describe("then the approval goes to escalate_to, e.g. 24h"),
       escalate_to: z.array(z.email()).optional().describe("who gets the escalated approval"),
     })
-    .catchall(z.enum(["allow", "ask", "deny"]))
-    .describe("exposed tool name → allow | ask | deny");
+    .catchall(z.union([z.enum(["allow", "ask", "deny"]), deciderPolicySchema]))
+    .describe("exposed tool name → allow | ask | deny, or {ask: [who may decide], allow_initiator}");
   const schema = frontmatterSchema.extend({ toolsets: toolsets.optional(), approval: approval.optional() });
   return {
     title: "edgework worker file frontmatter",

@@ -40,7 +40,12 @@ export function stepEvents(key: string, value: unknown, grammar: KeyGrammar = KE
     case "approval":
     case "budget_approval": {
       const d = value as ApprovalDecision;
-      return [{ type: "approval_decided", data: { path: k.call, approved: d.approved, by: d.by, note: d.note ?? null } }];
+      return [
+        {
+          type: "approval_decided",
+          data: { path: k.call, approved: d.approved, by: d.by, ...(d.decider ? { decider: d.decider } : {}), note: d.note ?? null },
+        },
+      ];
     }
     default:
       return [{ type: "step", data: { key } }];

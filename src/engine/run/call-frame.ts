@@ -1,3 +1,4 @@
+import type { HumanAnswer, HumanQuestion } from "../types/deciders";
 import { propagates, RunError } from "../errors";
 import { globMatcher } from "../glob";
 import type { Journal } from "../journal/journal";
@@ -40,6 +41,8 @@ export interface CallServices {
   toolsetFor(frame: CallFrame): Promise<{ toolset: Toolset; close(): Promise<void> }>;
   /** The run's budget, checked before `frame` makes the model request under `key` (run/budget.ts `checkBudget`). */
   checkBudget(frame: CallFrame, key: string): void | Promise<void>;
+  /** Asks a person for `frame` under the effect path `path` (approvals/ask-human.ts). */
+  askHuman(frame: CallFrame, path: string, q: HumanQuestion): Promise<HumanAnswer>;
 }
 
 /** The call-scope id: unique per run and call path, so nested and recursive calls never share. */

@@ -81,6 +81,7 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
       run.journal.step(stepKey(run.keyGrammar, callPath, key), fn),
   now: (core) => () => core.run.journal.step(next(core, "now"), () => core.run.clock.now()),
   randomId: (core) => () => core.run.journal.step(next(core, "random"), () => crypto.randomUUID()),
+  askHuman: (core) => (q) => core.run.askHuman(core.frame, next(core, "human"), q),
 };
 
 /**
@@ -106,6 +107,7 @@ class CallContext implements ToolContext {
   declare readonly step: ToolContext["step"];
   declare readonly now: ToolContext["now"];
   declare readonly randomId: ToolContext["randomId"];
+  declare readonly askHuman: ToolContext["askHuman"];
 
   constructor(
     run: CallServices,

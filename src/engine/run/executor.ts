@@ -1,4 +1,5 @@
 import { checkBudget, runBudget } from "./budget";
+import { askHuman } from "../approvals/ask-human";
 import type { CallServices } from "./call-frame";
 import { workerToolDef } from "../catalog/catalog";
 import { runFunction } from "./functions-run";
@@ -155,6 +156,7 @@ function callServices(run: RunServices): CallServices {
     defaultModel,
     toolsetFor: (frame) => buildCallToolset(run, frame),
     checkBudget: (frame, key) => checkBudget(run, frame, key),
+    askHuman: (frame, path, q) => askHuman(run, frame, path, q),
   };
 }
 

@@ -4,7 +4,7 @@ import type { ToolContext } from "../types/context";
 import type { StateKV } from "../types/state";
 
 /** The ctx methods that act for user code (a journaled effect, a nested call): the ones a signal may leave, so the ones a boundary guards. */
-export const EFFECT_METHODS = ["llmAsk", "llmAgent", "callTool", "callWorker", "step", "now", "randomId"] as const;
+export const EFFECT_METHODS = ["llmAsk", "llmAgent", "callTool", "callWorker", "step", "now", "randomId", "askHuman"] as const;
 
 /** Where a ctx handed to user code keeps its boundary (read by the engine's contexts when they make a method). */
 export const BOUNDARY = Symbol("signalBoundary");

@@ -2,11 +2,12 @@ import type { ToolsetKind, ToolsetRegistry } from "../types/kind";
 import { toolsetRegistry } from "./define";
 import { files } from "./kinds/files";
 import { http } from "./kinds/http";
+import { human } from "./kinds/human";
 import { mcp } from "./kinds/mcp";
 import { workerCreation } from "./kinds/worker-creation";
 
 /** The toolset kinds every app has. */
-export const builtinKinds: readonly ToolsetKind[] = [files, http, mcp, workerCreation];
+export const builtinKinds: readonly ToolsetKind[] = [files, http, human, mcp, workerCreation];
 
 /**
  * The kinds an app knows: the built-in ones and its own (`toolsets` of createApp, and of the

@@ -143,6 +143,7 @@ export async function buildCallToolset(run: ToolsetServices, frame: CallFrame): 
     policies: frame.worker.approval,
     workerChain: frame.chain,
     notify: frame.worker.notify,
+    deciders: frame.worker.deciders,
     host: run.approvals,
     remembered: run.rememberedApprovals,
   });

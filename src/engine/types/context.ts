@@ -1,3 +1,4 @@
+import type { HumanAnswer, HumanQuestion } from "./deciders";
 import type { JSONSchema } from "./json-schema";
 import type { StateKV } from "./state";
 import type { UsageSink } from "./usage";
@@ -47,6 +48,8 @@ export interface ToolEffects {
   step<T>(key: string, fn: () => T | Promise<T>): Promise<T>;
   now(): Promise<number>;
   randomId(): Promise<string>;
+  /** Asks a person and pauses the run until they answer (or the question expires: `answered: false`). */
+  askHuman(question: HumanQuestion): Promise<HumanAnswer>;
 }
 
 /**

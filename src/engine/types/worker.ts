@@ -1,5 +1,6 @@
 import type * as z from "zod";
 import type { Budget } from "./budget";
+import type { DeciderPolicy } from "./deciders";
 import type { ToolContext } from "./context";
 import type { JSONSchema } from "./json-schema";
 import type { Scope } from "./state";
@@ -41,6 +42,8 @@ export interface WorkerSpec {
   /** Names or globs from `toolsets.workers`. */
   workers: string[];
   approval: Record<string, Policy>;
+  /** Exposed tool name → who may decide its approvals (`{ask: [...], allow_initiator}` in `approval:`). */
+  deciders?: Record<string, DeciderPolicy>;
   notify?: string;
   /** Follow-ups of an approval nobody decided (ms after it was asked). */
   followUp?: FollowUp;

@@ -82,15 +82,20 @@ export async function personOf(c: Context<PeopleEnv>): Promise<Person | null> {
       return { via: "session", who: "API token (signed in)", csrf: await csrfToken(`session:${session.sid}`, secret, env.API_TOKEN), session };
     }
   }
-  const assertion = c.req.header("Cf-Access-Jwt-Assertion");
-  if (assertion && env.ACCESS_TEAM_DOMAIN && env.ACCESS_AUD) {
-    const check = await verifyAccessJwt(assertion, { teamDomain: env.ACCESS_TEAM_DOMAIN, aud: env.ACCESS_AUD });
-    if (check.ok) {
-      const csrf = secret ? await csrfToken(`access:${check.sub}`, secret, env.API_TOKEN ?? "") : null;
-      return { via: "access", who: check.email ?? check.sub, csrf };
-    }
+  const access = await accessIdentity(env, c.req.header("Cf-Access-Jwt-Assertion"));
+  if (access) {
+    const csrf = secret ? await csrfToken(`access:${access.sub}`, secret, env.API_TOKEN ?? "") : null;
+    return { via: "access", who: access.email ?? access.sub, csrf };
   }
   return null;
+}
+
+/** Whom a request's `Cf-Access-Jwt-Assertion` names once verified (when Access is configured), else null. */
+export async function accessIdentity(env: Env, assertion: string | undefined): Promise<{ sub: string; email: string | null } | null> {
+  const { ACCESS_TEAM_DOMAIN: teamDomain, ACCESS_AUD: aud } = env;
+  if (!assertion || !teamDomain || !aud) return null;
+  const check = await verifyAccessJwt(assertion, { teamDomain, aud });
+  return check.ok ? { sub: check.sub, email: check.email } : null;
 }
 
 /**

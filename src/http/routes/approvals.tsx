@@ -2,7 +2,8 @@ import { Hono } from "hono";
 import { runStub, runView } from "../../runs";
 import { ApprovalPage, closedApproval, DecisionPage } from "../../views/approval-page";
 import { Problem } from "../../views/layout";
-import { checkApprovalLink, runPageLink } from "../approval-link";
+import { AnsweredPage, QuestionPage } from "../../views/question-page";
+import { checkApprovalLink, linkDecider, linkRefusal, runPageLink } from "../approval-link";
 import { describeApproval } from "../describe-approval";
 import { appPath } from "../base-path";
 
@@ -19,6 +20,10 @@ approvals.get("/:token", async (c) => {
   const runLink = runPageLink(link.run.id, token);
   const closed = closedApproval(link.run, link.approval);
   if (closed) return c.html(<Problem title={closed.title} message={closed.message} runLink={runLink} />, closed.status);
+  const refusal = linkRefusal(link.run, link.approval, link.payload);
+  if (refusal) return c.html(<Problem title="Not yours to decide" message={refusal} runLink={runLink} />, 403);
+  if (link.approval.kind === "question")
+    return c.html(<QuestionPage run={link.run} question={link.approval} action={`/approvals/${token}`} runLink={runLink} />);
   const intent = c.req.query("intent");
   return c.html(
     <ApprovalPage
@@ -38,24 +43,27 @@ approvals.post("/:token", async (c) => {
   if (!link.ok) return c.html(<Problem title={link.title} message={link.message} />, link.status);
   const runLink = runPageLink(link.run.id, token);
   const form = await c.req.parseBody();
-  const decision = form.decision;
+  const question = link.approval.kind === "question";
+  const answer = question && typeof form.answer === "string" ? form.answer.trim() : undefined;
+  if (question && !answer) return c.html(<Problem title="No answer" message="Write your answer in the box, then send it." runLink={runLink} />, 400);
+  const decision = question ? "approve" : form.decision;
   if (decision !== "approve" && decision !== "reject") {
     return c.html(<Problem title="No decision" message="Press Approve or Reject on the approval page." runLink={runLink} />, 400);
   }
   const note = typeof form.note === "string" && form.note.trim() ? form.note.trim().slice(0, 2000) : undefined;
-  const answer = await runStub(c.env, link.run.id).decide(link.approval.id, {
+  const result = await runStub(c.env, link.run.id).decide(link.approval.id, {
     decision,
     note,
-    // The link names whom it was emailed to (escalations go to others); older links do not.
-    by: `approval link${(link.payload.to ?? link.approval.notify) ? ` (${link.payload.to ?? link.approval.notify})` : ""}`,
-    remember: form.remember === "on",
+    ...linkDecider(link.payload, link.approval),
+    ...(answer !== undefined ? { answer } : { remember: form.remember === "on" }),
   });
-  if (!answer.ok) {
+  if (!result.ok) {
     // Say why from the state that refused it (the run may have ended since the link was checked).
     const now = await runView(c.env, link.run.id);
     const approval = now?.approvals.find((a) => a.id === link.approval.id);
     const closed = now && approval ? closedApproval(now, approval) : null;
-    return c.html(<Problem title={closed?.title ?? "Nothing to decide here"} message={closed?.message ?? answer.error} runLink={runLink} />, answer.status);
+    return c.html(<Problem title={closed?.title ?? "Nothing to decide here"} message={closed?.message ?? result.error} runLink={runLink} />, result.status);
   }
-  return c.html(<DecisionPage approved={answer.approved} approval={link.approval} runLink={runLink} />);
+  if (question) return c.html(<AnsweredPage runLink={runLink} />);
+  return c.html(<DecisionPage approved={result.approved} approval={link.approval} runLink={runLink} />);
 });

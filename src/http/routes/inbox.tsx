@@ -58,6 +58,9 @@ inbox.get("/", peopleAuth(), async (c) => {
   );
 });
 
+/** Whom an inbox link decides as: the person Access names, else the session (the API token, which names no person). */
+const inboxSigner = (person: Person) => (person.via === "access" ? { via: "access" as const, to: person.who } : { via: "inbox" as const });
+
 /**
  * Each pending approval with its arguments and description (read from its run,
  * for the first runs only) and a link to decide it: an approval link signed for
@@ -70,9 +73,7 @@ async function withCalls(env: Env, person: Person, pending: PendingApprovalItem[
     pending.map(async (a) => {
       const view = views.get(a.run_id)?.approvals.find((v) => v.id === a.id);
       const decideLink = env.APPROVAL_SECRET
-        ? appPath(
-            `/approvals/${await signApprovalToken({ run: a.run_id, approval: a.id, exp: a.expires_at, to: `inbox, ${person.who}` }, env.APPROVAL_SECRET)}`,
-          )
+        ? appPath(`/approvals/${await signApprovalToken({ run: a.run_id, approval: a.id, exp: a.expires_at, ...inboxSigner(person) }, env.APPROVAL_SECRET)}`)
         : appPath(`/runs/${encodeURIComponent(a.run_id)}/view`);
       return { ...a, decideLink, ...(view ? { args: view.args, call: describeApproval(view) } : {}) };
     }),

@@ -9,6 +9,8 @@ import { httpError, issueList } from "../http-error";
 import { runEventStream } from "../run-event-stream";
 import { jsonBody } from "../validate";
 import { appPath } from "../base-path";
+import { MAX_ANSWER_CHARS } from "../../engine/approvals/ask-human";
+import { accessIdentity } from "../middleware/people-auth";
 
 const startBody = z.strictObject({
   worker: z.string().min(1),
@@ -30,6 +32,7 @@ const journalQuery = z.object({
 });
 
 const decisionBody = z.strictObject({ decision: z.enum(["approve", "reject"]), note: z.string().max(2000).optional() });
+const answerBody = z.strictObject({ answer: z.string().trim().min(1).max(MAX_ANSWER_CHARS) });
 
 export const runs = new Hono<{ Bindings: Env }>();
 
@@ -48,13 +51,15 @@ runs.post("/", async (c) => {
   if (!claim.ok) throw httpError(422, { error: "this Idempotency-Key was used within 24 hours with another request body; use a new key for a new run" });
   const id = claim.run;
   // A replay starts it too: the first request may have bound the key and died before its start (start is idempotent).
+  // Behind Cloudflare Access too, the person it names started the run: they may not approve its calls (initiator.ts).
+  const initiator = (await accessIdentity(c.env, c.req.header("Cf-Access-Jwt-Assertion")))?.email;
   await startRun(c.env, {
     id,
     worker: checked.worker.name,
     input: checked.input,
     approvalMode: body.approval_mode,
     budget: budgetOf(body.budget),
-    trigger: { kind: "api" },
+    trigger: { kind: "api", ...(initiator ? { initiator } : {}) },
   });
   const started = { id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href };
   return claim.replay ? c.json(started, 200, { "Idempotent-Replayed": "true" }) : c.json(started, 202);
@@ -119,9 +124,18 @@ runs.post("/:id/fork", async (c) => {
 
 runs.post("/:id/approvals/:approvalId", async (c) => {
   const body = await jsonBody(c, decisionBody);
-  const answer = await stubFor(c.env, c.req.param("id")).decide(c.req.param("approvalId"), { ...body, by: "api" });
+  const answer = await stubFor(c.env, c.req.param("id")).decide(c.req.param("approvalId"), { ...body, by: "api", decider: { email: null, via: "api" } });
   if (!answer.ok) throw httpError(answer.status, { error: answer.error });
   return c.json({ approval_id: c.req.param("approvalId"), approved: answer.approved });
+});
+
+/** Answers a question (`ctx.askHuman`, the `human` kind); 409 for a second answer, as for a second decision. */
+runs.post("/:id/questions/:questionId", async (c) => {
+  const { answer } = await jsonBody(c, answerBody);
+  const decider = { email: null, via: "api" } as const;
+  const result = await stubFor(c.env, c.req.param("id")).decide(c.req.param("questionId"), { decision: "approve", answer, by: "api", decider });
+  if (!result.ok) throw httpError(result.status, { error: result.error });
+  return c.json({ question_id: c.req.param("questionId"), answered: true });
 });
 
 runs.post("/:id/cancel", async (c) => {

@@ -24,6 +24,8 @@ export function bareContext(): ToolContext {
     step: async (_k, fn) => fn(),
     now: async () => 0,
     randomId: async () => "id",
+    // Nobody answers here: as a question that expired.
+    askHuman: async () => ({ answered: false, reason: "no person in the toolset case suite" }),
   };
 }
 

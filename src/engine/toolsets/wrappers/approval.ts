@@ -5,6 +5,8 @@ import type { Journal } from "../../journal/journal";
 import { parseKey } from "../../journal/keys";
 import { askApproval, type ApprovalDecision, type ApprovalHost } from "../../approvals/ask-approval";
 import { LatestListing } from "../latest-listing";
+import type { DeciderPolicy } from "../../types/deciders";
+import { API_DECIDER } from "../../approvals/deciders";
 import type { Policy, ToolDef, Toolset } from "../../types/toolset";
 import { WrapperToolset } from "./wrapper";
 
@@ -17,6 +19,8 @@ export interface ApprovalGate {
   policies: Readonly<Record<string, Policy>>;
   workerChain: readonly string[];
   notify?: string;
+  /** Exposed tool name → who may decide its approvals. */
+  deciders?: Readonly<Record<string, DeciderPolicy>>;
   host: ApprovalHost;
   /** Signatures (`callSignature`) of calls approved "for the rest of the run". */
   remembered: ReadonlySet<string>;
@@ -24,6 +28,12 @@ export interface ApprovalGate {
 
 /** Same worker, same tool, same arguments. */
 export const callSignature = (worker: string, tool: string, args: unknown) => `${worker}\u0000${tool}\u0000${stableJson(args)}`;
+
+/**
+ * `approval_mode: approve_all` is set with the API token when a run starts: it approves
+ * a call whose policy names people only if that policy admits the API token too.
+ */
+const modeMayApprove = (policy: DeciderPolicy | undefined) => !policy?.ask || policy.ask.includes(API_DECIDER);
 
 /** Every "approve identical calls" decision recorded in a journal. */
 export function rememberedApprovals(journal: Journal): Set<string> {
@@ -95,11 +105,12 @@ export class ApprovalGated extends WrapperToolset {
           args,
           description: `${gate.workerChain.join(" → ")} wants to call ${name}`,
           notify: gate.notify,
+          ...(gate.deciders?.[name] ? { deciders: gate.deciders[name] } : {}),
         },
         decideWithoutAsking: () =>
           gate.remembered.has(callSignature(worker, name, args))
             ? { approved: true, by: "an earlier approval of this same call" }
-            : gate.mode !== "ask"
+            : gate.mode === "reject_all" || (gate.mode === "approve_all" && modeMayApprove(gate.deciders?.[name]))
               ? { approved: gate.mode === "approve_all", by: `approval_mode ${gate.mode}` }
               : undefined,
       });

@@ -1,0 +1,94 @@
+/**
+ * Who may decide an approval: the policy a worker file names per tool
+ * (`approval: {gh_fetch: {ask: [lead@example.com, "*@ops.example.com"]}}`), and
+ * the check every decision passes. Addresses are compared as plain ASCII strings
+ * (lowercased), never through a pattern built from them: linear, and no Unicode
+ * case folding (`\u212A` lowercases to `k`) or look-alike can make one address another.
+ */
+
+import type { Decider, DeciderPolicy } from "../types/deciders";
+
+export const MAX_DECIDERS = 20;
+/** RFC 5321's limit on a forward path. */
+export const MAX_ADDRESS_LENGTH = 254;
+/** The entry that admits the API token (and sessions signed in with it). */
+export const API_DECIDER = "api";
+
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const LOCAL = /^[a-z0-9!#$%&'+\-/=^_`{|}~.]{1,64}$/;
+
+/** A domain of two or more DNS labels (no `*`, no TLD alone): `ops.example.com`. */
+function domainOk(domain: string): boolean {
+  const labels = domain.split(".");
+  return labels.length >= 2 && labels.length <= 127 && labels.every((l) => LABEL.test(l));
+}
+
+/**
+ * An address as compared: trimmed, ASCII lowercased; null for anything that is not
+ * one plain ASCII `local@domain` (non-ASCII, spaces, controls, two `@`, over-long).
+ */
+export function normalizeAddress(raw: string): string | null {
+  const a = raw.trim();
+  if (!a || a.length > MAX_ADDRESS_LENGTH) return null;
+  for (let i = 0; i < a.length; i++) {
+    const c = a.charCodeAt(i);
+    if (c <= 0x20 || c >= 0x7f) return null;
+  }
+  const lower = a.toLowerCase();
+  const at = lower.indexOf("@");
+  if (at < 1 || at !== lower.lastIndexOf("@")) return null;
+  return LOCAL.test(lower.slice(0, at)) && domainOk(lower.slice(at + 1)) ? lower : null;
+}
+
+/** One `ask` entry as written → its normalized form, or why it is refused. */
+export function readDeciderEntry(entry: string): { entry: string } | { problem: string } {
+  const e = entry.trim().toLowerCase();
+  if (e === API_DECIDER) return { entry: e };
+  if (e.startsWith("*@")) {
+    const domain = e.slice(2);
+    if (normalizeAddress(`x@${domain}`)) return { entry: e };
+    return { problem: `"${entry}": a pattern is *@ and one ASCII domain of two or more labels (*@ops.example.com), nothing wider` };
+  }
+  const address = normalizeAddress(entry);
+  return address ? { entry: address } : { problem: `"${entry}" is not a plain ASCII address, *@domain or ${API_DECIDER}` };
+}
+
+/** Whether an address is named by a normalized entry: exact equality, or the domain after `*@`. */
+function named(entry: string, address: string): boolean {
+  return entry.startsWith("*@") ? address.slice(address.indexOf("@") + 1) === entry.slice(2) : entry === address;
+}
+
+/** An address as recorded with a decision: normalized when plain, else as given (trimmed, bounded). */
+export const recordedAddress = (raw: string) => normalizeAddress(raw) ?? raw.trim().slice(0, MAX_ADDRESS_LENGTH);
+
+/** Addresses an approval can be emailed to: the exact ones of a policy (patterns and `api` name nobody to write to). */
+export const emailableDeciders = (policy: DeciderPolicy | undefined): string[] => (policy?.ask ?? []).filter((e) => e !== API_DECIDER && !e.startsWith("*@"));
+
+/** Why a decision is refused: a code for logs (names no one), a reason for the person refused. */
+export interface Refusal {
+  code: "bad_address" | "initiator" | "no_person" | "not_named";
+  reason: string;
+}
+
+/**
+ * Why `decider` may not decide, or null when they may. `initiator`: the normalized
+ * address of whoever started the run (an email trigger's sender, a signed-in user), if any.
+ */
+export function refusalOf(policy: DeciderPolicy | undefined, decider: Decider, initiator: string | null): Refusal | null {
+  const ask = policy?.ask;
+  const email = decider.email === null ? null : normalizeAddress(decider.email);
+  // Only a plain address can be told apart from the initiator's or matched to a list: anything else is refused where either matters.
+  if (decider.email !== null && !email) {
+    return ask || initiator ? { code: "bad_address", reason: "the deciding address is not a plain ASCII address" } : null;
+  }
+  if (email && initiator && email === initiator && !policy?.allowInitiator) {
+    return { code: "initiator", reason: "the person who started this run may not decide its approvals (the policy would need allow_initiator: true)" };
+  }
+  if (!ask) return null;
+  if (email === null) {
+    if (ask.includes(API_DECIDER)) return null;
+    const way = decider.via === "api" ? "the API token" : "a session signed in with the API token";
+    return { code: "no_person", reason: `this approval names who may decide it, and ${way} names no person` };
+  }
+  return ask.some((e) => e !== API_DECIDER && named(e, email)) ? null : { code: "not_named", reason: `${email} is not among the people this approval names` };
+}

@@ -1,0 +1,27 @@
+/** Who may decide an approval, and who did (approvals/deciders.ts checks them). */
+
+/** How a decision reached the run: an emailed link, a reply, the inbox (signed in), the API token, the inbox through Cloudflare Access. */
+export type DecisionVia = "link" | "reply" | "inbox" | "api" | "access";
+
+/** Who decided and how; `email` is null when the way proves no person (the API token, a session signed in with it). */
+export interface Decider {
+  email: string | null;
+  via: DecisionVia;
+}
+
+/** A tool's named deciders: `ask` entries (normalized), and whether the run's initiator may decide its own run's calls. */
+export interface DeciderPolicy {
+  /** Exact addresses, `*@domain`, or `api` (the API token and sessions signed in with it); absent: whoever the approval reaches. */
+  ask?: string[];
+  allowInitiator?: boolean;
+}
+
+/** A question for a person (`ctx.askHuman`, the `human` kind): emailed to `to` (else the worker's `notify`), answered by whom `deciders` admits. */
+export interface HumanQuestion {
+  question: string;
+  to?: string;
+  deciders?: DeciderPolicy;
+}
+
+/** What a question got: the person's answer, or why there is none (it expired: "no answer"). */
+export type HumanAnswer = { answered: true; answer: string; by: Decider | null } | { answered: false; reason: string };

@@ -1,0 +1,151 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { OutgoingMail } from "../../src/email/mailer";
+import { MAX_ANSWER_CHARS } from "../../src/engine/approvals/ask-human";
+import { modelRequests, script, settle, stub } from "../durable-objects/helpers";
+import { captureMail, deliver, parseMail, replyTo } from "../email/support";
+import { BadRequestError, ConflictError } from "../../src/client";
+import { appClient } from "../client/app-client";
+
+const auth = { Authorization: "Bearer test-token", "content-type": "application/json" };
+const call = (url: string, init: RequestInit = {}) => exports.default.fetch(new Request(url.startsWith("http") ? url : `https://edgework.test${url}`, init));
+const answerApi = (id: string, qid: string, body: unknown) =>
+  call(`/runs/${id}/questions/${qid}`, { method: "POST", headers: auth, body: JSON.stringify(body) });
+const postForm = (url: string, fields: Record<string, string>) =>
+  call(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields).toString() });
+
+let sent: OutgoingMail[] = [];
+beforeEach(() => {
+  sent = captureMail();
+});
+afterEach(() => vi.restoreAllMocks());
+
+/** An asker run paused at its question (`args`: the model's call of people_ask). */
+async function asked(id: string, args: Record<string, unknown> = { question: "Which order do you mean: 41 or 42?", to: "lead@example.com" }) {
+  await script("asker", [{ tool_calls: [{ id: "q", name: "people_ask", arguments: args }] }, { text: "reported" }]);
+  await stub(id).start({ id, worker: "asker", input: { input: "go" }, approvalMode: "approve_all", budget: {} });
+  const view = await settle(id);
+  expect(view.status).toBe("awaiting_approval");
+  return view.approvals[0]!;
+}
+
+/** What the model was told the tool returned, as it read it. */
+async function toolResult(): Promise<string> {
+  const last = (await modelRequests("asker")).at(-1) as { messages: Array<{ role: string; content: string }> };
+  return last.messages.at(-1)!.content;
+}
+
+describe("questions to people (the human kind, ctx.askHuman)", () => {
+  it("the question is emailed to `to` with a link to an answer page; the answer is the tool's result, with who answered; a second answer is refused", async () => {
+    const q = await asked("question-page");
+    // Not decided by approval_mode approve_all: only a person answers.
+    expect(q).toMatchObject({ kind: "question", tool: "ask_human", description: "Which order do you mean: 41 or 42?", status: "pending", answer: null });
+    expect(sent.map((m) => m.to)).toEqual(["lead@example.com"]);
+    const mail = await parseMail(sent[0]!);
+    expect(mail.subject).toBe("Question from asker: Which order do you mean: 41 or 42?");
+    expect(mail.text).toContain("Which order do you mean: 41 or 42?");
+    expect(mail.text).toContain("the first paragraph of your reply is the answer");
+    const link = /Answer: (https:\/\/edgework\.test\/approvals\/\S+)/.exec(mail.text!)![1]!;
+
+    const page = await (await call(link)).text();
+    expect(page).toContain('<textarea name="answer"');
+    expect(page).not.toContain('value="approve"');
+    expect((await postForm(link, { answer: "  " })).status).toBe(400);
+    const answered = await postForm(link, { answer: "42, the <b>blue</b> one" });
+    expect(answered.status).toBe(200);
+    expect(await answered.text()).toContain("The run continues with your answer");
+
+    const done = await settle("question-page");
+    expect(done).toMatchObject({
+      status: "succeeded",
+      approvals: [{ kind: "question", status: "approved", answer: "42, the <b>blue</b> one", by: { email: "lead@example.com", via: "link" } }],
+    });
+    expect(JSON.parse(await toolResult())).toEqual({ answer: "42, the <b>blue</b> one", by: "lead@example.com" });
+    expect((await postForm(link, { answer: "41" })).status).toBe(409);
+    expect((await answerApi("question-page", q.id, { answer: "41" })).status).toBe(409);
+  });
+
+  it("by API: answered once (a second answer 409); bounded; an approval is not answered nor a question approved", async () => {
+    const q = await asked("question-api");
+    const bad: Array<[unknown, number]> = [
+      [{ answer: "" }, 400],
+      [{ answer: "   " }, 400],
+      [{ answer: "x".repeat(MAX_ANSWER_CHARS + 1) }, 400],
+      [{ answer: 42 }, 400],
+      [{ answer: "ok", extra: 1 }, 400],
+    ];
+    for (const [body, status] of bad) expect((await answerApi("question-api", q.id, body)).status, JSON.stringify(body).slice(0, 40)).toBe(status);
+    const approve = await call(`/runs/question-api/approvals/${q.id}`, { method: "POST", headers: auth, body: JSON.stringify({ decision: "approve" }) });
+    expect(approve.status).toBe(400);
+    expect(await approve.json()).toEqual({ error: "this is a question: answer it with text" });
+    expect((await stub("question-api").status())!.approvals[0]!.status).toBe("pending");
+
+    const ok = await answerApi("question-api", q.id, { answer: "x".repeat(MAX_ANSWER_CHARS) });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ question_id: q.id, answered: true });
+    expect((await answerApi("question-api", q.id, { answer: "again" })).status).toBe(409);
+    expect(await settle("question-api")).toMatchObject({
+      status: "succeeded",
+      approvals: [{ answer: "x".repeat(MAX_ANSWER_CHARS), by: { email: null, via: "api" } }],
+    });
+  });
+
+  it("edgework/client answers a question once; a second answer is a ConflictError, an empty one a BadRequestError", async () => {
+    const q = await asked("question-client");
+    const client = appClient();
+    expect(await client.approvals.answer("question-client", q.id, "").catch((e: unknown) => e)).toBeInstanceOf(BadRequestError);
+    expect(await client.approvals.answer("question-client", q.id, "41, the red one")).toEqual({ question_id: q.id, answered: true });
+    expect(await client.approvals.answer("question-client", q.id, "42").catch((e: unknown) => e)).toBeInstanceOf(ConflictError);
+    expect(await settle("question-client")).toMatchObject({ status: "succeeded", approvals: [{ answer: "41, the red one" }] });
+  });
+
+  it("by reply: the first paragraph is the answer; a reply from an address it was not sent to is refused", async () => {
+    await asked("question-reply");
+    const mail = await parseMail(sent[0]!);
+    const address = mail.replyTo![0]!.address!;
+    expect(await deliver("mallory@example.com", address, replyTo(mail, "mallory@example.com", address, "41"))).toEqual([
+      "the reply does not come from an address this approval was emailed to",
+    ]);
+    expect(await deliver("lead@example.com", address, replyTo(mail, "lead@example.com", address, "\nOrder 42,\nthe big one.\n\nThanks, Lead"))).toEqual([]);
+    expect(await settle("question-reply")).toMatchObject({
+      status: "succeeded",
+      approvals: [{ answer: "Order 42,\nthe big one.", by: { email: "lead@example.com", via: "reply" } }],
+    });
+  });
+
+  it("unanswered, the question expires as no answer: the model is told", async () => {
+    const q = await asked("question-expiry");
+    await runInDurableObject(env.RUNS.getByName("question-expiry"), (_o, state) =>
+      state.storage.sql.exec("UPDATE approvals SET expires_at = ? WHERE id = ?", Date.now() - 1, q.id),
+    );
+    await runDurableObjectAlarm(env.RUNS.getByName("question-expiry"));
+    expect(await settle("question-expiry")).toMatchObject({ status: "succeeded", approvals: [{ status: "expired", answer: null }] });
+    expect(JSON.parse(await toolResult())).toEqual({ answer: null, note: "no answer: nobody answered before the question expired" });
+  });
+
+  it("a question the model wrote cannot add headers to the email: CR and control characters never reach the Subject", async () => {
+    await asked("question-headers", { question: "Which order?\rBcc: mallory@evil.test\r\nX-Evil: 1\nsecond line", to: "lead@example.com" });
+    const mail = await parseMail(sent[0]!);
+    expect(mail.subject).toBe("Question from asker: Which order? Bcc: mallory@evil.test");
+    expect(mail.bcc ?? []).toEqual([]);
+    expect(mail.headers.map((h) => h.key)).not.toContain("x-evil");
+    expect(mail.text).toContain("second line");
+  });
+
+  it("the model may address only the addresses the toolset names; the question is bounded", async () => {
+    await script("asker", [
+      { tool_calls: [{ id: "q", name: "people_ask", arguments: { question: "Wire me money?", to: "mallory@evil.test" } }] },
+      { tool_calls: [{ id: "q2", name: "people_ask", arguments: { question: "Which?", to: "Lead@Example.com\u200b" } }] },
+      { tool_calls: [{ id: "q3", name: "people_ask", arguments: { question: "x".repeat(4001) } }] },
+      { text: "gave up" },
+    ]);
+    await stub("question-to").start({ id: "question-to", worker: "asker", input: { input: "go" }, approvalMode: "ask", budget: {} });
+    expect(await settle("question-to")).toMatchObject({ status: "succeeded", output: "gave up", approvals: [] });
+    const requests = (await modelRequests("asker")) as Array<{ messages: Array<{ content: string }> }>;
+    expect(requests.at(-3)!.messages.at(-1)!.content).toBe('Error: cannot ask "mallory@evil.test": ask one of lead@example.com');
+    expect(requests.at(-2)!.messages.at(-1)!.content).toMatch(/^Error: cannot ask/);
+    expect(requests.at(-1)!.messages.at(-1)!.content).toMatch(/^Error: invalid arguments for ask: question: Too big/);
+    expect(sent).toHaveLength(0);
+  });
+});
