@@ -4,7 +4,7 @@
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./durable-objects/worker");
-		durableNamespaces: "RunDO" | "GlobalToolsetsDO" | "DeliveryLedgerDO" | "RunIndexDO" | "EndedSessionDO";
+		durableNamespaces: "RunDO" | "GlobalToolsetsDO" | "DeliveryLedgerDO" | "RunIndexDO" | "EndedSessionDO" | "WaitIndexDO";
 	}
 	interface Env {
 		APPROVAL_EMAIL: SendEmail;
@@ -16,6 +16,7 @@ declare namespace Cloudflare {
 		RUN_INDEX: DurableObjectNamespace<import("./durable-objects/worker").RunIndexDO>;
 		DELIVERIES: DurableObjectNamespace<import("./durable-objects/worker").DeliveryLedgerDO>;
 		ENDED_SESSIONS: DurableObjectNamespace<import("./durable-objects/worker").EndedSessionDO>;
+		WAIT_INDEX: DurableObjectNamespace<import("./durable-objects/worker").WaitIndexDO>;
 	}
 }
 interface Env extends Cloudflare.Env {}

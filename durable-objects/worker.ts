@@ -6,6 +6,7 @@ export { GlobalToolsetsDO } from "./global-toolsets";
 export { DeliveryLedgerDO } from "./delivery-ledger";
 export { RunIndexDO } from "./run-index";
 export { EndedSessionDO } from "./ended-session";
+export { WaitIndexDO } from "./wait-index";
 
 /** The Worker (wrangler.toml `main`): the app's handlers, the model-request queue's consumer, and the Durable Object classes. */
 export default {

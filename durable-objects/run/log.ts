@@ -21,6 +21,7 @@ const LOGGED: Record<string, readonly string[]> = {
   run_queued: [],
   run_running: [],
   run_awaiting_approval: [],
+  run_waiting: ["waiting_for"],
   run_succeeded: [],
   run_failed: [],
   run_cancelled: [],
@@ -29,6 +30,9 @@ const LOGGED: Record<string, readonly string[]> = {
   run_retry: ["attempt"],
   approval_requested: ["approval_id", "tool"],
   approval_recorded: ["approval_id", "status"],
+  wait_ended: ["wait_id", "kind", "how"],
+  event_received: ["name", "applied", "duplicate"],
+  event_dropped: ["id", "name"],
   step_failed: ["step"],
   index_report_failed: ["version"],
 };

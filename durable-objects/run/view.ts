@@ -13,6 +13,7 @@ import { parse } from "../sql";
 import type { SqliteJournalStore } from "../sqlite-journal";
 import type { RunApprovals } from "./approvals";
 import type { RunCatalog } from "./catalog";
+import type { RunWaits } from "./waits";
 import { mergeEvents } from "./events";
 import type { RunHost } from "./host";
 import { shownUsage } from "./usage";
@@ -21,7 +22,7 @@ import { shownUsage } from "./usage";
 export class RunReader {
   constructor(
     private readonly host: Pick<RunHost, "sql" | "row" | "keyGrammar">,
-    private readonly parts: { journal: SqliteJournalStore; pinned: RunCatalog; approvals: RunApprovals },
+    private readonly parts: { journal: SqliteJournalStore; pinned: RunCatalog; approvals: RunApprovals; waits: RunWaits },
   ) {}
 
   status(): RunView | null {
@@ -42,6 +43,7 @@ export class RunReader {
       updated_at: run.updated_at,
       catalog_version: this.parts.pinned.version(),
       approvals: this.parts.approvals.list(),
+      waits: TERMINAL.includes(run.status) ? [] : this.parts.waits.list(),
       call_tree: callTree(journal, this.host.keyGrammar()),
     };
   }

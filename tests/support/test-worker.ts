@@ -3,5 +3,5 @@
  * with the run's object and the run index replaced by their test subclasses under
  * the class names wrangler.toml binds.
  */
-export { default, GlobalToolsetsDO, DeliveryLedgerDO, EndedSessionDO } from "../../durable-objects/worker";
+export { default, GlobalToolsetsDO, DeliveryLedgerDO, EndedSessionDO, WaitIndexDO } from "../../durable-objects/worker";
 export { TestRunDO as RunDO, TestRunIndexDO as RunIndexDO } from "./test-objects";

@@ -9,7 +9,8 @@ import { sha256Hex } from "../run/idempotency-key";
  *   <frame>/turn:<n>/model                a worker's model answer in turn n
  *   <frame>/turn:<n>/tool:<i>             a call: the i-th tool call of that answer (1-based)
  *   <call>/<worker name>                  the frame of a worker or function that call runs
- *   <call>/(ask|call|worker|agent|now|random):<n>   the call's n-th ctx effect (agent:n is a frame too)
+ *   <call>/(ask|call|worker|agent|now|random|wait):<n>   the call's n-th ctx effect (agent:n is a frame too;
+ *                                         wait:n a timer or event wait, whose end the host records there)
  *   <call>/step:<name>                    ctx.step(name), the name encoded (below)
  *   <call>/result | /approval | /notify | /worker-create
  *   <model step>/budget/approval | /notify    continuing past the budget, asked before that request
@@ -34,7 +35,7 @@ export const KEY_GRAMMAR: KeyGrammar = 2;
 const SEP = "/";
 
 /** The effect counters of a tool context (`<call>/<kind>:<n>`). */
-export type EffectKind = "ask" | "call" | "worker" | "agent" | "now" | "random";
+export type EffectKind = "ask" | "call" | "worker" | "agent" | "now" | "random" | "wait";
 
 export const modelKey = (frame: string, turn: number) => `${frame}/turn:${turn}/model`;
 export const resultKey = (call: string) => `${call}/result`;
@@ -141,7 +142,7 @@ export function parseKey(key: string): ParsedKey {
   return n === undefined || !EFFECTS.has(word) ? OTHER : { kind: "effect", call: parent, effect: word, n };
 }
 
-const EFFECTS = new Set<string>(["ask", "call", "worker", "agent", "now", "random"] satisfies EffectKind[]);
+const EFFECTS = new Set<string>(["ask", "call", "worker", "agent", "now", "random", "wait"] satisfies EffectKind[]);
 
 /**
  * SQL `LIKE` patterns that match every model step's key (`modelKey`: `…/model`; an

@@ -1,6 +1,6 @@
 import { frameModels, inFrame, openFrame, type CallServices } from "./call-frame";
 import { toolContext } from "./context";
-import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "../errors";
+import { messageOf, pausedTogether, propagates, RunError, RunPaused } from "../errors";
 import { describeIssues, validatorFor } from "../json-schema";
 import { modelKey, toolCallKeys } from "../journal/keys";
 import { modelStep } from "./model-step";
@@ -106,17 +106,18 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
 }
 
 /**
- * After a turn's tool calls settle: a fatal error wins; otherwise every approval
- * asked in this turn (also deep in nested workers) suspends the run together.
+ * After a turn's tool calls settle: a fatal error wins; otherwise everything any
+ * call of this turn waits for (approvals, timers, events; also deep in nested
+ * workers) pauses the run together.
  */
 function throwSignals(settled: PromiseSettledResult<unknown>[]): void {
-  const pending: PendingApproval[] = [];
+  let paused: RunPaused | undefined;
   for (const s of settled) {
     if (s.status === "fulfilled") continue;
-    if (s.reason instanceof ApprovalRequired) pending.push(...s.reason.pending);
+    if (s.reason instanceof RunPaused) paused = paused ? pausedTogether(paused, s.reason) : s.reason;
     else throw s.reason;
   }
-  if (pending.length) throw new ApprovalRequired(pending);
+  if (paused) throw paused;
 }
 
 /** The input as text; with attachments, that text followed by one part per file. */

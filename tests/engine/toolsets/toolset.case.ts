@@ -24,6 +24,9 @@ export function bareContext(): ToolContext {
     step: async (_k, fn) => fn(),
     now: async () => 0,
     randomId: async () => "id",
+    sleep: refuse,
+    sleepUntil: refuse,
+    waitForEvent: refuse,
   };
 }
 
