@@ -3,7 +3,7 @@ import type { CatalogCheck } from "./engine/catalog/catalog";
 import { functions as appFunctions } from "./functions/index";
 import { workerFiles } from "./generated/worker-files";
 import { kinds } from "./toolsets";
-import { parseTriggers, type EmailTrigger, type ScheduledTrigger, type Trigger, type Triggers } from "./triggers/triggers-file";
+import { parseTriggers, type EmailTrigger, type HookTrigger, type ScheduledTrigger, type Triggers } from "./triggers/triggers-file";
 import { parseJson, type ParseData } from "./engine/data-files";
 import { WorkerFileError } from "./engine/errors";
 import { isModelsFile, parseModelsFiles, providerNames, type ModelsConfig } from "./engine/model/providers";
@@ -82,7 +82,7 @@ export function loadApp(
   const { catalog, mayMeanRefused } = checked;
   const problems: WorkerFileError[] = [...checked.problems];
   if (!problems.length) problems.push(...oversizedReach(catalog, files));
-  const triggers = new Map<string, Trigger>();
+  const triggers = new Map<string, HookTrigger>();
   const schedules = new Map<string, ScheduledTrigger>();
   const emails = new Map<string, EmailTrigger>();
   const defined = (name: string) => triggers.has(name) || schedules.has(name) || emails.has(name);

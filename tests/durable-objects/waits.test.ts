@@ -235,3 +235,25 @@ describe("a paused run holds exactly one alarm, at the earliest deadline", () =>
     expect(await settle(id)).toMatchObject({ status: "succeeded", output: { got: { status: "received", payload: "now" } } });
   });
 });
+
+describe("waits survive eviction at every step boundary", () => {
+  for (const mode of ["throw", "abort"] as const) {
+    it(`interrupted (${mode}) before each step in turn: the sleep and the event wait resume, every post exactly once`, async () => {
+      // fn-sleeper's journal: post 1, the sleep's end, post 2, the event's end, post 3.
+      for (let k = 0; k <= 5; k++) {
+        const id = `wait-evict-${mode}-${k}`;
+        await stub(id).start({ id, worker: "fn-sleeper", input: { url: effectUrl(id) }, approvalMode: "ask", budget: {} });
+        await stub(id).setTestHooks({ fault: { atJournalSize: k, mode } });
+        const count = { activations: 0, failed: 0 };
+        expect((await settle(id, { count })).status, `paused at ${k}`).toBe("waiting");
+        await stub(id).advanceClock(10 * MIN);
+        expect(await settle(id, { count }), `waiting for go at ${k}`).toMatchObject({ status: "waiting", waits: [{ kind: "event", name: "go" }] });
+        expect((await sendEvent(id, "go", { payload: k, id: `go-${k}` })).status).toBe(202);
+        const done = await settle(id, { count });
+        expect(count.failed, `the fault fired once at ${k}`).toBe(1);
+        expect(done, `interrupted at ${k}`).toMatchObject({ status: "succeeded", output: { got: { status: "received", payload: k } } });
+        expect(await posts(id), `posts with interruption at ${k}`).toEqual([1, 1, 1]);
+      }
+    });
+  }
+});
