@@ -1,7 +1,9 @@
 import type { ApprovalMode, Budget, Usage } from "../engine";
 import type { CallNode } from "../engine/journal/call-tree";
 
-export type RunStatusName = "queued" | "running" | "awaiting_approval" | "waiting" | "succeeded" | "failed" | "cancelled";
+/** Every status a run can have, in lifecycle order (filters, pages). */
+export const RUN_STATUSES = ["queued", "running", "awaiting_approval", "waiting", "succeeded", "failed", "cancelled"] as const;
+export type RunStatusName = (typeof RUN_STATUSES)[number];
 /** Paused: for a person (`awaiting_approval`) or for the world (`waiting`: timers, events); the run holds one alarm. */
 export const PAUSED: readonly RunStatusName[] = ["awaiting_approval", "waiting"];
 export const TERMINAL: readonly RunStatusName[] = ["succeeded", "failed", "cancelled"];
