@@ -257,3 +257,52 @@ describe("waits survive eviction at every step boundary", () => {
     });
   }
 });
+
+describe("the model's waits survive eviction too", () => {
+  it("a worker that sleeps, then waits for an event, interrupted before each step: every model request once", async () => {
+    for (let k = 0; k <= 4; k++) {
+      const id = `wait-agent-evict-${k}`;
+      await script("wait-agent", [
+        { tool_calls: [{ id: "s", name: "sleep", arguments: { duration: "20m", reason: "deploy" } }] },
+        { tool_calls: [{ id: "w", name: "wait_for_event", arguments: { name: "go", timeout: "1h" } }] },
+        { text: "done" },
+      ]);
+      await stub(id).start({ id, worker: "wait-agent", input: { input: "go" }, approvalMode: "ask", budget: {} });
+      await stub(id).setTestHooks({ fault: { atJournalSize: k, mode: "abort" } });
+      const count = { activations: 0, failed: 0 };
+      expect((await settle(id, { count })).status, `sleeping at ${k}`).toBe("waiting");
+      await stub(id).advanceClock(20 * MIN);
+      expect((await settle(id, { count })).waits, `waiting for go at ${k}`).toEqual([expect.objectContaining({ name: "go" })]);
+      expect((await sendEvent(id, "go", { payload: k })).status).toBe(202);
+      expect(await settle(id, { count }), `interrupted at ${k}`).toMatchObject({ status: "succeeded", output: "done" });
+      expect(count.failed, `the fault fired once at ${k}`).toBe(1);
+      expect(await modelRequests("wait-agent"), `model requests at ${k}`).toHaveLength(3);
+    }
+  });
+});
+
+describe("a waiting run's controls", () => {
+  it("resume refuses while a wait's deadline is ahead (its alarm made sure of); cancel ends it and later events get 409", async () => {
+    const id = "wait-controls";
+    const view = await startSleeper(id);
+    await runInDurableObject(object(id), (_o, state) => state.storage.deleteAlarm());
+    expect(await stub(id).resume()).toMatchObject({ ok: false, status: 409, error: expect.stringContaining("waits for a timer or an event") });
+    expect(await alarmOf(id)).toBe(view.waits[0]!.until);
+    expect(await stub(id).cancel()).toEqual({ ok: true, status: "cancelled" });
+    expect((await sendEvent(id, "go", { payload: 1 })).status).toBe(409);
+    expect((await stub(id).status())!).toMatchObject({ status: "cancelled", waits: [] });
+  });
+
+  it("a run takes at most 1,000 events in all (429), each id kept so a repeat stays a repeat", async () => {
+    const id = "wait-flood";
+    await startSleeper(id);
+    for (let i = 0; i < 1000; i += 100) {
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, (_, j) => stub(id).deliverEvent({ name: "noise", id: `f-${i + j}`, payload: i + j }, true)),
+      );
+      expect(answers.every((a) => a.ok)).toBe(true);
+    }
+    expect(await stub(id).deliverEvent({ name: "noise", id: "f-1000", payload: 0 }, true)).toMatchObject({ ok: false, status: 429 });
+    expect(await stub(id).deliverEvent({ name: "noise", id: "f-3", payload: 0 }, true)).toMatchObject({ ok: true, duplicate: true });
+  });
+});
