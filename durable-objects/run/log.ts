@@ -33,6 +33,7 @@ const LOGGED: Record<string, readonly string[]> = {
   wait_ended: ["wait_id", "kind", "how"],
   event_received: ["name", "applied", "duplicate"],
   event_dropped: ["id", "name"],
+  wait_index_failed: [],
   step_failed: ["step"],
   index_report_failed: ["version"],
 };

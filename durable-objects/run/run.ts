@@ -313,15 +313,26 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       if (this.row()!.status !== "running") this.markRunning();
       return this.wakeSoon();
     }
-    await this.registerCorrelated();
-    const times = [this.approvals.nextWakeUp(), this.waits.nextDeadline()].filter((t): t is number => t !== null);
-    if (times.length) await this.setAlarm(Math.min(...times));
+    const registered = await this.registerCorrelated();
+    const times = [this.approvals.nextWakeUp(), this.waits.nextDeadline(), registered ? null : Date.now() + this.indexRetryMs()];
+    const due = times.filter((t): t is number => t !== null);
+    if (due.length) await this.setAlarm(Math.min(...due));
   }
 
-  /** Tells the correlation index (one object per event and key) which runs a signal may wake; idempotent, so sent at every pause. */
-  private async registerCorrelated(): Promise<void> {
+  /**
+   * Tells the correlation index (one object per event and key) which runs a signal may
+   * wake; idempotent, so sent at every pause. False when an index object could not be
+   * reached: the pause's alarm comes sooner and sends it again (the run keeps waiting).
+   */
+  private async registerCorrelated(): Promise<boolean> {
     const runId = this.row()!.id;
-    await Promise.all(this.waits.correlated().map(async (w) => (await waitIndex(this.env, w.name!, w.correlation!)).register(runId, w.id, w.until)));
+    try {
+      await Promise.all(this.waits.correlated().map(async (w) => (await waitIndex(this.env, w.name!, w.correlation!)).register(runId, w.id, w.until)));
+      return true;
+    } catch {
+      this.noted("wait_index_failed", {});
+      return false;
+    }
   }
 
   /** Re-arms the alarm with backoff (30 s doubling, at most an hour) after a transient failure (one row: the event counts retries). */
