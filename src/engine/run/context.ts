@@ -96,6 +96,7 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
     },
   waitForEvent: (core) => async (name, opts) => {
     const event = eventName(name, "ctx.waitForEvent");
+    if (!opts) throw new ToolError('ctx.waitForEvent: give a timeout, e.g. ctx.waitForEvent(name, { timeout: "2h" })');
     const timeout = boundedWait(durationMs(opts.timeout, "ctx.waitForEvent timeout"), MAX_WAIT_MS, "ctx.waitForEvent");
     const correlation = opts.key === undefined ? undefined : correlationKey(opts.key, "ctx.waitForEvent key");
     const end = await wait(core, { kind: "event", name: event, correlation, ms: timeout, reason: opts.reason });
