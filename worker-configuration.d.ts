@@ -4,7 +4,7 @@
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "RunDO" | "GlobalToolsetsDO" | "DeliveryLedgerDO" | "RunIndexDO" | "EndedSessionDO";
+		durableNamespaces: "RunDO" | "GlobalToolsetsDO" | "DeliveryLedgerDO" | "RunIndexDO" | "EndedSessionDO" | "WaitIndexDO";
 	}
 	interface Env {
 		APPROVAL_EMAIL: SendEmail;
@@ -16,6 +16,7 @@ declare namespace Cloudflare {
 		RUN_INDEX: DurableObjectNamespace<import("./src/index").RunIndexDO>;
 		DELIVERIES: DurableObjectNamespace<import("./src/index").DeliveryLedgerDO>;
 		ENDED_SESSIONS: DurableObjectNamespace<import("./src/index").EndedSessionDO>;
+		WAIT_INDEX: DurableObjectNamespace<import("./src/index").WaitIndexDO>;
 	}
 }
 interface Env extends Cloudflare.Env {}

@@ -59,7 +59,7 @@ export function dispatchMode(env: Env): "direct" | "queue" {
  */
 export function engineConfig(
   env: Env,
-  ports: Pick<EngineConfig, "states" | "globals" | "beforeStep" | "recordApproval" | "notifier">,
+  ports: Pick<EngineConfig, "states" | "globals" | "beforeStep" | "recordApproval" | "notifier" | "recordWait">,
   { catalog, models }: Definitions = current(),
 ): EngineConfig {
   const vars = stringVars(env);

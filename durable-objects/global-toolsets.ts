@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { messageOf, RunInterrupted, type Toolset } from "../src/engine";
+import { messageOf, RunInterrupted, ToolError, type Toolset } from "../src/engine";
 import { instanceInit } from "../src/engine/toolsets/instances";
 import { UsageMeter } from "../src/engine/run/usage";
 import { deployedKinds } from "../src/catalog";
@@ -47,6 +47,10 @@ export class GlobalToolsetsDO extends DurableObject<Env> {
         now: () => unbridged(bridge.now()),
         randomId: () => unbridged(bridge.randomId()),
         askHuman: (q) => unbridged(bridge.askHuman(q)),
+        // A durable wait pauses a run: an instance shared by every run has none to pause.
+        sleep: () => notGlobal("sleep"),
+        sleepUntil: () => notGlobal("sleepUntil"),
+        waitForEvent: () => notGlobal("waitForEvent"),
       });
       return { ok: true, value: value ?? null };
     } catch (err) {
@@ -54,6 +58,10 @@ export class GlobalToolsetsDO extends DurableObject<Env> {
     }
   }
 }
+
+/** What a global instance's durable wait does: refuse, naming where waiting works. */
+const notGlobal = (method: string): Promise<never> =>
+  Promise.reject(new ToolError(`ctx.${method} is not available to a global toolset instance: a durable wait pauses a run (use scope: call or run)`));
 
 /**
  * A bridged call's value; a signal met on the run's side is raised here as an

@@ -109,3 +109,28 @@ export interface AtRow {
 export interface CountRow {
   n: number;
 }
+
+/** A durable wait (run/waits.ts); pending until its end is in the journal (WAITS_PENDING). */
+export interface WaitRow {
+  id: string;
+  key: string;
+  kind: "sleep" | "event";
+  name: string | null;
+  correlation: string | null;
+  until: number;
+  call_path: string;
+  worker_chain: JsonText<string[]>;
+  reason: string | null;
+  created_at: number;
+  asked_step: number;
+}
+
+/** An event delivered to the run (run/waits.ts), by delivery id. */
+export interface InboxRow {
+  id: string;
+  name: string;
+  correlation: string | null;
+  payload: JsonText<unknown>;
+  state: "taken" | "buffered" | "dropped";
+  at: number;
+}

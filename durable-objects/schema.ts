@@ -58,8 +58,29 @@ const MODEL_DISPATCH = `CREATE TABLE IF NOT EXISTS model_dispatch (
   key TEXT PRIMARY KEY, model TEXT NOT NULL, attempt INTEGER NOT NULL, sent_at INTEGER NOT NULL, claimed INTEGER, lease_until INTEGER, answer TEXT
 ) WITHOUT ROWID`;
 
+/**
+ * Durable waits (run/waits.ts): a timer or event wait the run paused on, by id, kept
+ * once (a replay asks again). It ends when its end is in the journal under `key`
+ * (after asked_step: WAITS_PENDING), written by the host; the row is never updated.
+ * Made on first use: a run that never waits pays nothing.
+ */
+const WAITS = `CREATE TABLE IF NOT EXISTS waits (
+  id TEXT PRIMARY KEY, key TEXT NOT NULL, kind TEXT NOT NULL, name TEXT, correlation TEXT, until INTEGER NOT NULL,
+  call_path TEXT NOT NULL, worker_chain TEXT NOT NULL, reason TEXT, created_at INTEGER NOT NULL, asked_step INTEGER NOT NULL
+) WITHOUT ROWID`;
+
+/**
+ * Events delivered to the run (POST /runs/:id/events/:name, signal triggers), by
+ * delivery id, so a second delivery of one id changes nothing. `state`: `taken` by a
+ * wait (its journal step holds the payload too), `buffered` until a wait for its name
+ * takes it, `dropped` when too many were buffered. Made on first use.
+ */
+const INBOX = `CREATE TABLE IF NOT EXISTS inbox (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, correlation TEXT, payload TEXT NOT NULL, state TEXT NOT NULL, at INTEGER NOT NULL
+) WITHOUT ROWID`;
+
 /** The run's tables made on first use, not by `migrateRun`. */
-const ON_FIRST_USE = { model_dispatch: MODEL_DISPATCH } as const;
+const ON_FIRST_USE = { model_dispatch: MODEL_DISPATCH, waits: WAITS, inbox: INBOX } as const;
 
 /** Makes a table of ON_FIRST_USE unless this object has it (no rows written then). */
 export const makeOnFirstUse = (sql: Sql, table: keyof typeof ON_FIRST_USE) => sql.script(ON_FIRST_USE[table]);
@@ -101,7 +122,7 @@ const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
  * The run row as it stands. The row is written once, at start; every status change
  * writes only its event: status and updated_at come from the newest lifecycle
  * event (a decision after a pause: its journal step, since while paused only a
- * decision or an expiry writes the journal), the outcome (output, error, usage)
+ * decision, an expiry or a wait's end writes the journal), the outcome (output, error, usage)
  * from the newest event that ended or paused the run, retries from the run_retry
  * events since. Objects of older versions also wrote these into the row: a
  * terminal row status, and an outcome column their events lack, still count.
@@ -119,15 +140,15 @@ FROM (
     coalesce(o.data -> '$.error', r.error) AS error,
     coalesce(o.data -> '$.usage', r.usage) AS usage,
     coalesce((SELECT data ->> '$.attempt' FROM events WHERE type = 'run_retry' AND seq > coalesce(o.seq, 0) ORDER BY seq DESC LIMIT 1), 0) AS retries,
-    (SELECT min(at) FROM journal WHERE e.type = 'run_awaiting_approval' AND seq > e.after_step) AS decided_at,
+    (SELECT min(at) FROM journal WHERE e.type IN ('run_awaiting_approval', 'run_waiting') AND seq > e.after_step) AS decided_at,
     (SELECT max(at) FROM events WHERE type = 'run_retry' AND seq > coalesce(e.seq, 0)) AS retry_at
   FROM run r
   LEFT JOIN (
     SELECT seq, after_step, type, at FROM events
-    WHERE type IN ('run_queued', 'run_running', 'run_awaiting_approval', 'approval_recorded', 'run_succeeded', 'run_failed', 'run_cancelled')
+    WHERE type IN ('run_queued', 'run_running', 'run_awaiting_approval', 'run_waiting', 'approval_recorded', 'run_succeeded', 'run_failed', 'run_cancelled')
     ORDER BY seq DESC LIMIT 1
   ) e ON 1
-  LEFT JOIN (SELECT seq, data FROM events WHERE type IN ('run_awaiting_approval', 'run_succeeded', 'run_failed') ORDER BY seq DESC LIMIT 1) o ON 1
+  LEFT JOIN (SELECT seq, data FROM events WHERE type IN ('run_awaiting_approval', 'run_waiting', 'run_succeeded', 'run_failed') ORDER BY seq DESC LIMIT 1) o ON 1
 ))`);
 
 /**
@@ -152,6 +173,10 @@ FROM (
     SELECT j.seq FROM journal j WHERE j.seq > coalesce(approvals.asked_step, 0) AND j.key = approvals.key ORDER BY j.seq LIMIT 1
   ) END AS decision_seq FROM approvals
 ) a LEFT JOIN journal d ON d.seq = a.decision_seq)`);
+
+/** The waits not ended yet: no journal step under their key since they were asked. Only in an object that made `waits`. */
+export const WAITS_PENDING = raw(`(
+SELECT * FROM waits w WHERE NOT EXISTS (SELECT 1 FROM journal j WHERE j.seq > w.asked_step AND j.key = w.key))`);
 
 function migrate(sql: Sql, tables: string[], upgrades: Array<[version: number, statements: string[]]>): void {
   sql.script(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`);

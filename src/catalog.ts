@@ -1,6 +1,6 @@
 import { CatalogError, checkCatalog, type Catalog, type CodeFunction, type ToolsetRegistry } from "./engine";
 import type { CatalogCheck } from "./engine/catalog/catalog";
-import { parseTriggers, type EmailTrigger, type ScheduledTrigger, type Trigger, type Triggers } from "./triggers/triggers-file";
+import { parseTriggers, type EmailTrigger, type HookTrigger, type ScheduledTrigger, type Triggers } from "./triggers/triggers-file";
 import { parseJson, type ParseData } from "./engine/data-files";
 import { WorkerFileError } from "./engine/errors";
 import { isModelsFile, parseModelsFiles, providerNames, type ModelsConfig } from "./engine/model/providers";
@@ -94,7 +94,7 @@ export function loadApp(
   const { catalog, mayMeanRefused } = checked;
   const problems: WorkerFileError[] = [...checked.problems];
   if (!problems.length) problems.push(...oversizedReach(catalog, files));
-  const triggers = new Map<string, Trigger>();
+  const triggers = new Map<string, HookTrigger>();
   const schedules = new Map<string, ScheduledTrigger>();
   const emails = new Map<string, EmailTrigger>();
   const defined = (name: string) => triggers.has(name) || schedules.has(name) || emails.has(name);

@@ -6,4 +6,4 @@ import { functions } from "./functions/index";
 import { toolsets } from "./toolsets/index";
 
 export default createApp({ files, functions, wranglerVars, toolsets });
-export { RunDO, GlobalToolsetsDO, DeliveryLedgerDO, RunIndexDO, EndedSessionDO } from "edgework";
+export { RunDO, GlobalToolsetsDO, DeliveryLedgerDO, RunIndexDO, EndedSessionDO, WaitIndexDO } from "edgework";

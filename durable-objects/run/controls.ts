@@ -9,7 +9,17 @@
 import { clearRunState } from "../../src/engine";
 import { deployedVersion } from "../../src/catalog";
 import { snapshotFor, type CatalogSnapshot } from "../../src/pinned-catalog";
-import { TERMINAL, type Answer, type DecisionRequest, type ReplyRequest, type RunStatusName, type StartRun } from "../../src/runs/types";
+import {
+  PAUSED,
+  TERMINAL,
+  type Answer,
+  type DecisionRequest,
+  type ReplyRequest,
+  type EventDelivery,
+  type EventOutcome,
+  type RunStatusName,
+  type StartRun,
+} from "../../src/runs/types";
 import { sameSecret } from "../../src/security/constant-time";
 import { replyMac } from "../../src/tokens/reply-reference";
 import type { ModelDispatch } from "../model-dispatch";
@@ -20,19 +30,21 @@ import { runEnded, type RunApprovals } from "./approvals";
 import { catalogColumns } from "./catalog";
 import type { RunHost } from "./host";
 import { deletionDue, tombstoneOf } from "./retention";
+import type { RunWaits } from "./waits";
 
-type ControlsHost = Pick<RunHost, "ctx" | "env" | "sql" | "row" | "event" | "wakeSoon" | "setAlarm">;
+type ControlsHost = Pick<RunHost, "ctx" | "env" | "sql" | "row" | "event" | "noted" | "wakeSoon" | "setAlarm" | "now">;
 
 /** The parts of the run the controls act on, and how a cancel stops an activation in flight. */
 export interface ControlledParts {
   approvals: RunApprovals;
+  waits: RunWaits;
   states: SqliteStateBackend;
   dispatch: ModelDispatch;
   /** An activation in flight stops before its next step. */
   stopActivation(): void;
 }
 
-/** The app's controls of one run (RunDO's `start`, `decide`, `decideByReply`, `cancel`, `resume`). */
+/** The app's controls of one run (RunDO's `start`, `decide`, `decideByReply`, `cancel`, `resume`, `deliverEvent`). */
 export class RunControls {
   constructor(
     private readonly host: ControlsHost,
@@ -93,6 +105,19 @@ export class RunControls {
     return { ok: false, status: 404, error: "the reply address names no approval of this run" };
   }
 
+  /**
+   * An event for the run, recorded in one transaction (its id once): a wait it ends
+   * wakes the run, which replays past the wait with the event as its result.
+   */
+  async deliverEvent(ev: EventDelivery, buffer: boolean): Promise<Answer<EventOutcome>> {
+    const run = this.host.row();
+    if (!run) return { ok: false, status: 404, error: "unknown run" };
+    const answer = this.host.ctx.storage.transactionSync(() => this.parts.waits.deliver(ev, run.status, buffer, this.host.now()));
+    this.host.noted("event_received", { name: ev.name, applied: answer.ok && answer.applied, duplicate: answer.ok && answer.duplicate });
+    if (answer.ok && answer.applied && PAUSED.includes(run.status)) await this.host.wakeSoon();
+    return answer;
+  }
+
   async cancel(): Promise<Answer<{ status: "cancelled" }>> {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
@@ -112,7 +137,8 @@ export class RunControls {
   /**
    * Re-arms the alarm of a run that should be running: queued or running (an
    * activation was lost), or paused with nothing left to wait for (a decision or an
-   * expiry whose wake-up was lost). Refused for an ended run, or one waiting for a human.
+   * expiry whose wake-up was lost). Refused for an ended run, or one waiting for a human
+   * or for a timer or event (its alarm is made sure of).
    */
   async resume(): Promise<Answer<{ status: RunStatusName }>> {
     const run = this.host.row();
@@ -125,6 +151,11 @@ export class RunControls {
       // Its expiry (or follow-up) alarm is what it needs: make sure that one is armed.
       if ((await this.host.ctx.storage.getAlarm()) === null) await this.host.setAlarm(approvals.nextWakeUp()!);
       return { ok: false, status: 409, error: `the run waits for a human to decide; its earliest pending approval expires at ${new Date(next).toISOString()}` };
+    }
+    const deadline = this.parts.waits.nextDeadline();
+    if (status === "waiting" && deadline !== null && deadline > this.host.now()) {
+      if ((await this.host.ctx.storage.getAlarm()) === null) await this.host.setAlarm(deadline);
+      return { ok: false, status: 409, error: `the run waits for a timer or an event; its earliest wait ends at ${new Date(deadline).toISOString()}` };
     }
     await this.host.wakeSoon();
     return { ok: true, status };

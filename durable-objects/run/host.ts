@@ -21,6 +21,8 @@ export interface RunHost {
   wakeSoon(): Promise<void>;
   /** Arms the run's one alarm (every alarm the run sets goes through here). */
   setAlarm(at: number): Promise<void>;
+  /** The time waits are measured by (RunDO's clock seam). */
+  now(): number;
   /** The catalog of the activation in progress (the run's pinned one), if any. */
   activeCatalog(): Catalog | undefined;
   /** The run as it stands (RUN_CURRENT in schema.ts); undefined for an unknown or deleted run. */

@@ -14,7 +14,17 @@ import { parse } from "../sql";
 import type { RunHost } from "./host";
 
 /** Run events that change what the index shows (status, pending approvals, usage). */
-const INDEXED = new Set(["run_queued", "run_running", "run_awaiting_approval", "run_succeeded", "run_failed", "run_cancelled", "approval_recorded"]);
+const INDEXED = new Set([
+  "run_queued",
+  "run_running",
+  "run_awaiting_approval",
+  "run_waiting",
+  "run_succeeded",
+  "run_failed",
+  "run_cancelled",
+  "approval_recorded",
+  "wait_ended",
+]);
 
 /**
  * Keeps the run index up to date from one RunDO without ever blocking or failing

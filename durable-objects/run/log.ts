@@ -21,6 +21,7 @@ const LOGGED: Record<string, readonly string[]> = {
   run_queued: [],
   run_running: [],
   run_awaiting_approval: [],
+  run_waiting: ["waiting_for"],
   run_succeeded: [],
   run_failed: [],
   run_cancelled: [],
@@ -30,6 +31,10 @@ const LOGGED: Record<string, readonly string[]> = {
   approval_requested: ["approval_id", "tool"],
   approval_recorded: ["approval_id", "status"],
   approval_refused: ["approval_id", "via", "refusal"],
+  wait_ended: ["wait_id", "kind", "how"],
+  event_received: ["name", "applied", "duplicate"],
+  event_dropped: ["id", "name"],
+  wait_index_failed: [],
   step_failed: ["step"],
   index_report_failed: ["version"],
 };

@@ -39,13 +39,20 @@ export class RunRecord {
 
   /**
    * Saves an activation's outcome in one row, the event that ends or pauses the run
-   * (run_current reads it from there); an ended run voids its pending approvals in the same transaction.
+   * (run_current reads it from there); a run that ended (not paused) voids its pending approvals in the same transaction.
    */
   outcome(outcome: RunOutcome): void {
     const now = Date.now();
     this.host.ctx.storage.transactionSync(() => {
-      if (outcome.status !== "awaiting_approval") this.approvals.voidPending(now);
-      const result = outcome.status === "succeeded" ? { output: outcome.output } : outcome.status === "failed" ? { error: outcome.error } : {};
+      if (outcome.status !== "awaiting_approval" && outcome.status !== "waiting") this.approvals.voidPending(now);
+      const result =
+        outcome.status === "succeeded"
+          ? { output: outcome.output }
+          : outcome.status === "failed"
+            ? { error: outcome.error }
+            : outcome.status === "waiting"
+              ? { waiting_for: outcome.waits.map((w) => ({ kind: w.kind, ...(w.name ? { name: w.name } : {}) })) }
+              : {};
       this.event(`run_${outcome.status}`, { ...result, usage: outcome.usage });
     });
   }

@@ -6,29 +6,22 @@
  */
 
 import { DurableObject } from "cloudflare:workers";
-import {
-  clearRunState,
-  executeRun,
-  messageOf,
-  RunError,
-  RunInterrupted,
-  StorageError,
-  type Catalog,
-  type PendingApproval,
-  type RunOutcome,
-} from "../../src/engine";
+import { clearRunState, executeRun, messageOf, RunError, RunInterrupted, StorageError, type Catalog, type RunOutcome } from "../../src/engine";
 import type { Journal } from "../../src/engine/journal/journal";
 import type { KeyGrammar } from "../../src/engine/journal/keys";
 import { emptyUsage } from "../../src/engine/run/usage";
 import { deployedVersion, type Definitions } from "../../src/catalog";
 import { numberVar } from "../../src/config";
 import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "../../src/runs/fork";
-import type { RunRpc } from "../../src/runs/rpc";
+import { waitIndex, type RunRpc } from "../../src/runs/rpc";
 import {
+  PAUSED,
   TERMINAL,
   type Answer,
   type DecisionRequest,
   type ReplyRequest,
+  type EventDelivery,
+  type EventOutcome,
   type ModelDelta,
   type RunEvent,
   type RunStatusName,
@@ -55,6 +48,7 @@ import { RunRecord } from "./record";
 import { deletionDue, finishedRunAlarm } from "./retention";
 import { RunVersions } from "./versions";
 import { RunReader } from "./view";
+import { RunWaits } from "./waits";
 
 /** An alarm that keeps throwing is retried by the runtime; after this many the run fails. */
 const MAX_ALARM_RETRIES = 5;
@@ -79,6 +73,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private readonly states: SqliteStateBackend;
   private readonly journal: LoggedJournalStore;
   private readonly approvals: RunApprovals;
+  private readonly waits: RunWaits;
   private readonly index: RunIndexSync;
   /** Its events (and so its status) and outcomes. */
   private readonly record: RunRecord;
@@ -110,6 +105,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.index = new RunIndexSync(host, this.indexRetryMs());
     this.approvals = new RunApprovals(host, this.journal);
     this.record = new RunRecord(host, this.index, this.approvals);
+    this.waits = new RunWaits(host, this.journal);
     this.pinned = new RunCatalog(this.sql);
     this.versions = new RunVersions(this.sql);
     this.mail = new RunMail(host, this.approvals);
@@ -117,13 +113,14 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.journal.startedEarlier = (key) => this.dispatch.handedOffAt(key);
     this.controls = new RunControls(host, {
       approvals: this.approvals,
+      waits: this.waits,
       states: this.states,
       dispatch: this.dispatch,
       stopActivation: () => {
         this.cancelled = true;
       },
     });
-    this.reader = new RunReader(host, { journal: this.journal, pinned: this.pinned, versions: this.versions, approvals: this.approvals });
+    this.reader = new RunReader(host, { journal: this.journal, pinned: this.pinned, versions: this.versions, approvals: this.approvals, waits: this.waits });
     this.forks = new RunFork(host, { pinned: this.pinned, start: (req, pinned) => this.controls.start(req, pinned) });
     void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, this.dispatch));
   }
@@ -148,6 +145,10 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
 
   async resume(): Promise<Answer<{ status: RunStatusName }>> {
     return this.controls.resume();
+  }
+
+  async deliverEvent(ev: EventDelivery, buffer: boolean): Promise<Answer<EventOutcome>> {
+    return this.controls.deliverEvent(ev, buffer);
   }
 
   async status(): Promise<RunView | null> {
@@ -211,7 +212,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     if (!run) return;
     await this.index.flush();
     if (TERMINAL.includes(run.status)) return this.finishRetention();
-    if (run.status === "awaiting_approval" && (await this.stillPaused(run))) return;
+    if (PAUSED.includes(run.status) && (await this.stillPaused(run))) return;
     await this.activate(run, info?.retryCount ?? 0);
   }
 
@@ -221,15 +222,20 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   }
 
   /**
-   * A paused run's alarm comes at its earliest approval expiry or follow-up email, or
-   * from a decision or a resume: records the expired rejections; while nothing was
-   * decided or expired, sends the follow-ups due and re-arms (true). False: replay.
+   * A paused run's alarm comes at its earliest approval expiry, follow-up email or
+   * wait's deadline, or from a decision, an event or a resume: records the expired
+   * rejections and the waits that ended; while nothing was decided or ended, sends the
+   * follow-ups due and re-arms (true). False: replay.
    */
   private async stillPaused(run: RunRow): Promise<boolean> {
-    this.ctx.storage.transactionSync(() => this.approvals.expireDue(Date.now()));
-    if (this.row()!.status !== "awaiting_approval" || this.approvals.earliestExpiry() === null) return false;
+    const now = this.now();
+    this.ctx.storage.transactionSync(() => {
+      this.approvals.expireDue(now);
+      this.waits.endDue(now);
+    });
+    if (!PAUSED.includes(this.row()!.status) || (this.approvals.earliestExpiry() === null && this.waits.nextDeadline() === null)) return false;
     await this.mail.sendFollowUps(mailRun(run));
-    await this.armPause([]);
+    await this.armPause({ pending: [], waits: [] });
     return true;
   }
 
@@ -266,13 +272,15 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
         globals: rpcGlobals(() => this.env.GLOBAL_TOOLSETS.getByName("global") as never),
         beforeStep: (key, journal) => this.beforeStep(key, journal, deadline),
         recordApproval: (pending) => this.ctx.storage.transactionSync(() => this.approvals.request(pending, Date.now(), approvalTtlMs(this.env))),
+        recordWait: (wait) => this.waits.request(wait),
         notifier: (pending) => this.mail.requestApproval(pending, mailRun(run)),
       },
       definitions,
     );
     // Queue mode hands model requests off (no streaming: the answer arrives whole); direct mode streams to watchers.
     const models = dispatchMode(this.env) === "queue" ? this.dispatch.models(config.models, definitions.models) : this.deltas.streaming(config.models);
-    const outcome = await executeRun({ ...config, models }, this.journal, {
+    // Waits read the run's clock (a seam: the test pool moves it forward).
+    const outcome = await executeRun({ ...config, models, clock: { now: () => this.now() } }, this.journal, {
       runId: run.id,
       worker: run.worker,
       input: parse(run.input),
@@ -321,22 +329,43 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private async settle(outcome: RunOutcome): Promise<void> {
     if (this.row()?.status !== "running") return; // cancelled while this activation ran
     this.record.outcome(outcome);
-    if (outcome.status === "awaiting_approval") await this.armPause(outcome.pending);
+    if (outcome.status === "awaiting_approval" || outcome.status === "waiting") await this.armPause(outcome);
     else await this.setAlarm(deletionDue(this.env, this.row()!.updated_at)); // retention: the ended run's one alarm
   }
 
   /**
-   * One alarm per pause: at the earliest pending expiry (so an approval nobody
-   * decides resolves as a rejection then) or follow-up email; at once if a decision
-   * landed meanwhile (the run is then marked running: the alarm must replay).
+   * One alarm per pause: at the earliest of the pending approvals' expiries and
+   * follow-up emails and the waits' deadlines (so what nobody answers ends then); at
+   * once if a decision landed or a wait ended meanwhile, or ends now (an event kept
+   * for it, a time already past): the run is then marked running, the alarm must replay.
+   * Waits a signal trigger can end are registered with the correlation index first.
    */
-  private async armPause(pending: PendingApproval[]): Promise<void> {
-    if (this.approvals.anyResolved(pending.map((p) => p.id))) {
-      this.record.running();
+  private async armPause(paused: Pick<Extract<RunOutcome, { waits: unknown }>, "pending" | "waits">): Promise<void> {
+    const ended = this.ctx.storage.transactionSync(() => this.waits.endDue(this.now()));
+    if (ended || this.approvals.anyResolved(paused.pending.map((p) => p.id)) || this.waits.anyEnded(paused.waits.map((w) => w.id))) {
+      if (this.row()!.status !== "running") this.record.running();
       return this.wakeSoon();
     }
-    const at = this.approvals.nextWakeUp();
-    if (at !== null) await this.setAlarm(at);
+    const registered = await this.registerCorrelated();
+    const times = [this.approvals.nextWakeUp(), this.waits.nextDeadline(), registered ? null : Date.now() + this.indexRetryMs()];
+    const due = times.filter((t): t is number => t !== null);
+    if (due.length) await this.setAlarm(Math.min(...due));
+  }
+
+  /**
+   * Tells the correlation index (one object per event and key) which runs a signal may
+   * wake; idempotent, so sent at every pause. False when an index object could not be
+   * reached: the pause's alarm comes sooner and sends it again (the run keeps waiting).
+   */
+  private async registerCorrelated(): Promise<boolean> {
+    const runId = this.row()!.id;
+    try {
+      await Promise.all(this.waits.correlated().map(async (w) => (await waitIndex(this.env, w.name!, w.correlation!)).register(runId, w.id, w.until)));
+      return true;
+    } catch {
+      this.record.noted("wait_index_failed", {});
+      return false;
+    }
   }
 
   /** Re-arms the alarm with backoff (30 s doubling, at most an hour) after a transient failure (one row: the event counts retries). */
@@ -364,6 +393,11 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
 
   /** After the engine returned an outcome, before it is recorded. */
   protected async outcomeReached(): Promise<void> {}
+
+  /** The time waits are measured by (timers, timeouts, the engine's clock). */
+  protected now(): number {
+    return Date.now();
+  }
 
   /** Arms the alarm to run the next activation now. */
   protected async wakeSoon(): Promise<void> {
@@ -400,6 +434,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       noted: (type, data) => this.record.noted(type, data),
       wakeSoon: () => this.wakeSoon(),
       setAlarm: (at) => this.setAlarm(at),
+      now: () => this.now(),
       activeCatalog: () => this.activeCatalog,
       row: () => this.row(),
       keyGrammar: () => this.keyGrammar,

@@ -16,6 +16,7 @@ import type { SqliteJournalStore } from "../sqlite-journal";
 import type { RunApprovals } from "./approvals";
 import type { RunCatalog } from "./catalog";
 import { completeBatch, mergeEvents, parseCursor } from "./events";
+import type { RunWaits } from "./waits";
 import type { RunHost } from "./host";
 import type { RunVersions } from "./versions";
 import { timelineOf } from "./timeline";
@@ -25,7 +26,7 @@ import { shownUsage } from "./usage";
 export class RunReader {
   constructor(
     private readonly host: Pick<RunHost, "sql" | "row" | "keyGrammar">,
-    private readonly parts: { journal: SqliteJournalStore; pinned: RunCatalog; versions: RunVersions; approvals: RunApprovals },
+    private readonly parts: { journal: SqliteJournalStore; pinned: RunCatalog; versions: RunVersions; approvals: RunApprovals; waits: RunWaits },
   ) {}
 
   status(): RunView | null {
@@ -49,6 +50,7 @@ export class RunReader {
       catalog_version: this.parts.pinned.version(),
       ...this.parts.versions.view(),
       approvals: this.parts.approvals.list(),
+      waits: TERMINAL.includes(run.status) ? [] : this.parts.waits.list(),
       call_tree: tree,
       forked_from: forkedFrom(parse(run.trigger)),
       timeline: timelineOf(this.host.sql, rows, tree, run),

@@ -36,6 +36,7 @@ export type RunEvent =
   | TypedEvent<"approval_decided", { path: string; approved: boolean; by: string; decider?: Decider; note: string | null }>
   | TypedEvent<"approval_emailed" | "approval_reminder_emailed" | "approval_escalation_emailed", { approval_id: string; to: string }>
   | TypedEvent<"approval_email_failed", { approval_id: string; kind: string; to: string; error: string }>
+  | TypedEvent<"event_dropped", { id: string; name: string; reason: string }>
   | TypedEvent<"step", { key: string }>
   | { id: null; type: "model_delta"; data: { stream: number; text: string } }
   /** A type this client does not know (a newer server): its name in `event`. */
@@ -47,6 +48,7 @@ const KNOWN = new Set<string>([
   "run_queued",
   "run_running",
   "run_awaiting_approval",
+  "run_waiting",
   "run_succeeded",
   "run_failed",
   "run_cancelled",
@@ -63,6 +65,7 @@ const KNOWN = new Set<string>([
   "approval_reminder_emailed",
   "approval_escalation_emailed",
   "approval_email_failed",
+  "event_dropped",
   "step",
   "model_delta",
 ]);

@@ -13,20 +13,22 @@ import {
   type Run,
   type RunPage,
   type RunStatus,
+  type SendEventParams,
+  type SentEvent,
   type StartedRun,
   type StartRunParams,
   TERMINAL_STATUSES,
 } from "./types";
 
 export interface WaitOptions {
-  /** Statuses to wait for; default: any terminal status or `awaiting_approval`. A terminal status always ends the wait. */
+  /** Statuses to wait for; default: any terminal status, `awaiting_approval` or `waiting`. A terminal status always ends the wait. */
   until?: readonly RunStatus[];
   /** Overall; past it the wait rejects with TimeoutError. Default: no limit. */
   timeoutMs?: number;
   signal?: AbortSignal;
 }
 
-const WAIT_DEFAULT: readonly RunStatus[] = [...TERMINAL_STATUSES, "awaiting_approval"];
+const WAIT_DEFAULT: readonly RunStatus[] = [...TERMINAL_STATUSES, "awaiting_approval", "waiting"];
 const POLL_FIRST_MS = 250;
 const POLL_MAX_MS = 5_000;
 
@@ -120,6 +122,16 @@ export class Runs {
       ...(params.approvalMode ? { approval_mode: params.approvalMode } : {}),
     };
     return this.transport.json({ method: "POST", path: `${runPath(id)}/fork`, body }, { ...options, maxRetries: 0 });
+  }
+
+  /**
+   * `POST /runs/:id/events/:name`: an event for the run, taken by a wait for `name` or
+   * kept for the next one. Retried safely: the event's `id` (by default a random one per
+   * call, reused by its retries) makes a repeat the same event.
+   */
+  sendEvent(id: string, name: string, params: SendEventParams, options?: RequestOptions): Promise<SentEvent> {
+    const body = { ...params, id: params.id ?? crypto.randomUUID() };
+    return this.transport.json({ method: "POST", path: `${runPath(id)}/events/${encodeURIComponent(name)}`, body }, options);
   }
 
   /** `GET /runs/:id/events` as typed events, reconnecting with Last-Event-ID, until the run ends (run-events.ts). */

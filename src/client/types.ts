@@ -4,7 +4,8 @@
  * Field names are the wire's: responses as the routes return them.
  */
 
-export type RunStatus = "queued" | "running" | "awaiting_approval" | "succeeded" | "failed" | "cancelled";
+/** `awaiting_approval`: paused for a person; `waiting`: paused for a timer or an event (see `Run.waits`). */
+export type RunStatus = "queued" | "running" | "awaiting_approval" | "waiting" | "succeeded" | "failed" | "cancelled";
 
 /** Statuses a run never leaves. */
 export const TERMINAL_STATUSES: readonly RunStatus[] = ["succeeded", "failed", "cancelled"];
@@ -109,6 +110,39 @@ export interface CallNode {
   tools: ToolNode[];
 }
 
+/** A durable wait a run is paused on (ctx.sleep, ctx.waitForEvent, the `wait` kind). */
+export interface WaitView {
+  id: string;
+  kind: "sleep" | "event";
+  /** The event's name (kind `event`). */
+  name?: string;
+  /** The correlation key a signal trigger wakes it by. */
+  key?: string;
+  /** When a sleep wakes (kind `sleep`). */
+  until?: number;
+  /** When it ends by itself: the wake-up, or the event wait's timeout. */
+  expires_at: number;
+  reason?: string;
+  call_path: string;
+  worker_chain: string[];
+  created_at: number;
+}
+
+/** `POST /runs/:id/events/:name`'s body: the event's payload (≤ 64 KiB as JSON), its id (same id twice: once), a correlation key. */
+export interface SendEventParams {
+  payload: unknown;
+  id?: string;
+  key?: string;
+}
+
+/** `POST /runs/:id/events/:name` → 202: taken by a wait (`applied`), kept for the next one (`buffered`), or a repeat (`duplicate`). */
+export interface SentEvent {
+  id: string;
+  applied: boolean;
+  buffered: boolean;
+  duplicate: boolean;
+}
+
 /** `GET /runs/:id`. */
 export interface Run {
   id: string;
@@ -130,6 +164,8 @@ export interface Run {
   /** The version of its latest activation, once one ran under another version than it started under; else null. */
   resumed_under: string | null;
   approvals: ApprovalView[];
+  /** What the run waits for now: empty unless it is paused on a timer or an event. */
+  waits: WaitView[];
   call_tree: CallNode | null;
   /** The run and journal step this run was forked from (`POST /runs/:id/fork`), or null. */
   forked_from: { run: string; at: string } | null;

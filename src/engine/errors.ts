@@ -7,10 +7,11 @@
  *
  * The signals — the four `propagates` counts — each raised by engine or host code
  * and caught only there:
- * - `ApprovalRequired`: raised by `askApproval` (approvals/ask-approval.ts: the tool
- *   gate, a budget extension); the loop merges one turn's (loop.ts), `executeRun`
- *   turns it into the `awaiting_approval` outcome (run.ts), the host records the
- *   pause.
+ * - `RunPaused` (`ApprovalRequired`, `WaitRequired`): raised by `askApproval`
+ *   (approvals/ask-approval.ts: the tool gate, a budget extension) and `awaitWait`
+ *   (waits/wait.ts: ctx.sleep, ctx.waitForEvent); the loop merges one turn's
+ *   (loop.ts), `executeRun` turns it into the `awaiting_approval` or `waiting`
+ *   outcome (executor.ts), the host records the pause.
  * - `RunInterrupted`: raised by the host — before a step (checkpoint, cancel, a
  *   test's fault: durable-objects/run/run.ts, tests/support/faults.ts), a model request handed to
  *   the queue (model-dispatch.ts), an approval email to retry (run/mail.ts), a global
@@ -110,12 +111,63 @@ export interface PendingApproval {
   kind?: "question";
 }
 
+/** What a durable wait waits for (waits/wait.ts); its end is recorded under `key`. */
+export interface PendingWait {
+  /** Journal key under which its end (the wake-up, the event, the timeout) is recorded: `<call>/wait:<n>`. */
+  key: string;
+  id: string;
+  kind: "sleep" | "event";
+  /** The event's name (kind `event`). */
+  name?: string;
+  /** The correlation key a signal trigger wakes it by (kind `event`); data, never part of a journal key. */
+  correlation?: string;
+  /** When it was asked (the run's clock), and when it ends by itself: a sleep's wake-up, an event wait's timeout (ms since the epoch). */
+  since: number;
+  until: number;
+  callPath: string;
+  workerChain: string[];
+  /** Why it waits, as the model or the code said (shown, bounded). */
+  reason?: string;
+}
+
+/**
+ * Signal: the run pauses until people decide (`pending`) or the world answers
+ * (`waits`). Parallel pauses are merged (`pausedTogether`), so one activation ends
+ * with everything it waits for.
+ */
+export class RunPaused extends Error {
+  constructor(
+    readonly pending: PendingApproval[],
+    readonly waits: PendingWait[],
+  ) {
+    super(`paused: ${[...pending.map((p) => `approval of ${p.tool}`), ...waits.map((w) => (w.kind === "sleep" ? "a timer" : `event ${w.name}`))].join(", ")}`);
+    this.name = "RunPaused";
+  }
+}
+
 /** Signal: one or more tool calls wait for a human. The run suspends. */
-export class ApprovalRequired extends Error {
-  constructor(readonly pending: PendingApproval[]) {
-    super(`awaiting approval: ${pending.map((p) => p.tool).join(", ")}`);
+export class ApprovalRequired extends RunPaused {
+  constructor(pending: PendingApproval[]) {
+    super(pending, []);
+    this.message = `awaiting approval: ${pending.map((p) => p.tool).join(", ")}`;
     this.name = "ApprovalRequired";
   }
+}
+
+/** Signal: a timer or an event wait (ctx.sleep, ctx.waitForEvent) is not over yet. The run suspends. */
+export class WaitRequired extends RunPaused {
+  constructor(waits: PendingWait[]) {
+    super([], waits);
+    this.name = "WaitRequired";
+  }
+}
+
+/** Two pauses as one: approvals only stay an `ApprovalRequired`, waits only a `WaitRequired`. */
+export function pausedTogether(a: RunPaused, b: RunPaused): RunPaused {
+  const pending = [...a.pending, ...b.pending];
+  const waits = [...a.waits, ...b.waits];
+  if (!waits.length) return new ApprovalRequired(pending);
+  return pending.length ? new RunPaused(pending, waits) : new WaitRequired(waits);
 }
 
 /**
@@ -155,7 +207,7 @@ export class StorageError extends Error {
 
 /** Errors that must travel up through tool calls instead of becoming a tool result. */
 export function propagates(err: unknown): boolean {
-  return err instanceof ApprovalRequired || err instanceof RunInterrupted || err instanceof StorageError || (err instanceof RunError && err.fatal);
+  return err instanceof RunPaused || err instanceof RunInterrupted || err instanceof StorageError || (err instanceof RunError && err.fatal);
 }
 
 export function messageOf(err: unknown): string {

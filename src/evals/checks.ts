@@ -17,7 +17,7 @@ const toolPattern = z.strictObject({
 
 /** Every check an eval case can make, by its key in the file. */
 export const checkSchemas = {
-  status: z.enum(["succeeded", "failed", "awaiting_approval"]),
+  status: z.enum(["succeeded", "failed", "awaiting_approval", "waiting"]),
   output_schema: z.record(z.string(), z.unknown()),
   output_equals: z.unknown(),
   output_contains: z.union([z.string().min(1).max(10_000), z.array(z.string().min(1).max(10_000)).min(1).max(50)]),
@@ -42,7 +42,7 @@ export type Check = { [K in keyof Schemas]: { kind: K; spec: z.output<Schemas[K]
 export interface RunEvidence {
   worker: string;
   input: unknown;
-  status: "succeeded" | "failed" | "awaiting_approval" | "error";
+  status: "succeeded" | "failed" | "awaiting_approval" | "waiting" | "error";
   output: unknown;
   /** Why the run failed or could not run. */
   error?: string;

@@ -73,6 +73,10 @@ async function evidence(suite: EvalSuite, c: EvalCase, worker: string, setup: Ca
     const tree = callTree(store.entries);
     if (out.status === "succeeded") return { ...base, status: out.status, output: out.output, usage: out.usage, tree };
     if (out.status === "failed") return { ...base, status: out.status, error: `${out.error.code}: ${out.error.message}`, usage: out.usage, tree };
+    if (out.status === "waiting") {
+      const waits = out.waits.map((w) => (w.name ? `${w.kind} ${w.name}` : w.kind)).join(", ");
+      return { ...base, status: out.status, error: `it waits for ${waits} (an eval does not wait: stub the tool that waits)`, usage: out.usage, tree };
+    }
     const asked = out.pending.map((p) => p.tool).join(", ");
     return { ...base, status: out.status, error: `it waits for approval of ${asked} (set approval_mode on the case)`, usage: out.usage, tree };
   } catch (err) {

@@ -68,7 +68,8 @@ export function workersServer(env: Env, origin: string): Server {
       const view = (await runView(env, id))!;
       if (TERMINAL.includes(view.status)) return finished(view, links);
       const waited = Date.now() - started;
-      if (view.status === "awaiting_approval" || waited >= waitMs || extra.signal.aborted) return inProgress(view, links, Math.round(waited / 1000));
+      if (view.status === "awaiting_approval" || view.status === "waiting" || waited >= waitMs || extra.signal.aborted)
+        return inProgress(view, links, Math.round(waited / 1000));
       if (token !== undefined) {
         await extra.sendNotification({
           method: "notifications/progress",

@@ -1,6 +1,7 @@
 import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, Tombstone } from "./index-types";
 import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "./fork";
-import type { Answer, DecisionRequest, ModelDelta, ReplyRequest, RunEvent, RunStatusName, RunView, StartRun } from "./types";
+import { sha256Hex } from "../engine/ids";
+import type { Answer, DecisionRequest, EventDelivery, EventOutcome, ModelDelta, ReplyRequest, RunEvent, RunStatusName, RunView, StartRun } from "./types";
 
 /**
  * What the app asks of one run's Durable Object (durable-objects/run/run.ts implements it).
@@ -30,6 +31,21 @@ export interface RunRpc {
   forkSource(at: string): Promise<Answer<{ source: ForkSource }>>;
   /** Asked of the source by its fork: the prefix's rows after `after`, one batch. */
   forkRows(atSeq: number, after: number): Promise<Answer<ForkRows>>;
+  /** An event for this run (checked by src/runs/events.ts): taken by a wait, else kept for the next (`buffer`) or left. */
+  deliverEvent(ev: EventDelivery, buffer: boolean): Promise<Answer<EventOutcome>>;
+}
+
+/**
+ * What the app asks of one correlation index object (durable-objects/wait-index.ts):
+ * the runs waiting for one event under one correlation key.
+ */
+export interface WaitIndexRpc {
+  /** The run's wait listens for this (event, key) until `until` (idempotent). */
+  register(runId: string, waitId: string, until: number): Promise<void>;
+  /** The runs listening now (expired entries are dropped), at most `limit`. */
+  waiting(now: number, limit: number): Promise<string[]>;
+  /** These runs no longer listen here (their wait took the event, or ended). */
+  forget(runIds: string[]): Promise<void>;
 }
 
 /** What the app asks of the run index (durable-objects/run-index.ts implements it). */
@@ -50,3 +66,11 @@ export const runStub = (env: Env, id: string) => env.RUNS.getByName(id) as unkno
 
 /** The run index: a single object (see docs/operate.md, "The run index", for why one and how far it goes). */
 export const runIndex = (env: Env) => env.RUN_INDEX.getByName("index") as unknown as RunIndexRpc;
+
+/**
+ * The correlation index object of one (event, key): one object per pair, named by
+ * their hash, so the index spreads over as many objects as there are keys waited on
+ * (a signal reaches exactly one). Neither name nor key is trusted: only the hash names it.
+ */
+export const waitIndex = async (env: Env, event: string, key: string) =>
+  env.WAIT_INDEX.getByName(await sha256Hex(`${event}\n${key}`)) as unknown as WaitIndexRpc;

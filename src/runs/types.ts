@@ -3,7 +3,11 @@ import type { CallNode } from "../engine/journal/call-tree";
 import type { Timeline } from "../engine/journal/timeline";
 import type { ForkOrigin } from "./fork";
 
-export type RunStatusName = "queued" | "running" | "awaiting_approval" | "succeeded" | "failed" | "cancelled";
+/** Every status a run can have, in lifecycle order (filters, pages). */
+export const RUN_STATUSES = ["queued", "running", "awaiting_approval", "waiting", "succeeded", "failed", "cancelled"] as const;
+export type RunStatusName = (typeof RUN_STATUSES)[number];
+/** Paused: for a person (`awaiting_approval`) or for the world (`waiting`: timers, events); the run holds one alarm. */
+export const PAUSED: readonly RunStatusName[] = ["awaiting_approval", "waiting"];
 export const TERMINAL: readonly RunStatusName[] = ["succeeded", "failed", "cancelled"];
 
 export interface StartRun {
@@ -41,6 +45,24 @@ export interface ApprovalView {
   expires_at: number;
 }
 
+/** A durable wait the run is paused on (ctx.sleep, ctx.waitForEvent, the `wait` kind). */
+export interface WaitView {
+  id: string;
+  kind: "sleep" | "event";
+  /** The event's name (kind `event`). */
+  name?: string;
+  /** The correlation key a signal trigger wakes it by. */
+  key?: string;
+  /** When a sleep wakes (kind `sleep`). */
+  until?: number;
+  /** When it ends by itself: the wake-up, or the event wait's timeout. */
+  expires_at: number;
+  reason?: string;
+  call_path: string;
+  worker_chain: string[];
+  created_at: number;
+}
+
 export interface RunView {
   id: string;
   worker: string;
@@ -60,6 +82,8 @@ export interface RunView {
   /** The version of its latest activation, once one ran under another version than it started under; else null. */
   resumed_under: string | null;
   approvals: ApprovalView[];
+  /** What the run waits for now (empty unless it is paused on a timer or an event). */
+  waits: WaitView[];
   call_tree: CallNode | null;
   /** The run and step this run was forked from (POST /runs/:id/fork), or null. */
   forked_from: ForkOrigin | null;
@@ -75,7 +99,24 @@ export interface RunEvent {
 }
 
 /** RPC answers that can fail carry an HTTP-like status instead of throwing across RPC. */
-export type Answer<T = Record<string, never>> = ({ ok: true } & T) | { ok: false; status: 400 | 403 | 404 | 409 | 410 | 413; error: string };
+export type Answer<T = Record<string, never>> = ({ ok: true } & T) | { ok: false; status: 400 | 403 | 404 | 409 | 410 | 413 | 429; error: string };
+
+/** An event for a run (`POST /runs/:id/events/:name`, a signal trigger), checked by the app (src/runs/events.ts). */
+export interface EventDelivery {
+  name: string;
+  /** The delivery id: a second delivery of one id changes nothing. */
+  id: string;
+  payload: unknown;
+  /** The correlation key (a signal's): only waits without a key or with this one take it. */
+  key?: string;
+}
+
+/** What a delivered event did: taken by a wait (`applied`), kept for a later wait (`buffered`), or a repeat of an id (`duplicate`). */
+export interface EventOutcome {
+  applied: boolean;
+  buffered: boolean;
+  duplicate: boolean;
+}
 
 /** A decision on an approval, by API, page or emailed reply. */
 export interface DecisionRequest {

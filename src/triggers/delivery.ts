@@ -1,9 +1,9 @@
 import { sha256Hex } from "../engine/ids";
 import { resolvePointer } from "./json-pointer";
-import type { Trigger } from "./triggers-file";
+import type { HookTrigger, Trigger } from "./triggers-file";
 
 /** Does the payload pass the trigger's filter? Returns the first mismatch, or null. */
-export function filterMismatch(t: Trigger, payload: unknown): string | null {
+export function filterMismatch(t: Pick<HookTrigger, "filter">, payload: unknown): string | null {
   for (const [where, expected] of Object.entries(t.filter)) {
     const pointer = where.startsWith("/") ? where : `/${where}`;
     const actual = resolvePointer(payload, pointer);
@@ -30,7 +30,7 @@ export function mapInput(t: Trigger, payload: unknown): Record<string, unknown> 
  * one delivery. (For `token` nothing is signed: the body is what the token
  * holder sent.)
  */
-export function idempotencyKey(t: Trigger, payload: unknown, bodySha256: string): string {
+export function idempotencyKey(t: Pick<HookTrigger, "verify">, payload: unknown, bodySha256: string): string {
   const id = (payload as { id?: unknown } | null)?.id;
   if (t.verify.scheme === "stripe" && typeof id === "string" && id) return id;
   return `sha256:${bodySha256}`;
@@ -45,7 +45,7 @@ const DELIVERY_HEADER: Record<Trigger["verify"]["scheme"], string | null> = {
 };
 
 /** The sender's own delivery id, which no signature covers: bound to its body, never the run's id. */
-export function deliveryHeader(t: Trigger, headers: Headers): { header: string; id: string } | null {
+export function deliveryHeader(t: Pick<HookTrigger, "verify">, headers: Headers): { header: string; id: string } | null {
   const header = DELIVERY_HEADER[t.verify.scheme];
   const id = header ? headers.get(header) : null;
   return header && id ? { header, id } : null;

@@ -8,6 +8,7 @@ import { cronProblem } from "./cron";
 import { ADDRESS, ALLOW_FROM } from "./email-address";
 import { SAMPLE_EMAIL_INPUT } from "./email-input";
 import { POINTER } from "./json-pointer";
+import { EVENT_NAME } from "../engine/waits/bounds";
 import { withScheduledTime } from "./scheduled-time";
 
 const secretEnv = z.string().regex(/^[A-Z][A-Z0-9_]*$/, "must name an environment variable (A-Z, 0-9, _)");
@@ -45,8 +46,24 @@ export const triggerSchema = z.strictObject({
   budget: budgetSchema.optional(),
 });
 
+/**
+ * A webhook that signals instead of starting (`signal:` instead of `worker:`): a
+ * verified delivery is the event `event` for every run waiting for it under the
+ * correlation key at the JSON pointer `key` (ctx.waitForEvent, wait_for_event).
+ */
+export const signalTriggerSchema = z.strictObject({
+  signal: z.strictObject({ event: z.string().regex(EVENT_NAME, "must be 1-64 characters of A-Z a-z 0-9 _ . -"), key: pointer }),
+  verify: verification,
+  filter: z.record(z.string(), z.union([scalar, z.array(scalar).min(1)])).default({}),
+});
+
+/** A webhook trigger that starts a run. */
 export type Trigger = z.output<typeof triggerSchema> & { name: string };
-export type Triggers = ReadonlyMap<string, Trigger>;
+/** A webhook trigger that signals waiting runs. */
+export type SignalTrigger = z.output<typeof signalTriggerSchema> & { name: string };
+/** What `POST /hooks/<name>` may be: it starts a run, or signals waiting ones. */
+export type HookTrigger = Trigger | SignalTrigger;
+export type Triggers = ReadonlyMap<string, HookTrigger>;
 
 const approvalMode = z.enum(["ask", "approve_all", "reject_all"]).default("ask");
 
@@ -110,7 +127,7 @@ export function parseTriggers(
   catalog: Catalog,
   mayMeanRefused = (_matches: (name: string) => boolean) => false,
 ): ParsedTriggers {
-  const triggers = new Map<string, Trigger>();
+  const triggers = new Map<string, HookTrigger>();
   const schedules = new Map<string, ScheduledTrigger>();
   const emails = new Map<string, EmailTrigger>();
   let raw: unknown;
@@ -142,6 +159,10 @@ export function parseTriggers(
       problems.push(new WorkerFileError(file, name, kind));
       continue;
     }
+    if (typeof value === "object" && value && "signal" in value) {
+      keep(triggers, parseSignalTrigger(file, name, value));
+      continue;
+    }
     const parsed = triggerSchema.safeParse(value);
     if (!parsed.success) {
       problems.push(...issuesToErrors(file, parsed.error, name));
@@ -169,8 +190,8 @@ export function parseTriggers(
 }
 
 export interface ParsedTriggers {
-  /** Webhooks (`POST /hooks/<name>`). */
-  triggers: Map<string, Trigger>;
+  /** Webhooks (`POST /hooks/<name>`): starting runs or signalling them. */
+  triggers: Map<string, HookTrigger>;
   schedules: Map<string, ScheduledTrigger>;
   emails: Map<string, EmailTrigger>;
   problems: WorkerFileError[];
@@ -205,6 +226,13 @@ function parseScheduleTrigger(file: string, name: string, value: unknown, findWo
   // Checked now with a sample time, so a schedule never fires into a refused start.
   const problem = inputProblem(file, `${name}.input`, worker, withScheduledTime(parsed.data.input, new Date(0).toISOString()), "the input");
   return problem ? [problem] : { ...parsed.data, name };
+}
+
+function parseSignalTrigger(file: string, name: string, value: unknown): SignalTrigger | WorkerFileError[] {
+  if (typeof value === "object" && value && "worker" in value)
+    return [new WorkerFileError(file, name, "a trigger has worker (it starts a run) or signal (it wakes waiting runs), not both")];
+  const parsed = signalTriggerSchema.safeParse(value);
+  return parsed.success ? { ...parsed.data, name } : issuesToErrors(file, parsed.error, name);
 }
 
 function parseEmailTrigger(file: string, name: string, value: unknown, findWorker: WorkerLookup): EmailTrigger | WorkerFileError[] {

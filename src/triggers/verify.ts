@@ -1,6 +1,6 @@
 import { sameSecret } from "../security/constant-time";
 import { hmacSha256 } from "../security/hmac";
-import type { Trigger } from "./triggers-file";
+import type { HookTrigger } from "./triggers-file";
 import { hex } from "../engine/ids";
 
 export type Verification = { ok: true } | { ok: false; reason: string };
@@ -20,7 +20,13 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
  * Checks a delivery's signature by the trigger's scheme. Every comparison is
  * constant-time; the raw body is what was signed, never a re-serialization.
  */
-export async function verifyDelivery(t: Trigger, secret: string, headers: Headers, body: Uint8Array, now = Date.now()): Promise<Verification> {
+export async function verifyDelivery(
+  t: Pick<HookTrigger, "verify">,
+  secret: string,
+  headers: Headers,
+  body: Uint8Array,
+  now = Date.now(),
+): Promise<Verification> {
   const v = t.verify;
   switch (v.scheme) {
     case "github": {

@@ -5,6 +5,8 @@ import { Badge, Page } from "./layout";
 import { LogoutForm } from "./login-page";
 import type { CallDescription } from "../engine/types/toolset";
 import { appPath } from "../http/base-path";
+import { RUN_STATUSES, type WaitView } from "../runs/types";
+import { describeWait } from "./waits-view";
 
 export interface InboxApproval extends PendingApprovalItem {
   args?: unknown;
@@ -18,8 +20,6 @@ const ago = (ms: number, now: number) => {
   return s < 120 ? `${s} s` : s < 7200 ? `${Math.round(s / 60)} min` : s < 172_800 ? `${Math.round(s / 3600)} h` : `${Math.round(s / 86_400)} days`;
 };
 
-const STATUSES = ["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"] as const;
-
 /** What waits for a person, then recent runs with filters (a GET form: filtering changes nothing). */
 export function InboxPage(props: {
   who: string;
@@ -27,10 +27,12 @@ export function InboxPage(props: {
   approvals: InboxApproval[];
   truncated: boolean;
   runs: RunListItem[];
+  /** Runs waiting for a timer or an event (the newest), with what each waits for; default none. */
+  waiting?: Array<{ run: RunListItem; waits: WaitView[] }>;
   filter: Pick<RunQuery, "status" | "worker" | "trigger">;
   now: number;
 }) {
-  const { now, filter } = props;
+  const { now, filter, waiting = [] } = props;
   return (
     <Page title="edgework inbox">
       <nav>
@@ -70,11 +72,36 @@ export function InboxPage(props: {
       ) : (
         <p>Nothing waits for a decision.</p>
       )}
+      <h2>Waiting for a timer or an event ({waiting.length})</h2>
+      {waiting.length ? (
+        <table id="waiting">
+          <tr>
+            <th>Run</th>
+            <th>Worker</th>
+            <th>Waits for</th>
+            <th>Ends</th>
+          </tr>
+          {waiting.map(({ run, waits }) => (
+            <tr>
+              <td>
+                <a href={`/runs/${encodeURIComponent(run.id)}/view`}>
+                  <code>{run.id.slice(0, 8)}</code>
+                </a>
+              </td>
+              <td>{run.worker}</td>
+              <td>{waits.map(describeWait).join(", ") || "—"}</td>
+              <td>{waits.length ? isoTime(Math.min(...waits.map((w) => w.expires_at))) : "—"}</td>
+            </tr>
+          ))}
+        </table>
+      ) : (
+        <p>No run waits for a timer or an event.</p>
+      )}
       <h2>Recent runs</h2>
       <form method="get" action={appPath("/inbox")}>
         <select name="status">
           <option value="">any status</option>
-          {STATUSES.map((s) => (
+          {RUN_STATUSES.map((s) => (
             <option value={s} selected={filter.status === s}>
               {s.replace(/_/g, " ")}
             </option>

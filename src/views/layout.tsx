@@ -8,7 +8,7 @@ code,pre{font-family:ui-monospace,monospace;font-size:.9rem}
 pre{background:#f4f4f5;padding:.75rem;border-radius:6px;white-space:pre-wrap;word-break:break-word}
 .badge{display:inline-block;padding:.1rem .5rem;border-radius:999px;background:#e4e4e7;font-size:.85rem}
 .succeeded,.approved,.ok{background:#dcfce7}.failed,.rejected,.error,.expired{background:#fee2e2}
-.awaiting_approval,.pending{background:#fef9c3}.cancelled,.voided{background:#e4e4e7}
+.awaiting_approval,.pending{background:#fef9c3}.waiting{background:#e0f2fe}.cancelled,.voided{background:#e4e4e7}
 button{font-size:1rem;padding:.55rem 1.1rem;border-radius:6px;border:0;color:#fff;cursor:pointer;margin-right:.5rem}
 .approve{background:#15803d}.reject{background:#b91c1c}.primary{outline:3px solid #93c5fd}
 textarea{width:100%;min-height:4rem;font:inherit}

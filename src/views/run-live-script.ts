@@ -50,7 +50,7 @@ export const RUN_LIVE_SCRIPT = `(function () {
     var d = JSON.parse(e.data);
     line("approval", (d.approved ? "approved" : "rejected") + " by " + d.by);
   });
-  ["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"].forEach(function (s) {
+  ["queued", "running", "awaiting_approval", "waiting", "succeeded", "failed", "cancelled"].forEach(function (s) {
     es.addEventListener("run_" + s, function (e) {
       status(s);
       if (s === "failed") line("error", JSON.parse(e.data).error.message);

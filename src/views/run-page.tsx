@@ -7,6 +7,7 @@ import { describeTrigger, isoTime, prettyArgs, usd } from "./format";
 import { Badge, Page } from "./layout";
 import { RUN_LIVE_SCRIPT } from "./run-live-script";
 import { Waterfall } from "./waterfall";
+import { WaitsTable } from "./waits-view";
 
 /** Each call with its usage and that of the calls under it: the top one's is the run's, as in the summary. */
 function CallTree(props: { call: CallNode }) {
@@ -122,6 +123,12 @@ export function RunPage(props: { run: RunView; events: string }) {
         <>
           <h2>Error</h2>
           <pre>{`${run.error.code}: ${run.error.message}`}</pre>
+        </>
+      ) : null}
+      {run.waits.length ? (
+        <>
+          <h2>Waiting for</h2>
+          <WaitsTable waits={run.waits} />
         </>
       ) : null}
       <h2>Approvals</h2>

@@ -57,6 +57,7 @@ function runView(): RunView {
     edgework_version: null,
     resumed_under: null,
     approvals: [],
+    waits: [],
     call_tree: tree,
     forked_from: null,
     timeline,

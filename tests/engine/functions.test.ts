@@ -16,6 +16,7 @@ import {
 } from "../../src/engine";
 import { files as workerFiles } from "../../src/edgework.generated";
 import { mapInput } from "../../src/triggers/delivery";
+import type { Trigger } from "../../src/triggers/triggers-file";
 import { effectCount } from "../durable-objects/helpers";
 import { harness, workerFile } from "./helpers";
 
@@ -223,7 +224,7 @@ describe("stabilizing the flagship: labeler.worker becomes a function, triage an
       repository: { full_name: "octo/hello" },
       issue: { number: 7, title: "Crash on start", body: "It crashes.", url: "https://api.github.com/repos/octo/hello/issues/7" },
     };
-    const input = mapInput(after.triggers.get("github-issues")!, payload);
+    const input = mapInput(after.triggers.get("github-issues") as Trigger, payload);
     const effects = `${env.FAKE_OPENAI_URL}/effects`;
     const asked: string[] = [];
     const model = scriptedModel((req): ScriptedReply => {

@@ -120,6 +120,7 @@ export const deskRunView = (tree: CallNode | null, fields: Partial<RunView> = {}
     error: null,
     usage: null,
     approvals: [],
+    waits: [],
     call_tree: tree,
     trigger: { kind: "api" },
     created_at: 1,

@@ -13,6 +13,18 @@ import { FaultInjector, type TestHooks } from "./faults";
 export class TestRunDO extends RunDO {
   private readonly faults = new FaultInjector(this.ctx);
   private alarmsSet = 0;
+  /** How far this run's clock is ahead of the real one (kept in the object's KV: it outlives an eviction). */
+  private clockAhead = this.ctx.storage.kv.get<number>("test_clock_ahead") ?? 0;
+
+  /** Moves the run's clock forward (waits' deadlines come sooner): the fake clock of the wait tests. */
+  async advanceClock(ms: number): Promise<void> {
+    this.clockAhead += ms;
+    this.ctx.storage.kv.put("test_clock_ahead", this.clockAhead);
+  }
+
+  protected override now(): number {
+    return Date.now() + this.clockAhead;
+  }
 
   async setTestHooks(hooks: TestHooks): Promise<void> {
     this.faults.arm(hooks);
@@ -89,7 +101,7 @@ export class TestRunIndexDO extends RunIndexDO {
 }
 
 /** What tests may ask of a run's object: the app's RPC plus TestRunDO's. */
-export type TestRunRpc = RunRpc & Pick<TestRunDO, "setTestHooks" | "wake" | "storageStats">;
+export type TestRunRpc = RunRpc & Pick<TestRunDO, "setTestHooks" | "wake" | "storageStats" | "advanceClock">;
 export type TestRunIndexRpc = RunIndexRpc & Pick<TestRunIndexDO, "failNextUpserts" | "storageStats">;
 
 export const testRun = (env: Env, id: string) => env.RUNS.getByName(id) as unknown as TestRunRpc;

@@ -3,5 +3,5 @@
  * with the run's object and the run index replaced by their test subclasses under
  * the class names wrangler.toml binds.
  */
-export { default, GlobalToolsetsDO, DeliveryLedgerDO, EndedSessionDO } from "../../src/index";
+export { default, GlobalToolsetsDO, DeliveryLedgerDO, EndedSessionDO, WaitIndexDO } from "../../src/index";
 export { TestRunDO as RunDO, TestRunIndexDO as RunIndexDO } from "./test-objects";

@@ -5,4 +5,4 @@ import { files, wranglerVars } from "./edgework.generated";
 
 export default createApp({ files, wranglerVars });
 // The Durable Object classes wrangler.toml binds.
-export { DeliveryLedgerDO, EndedSessionDO, GlobalToolsetsDO, RunDO, RunIndexDO } from "edgework";
+export { DeliveryLedgerDO, EndedSessionDO, GlobalToolsetsDO, RunDO, RunIndexDO, WaitIndexDO } from "edgework";

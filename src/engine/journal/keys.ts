@@ -9,8 +9,9 @@ import { sha256Hex } from "../run/idempotency-key";
  *   <frame>/turn:<n>/model                a worker's model answer in turn n
  *   <frame>/turn:<n>/tool:<i>             a call: the i-th tool call of that answer (1-based)
  *   <call>/<worker name>                  the frame of a worker or function that call runs
- *   <call>/(ask|call|worker|agent|now|random|human):<n>   the call's n-th ctx effect (agent:n is a frame too;
- *                                         human:n, a question, has its /approval and /notify below it)
+ *   <call>/(ask|call|worker|agent|now|random|human|wait):<n>   the call's n-th ctx effect (agent:n is a frame too;
+ *                                         human:n, a question, has its /approval and /notify below it;
+ *                                         wait:n a timer or event wait, whose end the host records there)
  *   <call>/step:<name>                    ctx.step(name), the name encoded (below)
  *   <call>/result | /approval | /notify | /worker-create
  *   <model step>/budget/approval | /notify    continuing past the budget, asked before that request
@@ -41,7 +42,7 @@ export const KEY_GRAMMAR: KeyGrammar = 2;
 const SEP = "/";
 
 /** The effect counters of a tool context (`<call>/<kind>:<n>`). */
-export type EffectKind = "ask" | "call" | "worker" | "agent" | "now" | "random" | "human";
+export type EffectKind = "ask" | "call" | "worker" | "agent" | "now" | "random" | "human" | "wait";
 
 export const modelKey = (frame: string, turn: number) => `${frame}/turn:${turn}/model`;
 export const resultKey = (call: string) => `${call}/result`;
@@ -148,7 +149,7 @@ export function parseKey(key: string): ParsedKey {
   return n === undefined || !EFFECTS.has(word) ? OTHER : { kind: "effect", call: parent, effect: word, n };
 }
 
-const EFFECTS = new Set<string>(["ask", "call", "worker", "agent", "now", "random", "human"] satisfies EffectKind[]);
+const EFFECTS = new Set<string>(["ask", "call", "worker", "agent", "now", "random", "human", "wait"] satisfies EffectKind[]);
 
 /**
  * SQL `LIKE` patterns that match every model step's key (`modelKey`: `…/model`; an

@@ -4,6 +4,7 @@ import { globMatcher } from "../glob";
 import type { Journal } from "../journal/journal";
 import type { KeyGrammar } from "../journal/keys";
 import type { ModelServices } from "./model-step";
+import type { WaitRecorder } from "../waits/wait";
 import type { CallFrame, Callables, CallSite } from "../types/callable";
 import type { ToolsetRegistry } from "../types/kind";
 import type { ModelResolver } from "../types/model";
@@ -37,6 +38,8 @@ export interface CallServices {
   readonly clock: Clock;
   readonly maxDepth: number;
   readonly defaultModel: string;
+  /** Records a pending timer or event wait where the host can end it (waits/wait.ts). */
+  readonly recordWait?: WaitRecorder;
   /** The toolset `frame`'s call sees, and what closes it (toolsets/instances.ts `buildCallToolset`). */
   toolsetFor(frame: CallFrame): Promise<{ toolset: Toolset; close(): Promise<void> }>;
   /** The run's budget, checked before `frame` makes the model request under `key` (run/budget.ts `checkBudget`). */

@@ -1,7 +1,9 @@
 import { workerFiles } from "../attachments/worker-files";
 import { frameModels, type CallServices } from "./call-frame";
 import { checkWorker } from "../catalog/catalog";
-import { ToolError } from "../errors";
+import { ToolError, type PendingWait } from "../errors";
+import { boundedWait, correlationKey, durationMs, eventName, MAX_REASON_CHARS, MAX_WAIT_MS } from "../waits/bounds";
+import { awaitWait, eventWaitResult } from "../waits/wait";
 import { idempotencyKey } from "./idempotency-key";
 import { calleePath, effectKey, resultKey, stepKey, type EffectKind } from "../journal/keys";
 import { askModel } from "./model-step";
@@ -82,7 +84,57 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
   now: (core) => () => core.run.journal.step(next(core, "now"), () => core.run.clock.now()),
   randomId: (core) => () => core.run.journal.step(next(core, "random"), () => crypto.randomUUID()),
   askHuman: (core) => (q) => core.run.askHuman(core.frame, next(core, "human"), q),
+  sleep:
+    (core) =>
+    async (duration, opts = {}) => {
+      const ms = boundedWait(durationMs(duration, "ctx.sleep"), MAX_WAIT_MS, "ctx.sleep");
+      await wait(core, { kind: "sleep", ms, reason: opts.reason });
+    },
+  sleepUntil:
+    (core) =>
+    async (time, opts = {}) => {
+      await wait(core, { kind: "sleep", until: instant(time), reason: opts.reason });
+    },
+  waitForEvent: (core) => async (name, opts) => {
+    const event = eventName(name, "ctx.waitForEvent");
+    if (!opts) throw new ToolError('ctx.waitForEvent: give a timeout, e.g. ctx.waitForEvent(name, { timeout: "2h" })');
+    const timeout = boundedWait(durationMs(opts.timeout, "ctx.waitForEvent timeout"), MAX_WAIT_MS, "ctx.waitForEvent");
+    const correlation = opts.key === undefined ? undefined : correlationKey(opts.key, "ctx.waitForEvent key");
+    const end = await wait(core, { kind: "event", name: event, correlation, ms: timeout, reason: opts.reason });
+    return eventWaitResult(end, event);
+  },
 };
+
+/** A wait under the call's next `wait:<n>` key (waits/wait.ts), ending at `until` or `ms` from now: its recorded end, or a pause. */
+function wait(core: CallCore, w: Pick<PendingWait, "kind" | "name" | "correlation" | "reason"> & ({ until: number } | { ms: number })) {
+  const { run, frame, callPath } = core;
+  const { kind, name, correlation } = w;
+  const since = run.clock.now();
+  const until = "until" in w ? w.until : since + w.ms;
+  const reason = w.reason === undefined ? undefined : String(w.reason).slice(0, MAX_REASON_CHARS);
+  return awaitWait({
+    journal: run.journal,
+    record: run.recordWait,
+    key: next(core, "wait"),
+    wait: {
+      kind,
+      since,
+      until,
+      callPath,
+      workerChain: frame.chain,
+      ...(name ? { name } : {}),
+      ...(correlation ? { correlation } : {}),
+      ...(reason ? { reason } : {}),
+    },
+  });
+}
+
+/** A point in time from code: ms since the epoch, a Date, or ISO 8601 text. */
+function instant(time: number | Date | string): number {
+  const at = time instanceof Date ? time.getTime() : typeof time === "string" ? Date.parse(time) : time;
+  if (typeof at !== "number" || !Number.isFinite(at)) throw new ToolError(`ctx.sleepUntil: ${String(time).slice(0, 40)} is not a time`);
+  return at;
+}
 
 /**
  * One tool call's context. A class so what most tools never touch costs nothing until
@@ -108,6 +160,9 @@ class CallContext implements ToolContext {
   declare readonly now: ToolContext["now"];
   declare readonly randomId: ToolContext["randomId"];
   declare readonly askHuman: ToolContext["askHuman"];
+  declare readonly sleep: ToolContext["sleep"];
+  declare readonly sleepUntil: ToolContext["sleepUntil"];
+  declare readonly waitForEvent: ToolContext["waitForEvent"];
 
   constructor(
     run: CallServices,

@@ -5,7 +5,7 @@ import { workerToolDef } from "../catalog/catalog";
 import { runFunction } from "./functions-run";
 import { runWorker } from "./loop";
 import { CreatedWorkers } from "./created-workers";
-import { ApprovalRequired, RunError, type PendingApproval, type RunErrorCode } from "../errors";
+import { RunError, RunPaused, type PendingApproval, type PendingWait, type RunErrorCode } from "../errors";
 import { Journal, type BeforeStep } from "../journal/journal";
 import { MemoryStateBackend } from "../state/memory-state";
 import { inProcessGlobals } from "../toolsets/in-process-globals";
@@ -14,6 +14,7 @@ import { secretsAmong } from "../toolsets/secret-vars";
 import { KEY_GRAMMAR, type KeyGrammar } from "../journal/keys";
 import { rememberedApprovals, type ApprovalMode } from "../toolsets/wrappers/approval";
 import type { ApprovalNotifier, ApprovalRecorder } from "../approvals/ask-approval";
+import type { WaitRecorder } from "../waits/wait";
 import { defaultPrices, UsageMeter } from "./usage";
 import type { Callable, Callables } from "../types/callable";
 import type { Catalog } from "../types/catalog";
@@ -45,6 +46,8 @@ export interface EngineConfig {
   recordApproval?: ApprovalRecorder;
   /** Tells a human that an approval waits; a journal step, so it runs once per approval. */
   notifier?: ApprovalNotifier;
+  /** Records a timer or event wait where its end can be recorded (the host's store); asked again on replay. */
+  recordWait?: WaitRecorder;
   /** Values for `${NAME}` in toolset configs (the app's vars and secrets). */
   vars?: Readonly<Record<string, string | undefined>>;
   /** Names in `vars` whose values are configuration, shown where secrets are redacted; every other value is a secret. Default none. */
@@ -64,7 +67,8 @@ export interface RunRequest {
 export type RunOutcome =
   | { status: "succeeded"; output: unknown; usage: Usage }
   | { status: "failed"; error: { code: RunErrorCode; message: string }; usage: Usage }
-  | { status: "awaiting_approval"; pending: PendingApproval[]; usage: Usage };
+  /** Paused: `awaiting_approval` while a person must decide something, else `waiting` (timers, events); each lists all it waits for. */
+  | { status: "awaiting_approval" | "waiting"; pending: PendingApproval[]; waits: PendingWait[]; usage: Usage };
 
 export const DEFAULT_MAX_DEPTH = 5;
 
@@ -102,6 +106,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     budget: runBudget(req.budget ?? {}, config.catalog.get(req.worker)?.budget),
     approvalMode: req.approvalMode ?? "ask",
     approvals: { record: config.recordApproval, notifier: config.notifier },
+    recordWait: config.recordWait,
     rememberedApprovals: rememberedApprovals(journal),
     vars: config.vars ?? {},
     secretsOf: secretsAmong(config.vars ?? {}, config.plainVars ?? []),
@@ -116,7 +121,8 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     const output = await root.call(req.input, { path: root.name, usage: run.usage });
     outcome = { status: "succeeded", output, usage: usage() };
   } catch (err) {
-    if (err instanceof ApprovalRequired) outcome = { status: "awaiting_approval", pending: err.pending, usage: usage() };
+    if (err instanceof RunPaused)
+      outcome = { status: err.pending.length ? "awaiting_approval" : "waiting", pending: err.pending, waits: err.waits, usage: usage() };
     else if (err instanceof RunError) outcome = { status: "failed", error: { code: err.code, message: err.message }, usage: usage() };
     else throw err;
   } finally {
@@ -128,7 +134,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
       ),
     );
   }
-  if (outcome.status !== "awaiting_approval") await clearRunState(states, run.runId);
+  if (outcome.status !== "awaiting_approval" && outcome.status !== "waiting") await clearRunState(states, run.runId);
   return outcome;
 }
 
@@ -154,6 +160,7 @@ function callServices(run: RunServices): CallServices {
     clock,
     maxDepth,
     defaultModel,
+    recordWait: run.recordWait,
     toolsetFor: (frame) => buildCallToolset(run, frame),
     checkBudget: (frame, key) => checkBudget(run, frame, key),
     askHuman: (frame, path, q) => askHuman(run, frame, path, q),

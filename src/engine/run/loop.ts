@@ -1,6 +1,6 @@
 import { frameModels, inFrame, openFrame, type CallServices } from "./call-frame";
 import { toolContext } from "./context";
-import { ApprovalRequired, messageOf, propagates, RunError, type PendingApproval } from "../errors";
+import { messageOf, pausedTogether, propagates, RunError, RunPaused } from "../errors";
 import { describeIssues, validatorFor } from "../json-schema";
 import { modelKey, toolCallKeys } from "../journal/keys";
 import { modelStep } from "./model-step";
@@ -105,17 +105,18 @@ class HeldSignal {
 }
 
 /**
- * After a turn's tool calls settle: a fatal error wins; otherwise every approval
- * asked in this turn (also deep in nested workers) suspends the run together.
+ * After a turn's tool calls settle: a fatal error wins; otherwise everything any
+ * call of this turn waits for (approvals, timers, events; also deep in nested
+ * workers) pauses the run together.
  */
 function throwSignals(outcomes: Array<string | HeldSignal>): void {
-  const pending: PendingApproval[] = [];
+  let paused: RunPaused | undefined;
   for (const o of outcomes) {
     if (!(o instanceof HeldSignal)) continue;
-    if (o.error instanceof ApprovalRequired) pending.push(...o.error.pending);
+    if (o.error instanceof RunPaused) paused = paused ? pausedTogether(paused, o.error) : o.error;
     else throw o.error;
   }
-  if (pending.length) throw new ApprovalRequired(pending);
+  if (paused) throw paused;
 }
 
 /** The input as text; with attachments, that text followed by one part per file. */

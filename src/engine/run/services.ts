@@ -3,6 +3,7 @@ import type { Journal } from "../journal/journal";
 import type { KeyGrammar } from "../journal/keys";
 import type { Substitution } from "../toolsets/interpolate";
 import type { ApprovalHost } from "../approvals/ask-approval";
+import type { WaitRecorder } from "../waits/wait";
 import type { ApprovalMode } from "../toolsets/wrappers/approval";
 import type { Budget } from "../types/budget";
 import type { Callables } from "../types/callable";
@@ -40,6 +41,8 @@ export interface RunServices {
   approvalMode: ApprovalMode;
   /** Records a pending approval, then tells a human (the host's; either may be absent). */
   approvals: ApprovalHost;
+  /** Records a pending timer or event wait (the host's; absent: nothing can end one but its own deadline). */
+  recordWait?: WaitRecorder;
   /** Calls approved "for the rest of the run", from the journal at activation start. */
   rememberedApprovals: ReadonlySet<string>;
   vars: Readonly<Record<string, string | undefined>>;

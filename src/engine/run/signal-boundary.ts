@@ -1,10 +1,22 @@
 import { contextWith } from "./context-with";
-import { ApprovalRequired, propagates } from "../errors";
+import { pausedTogether, propagates, RunPaused } from "../errors";
 import type { ToolContext } from "../types/context";
 import type { StateKV } from "../types/state";
 
 /** The ctx methods that act for user code (a journaled effect, a nested call): the ones a signal may leave, so the ones a boundary guards. */
-export const EFFECT_METHODS = ["llmAsk", "llmAgent", "callTool", "callWorker", "step", "now", "randomId", "askHuman"] as const;
+export const EFFECT_METHODS = [
+  "llmAsk",
+  "llmAgent",
+  "callTool",
+  "callWorker",
+  "step",
+  "now",
+  "randomId",
+  "askHuman",
+  "sleep",
+  "sleepUntil",
+  "waitForEvent",
+] as const;
 
 /** Where a ctx handed to user code keeps its boundary (read by the engine's contexts when they make a method). */
 export const BOUNDARY = Symbol("signalBoundary");
@@ -104,13 +116,13 @@ export class SignalBoundary {
 
 /**
  * Two signals as one: a fatal error, an interruption or a storage failure wins
- * (the first); pauses for approval are merged, so parallel calls that each wait for
- * a person are asked together (as the loop does with one turn's tool calls).
+ * (the first); pauses (approvals, timers, event waits) are merged, so parallel calls
+ * that each wait are paused together (as the loop does with one turn's tool calls).
  */
 export function combinedSignal(seen: unknown, err: unknown): unknown {
   if (seen === undefined) return err;
-  if (seen instanceof ApprovalRequired && err instanceof ApprovalRequired) return new ApprovalRequired([...seen.pending, ...err.pending]);
-  return seen instanceof ApprovalRequired ? err : seen;
+  if (seen instanceof RunPaused && err instanceof RunPaused) return pausedTogether(seen, err);
+  return seen instanceof RunPaused ? err : seen;
 }
 
 export type Effect = (...args: never[]) => Promise<unknown>;

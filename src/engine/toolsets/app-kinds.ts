@@ -4,10 +4,11 @@ import { files } from "./kinds/files";
 import { http } from "./kinds/http";
 import { human } from "./kinds/human";
 import { mcp } from "./kinds/mcp";
+import { wait } from "./kinds/wait";
 import { workerCreation } from "./kinds/worker-creation";
 
 /** The toolset kinds every app has. */
-export const builtinKinds: readonly ToolsetKind[] = [files, http, human, mcp, workerCreation];
+export const builtinKinds: readonly ToolsetKind[] = [files, http, human, mcp, wait, workerCreation];
 
 /**
  * The kinds an app knows: the built-in ones and its own (`toolsets` of createApp, and of the

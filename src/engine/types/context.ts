@@ -2,6 +2,7 @@ import type { HumanAnswer, HumanQuestion } from "./deciders";
 import type { JSONSchema } from "./json-schema";
 import type { StateKV } from "./state";
 import type { UsageSink } from "./usage";
+import type { EventWaitResult } from "./wait";
 
 export interface AgentOptions {
   instructions: string;
@@ -50,6 +51,16 @@ export interface ToolEffects {
   randomId(): Promise<string>;
   /** Asks a person and pauses the run until they answer (or the question expires: `answered: false`). */
   askHuman(question: HumanQuestion): Promise<HumanAnswer>;
+  /** Pauses this call durably for `duration` (ms, or text such as `20m`): the run holds one alarm, and replay never sleeps again. */
+  sleep(duration: number | string, opts?: { reason?: string }): Promise<void>;
+  /** Pauses this call durably until `time` (ms since the epoch, a Date or ISO 8601 text); a time past returns at the next activation. */
+  sleepUntil(time: number | Date | string, opts?: { reason?: string }): Promise<void>;
+  /**
+   * Waits durably for the event `name`: delivered to this run (`POST /runs/:id/events/:name`) or
+   * by a signal trigger under `key`; an event that came before the wait is taken first. Its
+   * payload, or `timed_out` once `timeout` (ms, or text such as `2h`) has passed.
+   */
+  waitForEvent(name: string, opts: { timeout: number | string; key?: string; reason?: string }): Promise<EventWaitResult>;
 }
 
 /**

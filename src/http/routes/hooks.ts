@@ -3,6 +3,7 @@ import { triggers } from "../../catalog";
 import { checkStart, startTriggerRun } from "../../runs";
 import { deliveryHeader, deliveryLedger, filterMismatch, idempotencyKey, mapInput, runIdFor } from "../../triggers/delivery";
 import { sha256Hex } from "../../engine/ids";
+import { signalWaitingRuns } from "../../triggers/signal";
 import { verifyDelivery } from "../../triggers/verify";
 import { httpError } from "../http-error";
 import { MAX_BODY_BYTES, readLimited } from "../read-body";
@@ -13,7 +14,9 @@ const MAX_DELIVERY_ID = 200;
 
 /**
  * `POST /hooks/:name`: a signed delivery starts one run of the trigger's worker,
- * however often it is redelivered or replayed, and is answered at once (202).
+ * however often it is redelivered or replayed, and is answered at once (202). A
+ * signal trigger's delivery instead wakes the runs waiting for its event under its
+ * key (src/triggers/signal.ts), once each however often it comes.
  */
 export const hooks = new Hono<{ Bindings: Env }>();
 
@@ -40,8 +43,8 @@ hooks.post("/:name", async (c) => {
   const mismatch = filterMismatch(t, payload);
   if (mismatch) return c.json({ ignored: true, reason: `filter: ${mismatch}` }, 202);
 
-  const checked = checkStart(t.worker, mapInput(t, payload));
-  if ("status" in checked) throw httpError(checked.status === 404 ? 500 : checked.status, { error: checked.error });
+  const checked = "signal" in t ? undefined : checkStart(t.worker, mapInput(t, payload));
+  if (checked && "status" in checked) throw httpError(checked.status === 404 ? 500 : checked.status, { error: checked.error });
 
   // The run comes from signed content; a delivery id header only has to agree with its first body.
   const bodySha256 = await sha256Hex(body);
@@ -56,7 +59,16 @@ hooks.post("/:name", async (c) => {
     }
   }
   const key = idempotencyKey(t, payload, bodySha256);
+  if ("signal" in t) {
+    const signalled = await signalWaitingRuns(c.env, t, payload, key);
+    if ("status" in signalled) throw httpError(signalled.status, { error: signalled.error });
+    return c.json({ signal: t.signal.event, woken: signalled.woken }, 202);
+  }
   const id = await runIdFor(name, key);
-  const started = await startTriggerRun(c.env, t, { id, checked, trigger: { kind: "webhook", name, delivery: delivery?.id ?? key, body_sha256: bodySha256 } });
+  const started = await startTriggerRun(c.env, t, {
+    id,
+    checked: checked!,
+    trigger: { kind: "webhook", name, delivery: delivery?.id ?? key, body_sha256: bodySha256 },
+  });
   return c.json({ run_id: id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href, duplicate: !started.created }, 202);
 });

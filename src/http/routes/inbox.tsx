@@ -3,6 +3,7 @@ import * as z from "zod";
 import { runIndex } from "../../runs";
 import type { PendingApprovalItem } from "../../runs/index-types";
 import { runView } from "../../runs";
+import { RUN_STATUSES } from "../../runs/types";
 import { signApprovalToken } from "../../tokens/approval-token";
 import { InboxPage, type InboxApproval } from "../../views/inbox-page";
 import { Problem } from "../../views/layout";
@@ -17,14 +18,14 @@ const MAX_RUNS_DESCRIBED = 25;
 const RECENT_RUNS = 50;
 
 const filterQuery = z.object({
-  status: z.enum(["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"]).optional().catch(undefined),
+  status: z.enum(RUN_STATUSES).optional().catch(undefined),
   ...runFilters,
 });
 
 /** An empty form field means "any". */
 const given = (q: Record<string, string>) => Object.fromEntries(Object.entries(q).filter(([, v]) => v !== ""));
 
-/** `GET /inbox`: pending approvals first (each call described), then recent runs, filtered. */
+/** `GET /inbox`: pending approvals first (each call described), runs waiting for a timer or an event, then recent runs, filtered. */
 export const inbox = new Hono<PeopleEnv>();
 
 inbox.get("/", peopleAuth(), async (c) => {
@@ -43,8 +44,13 @@ inbox.get("/", peopleAuth(), async (c) => {
   const filter = parsed.data;
   const person = c.get("person");
   const index = runIndex(c.env);
-  const [pending, recent] = await Promise.all([index.pendingApprovals(), index.listRuns({ ...filter, limit: RECENT_RUNS })]);
+  const [pending, recent, waiting] = await Promise.all([
+    index.pendingApprovals(),
+    index.listRuns({ ...filter, limit: RECENT_RUNS }),
+    index.listRuns({ status: "waiting", limit: MAX_RUNS_DESCRIBED }),
+  ]);
   const approvals = await withCalls(c.env, person, pending.approvals);
+  const waits = await Promise.all(waiting.runs.map(async (r) => ({ run: r, waits: (await runView(c.env, r.id))?.waits ?? [] })));
   return c.html(
     <InboxPage
       who={person.who}
@@ -52,6 +58,7 @@ inbox.get("/", peopleAuth(), async (c) => {
       approvals={approvals}
       truncated={pending.truncated}
       runs={recent.runs}
+      waiting={waits}
       filter={filter}
       now={Date.now()}
     />,

@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import * as z from "zod";
 import { runIndex } from "../../runs";
+import { RUN_STATUSES } from "../../runs/types";
 import { httpError, issueList } from "../http-error";
 import { apiToken } from "../middleware/api-token";
 import { runFilters } from "../run-filters";
 
-const STATUSES = ["queued", "running", "awaiting_approval", "succeeded", "failed", "cancelled"] as const;
 export const MAX_LIMIT = 200;
 
 /** `<created_at>.<id>` of the last run on the page: the keyset the next page starts after. */
@@ -22,7 +22,7 @@ const since = z.string().transform((s, ctx) => {
 });
 
 const runsQuery = z.strictObject({
-  status: z.enum(STATUSES).optional(),
+  status: z.enum(RUN_STATUSES).optional(),
   ...runFilters,
   since: since.optional(),
   limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(50),

@@ -6,6 +6,7 @@ import { checkStart, missingRun, RUN_ID, runStub, startRun } from "../../runs";
 import { claimRun, idempotencyKeyOf } from "../../runs/idempotency";
 import { MAX_FORK_KEY } from "../../engine/journal/fork-prefix";
 import { httpError, issueList } from "../http-error";
+import { checkEvent } from "../../runs/events";
 import { runEventStream } from "../run-event-stream";
 import { jsonBody } from "../validate";
 import { appPath } from "../base-path";
@@ -33,6 +34,9 @@ const journalQuery = z.object({
 
 const decisionBody = z.strictObject({ decision: z.enum(["approve", "reject"]), note: z.string().max(2000).optional() });
 const answerBody = z.strictObject({ answer: z.string().trim().min(1).max(MAX_ANSWER_CHARS) });
+
+/** An event for a run; its bounds are checked by `checkEvent` (name, id, key, 64 KiB of payload). */
+const eventBody = z.strictObject({ payload: z.unknown(), id: z.unknown().optional(), key: z.unknown().optional() });
 
 export const runs = new Hono<{ Bindings: Env }>();
 
@@ -149,4 +153,17 @@ runs.post("/:id/resume", async (c) => {
   const answer = await stubFor(c.env, c.req.param("id")).resume();
   if (!answer.ok) throw httpError(answer.status, { error: answer.error });
   return c.json({ id: c.req.param("id"), status: answer.status, resumed: true });
+});
+
+/**
+ * An event for the run: taken by a wait for its name (the run wakes), or kept for
+ * the next one. 202; the same `id` twice is one event; 409 for an ended run.
+ */
+runs.post("/:id/events/:name", async (c) => {
+  const stub = stubFor(c.env, c.req.param("id"));
+  const ev = checkEvent(c.req.param("name"), await jsonBody(c, eventBody));
+  if ("status" in ev) throw httpError(ev.status, { error: ev.error });
+  const answer = await stub.deliverEvent(ev, true);
+  if (!answer.ok) throw httpError(answer.status, answer.status === 404 ? await missingRun(c.env, c.req.param("id")) : { error: answer.error });
+  return c.json({ id: ev.id, applied: answer.applied, buffered: answer.buffered, duplicate: answer.duplicate }, 202);
 });

@@ -26,6 +26,9 @@ export function bareContext(): ToolContext {
     randomId: async () => "id",
     // Nobody answers here: as a question that expired.
     askHuman: async () => ({ answered: false, reason: "no person in the toolset case suite" }),
+    sleep: refuse,
+    sleepUntil: refuse,
+    waitForEvent: refuse,
   };
 }
 
