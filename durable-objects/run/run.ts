@@ -22,6 +22,7 @@ import type { KeyGrammar } from "../../src/engine/journal/keys";
 import { emptyUsage } from "../../src/engine/run/usage";
 import type { Definitions } from "../../src/catalog";
 import { numberVar } from "../../src/config";
+import type { OtelVars } from "../../src/otel/exporter";
 import type { RunRpc } from "../../src/runs/rpc";
 import {
   TERMINAL,
@@ -49,6 +50,7 @@ import { RunIndexSync } from "./index-sync";
 import { LoggedJournalStore, logRunEvent } from "./log";
 import { RunMail, type MailRun } from "./mail";
 import { deletionDue, finishedRunAlarm } from "./retention";
+import { RunTracing } from "./tracing";
 import { RunReader } from "./view";
 
 /** An alarm that keeps throwing is retried by the runtime; after this many the run fails. */
@@ -83,6 +85,8 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private readonly deltas = new DeltaBuffer();
   /** MODEL_DISPATCH=queue: model requests handed to the queue, answers delivered back. */
   private readonly dispatch: ModelDispatch;
+  /** OpenTelemetry spans of each activation, when OTEL_EXPORTER_OTLP_ENDPOINT is set (tracing.ts). */
+  private readonly tracing: RunTracing;
   /** The catalog of the activation in progress (the run's pinned one). */
   private activeCatalog: Catalog | undefined;
   /** How the run's journal keys are written (schema.ts keyGrammarOf), read when first needed. */
@@ -103,6 +107,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.pinned = new RunCatalog(this.sql);
     this.mail = new RunMail(host, this.approvals);
     this.dispatch = new ModelDispatch(host);
+    this.tracing = new RunTracing(ctx);
     this.controls = new RunControls(host, {
       approvals: this.approvals,
       states: this.states,
@@ -215,10 +220,15 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.activeCatalog = definitions.catalog;
     let outcome: RunOutcome;
     try {
-      outcome = await this.execute(run, definitions);
-    } catch (err) {
-      if (err instanceof RunInterrupted) return this.onInterrupted(err);
-      outcome = this.failedUnexpectedly(run, err, retryCount);
+      try {
+        outcome = await this.execute(run, definitions);
+      } catch (err) {
+        if (err instanceof RunInterrupted) return await this.onInterrupted(err);
+        outcome = this.failedUnexpectedly(run, err, retryCount);
+      }
+      this.tracing.outcome(run, outcome);
+    } finally {
+      this.tracing.flush(); // what this activation recorded, however it ended
     }
     await this.settle(outcome);
   }
@@ -226,12 +236,13 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** One pass of the engine over the run's journal, with this object's ports. */
   private async execute(run: RunRow, definitions: Definitions): Promise<RunOutcome> {
     const deadline = Date.now() + this.activationBudgetMs();
+    const traced = this.tracing.observe(run, this.keyGrammar, this.otelVars(), this.journal, (key, journal) => this.beforeStep(key, journal, deadline));
     const config = engineConfig(
       this.env,
       {
         states: this.states,
         globals: rpcGlobals(() => this.env.GLOBAL_TOOLSETS.getByName("global") as never),
-        beforeStep: (key, journal) => this.beforeStep(key, journal, deadline),
+        beforeStep: traced.beforeStep,
         recordApproval: (pending) => this.ctx.storage.transactionSync(() => this.approvals.request(pending, Date.now(), approvalTtlMs(this.env))),
         notifier: (pending) => this.mail.requestApproval(pending, mailRun(run)),
       },
@@ -239,7 +250,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     );
     // Queue mode hands model requests off (no streaming: the answer arrives whole); direct mode streams to watchers.
     const models = dispatchMode(this.env) === "queue" ? this.dispatch.models(config.models, definitions.models) : this.deltas.streaming(config.models);
-    const outcome = await executeRun({ ...config, models }, this.journal, {
+    const outcome = await executeRun({ ...config, models }, traced.store, {
       runId: run.id,
       worker: run.worker,
       input: parse(run.input),
@@ -337,6 +348,11 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** How long a failed report to the run index waits before it is sent again. */
   protected indexRetryMs(): number {
     return INDEX_RETRY_MS;
+  }
+
+  /** The OpenTelemetry variables (tracing.ts): the Worker's vars and secrets. */
+  protected otelVars(): OtelVars {
+    return this.env as OtelVars;
   }
 
   /** Before each step of an activation (after the cancel check). */
