@@ -1,6 +1,6 @@
 import { utf8Bytes } from "../engine/journal/bounds";
 import type { TraceSpan } from "../engine/trace/span";
-import { exportRequest, spanJson } from "./otlp-json";
+import { exportRequest, runIds, spanJson } from "./otlp-json";
 
 /** The standard OpenTelemetry variables this exporter reads (OTEL_EXPORTER_OTLP_HEADERS: a secret). */
 export interface OtelVars {
@@ -72,9 +72,10 @@ export async function exportSpans(
 ): Promise<ExportResult> {
   const batch: string[] = [];
   let bytes = 0;
+  const ids = runIds(runId, spans);
   for (const span of spans) {
     if (batch.length >= limits.maxSpans) break;
-    const json = spanJson(runId, span);
+    const json = spanJson(ids, span);
     const size = utf8Bytes(json) + 1;
     if (bytes + size > limits.maxBytes) break;
     batch.push(json);
