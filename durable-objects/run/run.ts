@@ -107,7 +107,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.pinned = new RunCatalog(this.sql);
     this.mail = new RunMail(host, this.approvals);
     this.dispatch = new ModelDispatch(host);
-    this.tracing = new RunTracing(ctx);
+    this.tracing = new RunTracing(host);
     this.controls = new RunControls(host, {
       approvals: this.approvals,
       states: this.states,

@@ -20,6 +20,11 @@ export interface TracerOptions {
   /** Prompts, answers, tool arguments and results as attributes (as the journal holds them: redacted). */
   captureContent: boolean;
   clock: Clock;
+  /**
+   * When the model request of step `key` was handed to a queue (its latest attempt),
+   * if it was: an earlier activation's doing, so the span starts there and shows the hand-off.
+   */
+  handedOff?: (key: string) => { at: number; attempt: number } | undefined;
 }
 
 /**
@@ -122,17 +127,14 @@ export class StepTracer {
       ];
       attributes["gen_ai.output.messages"] = content(JSON.stringify([{ role: "assistant", parts }]));
     }
-    const start = this.started.get(key) ?? end;
-    this.spans.push({
-      path: key,
-      parent: spanParent(key),
-      name: `chat ${res.model}`,
-      kind: "client",
-      start,
-      end,
-      attributes,
-      events: this.approvalEvents(budgetPath(key), start),
-    });
+    let start = this.started.get(key) ?? end;
+    const events = this.approvalEvents(budgetPath(key), start);
+    const handOff = this.options.handedOff?.(key);
+    if (handOff) {
+      start = Math.min(start, handOff.at);
+      events.push({ name: "edgework.queue.handoff", at: handOff.at, attributes: { "edgework.queue.attempt": handOff.attempt } });
+    }
+    this.spans.push({ path: key, parent: spanParent(key), name: `chat ${res.model}`, kind: "client", start, end, attributes, events });
   }
 
   /** A call's result: its tool span (for a tool call) and the spans of the frames it ran. */
