@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineToolset, executeRun, MemoryJournalStore, RunInterrupted, scriptedModel, tool, type JournalStore } from "../../src/engine";
+import { defineToolset, executeRun, MemoryJournalStore, RunInterrupted, scriptedModel, tool, type JournalStore, type Model } from "../../src/engine";
 import type { BeforeStep } from "../../src/engine/journal/journal";
-import { MAX_CONTENT_CHARS, StepTracer } from "../../src/engine/trace/step-tracer";
+import { MAX_CONTENT_CHARS, MAX_NAME_CHARS, StepTracer } from "../../src/engine/trace/step-tracer";
 import type { TraceSpan } from "../../src/engine/trace/span";
 import { harness, workerFile } from "./helpers";
 
@@ -39,12 +39,7 @@ const runModel = () =>
 const file = workerFile(`name: w\nmodel: test:m\ntoolsets:\n  up: { use: leaky, header: "Bearer \${TOKEN}" }`);
 
 /** One activation traced: the spans it made (and the root's if the run ended). */
-async function activation(
-  store: JournalStore,
-  model: ReturnType<typeof runModel>,
-  captureContent: boolean,
-  stopAt?: number,
-): Promise<{ status: string; spans: TraceSpan[] }> {
+async function activation(store: JournalStore, model: Model, captureContent: boolean, stopAt?: number): Promise<{ status: string; spans: TraceSpan[] }> {
   const h = harness({ "w.worker": file }, { kinds: [leaky], models: { "test:m": model } });
   const tracer = new StepTracer({ runId: "r1", worker: "w", keyGrammar: 2, captureContent, clock: Date });
   const stop: BeforeStep = (_key, journal) => {
@@ -102,5 +97,23 @@ describe("StepTracer", () => {
     expect(spans.find((s) => s.path === "w/turn:1/tool:2")!.error).toEqual({ message: "401 for Bearer [redacted:TOKEN]" });
     expect((attr(spans, "w/turn:1/tool:3", "gen_ai.tool.call.result") as string).length).toBe(MAX_CONTENT_CHARS + 1);
     expect(attr(spans, "w/turn:2/model", "gen_ai.output.messages")).toBe(JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "done" }] }]));
+  });
+
+  it("a call id the model made up, 50 000 characters, is cut to the bound in the span; an unknown tool it named makes no span", async () => {
+    const huge = "n".repeat(50_000);
+    const model = scriptedModel((_req, n) =>
+      n === 0
+        ? {
+            toolCalls: [
+              { id: huge, name: "up_echo", args: {} },
+              { id: "x", name: huge, args: {} },
+            ],
+          }
+        : { text: "done" },
+    );
+    const { spans } = await activation(new MemoryJournalStore(), model, false);
+    expect(spans.find((s) => s.path === "w/turn:1/tool:1")!.attributes["gen_ai.tool.call.id"]).toBe(`${"n".repeat(MAX_NAME_CHARS)}…`);
+    expect(spans.map((s) => s.path).sort()).toEqual(["w", "w/turn:1/model", "w/turn:1/tool:1", "w/turn:2/model"]);
+    expect(JSON.stringify(spans).length).toBeLessThan(5_000);
   });
 });

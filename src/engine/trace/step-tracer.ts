@@ -11,6 +11,8 @@ import { isFrame, isToolCall, spanParent, type SpanEvent, type SpanValue, type T
 
 /** Longest content attribute kept (OTEL_CAPTURE_CONTENT): a span stays small whatever a tool returned. */
 export const MAX_CONTENT_CHARS = 4000;
+/** Longest tool name or call id kept: both come from the model's answer. */
+export const MAX_NAME_CHARS = 256;
 
 export interface TracerOptions {
   runId: string;
@@ -150,9 +152,9 @@ export class StepTracer {
 
   private toolSpan(call: string, outcome: RecordedCall, start: number, end: number): TraceSpan {
     const requested = this.requestedCall(call);
-    const name = outcome.name ?? requested?.name ?? "unknown";
+    const name = cut(outcome.name ?? requested?.name ?? "unknown", MAX_NAME_CHARS);
     const attributes: Record<string, SpanValue> = { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name };
-    if (requested) attributes["gen_ai.tool.call.id"] = requested.id;
+    if (requested) attributes["gen_ai.tool.call.id"] = cut(requested.id, MAX_NAME_CHARS);
     if (this.options.captureContent) {
       if (requested) attributes["gen_ai.tool.call.arguments"] = content(requested.arguments);
       if (outcome.ok) attributes["gen_ai.tool.call.result"] = content(JSON.stringify(outcome.value ?? null));
@@ -219,4 +221,5 @@ export class StepTracer {
   }
 }
 
-const content = (text: string) => (text.length > MAX_CONTENT_CHARS ? `${text.slice(0, MAX_CONTENT_CHARS)}…` : text);
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
+const content = (text: string) => cut(text, MAX_CONTENT_CHARS);
