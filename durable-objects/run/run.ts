@@ -115,6 +115,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       stopActivation: () => {
         this.cancelled = true;
       },
+      cancelled: (run) => this.tracing.cancelled(run, this.keyGrammar, this.otelVars()),
     });
     this.reader = new RunReader(host, { journal: this.journal, pinned: this.pinned, approvals: this.approvals });
     void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, this.dispatch));

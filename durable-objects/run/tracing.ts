@@ -2,11 +2,19 @@ import type { BeforeStep } from "../../src/engine/journal/journal";
 import type { KeyGrammar } from "../../src/engine/journal/keys";
 import { StepTracer } from "../../src/engine/trace/step-tracer";
 import type { JournalStore, RunOutcome } from "../../src/engine";
+import { emptyUsage } from "../../src/engine/run/usage";
 import { exportSpans, otlpSettings, type OtelVars, type OtlpSettings } from "../../src/otel/exporter";
 import { dispatchMode } from "../engine-config";
 import type { ModelDispatchRow, RunRow } from "../rows";
 import { madeOnFirstUse } from "../schema";
-import type { Sql } from "../sql";
+import { parse, type Sql } from "../sql";
+
+/** One activation's tracer and where its spans go. */
+interface Traced {
+  runId: string;
+  tracer: StepTracer;
+  settings: OtlpSettings;
+}
 
 /**
  * A run's OpenTelemetry traces (docs/observability.md): off unless an OTLP endpoint is
@@ -15,9 +23,7 @@ import type { Sql } from "../sql";
  * and a failed export is one log line, never a retry or a failed run.
  */
 export class RunTracing {
-  private tracer?: StepTracer;
-  private settings: OtlpSettings | null = null;
-  private runId = "";
+  private active?: Traced;
 
   constructor(
     private readonly host: { ctx: Pick<DurableObjectState, "waitUntil">; env: Env; sql: Sql },
@@ -26,24 +32,43 @@ export class RunTracing {
 
   /** The activation's journal store and `beforeStep`, observed when tracing is on (else as given). */
   observe(run: RunRow, grammar: KeyGrammar, vars: OtelVars, store: JournalStore, beforeStep: BeforeStep): { store: JournalStore; beforeStep: BeforeStep } {
-    this.settings = otlpSettings(vars);
-    this.tracer = undefined;
-    if (!this.settings) return { store, beforeStep };
-    this.runId = run.id;
-    this.tracer = new StepTracer({
-      runId: run.id,
-      worker: run.worker,
-      keyGrammar: grammar,
-      captureContent: this.settings.captureContent,
-      clock: Date,
-      handedOff: dispatchMode(this.host.env) === "queue" ? (key) => this.handedOff(key) : undefined,
-    });
-    return { store: this.tracer.observe(store), beforeStep: this.tracer.beforeStep(beforeStep) };
+    this.active = this.traced(run, grammar, vars);
+    if (!this.active) return { store, beforeStep };
+    const { tracer } = this.active;
+    return { store: tracer.observe(store), beforeStep: tracer.beforeStep(beforeStep) };
   }
 
   /** The run's own span, when the activation ended it. */
   outcome(run: RunRow, outcome: RunOutcome): void {
-    if (outcome.status !== "awaiting_approval") this.tracer?.runEnded(run.created_at, outcome);
+    if (outcome.status !== "awaiting_approval") this.active?.tracer.runEnded(run.created_at, outcome);
+  }
+
+  /** Sends what the activation traced, off its critical path. */
+  flush(): void {
+    if (this.active) this.export(this.active);
+    this.active = undefined;
+  }
+
+  /** A cancelled run's own span, sent at once (no activation follows to send it; one in flight keeps its own). */
+  cancelled(run: RunRow, grammar: KeyGrammar, vars: OtelVars): void {
+    const traced = this.traced(run, grammar, vars);
+    if (!traced) return;
+    traced.tracer.runEnded(run.created_at, { status: "cancelled", usage: parse(run.usage) ?? emptyUsage() });
+    this.export(traced);
+  }
+
+  private traced(run: RunRow, grammar: KeyGrammar, vars: OtelVars): Traced | undefined {
+    const settings = otlpSettings(vars);
+    if (!settings) return undefined;
+    const tracer = new StepTracer({
+      runId: run.id,
+      worker: run.worker,
+      keyGrammar: grammar,
+      captureContent: settings.captureContent,
+      clock: Date,
+      handedOff: dispatchMode(this.host.env) === "queue" ? (key) => this.handedOff(key) : undefined,
+    });
+    return { runId: run.id, tracer, settings };
   }
 
   /** A queued model request's hand-off (model-dispatch.ts keeps its row after the answer). */
@@ -53,13 +78,11 @@ export class RunTracing {
     return row && { at: row.sent_at, attempt: row.attempt };
   }
 
-  /** Sends what the activation traced, off its critical path. */
-  flush(): void {
-    const spans = this.tracer?.drain() ?? [];
-    if (!this.settings || spans.length === 0) return;
-    const runId = this.runId;
+  private export({ runId, tracer, settings }: Traced): void {
+    const spans = tracer.drain();
+    if (spans.length === 0) return;
     this.host.ctx.waitUntil(
-      exportSpans(runId, spans, this.settings, this.send).then((r) => {
+      exportSpans(runId, spans, settings, this.send).then((r) => {
         if (r.failed || r.dropped)
           console.warn(JSON.stringify({ edgework: "trace_export_incomplete", run_id: runId, sent: r.sent, dropped: r.dropped, failed: r.failed ?? null }));
       }),

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { RunView } from "../../src/runs/types";
-import { effectCount, modelRequests } from "./helpers";
-import { NESTED_EFFECTS } from "./nested-run";
+import { effectCount, modelRequests, settle, stub } from "./helpers";
+import { NESTED_EFFECTS, scriptNestedRun } from "./nested-run";
 import { attr, expectedShape, expectOneTraceOfTheRun, sinkUrl, spanShape, traceOf, tracedRun } from "./otlp-trace";
 
 async function expectRunUnchanged(id: string, view: RunView) {
@@ -71,6 +71,28 @@ describe("OpenTelemetry traces of a run", () => {
     expect(attr(danger, "gen_ai.tool.call.result")).toBeTypeOf("string");
     const chat = spans.find((s) => s.name.startsWith("chat ") && attr(s, "gen_ai.output.messages")?.toString().includes("outer done"));
     expect(chat).toBeDefined();
+  });
+
+  it("a run cancelled while paused ends its trace: the root span arrives with status cancelled, over the spans sent before", async () => {
+    const id = "trace-cancelled";
+    await scriptNestedRun(id, "trace");
+    await stub(id).start({ id, worker: "trace-outer", input: { input: "go" }, approvalMode: "ask", budget: {} });
+    await stub(id).setOtelVars({ OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl(id) });
+    expect((await settle(id)).status).toBe("awaiting_approval");
+    expect((await stub(id).cancel()).ok).toBe(true);
+    const { spans } = await traceOf(id);
+    const root = expectOneTraceOfTheRun(id, spans);
+    expect(attr(root, "edgework.run.status")).toBe("cancelled");
+    // Before the pause: 3 model requests, 3 tool calls done (o1, i1, i2; danger_fetch waits, the inner worker with it).
+    expect(spans.filter((s) => s.name.startsWith("chat "))).toHaveLength(3);
+    expect(
+      spans
+        .filter((s) => s.name.startsWith("execute_tool "))
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(Array(3).fill("execute_tool fx_fetch"));
+    // Their parents not sent (the inner worker, its tool call) are left open, never made up.
+    expect(spans).toHaveLength(7);
   });
 
   for (const [what, endpoint] of [

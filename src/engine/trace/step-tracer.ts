@@ -73,7 +73,7 @@ export class StepTracer {
   }
 
   /** The root span, once the run has ended (`startedAt`: when the run was created). */
-  runEnded(startedAt: number, outcome: { status: "succeeded" | "failed"; usage: Usage; error?: { code: string; message: string } }): void {
+  runEnded(startedAt: number, outcome: { status: "succeeded" | "failed" | "cancelled"; usage: Usage; error?: { code: string; message: string } }): void {
     const { worker, runId, captureContent } = this.options;
     this.guarded(() => {
       const span = this.frameSpan(worker, startedAt, this.options.clock.now(), outcome.status === "failed" ? outcome.error?.message : undefined);
