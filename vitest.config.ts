@@ -48,6 +48,8 @@ export const workersProject = (
           MCP_DOOMED_URL: `http://127.0.0.1:${inject("doomedMcpPort")}/mcp`,
           MCP_COUNTING_URL: `http://127.0.0.1:${inject("countingMcpPort")}/mcp`,
           MCP_COUNTING_CONTROL: `http://127.0.0.1:${inject("countingMcpPort")}/control`,
+          // The OTLP receiver of the tracing tests; tracing itself stays off unless a test points a run at it.
+          OTLP_RECEIVER_URL: `http://127.0.0.1:${inject("otlpReceiverPort")}`,
           API_TOKEN: "test-token",
           // Short, so the /mcp test of a run that outlasts the window is quick.
           MCP_WAIT_SECONDS: "2",

@@ -17,5 +17,7 @@ declare namespace Cloudflare {
     MCP_DOOMED_URL: string;
     MCP_COUNTING_URL: string;
     MCP_COUNTING_CONTROL: string;
+    /** The OTLP receiver on 127.0.0.1 (tests/support/otlp-receiver.ts). */
+    OTLP_RECEIVER_URL: string;
   }
 }

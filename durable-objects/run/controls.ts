@@ -24,6 +24,7 @@ import { sameSecret } from "../../src/security/constant-time";
 import { replyMac } from "../../src/tokens/reply-reference";
 import type { ModelDispatch } from "../model-dispatch";
 import { initiatorOf } from "../../src/runs/initiator";
+import type { RunRow } from "../rows";
 import { json, parse } from "../sql";
 import type { SqliteStateBackend } from "../sqlite-state";
 import { runEnded, type RunApprovals } from "./approvals";
@@ -42,6 +43,8 @@ export interface ControlledParts {
   dispatch: ModelDispatch;
   /** An activation in flight stops before its next step. */
   stopActivation(): void;
+  /** The run was cancelled (its trace's root span, tracing.ts). */
+  cancelled(run: RunRow): void;
 }
 
 /** The app's controls of one run (RunDO's `start`, `decide`, `decideByReply`, `cancel`, `resume`, `deliverEvent`). */
@@ -131,6 +134,7 @@ export class RunControls {
     await clearRunState(this.parts.states, run.id);
     this.parts.dispatch.forget();
     await this.host.setAlarm(deletionDue(this.host.env, this.host.row()!.updated_at)); // retention (from when the event says it ended): replaces any activation or expiry alarm
+    this.parts.cancelled(run);
     return { ok: true, status: "cancelled" };
   }
 

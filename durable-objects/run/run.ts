@@ -13,6 +13,7 @@ import { emptyUsage } from "../../src/engine/run/usage";
 import { deployedVersion, type Definitions } from "../../src/catalog";
 import { numberVar } from "../../src/config";
 import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "../../src/runs/fork";
+import type { OtelVars } from "../../src/otel/exporter";
 import { waitIndex, type RunRpc } from "../../src/runs/rpc";
 import {
   PAUSED,
@@ -46,6 +47,7 @@ import { LoggedJournalStore } from "./log";
 import { RunMail, type MailRun } from "./mail";
 import { RunRecord } from "./record";
 import { deletionDue, finishedRunAlarm } from "./retention";
+import { RunTracing } from "./tracing";
 import { RunVersions } from "./versions";
 import { RunReader } from "./view";
 import { RunWaits } from "./waits";
@@ -87,6 +89,8 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private readonly deltas = new DeltaBuffer();
   /** MODEL_DISPATCH=queue: model requests handed to the queue, answers delivered back. */
   private readonly dispatch: ModelDispatch;
+  /** OpenTelemetry spans of each activation, when OTEL_EXPORTER_OTLP_ENDPOINT is set (tracing.ts). */
+  private readonly tracing: RunTracing;
   /** The catalog of the activation in progress (the run's pinned one). */
   private activeCatalog: Catalog | undefined;
   /** How the run's journal keys are written (schema.ts keyGrammarOf), read when first needed. */
@@ -111,6 +115,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.mail = new RunMail(host, this.approvals);
     this.dispatch = new ModelDispatch(host);
     this.journal.startedEarlier = (key) => this.dispatch.handedOffAt(key);
+    this.tracing = new RunTracing(host);
     this.controls = new RunControls(host, {
       approvals: this.approvals,
       waits: this.waits,
@@ -119,6 +124,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       stopActivation: () => {
         this.cancelled = true;
       },
+      cancelled: (run) => this.tracing.cancelled(run, this.keyGrammar, this.otelVars()),
     });
     this.reader = new RunReader(host, { journal: this.journal, pinned: this.pinned, versions: this.versions, approvals: this.approvals, waits: this.waits });
     this.forks = new RunFork(host, { pinned: this.pinned, start: (req, pinned) => this.controls.start(req, pinned) });
@@ -254,10 +260,15 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.activeCatalog = definitions.catalog;
     let outcome: RunOutcome;
     try {
-      outcome = await this.execute(run, definitions);
-    } catch (err) {
-      if (err instanceof RunInterrupted) return this.onInterrupted(err);
-      outcome = this.failedUnexpectedly(run, err, retryCount);
+      try {
+        outcome = await this.execute(run, definitions);
+      } catch (err) {
+        if (err instanceof RunInterrupted) return await this.onInterrupted(err);
+        outcome = this.failedUnexpectedly(run, err, retryCount);
+      }
+      this.tracing.outcome(run, outcome);
+    } finally {
+      this.tracing.flush(); // what this activation recorded, however it ended
     }
     await this.settle(outcome);
   }
@@ -265,12 +276,13 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** One pass of the engine over the run's journal, with this object's ports. */
   private async execute(run: RunRow, definitions: Definitions): Promise<RunOutcome> {
     const deadline = Date.now() + this.activationBudgetMs();
+    const traced = this.tracing.observe(run, this.keyGrammar, this.otelVars(), this.journal, (key, journal) => this.beforeStep(key, journal, deadline));
     const config = engineConfig(
       this.env,
       {
         states: this.states,
         globals: rpcGlobals(() => this.env.GLOBAL_TOOLSETS.getByName("global") as never),
-        beforeStep: (key, journal) => this.beforeStep(key, journal, deadline),
+        beforeStep: traced.beforeStep,
         recordApproval: (pending) => this.ctx.storage.transactionSync(() => this.approvals.request(pending, Date.now(), approvalTtlMs(this.env))),
         recordWait: (wait) => this.waits.request(wait),
         notifier: (pending) => this.mail.requestApproval(pending, mailRun(run)),
@@ -280,7 +292,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     // Queue mode hands model requests off (no streaming: the answer arrives whole); direct mode streams to watchers.
     const models = dispatchMode(this.env) === "queue" ? this.dispatch.models(config.models, definitions.models) : this.deltas.streaming(config.models);
     // Waits read the run's clock (a seam: the test pool moves it forward).
-    const outcome = await executeRun({ ...config, models, clock: { now: () => this.now() } }, this.journal, {
+    const outcome = await executeRun({ ...config, models, clock: { now: () => this.now() } }, traced.store, {
       runId: run.id,
       worker: run.worker,
       input: parse(run.input),
@@ -386,6 +398,11 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** How long a failed report to the run index waits before it is sent again. */
   protected indexRetryMs(): number {
     return INDEX_RETRY_MS;
+  }
+
+  /** The OpenTelemetry variables (tracing.ts): the Worker's vars and secrets. */
+  protected otelVars(): OtelVars {
+    return this.env as OtelVars;
   }
 
   /** Before each step of an activation (after the cancel check). */

@@ -6,14 +6,15 @@ export const NESTED_EFFECTS = ["o1", "o2", "o3", "i1", "i2", "i3"];
 /**
  * Scripts the durability fixture: evict-outer calls evict-inner and posts three
  * effects; evict-inner posts three, the last (danger_fetch) after an approval.
- * 7 tool calls, 6 model requests. Effects are named `<tag>-<effect>`.
+ * 7 tool calls, 6 model requests. Effects are named `<tag>-<effect>`. `prefix`: the
+ * fixtures' pair (`trace`: trace-outer and trace-inner, the same workers under their own scripts).
  */
-export async function scriptNestedRun(tag: string): Promise<void> {
+export async function scriptNestedRun(tag: string, prefix: "evict" | "trace" = "evict"): Promise<void> {
   const post = (name: string) => ({ url: effectUrl(`${tag}-${name}`), method: "POST", body: name });
-  await script("evict-outer", [
+  await script(`${prefix}-outer`, [
     {
       tool_calls: [
-        { name: "evict-inner", arguments: { input: "inner work" } },
+        { name: `${prefix}-inner`, arguments: { input: "inner work" } },
         { name: "fx_fetch", arguments: post("o1") },
       ],
     },
@@ -25,7 +26,7 @@ export async function scriptNestedRun(tag: string): Promise<void> {
     },
     { text: "outer done" },
   ]);
-  await script("evict-inner", [
+  await script(`${prefix}-inner`, [
     {
       tool_calls: [
         { name: "fx_fetch", arguments: post("i1") },

@@ -3,6 +3,7 @@ import type { TestProject } from "vitest/node";
 import { startModelServer } from "../../src/testing/model-server";
 import { startFakeUpstream } from "./fake-upstream";
 import { startCountingServer, startEverything } from "./mcp-servers";
+import { startOtlpReceiver } from "./otlp-receiver";
 
 declare module "vitest" {
   interface ProvidedContext {
@@ -13,6 +14,8 @@ declare module "vitest" {
     everythingMcpPort: number;
     doomedMcpPort: number;
     countingMcpPort: number;
+    /** The OTLP receiver of the tracing tests (tests/support/otlp-receiver.ts). */
+    otlpReceiverPort: number;
   }
 }
 
@@ -46,9 +49,11 @@ export default async function setup(project: TestProject) {
   project.provide("everythingMcpPort", everything.port);
   project.provide("doomedMcpPort", doomed.port);
   project.provide("countingMcpPort", counting.port);
+  const otlp = await startOtlpReceiver();
+  project.provide("otlpReceiverPort", otlp.port);
   return async () => {
     everything.stop();
     doomed.stop();
-    await Promise.all([server.close(), second.close(), upstream.close(), counting.close()]);
+    await Promise.all([server.close(), second.close(), upstream.close(), counting.close(), otlp.close()]);
   };
 }

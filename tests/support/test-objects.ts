@@ -4,6 +4,7 @@ import type { RunIndexRpc, RunRpc } from "../../src/runs/rpc";
 import type { CountRow } from "../../durable-objects/rows";
 import { RunIndexDO } from "../../durable-objects/run-index";
 import { RunDO } from "../../durable-objects/run/run";
+import type { OtelVars } from "../../src/otel/exporter";
 import { FaultInjector, type TestHooks } from "./faults";
 
 /**
@@ -30,6 +31,11 @@ export class TestRunDO extends RunDO {
     this.faults.arm(hooks);
   }
 
+  /** Points this run's traces somewhere (kept in storage: an evicted object keeps exporting there). */
+  async setOtelVars(vars: OtelVars): Promise<void> {
+    this.ctx.storage.kv.put(OTEL_VARS, vars);
+  }
+
   /** `resume`, as a yes/no. */
   async wake(): Promise<boolean> {
     return (await this.resume()).ok;
@@ -44,6 +50,10 @@ export class TestRunDO extends RunDO {
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
     this.faults.reset();
     return super.alarm(info);
+  }
+
+  protected override otelVars(): OtelVars {
+    return this.ctx.storage.kv.get<OtelVars>(OTEL_VARS) ?? super.otelVars();
   }
 
   protected override activationBudgetMs(): number {
@@ -75,6 +85,8 @@ export class TestRunDO extends RunDO {
   }
 }
 
+const OTEL_VARS = "test:otel-vars";
+
 /** The run index as the Workers pool runs it: it can refuse reports, and counts them. */
 export class TestRunIndexDO extends RunIndexDO {
   private failUpserts = 0;
@@ -101,7 +113,7 @@ export class TestRunIndexDO extends RunIndexDO {
 }
 
 /** What tests may ask of a run's object: the app's RPC plus TestRunDO's. */
-export type TestRunRpc = RunRpc & Pick<TestRunDO, "setTestHooks" | "wake" | "storageStats" | "advanceClock">;
+export type TestRunRpc = RunRpc & Pick<TestRunDO, "setTestHooks" | "setOtelVars" | "wake" | "storageStats" | "advanceClock">;
 export type TestRunIndexRpc = RunIndexRpc & Pick<TestRunIndexDO, "failNextUpserts" | "storageStats">;
 
 export const testRun = (env: Env, id: string) => env.RUNS.getByName(id) as unknown as TestRunRpc;

@@ -1,0 +1,91 @@
+import type { BeforeStep } from "../../src/engine/journal/journal";
+import type { KeyGrammar } from "../../src/engine/journal/keys";
+import { StepTracer } from "../../src/engine/trace/step-tracer";
+import type { JournalStore, RunOutcome } from "../../src/engine";
+import { emptyUsage } from "../../src/engine/run/usage";
+import { exportSpans, otlpSettings, type OtelVars, type OtlpSettings } from "../../src/otel/exporter";
+import { dispatchMode } from "../engine-config";
+import type { ModelDispatchRow, RunRow } from "../rows";
+import { madeOnFirstUse } from "../schema";
+import { parse, type Sql } from "../sql";
+
+/** One activation's tracer and where its spans go. */
+interface Traced {
+  runId: string;
+  tracer: StepTracer;
+  settings: OtlpSettings;
+}
+
+/**
+ * A run's OpenTelemetry traces (docs/observability.md): off unless an OTLP endpoint is
+ * set. Each activation observes its journal (`observe`), the spans it made are sent
+ * once it ends (`flush`, handed to `waitUntil`: the run never waits for the collector),
+ * and a failed export is one log line, never a retry or a failed run.
+ */
+export class RunTracing {
+  private active?: Traced;
+
+  constructor(
+    private readonly host: { ctx: Pick<DurableObjectState, "waitUntil">; env: Env; sql: Sql },
+    private readonly send: typeof fetch = (input, init) => fetch(input, init),
+  ) {}
+
+  /** The activation's journal store and `beforeStep`, observed when tracing is on (else as given). */
+  observe(run: RunRow, grammar: KeyGrammar, vars: OtelVars, store: JournalStore, beforeStep: BeforeStep): { store: JournalStore; beforeStep: BeforeStep } {
+    this.active = this.traced(run, grammar, vars);
+    if (!this.active) return { store, beforeStep };
+    const { tracer } = this.active;
+    return { store: tracer.observe(store), beforeStep: tracer.beforeStep(beforeStep) };
+  }
+
+  /** The run's own span, when the activation ended it. */
+  outcome(run: RunRow, outcome: RunOutcome): void {
+    if (outcome.status !== "awaiting_approval" && outcome.status !== "waiting") this.active?.tracer.runEnded(run.created_at, outcome);
+  }
+
+  /** Sends what the activation traced, off its critical path. */
+  flush(): void {
+    if (this.active) this.export(this.active);
+    this.active = undefined;
+  }
+
+  /** A cancelled run's own span, sent at once (no activation follows to send it; one in flight keeps its own). */
+  cancelled(run: RunRow, grammar: KeyGrammar, vars: OtelVars): void {
+    const traced = this.traced(run, grammar, vars);
+    if (!traced) return;
+    traced.tracer.runEnded(run.created_at, { status: "cancelled", usage: parse(run.usage) ?? emptyUsage() });
+    this.export(traced);
+  }
+
+  private traced(run: RunRow, grammar: KeyGrammar, vars: OtelVars): Traced | undefined {
+    const settings = otlpSettings(vars);
+    if (!settings) return undefined;
+    const tracer = new StepTracer({
+      runId: run.id,
+      worker: run.worker,
+      keyGrammar: grammar,
+      captureContent: settings.captureContent,
+      clock: Date,
+      handedOff: dispatchMode(this.host.env) === "queue" ? (key) => this.handedOff(key) : undefined,
+    });
+    return { runId: run.id, tracer, settings };
+  }
+
+  /** A queued model request's hand-off (model-dispatch.ts keeps its row after the answer). */
+  private handedOff(key: string): { at: number; attempt: number } | undefined {
+    if (!madeOnFirstUse(this.host.sql, "model_dispatch")) return undefined;
+    const row = this.host.sql.one<Pick<ModelDispatchRow, "sent_at" | "attempt">>`SELECT sent_at, attempt FROM model_dispatch WHERE key = ${key}`;
+    return row && { at: row.sent_at, attempt: row.attempt };
+  }
+
+  private export({ runId, tracer, settings }: Traced): void {
+    const spans = tracer.drain();
+    if (spans.length === 0) return;
+    this.host.ctx.waitUntil(
+      exportSpans(runId, spans, settings, this.send).then((r) => {
+        if (r.failed || r.dropped)
+          console.warn(JSON.stringify({ edgework: "trace_export_incomplete", run_id: runId, sent: r.sent, dropped: r.dropped, failed: r.failed ?? null }));
+      }),
+    );
+  }
+}
