@@ -40,7 +40,7 @@ export class RunTracing {
 
   /** The run's own span, when the activation ended it. */
   outcome(run: RunRow, outcome: RunOutcome): void {
-    if (outcome.status !== "awaiting_approval" && outcome.status !== "waiting") this.active?.tracer.runEnded(run.created_at, outcome);
+    if (!("pending" in outcome)) this.active?.tracer.runEnded(run.created_at, outcome); // a pause ends no run
   }
 
   /** Sends what the activation traced, off its critical path. */

@@ -51,7 +51,7 @@ async function activation(store: JournalStore, model: Model, captureContent: boo
       worker: "w",
       input: { input: "x" },
     });
-    if (out.status !== "awaiting_approval" && out.status !== "waiting") tracer.runEnded(0, out);
+    if (!("pending" in out)) tracer.runEnded(0, out);
     return { status: out.status, spans: tracer.drain() };
   } catch (err) {
     if (!(err instanceof RunInterrupted)) throw err;
