@@ -14,6 +14,10 @@ const REFERENCE: Record<string, string[]> = {
   "./testing/model-server": ["docs/testing.md"],
 };
 
+/** The TypeScript source a published .d.ts is built from: dist/types/<path> mirrors the repository (the app entry), dist/<path> mirrors src/. */
+const sourceOf = (types: string) =>
+  (types.startsWith("./dist/types/") ? types.slice("./dist/types/".length) : types.replace(/^\.\/dist\//, "src/")).replace(/\.d\.ts$/, ".ts");
+
 /** package.json's entries with their types: subpath → the TypeScript source its .d.ts is built from (dist/X.d.ts ← src/X.ts). */
 function entries(): Array<{ subpath: string; source: string }> {
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { exports: Record<string, string | { types?: string }> };
@@ -21,7 +25,7 @@ function entries(): Array<{ subpath: string; source: string }> {
     .filter(([, target]) => typeof target === "object" && target.types)
     .map(([subpath, target]) => ({
       subpath,
-      source: join(root, (target as { types: string }).types.replace(/^\.\/dist\//, "src/").replace(/\.d\.ts$/, ".ts")),
+      source: join(root, sourceOf((target as { types: string }).types)),
     }));
 }
 
