@@ -41,6 +41,10 @@ const ratios = {
   flatness: Object.fromEntries(names.map((n) => [n, perTurn(n, LONG) / perTurn(n, SHORT)])),
 };
 
+log("tracing cost (in-process)…");
+const { traceCost } = await importTs("bench-trace-cost", `export { traceCost } from "./bench/trace-cost";`);
+const trace = await traceCost(400);
+
 log("engine profile (node --cpu-prof, 5000 runs of 10 turns)…");
 const profDir = mkdtempSync(join(tmpdir(), "edgework-prof-"));
 const profiled = execFileSync("node", ["--cpu-prof", "--cpu-prof-dir", profDir, "bench/profile-engine.mjs", "10", "5000"], { encoding: "utf8" }).trim();
@@ -68,6 +72,7 @@ if (
   !results.retention ||
   !results.dispatch_direct ||
   !results.dispatch_queue ||
+  !results.waits ||
   dispatchWaits.some((s) => !results[s])
 ) {
   console.error(pool.stdout.slice(-4000), pool.stderr.slice(-4000));
@@ -430,6 +435,19 @@ ${[
 Queue mode is the default (\`MODEL_DISPATCH\` unset means queue, durable-objects/engine-config.ts): its fault benchmark is green (section 7), it adds
 ${fmt(addedP50("toolTurn"), 1)} ms p50 per model request here (goal ≤ 100 ms), and it is the cheaper mode once models take seconds. With models that
 answer in about a second, \`direct\` costs less (the table's first row) and streams answers to the run page: set it for those.
+
+## 9. Durable waits and tracing
+
+Waits (bench/do/waits.bench.test.ts, the Workers pool; by difference between runs of one and three waits, each woken by the
+test clock or by an event): **${results.waits.perSleep} rows written per sleep** (its waits row, the \`run_waiting\` event, its end as a
+journal step), **${results.waits.perEvent} per event wait** woken by an event (the event's inbox row too); a run's first wait adds its
+tables (${results.waits.firstSleep} rows with a sleep, ${results.waits.firstEvent} with an event wait); alarms set: ${results.waits.alarmsPerSleep} per sleep, ${results.waits.alarmsPerEvent} per event wait.
+A waiting run holds one alarm (its earliest deadline) and costs nothing else while it waits.
+
+Tracing (bench/trace-cost.ts, in Node: a ${trace.turns}-turn run with tool calls, ${trace.spans} spans; CPU ms per run, median of 400, interleaved):
+off ${fmt(trace.cpuMsPerRun.off, 2)} ms, on ${fmt(trace.cpuMsPerRun.on, 2)} ms (+${fmt(trace.addedCpuMs.on, 2)}), on with content ${fmt(trace.cpuMsPerRun.content, 2)} ms (+${fmt(trace.addedCpuMs.content, 2)});
+bytes exported per run ${trace.exportBytes.on} (with content ${trace.exportBytes.content}). Tracing writes no rows; the export is one
+request per activation, sent after it.
 
 ## Commands
 

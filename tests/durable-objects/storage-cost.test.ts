@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { effectUrl, script, settle, stub } from "./helpers";
+import { costOfWaits } from "./waits-cost";
 
 const get = (i: number) => ({ id: `g${i}`, name: "web_fetch", arguments: { url: effectUrl(`cost-${i}`) } });
 
@@ -44,34 +45,12 @@ describe("Durable Object storage cost", () => {
   });
 });
 
-/** Rows written and alarms set by one fn-waits-cost run, each sleep woken by the clock and each event wait by an event. */
-async function waitsCost(id: string, sleeps: number, events: number): Promise<{ rows: number; alarms: number }> {
-  const before = await stub(id).storageStats();
-  await stub(id).start({ id, worker: "fn-waits-cost", input: { sleeps, events }, approvalMode: "ask", budget: {} });
-  let view = await settle(id);
-  for (let sent = 0; view.status === "waiting"; view = await settle(id)) {
-    if (view.waits[0]!.kind === "sleep") await stub(id).advanceClock(60_000);
-    else expect((await stub(id).deliverEvent({ name: "e", id: `${id}-${sent++}`, payload: null }, true)).ok).toBe(true);
-  }
-  expect(view.status).toBe("succeeded");
-  const after = await stub(id).storageStats();
-  return { rows: after.rowsWritten - before.rowsWritten, alarms: after.alarmsSet - before.alarmsSet };
-}
-
 describe("Durable Object storage cost of waits", () => {
   it("rows written per sleep and per event wait (suspend, wake, resume)", async () => {
-    const none = await waitsCost("cost-w0", 0, 0);
-    const s1 = await waitsCost("cost-s1w", 1, 0);
-    const s3 = await waitsCost("cost-s3w", 3, 0);
-    const e1 = await waitsCost("cost-e1w", 0, 1);
-    const e3 = await waitsCost("cost-e3w", 0, 3);
-    const perSleep = (s3.rows - s1.rows) / 2;
-    const perEvent = (e3.rows - e1.rows) / 2;
-    const firstSleep = s1.rows - none.rows;
-    const firstEvent = e1.rows - none.rows;
+    const { perSleep, perEvent, firstSleep, firstEvent, alarmsPerSleep, alarmsPerEvent } = await costOfWaits();
     console.log(
       `rows written: per sleep ${perSleep} (the run's first ${firstSleep}: its waits table), per event wait woken by an event ${perEvent} (the first ${firstEvent}: waits and inbox tables); ` +
-        `alarms set per sleep ${(s3.alarms - s1.alarms) / 2}, per event wait ${(e3.alarms - e1.alarms) / 2}`,
+        `alarms set per sleep ${alarmsPerSleep}, per event wait ${alarmsPerEvent}`,
     );
     // A sleep: its waits row, the run_waiting event, its end (a journal step); nothing else.
     expect(perSleep).toBeLessThanOrEqual(3);
