@@ -86,6 +86,20 @@ describe("a conversation with a finished run (POST /runs/:id/messages)", () => {
     expect(await modelRequests("chat-writer")).toHaveLength(2);
   });
 
+  it("the run page shows the conversation, a message's markup as text", async () => {
+    await script("chat-writer", [{ text: "a1" }, { text: "a2" }]);
+    await startChat("chat-page");
+    const page = async () => (await exports.default.fetch(new Request("https://edgework.test/runs/chat-page/view", { headers: auth }))).text();
+    expect(await page()).not.toContain("<h2>Conversation</h2>");
+    await send("chat-page", '<img src=x onerror="alert(1)">');
+    const html = await page();
+    expect(html).toContain("<h2>Conversation</h2>");
+    expect(html).toContain("&lt;img src=x onerror=");
+    expect(html).not.toContain("<img src=x");
+    expect(html.indexOf("m1")).toBeLessThan(html.indexOf("&lt;img"));
+    expect(html.indexOf("&lt;img")).toBeLessThan(html.lastIndexOf("a2"));
+  });
+
   it("hostile texts: empty, not a string, over the length bound; an unknown run is 404", async () => {
     await script("chat-writer", [{ text: "a1" }]);
     await startChat("chat-hostile");
