@@ -86,6 +86,18 @@ describe("a conversation with a finished run (POST /runs/:id/messages)", () => {
     expect(await modelRequests("chat-writer")).toHaveLength(2);
   });
 
+  it("the run's budget counts every message: one over it fails the run, which then takes no more", async () => {
+    await script("chat-writer", [{ text: "a1" }, { text: "a2" }, { text: "a3" }, { text: "never" }]);
+    // 15 tokens a request: the third message's request starts at 30 of 40, the fourth finds the run over it.
+    await stub("chat-budget").start({ id: "chat-budget", worker: "chat-writer", input: { input: "m1" }, approvalMode: "ask", budget: { maxTokens: 40 } });
+    await settle("chat-budget");
+    await send("chat-budget", "m2");
+    expect(await send("chat-budget", "m3")).toMatchObject({ status: "succeeded", output: "a3", usage: { inputTokens: 30, outputTokens: 15 } });
+    expect(await send("chat-budget", "m4")).toMatchObject({ status: "failed", error: { code: "budget_exceeded" } });
+    expect(await modelRequests("chat-writer")).toHaveLength(3);
+    expect(await stub("chat-budget").sendMessage("m5")).toMatchObject({ ok: false, status: 409 });
+  });
+
   it("the run page shows the conversation, a message's markup as text", async () => {
     await script("chat-writer", [{ text: "a1" }, { text: "a2" }]);
     await startChat("chat-page");
