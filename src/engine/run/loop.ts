@@ -65,7 +65,7 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
 
     if (!res.toolCalls.length) {
       const problem: Checked = worker.output ? outputProblem(worker, res.text) : { value: res.text ?? "" };
-      if (problem.error === undefined) {
+      if (!problem.error) {
         const next = conversation ? recordedMessage(journal, frame.path, message + 1) : undefined;
         if (next === undefined) return problem.value;
         message++;
