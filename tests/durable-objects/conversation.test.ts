@@ -112,7 +112,7 @@ describe("a conversation with a finished run (POST /runs/:id/messages)", () => {
     expect(html.indexOf("&lt;img")).toBeLessThan(html.lastIndexOf("a2"));
   });
 
-  it("hostile texts: empty, not a string, over the length bound; an unknown run is 404", async () => {
+  it("hostile texts: empty, not a string, over the length bound; an unknown run is 404, no token 401", async () => {
     await script("chat-writer", [{ text: "a1" }]);
     await startChat("chat-hostile");
     expect(await stub("chat-hostile").sendMessage("  ")).toMatchObject({ ok: false, status: 400 });
@@ -123,6 +123,14 @@ describe("a conversation with a finished run (POST /runs/:id/messages)", () => {
     expect(((await long.json()) as { error: string }).error).toContain(`over ${MAX_MESSAGE_CHARS}`);
     expect((await postMessage("chat-no-such-run", { text: "hi" })).status).toBe(404);
     expect((await postMessage("bad id!", { text: "hi" })).status).toBe(404);
+    const anonymous = await exports.default.fetch(
+      new Request("https://edgework.test/runs/chat-hostile/messages", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"text":"hi"}',
+      }),
+    );
+    expect(anonymous.status).toBe(401);
     // Nothing refused reached the run.
     expect((await stub("chat-hostile").status())!).toMatchObject({ status: "succeeded", messages: [{ text: "m1" }, { text: "a1" }] });
   });
