@@ -39,6 +39,7 @@ import { SqliteStateBackend } from "../sqlite-state";
 import { approvalTtlMs, RunApprovals } from "./approvals";
 import { RunCatalog } from "./catalog";
 import { RunControls } from "./controls";
+import { RunConversation } from "./conversation";
 import { DeltaBuffer } from "./deltas";
 import { RunFork } from "./fork";
 import type { RunHost } from "./host";
@@ -83,6 +84,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private readonly versions: RunVersions;
   private readonly mail: RunMail;
   private readonly controls: RunControls;
+  private readonly conversation: RunConversation;
   private readonly reader: RunReader;
   private readonly forks: RunFork;
   /** Model text as it streams, for watchers of the run page (memory only). */
@@ -126,7 +128,9 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       },
       cancelled: (run) => this.tracing.cancelled(run, this.keyGrammar, this.otelVars()),
     });
-    this.reader = new RunReader(host, { journal: this.journal, pinned: this.pinned, versions: this.versions, approvals: this.approvals, waits: this.waits });
+    this.conversation = new RunConversation(host, { journal: this.journal, pinned: this.pinned });
+    const { journal, pinned, versions, approvals, waits, conversation } = this;
+    this.reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation });
     this.forks = new RunFork(host, { pinned: this.pinned, start: (req, pinned) => this.controls.start(req, pinned) });
     void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, this.dispatch));
   }
@@ -155,6 +159,11 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
 
   async deliverEvent(ev: EventDelivery, buffer: boolean): Promise<Answer<EventOutcome>> {
     return this.controls.deliverEvent(ev, buffer);
+  }
+
+  /** `POST /runs/:id/messages`: the next message of a finished run's conversation (conversation.ts). */
+  async sendMessage(text: string): Promise<Answer<{ status: RunStatusName; message: number }>> {
+    return this.conversation.send(text);
   }
 
   async status(): Promise<RunView | null> {

@@ -21,12 +21,20 @@ import type { RunHost } from "./host";
 import type { RunVersions } from "./versions";
 import { timelineOf } from "./timeline";
 import { shownUsage } from "./usage";
+import type { RunConversation } from "./conversation";
 
 /** The read side of one run (RunDO's `status`, `createdWorker`, `eventsSince`). */
 export class RunReader {
   constructor(
     private readonly host: Pick<RunHost, "sql" | "row" | "keyGrammar">,
-    private readonly parts: { journal: SqliteJournalStore; pinned: RunCatalog; versions: RunVersions; approvals: RunApprovals; waits: RunWaits },
+    private readonly parts: {
+      journal: SqliteJournalStore;
+      pinned: RunCatalog;
+      versions: RunVersions;
+      approvals: RunApprovals;
+      waits: RunWaits;
+      conversation: Pick<RunConversation, "messages">;
+    },
   ) {}
 
   status(): RunView | null {
@@ -54,6 +62,7 @@ export class RunReader {
       call_tree: tree,
       forked_from: forkedFrom(parse(run.trigger)),
       timeline: timelineOf(this.host.sql, rows, tree, run),
+      messages: this.parts.conversation.messages(),
     };
   }
 

@@ -10,6 +10,7 @@ import {
   type JournalPage,
   type ListRunsQuery,
   type ResumedRun,
+  type SentMessage,
   type Run,
   type RunPage,
   type RunStatus,
@@ -98,6 +99,16 @@ export class Runs {
   /** `POST /runs/:id/cancel`; a run that already ended → ConflictError. */
   cancel(id: string, options?: RequestOptions): Promise<CancelledRun> {
     return this.transport.json({ method: "POST", path: `${runPath(id)}/cancel` }, options);
+  }
+
+  /**
+   * `POST /runs/:id/messages`: the next message of a succeeded run's conversation; its
+   * root worker answers it with its whole history (`wait` for the answer). Not retried
+   * unless `options.maxRetries` says so: a repeat after a lost response could reach the run
+   * once it answered, as a second message. While it answers → ConflictError.
+   */
+  sendMessage(id: string, text: string, options?: RequestOptions): Promise<SentMessage> {
+    return this.transport.json({ method: "POST", path: `${runPath(id)}/messages`, body: { text } }, { ...options, maxRetries: options?.maxRetries ?? 0 });
   }
 
   /** `POST /runs/:id/resume`: re-arms a run that lost its wake-up; ConflictError says why not. */

@@ -171,6 +171,15 @@ export interface Run {
   forked_from: { run: string; at: string } | null;
   /** When each worker call, model request, tool call and pause began and ended (ms since the epoch), with totals. */
   timeline: RunTimeline;
+  /** The conversation with the root worker: the input, each message sent since (`runs.sendMessage`), each answer. */
+  messages: Array<{ role: "user" | "assistant"; text: string; at: number }>;
+}
+
+/** `POST /runs/:id/messages`: the run answers message number `message` (the input is 1). */
+export interface SentMessage {
+  id: string;
+  status: "running";
+  message: number;
 }
 
 /** `GET /runs/:id`'s `timeline`: the run page's waterfall. */

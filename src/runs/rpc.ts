@@ -21,6 +21,8 @@ export interface RunRpc {
   cancel(): Promise<Answer<{ status: "cancelled" }>>;
   /** A worker this run created, as `.worker` file text. */
   createdWorker(name: string): Promise<Answer<{ text: string }>>;
+  /** The next message of a finished run's conversation (POST /runs/:id/messages). */
+  sendMessage(text: string): Promise<Answer<{ status: RunStatusName; message: number }>>;
   /** Re-arms the activation of a run that should be running. */
   resume(): Promise<Answer<{ status: RunStatusName }>>;
   /** The run's journal steps after `seq` (never their values), oldest first, at most `limit`; `next`: the cursor for more. */

@@ -89,6 +89,15 @@ export interface RunView {
   forked_from: ForkOrigin | null;
   /** When each worker call, model request, tool call and pause began and ended, with totals (the run page's waterfall). */
   timeline: Timeline;
+  /** The conversation with the root worker: its input, each message sent since (POST /runs/:id/messages), each answer. */
+  messages: ConversationMessage[];
+}
+
+/** One message of a run's conversation; `at`: when it was sent or answered (ms). */
+export interface ConversationMessage {
+  role: "user" | "assistant";
+  text: string;
+  at: number;
 }
 
 export interface RunEvent {

@@ -3,6 +3,7 @@ import type { CallNode } from "../engine/journal/call-tree";
 import { rolledUpUsage } from "../engine/journal/run-usage";
 import { AttachmentList } from "./attachments";
 import { ResultView } from "./call-view";
+import { ConversationView } from "./conversation-view";
 import { describeTrigger, isoTime, prettyArgs, usd } from "./format";
 import { Badge, Page } from "./layout";
 import { RUN_LIVE_SCRIPT } from "./run-live-script";
@@ -113,6 +114,13 @@ export function RunPage(props: { run: RunView; events: string }) {
           </td>
         </tr>
       </table>
+      {/* Shown once a message continued the run: the input and one answer are the run's Input and Output. */}
+      {run.messages.length > 2 ? (
+        <>
+          <h2>Conversation</h2>
+          <ConversationView messages={run.messages} />
+        </>
+      ) : null}
       {run.status === "succeeded" ? (
         <>
           <h2>Output</h2>

@@ -89,6 +89,23 @@ describe("edgework/client against the app", () => {
     expect(await models.countEffects("client-cancel")).toBe(0);
   });
 
+  it("sendMessage continues a finished run's conversation; a second while it answers → ConflictError", async () => {
+    await script("chat-writer", [{ text: "first answer" }, { text: "second answer" }]);
+    const { id } = await client.runs.start({ worker: "chat-writer", input: "hello" });
+    await waitDriven(id, ["succeeded"]);
+    expect(await client.runs.sendMessage(id, "and then?")).toEqual({ id, status: "running", message: 2 });
+    await expect(client.runs.sendMessage(id, "too soon")).rejects.toBeInstanceOf(ConflictError);
+    const done = await waitDriven(id, ["succeeded"]);
+    expect(done).toMatchObject({ status: "succeeded", output: "second answer" });
+    expect(done.messages.map((m) => [m.role, m.text])).toEqual([
+      ["user", "hello"],
+      ["assistant", "first answer"],
+      ["user", "and then?"],
+      ["assistant", "second answer"],
+    ]);
+    await expect(client.runs.sendMessage(id, "x".repeat(16_001))).rejects.toBeInstanceOf(PayloadTooLargeError);
+  });
+
   it("each error class from a real response, its message from the JSON body", async () => {
     const unknownRun = await client.runs.get("nope").catch((e: unknown) => e);
     expect(unknownRun).toBeInstanceOf(NotFoundError);

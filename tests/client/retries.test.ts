@@ -52,6 +52,17 @@ describe("retries", () => {
     expect(failing.calls).toHaveLength(2);
   });
 
+  it("sendMessage is sent once: a 503 or a lost response is not retried (a repeat could be a second message), unless asked", async () => {
+    for (const failure of [json(503, { error: "busy" }, { "retry-after": "0" }), new TypeError("fetch failed")]) {
+      const { client, calls } = scripted([failure, json(202, { id: "r1", status: "running", message: 2 })]);
+      await expect(client.runs.sendMessage("r1", "hi")).rejects.toBeDefined();
+      expect(calls.map((c) => `${c.method} ${c.url}`)).toEqual(["POST https://edgework.test/agents/runs/r1/messages"]);
+    }
+    const asked = scripted([json(503, { error: "busy" }, { "retry-after": "0" }), json(202, { id: "r1", status: "running", message: 2 })]);
+    expect(await asked.client.runs.sendMessage("r1", "hi", { maxRetries: 1 })).toEqual({ id: "r1", status: "running", message: 2 });
+    expect(asked.calls).toHaveLength(2);
+  });
+
   it("a 400, a 410 or another 4xx is never retried", async () => {
     for (const [status, cls] of [
       [400, BadRequestError],

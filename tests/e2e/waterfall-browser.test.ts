@@ -61,6 +61,7 @@ function runView(): RunView {
     call_tree: tree,
     forked_from: null,
     timeline,
+    messages: [],
   };
 }
 

@@ -127,5 +127,6 @@ export const deskRunView = (tree: CallNode | null, fields: Partial<RunView> = {}
     updated_at: 1,
     forked_from: null,
     timeline: { start: 1, end: 1, spans: [], omitted: 0, totals: { model_ms: 0, tool_ms: 0, paused_ms: 0, wall_ms: 0 } },
+    messages: [],
     ...fields,
   }) as unknown as RunView;

@@ -8,6 +8,7 @@ import {
   effectKey,
   gatedStep,
   MAX_STEP_NAME,
+  messageKey,
   MODEL_STEP_LIKE,
   modelKey,
   notifyKey,
@@ -44,6 +45,14 @@ describe("journal keys", () => {
     expect(parseKey(approvalKey(budgetPath(model)))).toEqual({ kind: "budget_approval", call: budgetPath(model), modelStep: model });
     const ask = effectKey(call, "ask", 1);
     expect(parseKey(approvalKey(budgetPath(ask)))).toMatchObject({ kind: "budget_approval", modelStep: ask });
+  });
+
+  it("a conversation's message is a step of the root alone; one under a deeper call, or without a number, is no key", () => {
+    expect(parseKey(messageKey("w", 2))).toEqual({ kind: "message", frame: "w", n: 2 });
+    expect(parseKey(`${call}/child/message:2`)).toEqual({ kind: "other" });
+    expect(parseKey("w/message:")).toEqual({ kind: "other" });
+    expect(parseKey("w/message:2x")).toEqual({ kind: "other" });
+    expect(keyProblem(messageKey("w", 2), "w", 2)).toBeUndefined();
   });
 
   it("a budget approval is one under a model request, never an approval whose call path ends in budget", () => {

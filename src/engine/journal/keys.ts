@@ -16,6 +16,9 @@ import { sha256Hex } from "../run/idempotency-key";
  *   <call>/result | /approval | /notify | /worker-create
  *   <model step>/budget/approval | /notify    continuing past the budget, asked before that request
  *   <frame>/tools:<instance>              a dynamic instance's recorded tool list
+ *   <root>/message:<n>                    the n-th user message of a conversation with the run's root
+ *                                         worker (n ≥ 2: the run's input is the first), recorded by the host;
+ *                                         its turns continue the root's turn count, so their keys are new
  *
  * Only the engine chooses segments: names are worker, function and instance names
  * (validated: no "/" or ":"), numbers are the engine's counters, and the one name that
@@ -54,6 +57,8 @@ export const effectKey = (call: string, kind: EffectKind, n: number) => `${call}
 export const calleePath = (call: string, name: string) => `${call}/${name}`;
 /** A dynamic instance's recorded tool list (`instance`: a validated instance name). */
 export const toolsKey = (frame: string, instance: string) => `${frame}/tools:${instance}`;
+/** A conversation's `n`-th user message to the run's root worker `root` (n ≥ 2; the run's input is the first). */
+export const messageKey = (root: string, n: number) => `${root}/message:${n}`;
 /** The pseudo-call of continuing past the budget before the model request `modelStep`. */
 export const budgetPath = (modelStep: string) => `${modelStep}/budget`;
 
@@ -111,6 +116,8 @@ export type ParsedKey =
   | { kind: "step"; call: string; name: string }
   | { kind: "effect"; call: string; effect: string; n: number }
   | { kind: "tools"; frame: string; instance: string }
+  /** `frame`: the run's root worker. */
+  | { kind: "message"; frame: string; n: number }
   | { kind: "other" };
 
 const LEAVES = { result: "result", approval: "approval", notify: "notify", "worker-create": "creation" } as const;
@@ -146,6 +153,8 @@ export function parseKey(key: string): ParsedKey {
   if (word === "step") return { kind: "step", call: parent, name: last.slice(colon + 1) };
   if (word === "tools") return { kind: "tools", frame: parent, instance: last.slice(colon + 1) };
   const n = counter(last, word);
+  // Only directly under the root (one segment): no deeper frame has a conversation.
+  if (word === "message") return n === undefined || parent.includes(SEP) ? OTHER : { kind: "message", frame: parent, n };
   return n === undefined || !EFFECTS.has(word) ? OTHER : { kind: "effect", call: parent, effect: word, n };
 }
 

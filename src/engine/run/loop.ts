@@ -4,6 +4,7 @@ import { messageOf, pausedTogether, propagates, RunError, RunPaused } from "../e
 import { describeIssues, validatorFor } from "../json-schema";
 import { modelKey, toolCallKeys } from "../journal/keys";
 import { modelStep } from "./model-step";
+import { recordedMessage } from "./conversation";
 import { DEFAULT_INPUT } from "../catalog/worker-file";
 import type { CallFrame, CallSite } from "../types/callable";
 import type { AttachmentPart, ContentPart, Message } from "../types/model";
@@ -45,8 +46,13 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
   ];
   let outputRetried = false;
   const { journal, models, prices, budget, file } = frameModels(run, frame);
+  // The root worker's conversation: which user message is being answered (the input is the first), and its turns so far.
+  const conversation = frame.depth === 1;
+  let message = 1;
+  let turnsOfMessage = 0;
 
-  for (let turn = 1; turn <= worker.maxTurns; turn++) {
+  // Turns are counted across the conversation's messages, so a later message's steps get keys of their own.
+  for (let turn = 1; ++turnsOfMessage <= worker.maxTurns; turn++) {
     if (run.created.version !== listedAt) {
       listedAt = run.created.version;
       tools = await list();
@@ -58,9 +64,16 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
     messages.push({ role: "assistant", content: res.text, toolCalls: res.toolCalls });
 
     if (!res.toolCalls.length) {
-      if (!worker.output) return res.text ?? "";
-      const problem = outputProblem(worker, res.text);
-      if (!problem.error) return problem.value;
+      const problem: Checked = worker.output ? outputProblem(worker, res.text) : { value: res.text ?? "" };
+      if (!problem.error) {
+        const next = conversation ? recordedMessage(journal, frame.path, message + 1) : undefined;
+        if (next === undefined) return problem.value;
+        message++;
+        turnsOfMessage = 0;
+        outputRetried = false;
+        messages.push({ role: "user", content: next });
+        continue;
+      }
       if (outputRetried)
         throw new RunError("invalid_output", `${worker.file}: final answer does not match the output schema after one retry: ${problem.error}`);
       outputRetried = true;
@@ -125,7 +138,10 @@ function userMessage(worker: CatalogWorker, input: unknown, attachments: Attachm
   return attachments.length ? [{ type: "text", text }, ...attachments] : text;
 }
 
-function outputProblem(worker: CatalogWorker, text: string | null): { value?: unknown; error?: string } {
+/** A final answer as the worker returns it, or why it does not match its output schema. */
+type Checked = { value?: unknown; error?: string };
+
+function outputProblem(worker: CatalogWorker, text: string | null): Checked {
   let value: unknown;
   try {
     value = JSON.parse(unfenced(text ?? ""));

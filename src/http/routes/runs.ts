@@ -32,6 +32,9 @@ const journalQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
+/** A conversation's next message; its text is bounded by the run's object (MAX_MESSAGE_CHARS). */
+const messageBody = z.strictObject({ text: z.string() });
+
 const decisionBody = z.strictObject({ decision: z.enum(["approve", "reject"]), note: z.string().max(2000).optional() });
 const answerBody = z.strictObject({ answer: z.string().trim().min(1).max(MAX_ANSWER_CHARS) });
 
@@ -146,6 +149,19 @@ runs.post("/:id/cancel", async (c) => {
   const answer = await stubFor(c.env, c.req.param("id")).cancel();
   if (!answer.ok) throw httpError(answer.status, { error: answer.error });
   return c.json({ id: c.req.param("id"), status: answer.status });
+});
+
+/**
+ * The next message of a finished run's conversation: its root worker answers it with its
+ * whole history (202; the run is running again). 409 while the run has not answered the
+ * last one, for a run that failed or was cancelled, or whose root is a code function;
+ * 400/413 for a text that is empty or too long (durable-objects/run/conversation.ts).
+ */
+runs.post("/:id/messages", async (c) => {
+  const { text } = await jsonBody(c, messageBody);
+  const answer = await stubFor(c.env, c.req.param("id")).sendMessage(text);
+  if (!answer.ok) throw httpError(answer.status, answer.status === 404 ? await missingRun(c.env, c.req.param("id")) : { error: answer.error });
+  return c.json({ id: c.req.param("id"), status: answer.status, message: answer.message }, 202);
 });
 
 /** Re-arms a run that should be running (a lost activation or wake-up); 409 says why not. */
