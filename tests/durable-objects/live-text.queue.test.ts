@@ -38,6 +38,21 @@ function forwardStats(): ForwardStats[] {
   return stats;
 }
 
+/** Each forward's round trip into the object, in ms (what the object is kept active for, at most). */
+function timedForwards(): number[] {
+  const ms: number[] = [];
+  const forward = liveText.forward.bind(liveText);
+  vi.spyOn(liveText, "forward").mockImplementation(async (...args) => {
+    const began = Date.now();
+    try {
+      return await forward(...args);
+    } finally {
+      ms.push(Date.now() - began);
+    }
+  });
+  return ms;
+}
+
 /** A subscriber of `GET /runs/:id/events?deltas=1`: every event, in order, until the stream ends. */
 async function watch(id: string): Promise<() => Promise<Array<{ event: string; data: unknown }>>> {
   const res = await exports.default.fetch(new Request(`https://edgework.test/runs/${id}/events?deltas=1`, { headers: { Authorization: "Bearer test-token" } }));
@@ -71,6 +86,7 @@ describe("live text in queue mode", () => {
     const id = "lq-stream";
     const held = await handedOff(id);
     const stats = forwardStats();
+    const rpcMs = timedForwards();
     const events = await watch(id);
     const began = Date.now();
     await consume(held.splice(0));
@@ -96,7 +112,23 @@ describe("live text in queue mode", () => {
     expect(s!.forwards).toBeLessThanOrEqual(Math.ceil(consumerMs / DEFAULT_DELTA_INTERVAL_MS) + 1);
     // Nothing kept once the answer is in.
     expect((await stub(id).deltasSince(0)).deltas).toEqual([]);
-    console.log(`live text probe: ${s!.forwards} forwards (${s!.chars} chars) for one ${consumerMs} ms answer of ${PIECES.length} pieces`);
+    expect(rpcMs).toHaveLength(s!.forwards);
+    const total = rpcMs.reduce((a, b) => a + b, 0);
+    console.log(
+      `live text probe: ${s!.forwards} forwards (${s!.chars} chars) for one ${consumerMs} ms answer of ${PIECES.length} pieces; ` +
+        `forward round trips ${total} ms in all (max ${Math.max(...rpcMs)} ms), an upper bound of the object's active time they add`,
+    );
+  });
+
+  it("with no page open the consumer forwards once, then only every few seconds (the text still reaches the object, for a page that opens later)", async () => {
+    await writing();
+    const id = "lq-unwatched";
+    const held = await handedOff(id);
+    const stats = forwardStats();
+    await consume(held.splice(0));
+    // The first forward learns nobody watches; the next would be UNWATCHED_INTERVAL_MS later, after this one-second answer.
+    expect(stats.map((s) => s.forwards)).toEqual([1]);
+    expect(await settleQueued(id, held)).toMatchObject({ status: "succeeded", output: TEXT });
   });
 
   it("forwards write no row: a run streaming to the object writes as many rows as one whose forwards go nowhere", async () => {
