@@ -291,8 +291,10 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       },
       definitions,
     );
-    // Queue mode hands model requests off (no streaming: the answer arrives whole); direct mode streams to watchers.
-    const models = dispatchMode(this.env) === "queue" ? this.dispatch.models(config.models, definitions.models) : this.deltas.streaming(config.models);
+    // Direct mode streams to watchers from here; queue mode hands model requests off (the consumer forwards their
+    // text) and streams from here only a request it asks itself (nobody claimed the hand-off).
+    const streaming = this.deltas.streaming(config.models);
+    const models = dispatchMode(this.env) === "queue" ? this.dispatch.models(streaming, definitions.models) : streaming;
     // Waits read the run's clock (a seam: the test pool moves it forward).
     const outcome = await executeRun({ ...config, models, clock: { now: () => this.now() } }, this.journal, {
       runId: run.id,

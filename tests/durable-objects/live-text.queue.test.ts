@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_DELTA_INTERVAL_MS, type ForwardStats } from "../../durable-objects/delta-forwarder";
 import { liveText } from "../../durable-objects/model-consumer";
 import { script, stub } from "./helpers";
-import { consume, holdDispatches, settleQueued } from "./queue-dispatch";
+import { consume, holdDispatches, settleQueued, timeOutHandOffs } from "./queue-dispatch";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -129,6 +129,25 @@ describe("live text in queue mode", () => {
     // The first forward learns nobody watches; the next would be UNWATCHED_INTERVAL_MS later, after this one-second answer.
     expect(stats.map((s) => s.forwards)).toEqual([1]);
     expect(await settleQueued(id, held)).toMatchObject({ status: "succeeded", output: TEXT });
+  });
+
+  it("a request nobody claimed, which the run's object then asks itself, streams from the object as in direct mode", async () => {
+    await script(WORKER, [{ text: "Asked here, at last.", chunks: ["Asked here, ", "at last."], gate: "lq-unclaimed" }]);
+    const id = "lq-unclaimed";
+    const held = await handedOff(id);
+    held.splice(0); // the message is lost
+    await timeOutHandOffs(id);
+    const activation = runDurableObjectAlarm(env.RUNS.getByName(id));
+    let seen: string[] = [];
+    for (let i = 0; i < 200 && !seen.length; i++) {
+      seen = (await stub(id).deltasSince(0)).deltas.map((d) => d.text);
+      if (!seen.length) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(seen).toEqual(["Asked here, "]);
+    await fetch(`${env.FAKE_OPENAI_URL}/gates/lq-unclaimed`, { method: "POST" });
+    await activation;
+    expect(await settleQueued(id, held)).toMatchObject({ status: "succeeded", output: "Asked here, at last." });
+    expect((await stub(id).deltasSince(0)).deltas).toEqual([]);
   });
 
   it("forwards write no row: a run streaming to the object writes as many rows as one whose forwards go nowhere", async () => {
