@@ -9,7 +9,15 @@ import { numberVar } from "../src/config";
 
 /** Default time between two forwards while someone watches the run page (MODEL_DELTA_INTERVAL_MS; 0: no live text). */
 export const DEFAULT_DELTA_INTERVAL_MS = 200;
-export const deltaIntervalMs = (env: Env) => numberVar(env, "MODEL_DELTA_INTERVAL_MS", DEFAULT_DELTA_INTERVAL_MS);
+/** The interval in force; a bad value turns live text off, said in the log, rather than failing the model request it only decorates. */
+export function deltaIntervalMs(env: Env): number {
+  try {
+    return numberVar(env, "MODEL_DELTA_INTERVAL_MS", DEFAULT_DELTA_INTERVAL_MS);
+  } catch (err) {
+    console.warn(JSON.stringify({ edgework: "model_delta_interval_invalid", error: err instanceof Error ? err.message : String(err) }));
+    return 0;
+  }
+}
 /** Between forwards while nobody watches: the text still reaches the object, for a watcher who comes later, in few requests. */
 export const UNWATCHED_INTERVAL_MS = 5_000;
 /** A forward not answered within this is given up (its text lost): the next one is sent anyway. */

@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { DEFAULT_DELTA_INTERVAL_MS, type ForwardStats } from "../../durable-objects/delta-forwarder";
+import { DEFAULT_DELTA_INTERVAL_MS, deltaIntervalMs, type ForwardStats } from "../../durable-objects/delta-forwarder";
 import { liveText } from "../../durable-objects/model-consumer";
 import { script, stub } from "./helpers";
 import { consume, holdDispatches, settleQueued, timeOutHandOffs } from "./queue-dispatch";
@@ -148,6 +148,16 @@ describe("live text in queue mode", () => {
     await activation;
     expect(await settleQueued(id, held)).toMatchObject({ status: "succeeded", output: "Asked here, at last." });
     expect((await stub(id).deltasSince(0)).deltas).toEqual([]);
+  });
+
+  it("MODEL_DELTA_INTERVAL_MS: 0 turns live text off; a bad value turns it off too, said in the log, and never fails the model request", () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const withVar = (v: string | undefined) => ({ ...env, MODEL_DELTA_INTERVAL_MS: v }) as Env;
+    expect(deltaIntervalMs(withVar(undefined))).toBe(DEFAULT_DELTA_INTERVAL_MS);
+    expect(deltaIntervalMs(withVar("0"))).toBe(0);
+    expect(warn).not.toHaveBeenCalled();
+    expect(deltaIntervalMs(withVar("fast"))).toBe(0);
+    expect(String(warn.mock.calls[0]?.[0])).toMatch(/model_delta_interval_invalid.*MODEL_DELTA_INTERVAL_MS must be a non-negative number, got \\"fast\\"/);
   });
 
   it("forwards write no row: a run streaming to the object writes as many rows as one whose forwards go nowhere", async () => {
