@@ -1,9 +1,19 @@
 import { messageOf } from "../src/engine";
+import { DeltaForwarder, deltaIntervalMs, type ForwardStats } from "./delta-forwarder";
 import { appModels } from "./engine-config";
 import { dispatchMessage, dispatchTimeoutMs, RENEWALS_PER_LEASE, unwire, type ClaimedRequest, type DeliveredAnswer } from "./model-dispatch";
 import type { RunDO } from "./run/run";
 
-type RunDispatchRpc = Pick<RunDO, "claimModelRequest" | "renewModelClaim" | "deliverModelAnswer">;
+type RunDispatchRpc = Pick<RunDO, "claimModelRequest" | "renewModelClaim" | "deliverModelAnswer" | "forwardModelText">;
+
+/** The one seam for forwarding live text (tests spy on it to fail, hang or count forwards). */
+export const liveText = {
+  forward(stub: RunDispatchRpc, key: string, attempt: number, n: number, text: string): Promise<{ watched: boolean }> {
+    return stub.forwardModelText(key, attempt, n, text);
+  },
+  /** Called once per answer with what forwarding it cost (tests and the cost probe read it). */
+  forwarded(_key: string, _stats: ForwardStats): void {},
+};
 
 /** Tries of the delivery RPC before the message goes back to the queue. */
 const DELIVERY_TRIES = 3;
@@ -52,12 +62,17 @@ async function consume(message: Message<unknown>, env: Env): Promise<void> {
       () => undefined,
     );
   }, claimed.leaseMs / RENEWALS_PER_LEASE);
+  // The model's text on its way, to the run page; whatever happens to a forward, the answer goes on.
+  const interval = deltaIntervalMs(env);
+  const live = interval > 0 ? new DeltaForwarder((n, text) => liveText.forward(stub, key, attempt, n, text), interval) : null;
   let answer: DeliveredAnswer;
   try {
-    answer = await ask(env, claimed);
+    answer = await ask(env, claimed, live ? (text) => live.push(text) : undefined);
   } finally {
     clearInterval(renewing);
+    live?.close();
   }
+  if (live) liveText.forwarded(key, live.stats);
   for (let i = 1; ; i++) {
     try {
       await stub.deliverModelAnswer(key, attempt, answer);
@@ -74,13 +89,13 @@ async function consume(message: Message<unknown>, env: Env): Promise<void> {
 }
 
 /** The model's answer, or its failure as text (also when it takes longer than MODEL_DISPATCH_TIMEOUT_MS). */
-async function ask(env: Env, claimed: ClaimedRequest): Promise<DeliveredAnswer> {
+async function ask(env: Env, claimed: ClaimedRequest, onDelta: ((text: string) => void) | undefined): Promise<DeliveredAnswer> {
   const limit = dispatchTimeoutMs(env);
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const model = appModels(env, claimed.models)(claimed.model);
     const gaveUp = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${Math.round(limit / 1000)} s`)), limit)));
-    const response = await Promise.race([model.request(unwire(claimed.request)), gaveUp]);
+    const response = await Promise.race([model.request({ ...unwire(claimed.request), ...(onDelta ? { onDelta } : {}) }), gaveUp]);
     return { ok: true, response: { text: response.text, toolCalls: response.toolCalls, usage: response.usage } };
   } catch (err) {
     return { ok: false, message: messageOf(err) };

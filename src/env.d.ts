@@ -41,6 +41,8 @@ declare namespace Cloudflare {
     MODEL_DISPATCH?: string;
     /** MODEL_DISPATCH=queue: how long a run waits for a handed-off model request's answer before sending it again, in ms; default 11 minutes. */
     MODEL_DISPATCH_TIMEOUT_MS?: string;
+    /** MODEL_DISPATCH=queue: ms between two forwards of the model's text to an open run page (default 200; 0: no live text). */
+    MODEL_DELTA_INTERVAL_MS?: string;
     /** Names of wrangler.toml [vars] whose values are redacted like secrets' (comma- or space-separated). */
     SECRET_VARS?: string;
   }

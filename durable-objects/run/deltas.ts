@@ -1,6 +1,7 @@
 /**
- * Model text as it streams (direct dispatch), for watchers of the run page. Owns no
- * table: memory only. Needs nothing from its host.
+ * Model text as it streams, for watchers of the run page: in direct dispatch from the
+ * object's own model requests, in queue dispatch forwarded by the consumer holding a
+ * claim (delta-forwarder.ts). Owns no table: memory only. Needs nothing from its host.
  */
 
 import type { Model, ModelResolver } from "../../src/engine/types/model";
@@ -9,6 +10,15 @@ import type { ModelDelta } from "../../src/runs/types";
 /** At most this much streamed text is kept; older pieces are dropped (a watcher that lags sees the recorded turn instead). */
 const MAX_CHARS = 64 * 1024;
 const MAX_PIECES = 4096;
+/** A run page asks for pieces every quarter second or so: one that asked within this is open. */
+const WATCHED_MS = 5_000;
+
+/** A queued request whose consumer forwards its text: the claim's attempt, its stream, the last piece number taken. */
+interface Forwarded {
+  attempt: number;
+  stream: number;
+  n: number;
+}
 
 /**
  * Model text as it streams, in memory only: never a row per token. Only answers
@@ -20,6 +30,8 @@ export class DeltaBuffer {
   private chars = 0;
   private seq = 0;
   private streams = 0;
+  private lastRead = Number.NEGATIVE_INFINITY;
+  private readonly forwards = new Map<string, Forwarded>();
 
   /** A model resolver whose models stream into this buffer. */
   streaming(models: ModelResolver): ModelResolver {
@@ -33,6 +45,38 @@ export class DeltaBuffer {
         },
       } satisfies Model;
     };
+  }
+
+  /** A consumer claimed `key` (queue dispatch): its forwards are taken from now on, under a stream of their own; an earlier attempt's pieces go. */
+  claimed(key: string, attempt: number): void {
+    this.delivered(key);
+    this.forwards.set(key, { attempt, stream: ++this.streams, n: 0 });
+  }
+
+  /**
+   * Text the consumer holding `attempt` forwarded: taken only for the claim in force and
+   * in order (a piece numbered below one taken arrived late, and is dropped).
+   * False: not taken (another attempt, an answered request, an object that was evicted since the claim).
+   */
+  forwarded(key: string, attempt: number, n: number, text: string): boolean {
+    const f = this.forwards.get(key);
+    if (!f || f.attempt !== attempt || !(n > f.n)) return false;
+    f.n = n;
+    this.push(f.stream, text);
+    return true;
+  }
+
+  /** The answer to `key` is in (or the run ended): its pieces go, as a direct request's do once it returns. */
+  delivered(key: string): void {
+    const f = this.forwards.get(key);
+    if (!f) return;
+    this.forwards.delete(key);
+    this.drop(f.stream);
+  }
+
+  /** Someone read pieces lately: a consumer forwards often while a page is open, seldom otherwise. */
+  watched(): boolean {
+    return Date.now() - this.lastRead < WATCHED_MS;
   }
 
   private push(stream: number, text: string): void {
@@ -49,6 +93,7 @@ export class DeltaBuffer {
 
   /** Pieces after `seq`, oldest first, and the cursor to ask with next. */
   since(seq: number): { deltas: ModelDelta[]; next: number } {
+    this.lastRead = Date.now();
     return { deltas: this.pieces.filter((p) => p.seq > seq), next: this.seq };
   }
 }

@@ -207,7 +207,19 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
 
   /** MODEL_DISPATCH=queue: the consumer takes a handed-off request, once (null: nothing to do). */
   async claimModelRequest(key: string, attempt: number): Promise<ClaimedRequest | null> {
-    return this.live() ? this.dispatch.claim(key, attempt) : null;
+    const claimed = this.live() ? await this.dispatch.claim(key, attempt) : null;
+    if (claimed) this.deltas.claimed(key, attempt);
+    return claimed;
+  }
+
+  /**
+   * The claim holder's model text so far (delta-forwarder.ts): kept in memory for the
+   * run page, nothing written. `watched`: whether a page read pieces lately.
+   */
+  async forwardModelText(key: string, attempt: number, n: number, text: string): Promise<{ watched: boolean }> {
+    if (typeof text !== "string" || !this.live()) return { watched: false };
+    this.deltas.forwarded(key, attempt, n, text);
+    return { watched: this.deltas.watched() };
   }
 
   /** The consumer holding a claim is alive (it renews while the model thinks); false: stop, nobody wants the answer. */
@@ -217,7 +229,9 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
 
   /** The consumer's answer to a claimed request; recorded once, then the run wakes to record it in its journal. */
   async deliverModelAnswer(key: string, attempt: number, answer: unknown): Promise<{ recorded: boolean }> {
-    return { recorded: this.live() && (await this.dispatch.deliver(key, attempt, recordableAnswer(answer))) };
+    const recorded = this.live() && (await this.dispatch.deliver(key, attempt, recordableAnswer(answer)));
+    this.deltas.delivered(key);
+    return { recorded };
   }
 
   // ——— The alarm: one activation, or retention, or a paused run's follow-ups ———
@@ -298,8 +312,10 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       },
       definitions,
     );
-    // Queue mode hands model requests off (no streaming: the answer arrives whole); direct mode streams to watchers.
-    const models = dispatchMode(this.env) === "queue" ? this.dispatch.models(config.models, definitions.models) : this.deltas.streaming(config.models);
+    // Direct mode streams to watchers from here; queue mode hands model requests off (the consumer forwards their
+    // text) and streams from here only a request it asks itself (nobody claimed the hand-off).
+    const streaming = this.deltas.streaming(config.models);
+    const models = dispatchMode(this.env) === "queue" ? this.dispatch.models(streaming, definitions.models) : streaming;
     // Waits read the run's clock (a seam: the test pool moves it forward).
     const outcome = await executeRun({ ...config, models, clock: { now: () => this.now() } }, traced.store, {
       runId: run.id,

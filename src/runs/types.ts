@@ -155,7 +155,7 @@ export interface ReplyRequest {
   replyFrom: string;
 }
 
-/** A piece of model text as it streams (direct dispatch), for watchers of the run page. */
+/** A piece of model text as it streams (from the object's own request, or forwarded by the queue's consumer), for watchers of the run page. */
 export interface ModelDelta {
   /** Increases by one per piece; watchers ask for pieces after the last one they saw. */
   seq: number;

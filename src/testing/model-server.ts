@@ -27,7 +27,8 @@ const readBody = async (req: IncomingMessage) => {
  * A reply is a ScriptedTurn (turns.ts).
  * A request with `stream: true` gets the reply as server-sent chunks: the text in
  * `chunks` (else in one piece); with `gate`, only the first chunk is sent until
- * `POST /gates/<gate>` opens it, so a test sees a partial answer deterministically.
+ * `POST /gates/<gate>` opens it, so a test sees a partial answer deterministically;
+ * with `chunk_delay_ms`, each chunk follows the one before by that long (a model writing).
  * With `delay_ms`, a reply is sent that long after the request came (a slow model).
  */
 export async function startModelServer(port = 0): Promise<{ port: number; close(): Promise<void> }> {
@@ -97,6 +98,7 @@ export async function startModelServer(port = 0): Promise<{ port: number; close(
       for (const [i, piece] of pieces.entries()) {
         chunk(i === 0 ? { role: "assistant", content: piece } : { content: piece });
         if (i === 0 && reply.gate) await gate(reply.gate).open;
+        if (reply.chunk_delay_ms && i < pieces.length - 1) await new Promise((r) => setTimeout(r, reply.chunk_delay_ms));
       }
       toolCalls.forEach((c, index) => {
         chunk({ tool_calls: [{ index, ...c }] });

@@ -2,7 +2,8 @@
  * One answer of a scripted model (the model server, model-server.ts, plays them in
  * order): text, tool calls, or both; or an error response.
  * `chunks` (with `stream: true` requests): the text in pieces; `gate`: only the first
- * piece is sent until `POST /gates/<gate>` opens it; `delay_ms`: a slow model.
+ * piece is sent until `POST /gates/<gate>` opens it; `chunk_delay_ms`: the time between two
+ * pieces (a model writing); `delay_ms`: a slow model.
  */
 export type ScriptedTurn =
   | {
@@ -11,6 +12,7 @@ export type ScriptedTurn =
       usage?: { prompt_tokens: number; completion_tokens: number };
       chunks?: string[];
       gate?: string;
+      chunk_delay_ms?: number;
       delay_ms?: number;
     }
   | { status: number; body?: unknown; headers?: Record<string, string> };

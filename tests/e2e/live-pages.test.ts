@@ -16,25 +16,29 @@ const SHOTS = process.env.EDGEWORK_SCREENSHOTS ?? "/tmp";
 const CHROMIUM = "/usr/bin/chromium";
 const runBrowser = existsSync(CHROMIUM) || process.env.EDGEWORK_REQUIRE_BROWSER === "1";
 
+type Dispatch = "direct" | "queue";
+
 describe.skipIf(!runBrowser)("pages for people in a real browser", () => {
-  let app: LocalApp;
+  /** The app in each model dispatch mode: direct streams from the run's object, queue through the queue's consumer. */
+  const apps = {} as Record<Dispatch, LocalApp>;
   let fake: Awaited<ReturnType<typeof startModelServer>>;
   let browser: Browser;
   let context: BrowserContext;
 
   beforeAll(async () => {
     fake = await startModelServer();
-    app = await startLocalApp({
-      workerDirs: ["workers", "tests/fixtures/workers"],
-      // Streaming is direct mode's (queue mode hands the request off and shows each turn whole).
-      vars: {
-        MODEL_DISPATCH: "direct",
-        API_TOKEN: "e2e-token",
-        OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}/v1`,
-        FAKE_OPENAI_HOST: `127.0.0.1:${fake.port}`,
-        APPROVAL_SECRET: "e2e-secret",
-      },
-    });
+    const start = (dispatch: Dispatch) =>
+      startLocalApp({
+        workerDirs: ["workers", "tests/fixtures/workers"],
+        vars: {
+          MODEL_DISPATCH: dispatch,
+          API_TOKEN: "e2e-token",
+          OPENAI_BASE_URL: `http://127.0.0.1:${fake.port}/v1`,
+          FAKE_OPENAI_HOST: `127.0.0.1:${fake.port}`,
+          APPROVAL_SECRET: "e2e-secret",
+        },
+      });
+    [apps.direct, apps.queue] = await Promise.all([start("direct"), start("queue")]);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -53,11 +57,12 @@ describe.skipIf(!runBrowser)("pages for people in a real browser", () => {
 
   afterAll(async () => {
     await browser?.close();
-    await app?.stop();
+    await Promise.all(Object.values(apps).map((app) => app.stop()));
     await fake?.close();
   });
 
   it("the inbox sends a stranger to the login form; the API token there signs in and shows the inbox", async () => {
+    const app = apps.direct;
     const page = await context.newPage();
     await page.goto(`${app.url}/inbox`);
     expect(new URL(page.url()).pathname).toBe("/login");
@@ -72,41 +77,52 @@ describe.skipIf(!runBrowser)("pages for people in a real browser", () => {
     await page.screenshot({ path: `${SHOTS}/edgework-inbox.png`, fullPage: true });
   });
 
-  it("a run page opened before the last step shows the streamed answer in pieces, then the step and the final status, without a reload", async () => {
-    const base = `http://127.0.0.1:${fake.port}`;
-    await fetch(`${base}/scripts/live-writer`, {
-      method: "PUT",
-      body: JSON.stringify([
-        { tool_calls: [{ name: "fx_fetch", arguments: { url: `${base}/effects/live-page` } }] },
-        { text: "Drafting the answer, then <b>finishing</b> it.", chunks: ["Drafting the answer, ", "then <b>finishing</b> it."], gate: "e2e-live" },
-      ]),
-    });
-    const started = await fetch(`${app.url}/runs`, {
-      method: "POST",
-      headers: { Authorization: "Bearer e2e-token", "content-type": "application/json" },
-      body: JSON.stringify({ worker: "live-writer", input: "go" }),
-    });
-    const { id } = (await started.json()) as { id: string };
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-    await page.goto(`${app.url}/runs/${id}/view`);
-    await page.evaluate(() => ((globalThis as unknown as { loadedOnce: boolean }).loadedOnce = true));
+  it.each(["direct", "queue"] as const)(
+    "a run page opened before the last step shows the streamed answer in pieces, then the step and the final status, without a reload (MODEL_DISPATCH=%s)",
+    async (dispatch) => {
+      const app = apps[dispatch];
+      // Screenshots of the queue mode's page get their own names.
+      const shot = (name: string) => `${SHOTS}/edgework-run-${name}${dispatch === "queue" ? "-queue" : ""}.png`;
+      const base = `http://127.0.0.1:${fake.port}`;
+      await fetch(`${base}/scripts/live-writer`, {
+        method: "PUT",
+        body: JSON.stringify([
+          { tool_calls: [{ name: "fx_fetch", arguments: { url: `${base}/effects/live-page` } }] },
+          {
+            text: "Drafting the answer, then <b>finishing</b> it.",
+            chunks: ["Drafting the answer, ", "then <b>finishing</b> it."],
+            gate: `e2e-live-${dispatch}`,
+          },
+        ]),
+      });
+      const started = await fetch(`${app.url}/runs`, {
+        method: "POST",
+        headers: { Authorization: "Bearer e2e-token", "content-type": "application/json" },
+        body: JSON.stringify({ worker: "live-writer", input: "go" }),
+      });
+      const { id } = (await started.json()) as { id: string };
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+      await page.goto(`${app.url}/runs/${id}/view`);
+      await page.evaluate(() => ((globalThis as unknown as { loadedOnce: boolean }).loadedOnce = true));
 
-    // The model holds its answer after the first piece: it is on the page, the step is not recorded.
-    await waitText(page, "streaming", "Drafting the answer, ");
-    expect(await page.textContent("#activity")).not.toContain("Drafting");
-    expect(await page.textContent("#run-status")).toBe("running");
-    await page.screenshot({ path: `${SHOTS}/edgework-run-streaming.png`, fullPage: true });
+      // The model holds its answer after the first piece: it is on the page (in queue mode forwarded by the
+      // consumer to the run's object), the step is not recorded.
+      await waitText(page, "streaming", "Drafting the answer, ");
+      expect(await page.textContent("#activity")).not.toContain("Drafting");
+      expect(await page.textContent("#run-status")).toBe("running");
+      await page.screenshot({ path: shot("streaming"), fullPage: true });
 
-    await fetch(`${base}/gates/e2e-live`, { method: "POST" });
-    await waitText(page, "run-status", "succeeded");
-    const activity = await page.textContent("#activity");
-    expect(activity).toContain("Drafting the answer, then <b>finishing</b> it."); // as text, never markup
-    expect(activity).toContain("calls fx_fetch");
-    expect(await page.textContent("#streaming")).toBe("");
-    expect(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true); // never reloaded
-    await page.screenshot({ path: `${SHOTS}/edgework-run-done.png`, fullPage: true });
-    expect(errors).toEqual([]); // no CSP violation, no script error
-  });
+      await fetch(`${base}/gates/e2e-live-${dispatch}`, { method: "POST" });
+      await waitText(page, "run-status", "succeeded");
+      const activity = await page.textContent("#activity");
+      expect(activity).toContain("Drafting the answer, then <b>finishing</b> it."); // as text, never markup
+      expect(activity).toContain("calls fx_fetch");
+      expect(await page.textContent("#streaming")).toBe("");
+      expect(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true); // never reloaded
+      await page.screenshot({ path: shot("done"), fullPage: true });
+      expect(errors).toEqual([]); // no CSP violation, no script error
+    },
+  );
 });
