@@ -1,6 +1,7 @@
 import type { CallNode, ToolNode } from "../engine/journal/call-tree";
 import { toYaml } from "../engine/yaml-text";
 import type { RunView } from "../runs/types";
+import { literalPattern } from "./args-pattern";
 
 /** How `prettyValue` marks a result it cut for the run page: such a result cannot stand in for the tool. */
 const CUT = /\n… \(\d+ more characters\)$/;
@@ -20,7 +21,7 @@ interface Stub {
 
 /**
  * A recorded run as an eval suite of one case (docs/evals.md, "From a run"): its input,
- * a `tool_called` check for every call it made (by which worker, with which arguments),
+ * a `tool_called` check for every call it made (by which worker, with which arguments, as literal patterns),
  * its end status, and what each tool answered as a stub, so the case replays the
  * situation offline: a production incident becomes a regression test. Workers it called
  * run again (they are the code under test); their own tool calls are stubbed too.
@@ -41,7 +42,7 @@ export function evalSuiteOf(view: RunView): Record<string, unknown> {
         ...(Object.keys(tools).length ? { tools } : {}),
         checks: [
           ...(ended ? [{ status: view.status }] : []),
-          ...calls.map(({ worker, tool }) => ({ tool_called: { name: tool.name, worker, args: tool.args } })),
+          ...calls.map(({ worker, tool }) => ({ tool_called: { name: tool.name, worker, args: literalPattern(tool.args) } })),
         ],
       },
     ],
@@ -78,7 +79,7 @@ function stubsOf(calls: ToolNode[]): { tools: Record<string, Stub[]>; unrecorded
     if (tool.calls.length) continue;
     const stub = recordedStub(tool);
     if (!stub) unrecorded.add(tool.name);
-    (tools[tool.name] ??= []).push(stub ?? { args: tool.args, error: NOT_RECORDED });
+    (tools[tool.name] ??= []).push(stub ?? { args: literalPattern(tool.args), error: NOT_RECORDED });
   }
   return { tools, unrecorded: [...unrecorded] };
 }
@@ -98,9 +99,9 @@ function toolCalls(node: CallNode): Array<{ worker: string; tool: ToolNode }> {
 /** A tool's recorded answer, unless it never came or was cut (for the page or the journal). */
 function recordedStub(tool: ToolNode): Stub | undefined {
   if (tool.status === "pending" || tool.truncatedFrom !== undefined) return undefined;
-  if (tool.status === "error") return { args: tool.args, error: tool.error ?? "failed" };
+  if (tool.status === "error") return { args: literalPattern(tool.args), error: tool.error ?? "failed" };
   if (tool.result === undefined || CUT.test(tool.result)) return undefined;
-  return { args: tool.args, result: parsed(tool.result) };
+  return { args: literalPattern(tool.args), result: parsed(tool.result) };
 }
 
 function parsed(text: string): unknown {
