@@ -26,11 +26,31 @@ interface Stub {
  * situation offline: a production incident becomes a regression test. Workers it called
  * run again (they are the code under test); their own tool calls are stubbed too.
  */
-export function evalSuiteOf(view: RunView): Record<string, unknown> {
+export const evalSuiteOf = (view: RunView): Record<string, unknown> => exported(view).suite;
+
+/** The same as YAML to commit under evals/, with a header saying where it came from, what is not recorded, and what to check. */
+export function evalSuiteYaml(view: RunView): string {
+  const { suite, unrecorded } = exported(view);
+  return [
+    `# From run ${view.id} (${view.status}), made by GET /runs/${view.id}/eval-case.`,
+    "# Stubs hold each tool's result as the run page shows it (JSON inside strings unfolded).",
+    ...(unrecorded.length
+      ? [
+          `# Not recorded in the source run (pending, or a result cut): ${listed(unrecorded)}.`,
+          "# Their stubs answer an error and the case is reject_all: a worker among them would run again, its tools unstubbed.",
+        ]
+      : ["# Every call is stubbed, so the case is approve_all: a tool the run did not call would really run."]),
+    "# Add a model (or a script) and checks of the output: see docs/evals.md.",
+    toYaml(suite),
+  ].join("\n");
+}
+
+/** The suite, and the names of the calls it has no recorded answer of. */
+function exported(view: RunView): { suite: Record<string, unknown>; unrecorded: string[] } {
   const calls = view.call_tree ? toolCalls(view.call_tree) : [];
   const { tools, unrecorded } = stubsOf(calls.map(({ tool }) => tool));
   const ended = view.status === "succeeded" || view.status === "failed";
-  return {
+  const suite = {
     worker: view.worker,
     cases: [
       {
@@ -47,23 +67,7 @@ export function evalSuiteOf(view: RunView): Record<string, unknown> {
       },
     ],
   };
-}
-
-/** The same as YAML to commit under evals/, with a header saying where it came from and what to check. */
-export function evalSuiteYaml(view: RunView): string {
-  const { unrecorded } = stubsOf(view.call_tree ? toolCalls(view.call_tree).map(({ tool }) => tool) : []);
-  return [
-    `# From run ${view.id} (${view.status}), made by GET /runs/${view.id}/eval-case.`,
-    "# Stubs hold each tool's result as the run page shows it (JSON inside strings unfolded).",
-    ...(unrecorded.length
-      ? [
-          `# Not recorded in the source run (pending, or a result cut): ${listed(unrecorded)}.`,
-          "# Their stubs answer an error and the case is reject_all: a worker among them would run again, its tools unstubbed.",
-        ]
-      : ["# Every call is stubbed, so the case is approve_all: a tool the run did not call would really run."]),
-    "# Add a model (or a script) and checks of the output: see docs/evals.md.",
-    toYaml(evalSuiteOf(view)),
-  ].join("\n");
+  return { suite, unrecorded };
 }
 
 /**
