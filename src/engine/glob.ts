@@ -2,7 +2,8 @@
  * Minimal globs: `*` matches any run of characters except `/` (anything at all
  * when `slashes` is false), `**` any run including `/` (and `**` then `/` matches
  * nothing or any run ending in `/`), `?` one character (not `/` when `slashes`);
- * all else is literal. Characters are UTF-16 code units, as in a JS regex.
+ * all else is literal (with `escapes`, `\*`, `\?` and `\\` are the character itself).
+ * Characters are UTF-16 code units, as in a JS regex.
  *
  * Globs can come from a model (`list_files`), so no regex is built from them: a
  * backtracking regex of many stars runs for minutes. The matcher walks the
@@ -12,7 +13,12 @@ export interface GlobOptions {
   ignoreCase?: boolean;
   /** `*` and `?` stop at `/` (paths); else they match any character. */
   slashes?: boolean;
+  /** A backslash before `*`, `?` or `\` makes it literal (eval argument patterns); else `\` is literal. */
+  escapes?: boolean;
 }
+
+/** The characters a backslash escapes under `escapes`. */
+export const ESCAPED = new Set(["*", "?", "\\"]);
 
 /** Longer globs are refused: the walk is linear in the text but also in the glob. */
 export const MAX_GLOB_LENGTH = 256;
@@ -24,11 +30,12 @@ type Token =
   | { t: "any" } // **: stays on any character
   | { t: "skip"; to: number }; // reads nothing; goes on to the next position or jumps to `to`
 
-function tokenize(glob: string): Token[] {
+function tokenize(glob: string, escapes: boolean): Token[] {
   const tokens: Token[] = [];
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i]!;
-    if (c === "?") tokens.push({ t: "one" });
+    if (escapes && c === "\\" && ESCAPED.has(glob[i + 1]!)) tokens.push({ t: "char", c: glob[++i]! });
+    else if (c === "?") tokens.push({ t: "one" });
     else if (c !== "*") tokens.push({ t: "char", c });
     else {
       let end = i;
@@ -50,7 +57,7 @@ function tokenize(glob: string): Token[] {
 export function globMatcher(glob: string, opts: GlobOptions = {}): (text: string) => boolean {
   if (glob.length > MAX_GLOB_LENGTH) throw new RangeError(`glob is ${glob.length} characters long; at most ${MAX_GLOB_LENGTH} are allowed`);
   const fold = (s: string) => (opts.ignoreCase ? s.toLowerCase() : s);
-  const tokens = tokenize(fold(glob));
+  const tokens = tokenize(fold(glob), opts.escapes === true);
   const m = tokens.length;
   const stops = (c: string) => opts.slashes === true && c === "/";
 

@@ -1,4 +1,4 @@
-import { globMatcher, isGlob } from "../engine/glob";
+import { ESCAPED, globMatcher, MAX_GLOB_LENGTH } from "../engine/glob";
 import { stableJson } from "../engine/ids";
 
 /** Longer strings are not matched against a glob (the walk is linear in the text, but the text may be a whole page). */
@@ -9,7 +9,8 @@ export const MAX_MATCHED_TEXT = 200_000;
  * do, else where and why not (`args.url: "…/comments" does not match "*\/labels"`).
  * An object pattern names only the keys it cares about; an array matches element-wise;
  * a string with `*` or `?` is a glob (engine/glob.ts: no regex is built from the file),
- * any other value must be equal.
+ * any other value must be equal. `\*`, `\?` and `\\` stand for the character itself: a
+ * string with no other `*` or `?` is literal (`literalPattern` writes any text so).
  */
 export function argsMismatch(pattern: unknown, value: unknown, at = "args"): string | undefined {
   if (pattern !== null && typeof pattern === "object") {
@@ -28,12 +29,36 @@ export function argsMismatch(pattern: unknown, value: unknown, at = "args"): str
     }
     return undefined;
   }
-  if (typeof pattern === "string" && isGlob(pattern)) {
+  if (typeof pattern === "string") {
+    const literal = literalText(pattern);
+    if (literal !== undefined) return literal === value ? undefined : `${at}: expected ${shortJson(literal)}, got ${shortJson(value)}`;
     if (typeof value !== "string") return `${at}: expected a string matching ${JSON.stringify(pattern)}, got ${shortJson(value)}`;
+    if (pattern.length > MAX_GLOB_LENGTH)
+      return `${at}: the glob ${shortJson(pattern)} is ${pattern.length} characters, over the ${MAX_GLOB_LENGTH} a glob may have`;
     if (value.length > MAX_MATCHED_TEXT) return `${at}: ${value.length} characters, over the ${MAX_MATCHED_TEXT} a glob is matched against`;
-    return globMatcher(pattern)(value) ? undefined : `${at}: ${shortJson(value)} does not match ${JSON.stringify(pattern)}`;
+    return globMatcher(pattern, { escapes: true })(value) ? undefined : `${at}: ${shortJson(value)} does not match ${JSON.stringify(pattern)}`;
   }
   return stableJson(pattern) === stableJson(value) ? undefined : `${at}: expected ${shortJson(pattern)}, got ${shortJson(value)}`;
+}
+
+/** A pattern that matches exactly `value`: every string in it with `*`, `?` and `\` escaped. */
+export function literalPattern(value: unknown): unknown {
+  if (typeof value === "string") return value.replace(/[*?\\]/g, (c) => `\\${c}`);
+  if (Array.isArray(value)) return value.map(literalPattern);
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, literalPattern(v)]));
+  return value;
+}
+
+/** The text a pattern without wildcards stands for (its escapes undone); undefined for a glob. */
+function literalText(pattern: string): string | undefined {
+  let text = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === "\\" && ESCAPED.has(pattern[i + 1]!)) text += pattern[++i];
+    else if (c === "*" || c === "?") return undefined;
+    else text += c;
+  }
+  return text;
 }
 
 /** A value in a message, cut to fit a line. */

@@ -1,9 +1,17 @@
 import type { CallNode, ToolNode } from "../engine/journal/call-tree";
 import { toYaml } from "../engine/yaml-text";
 import type { RunView } from "../runs/types";
+import { literalPattern } from "./args-pattern";
 
 /** How `prettyValue` marks a result it cut for the run page: such a result cannot stand in for the tool. */
 const CUT = /\n… \(\d+ more characters\)$/;
+
+/** The answer of a call the source run has no answer of: replaying it must never run the real tool. */
+export const NOT_RECORDED = "not recorded in the source run (the call was pending, or its result was cut)";
+
+/** How many names the YAML header lists, each cut to a line's worth (they are the model's words). */
+const LISTED_NAMES = 20;
+const LISTED_NAME_CHARS = 60;
 
 interface Stub {
   args: unknown;
@@ -13,58 +21,91 @@ interface Stub {
 
 /**
  * A recorded run as an eval suite of one case (docs/evals.md, "From a run"): its input,
- * a `tool_called` check for every call it made (by which worker, with which arguments),
+ * a `tool_called` check for every call it made (by which worker, with which arguments, as literal patterns),
  * its end status, and what each tool answered as a stub, so the case replays the
  * situation offline: a production incident becomes a regression test. Workers it called
  * run again (they are the code under test); their own tool calls are stubbed too.
  */
-export function evalSuiteOf(view: RunView): Record<string, unknown> {
+export const evalSuiteOf = (view: RunView): Record<string, unknown> => exported(view).suite;
+
+/** The same as YAML to commit under evals/, with a header saying where it came from, what is not recorded, and what to check. */
+export function evalSuiteYaml(view: RunView): string {
+  const { suite, unrecorded } = exported(view);
+  return [
+    `# From run ${view.id} (${view.status}), made by GET /runs/${view.id}/eval-case.`,
+    "# Stubs hold each tool's result as the run page shows it (JSON inside strings unfolded).",
+    ...(unrecorded.length
+      ? [
+          `# Not recorded in the source run (pending, or a result cut): ${listed(unrecorded)}.`,
+          "# Their stubs answer an error and the case is reject_all: a worker among them would run again, its tools unstubbed.",
+        ]
+      : ["# Every call is stubbed, so the case is approve_all: a tool the run did not call would really run."]),
+    "# Add a model (or a script) and checks of the output: see docs/evals.md.",
+    toYaml(suite),
+  ].join("\n");
+}
+
+/** The suite, and the names of the calls it has no recorded answer of. */
+function exported(view: RunView): { suite: Record<string, unknown>; unrecorded: string[] } {
   const calls = view.call_tree ? toolCalls(view.call_tree) : [];
-  const tools: Record<string, Stub[]> = {};
-  for (const { tool } of calls) {
-    const stub = stubOf(tool);
-    if (stub) (tools[tool.name] ??= []).push(stub);
-  }
+  const { tools, unrecorded } = stubsOf(calls.map(({ tool }) => tool));
   const ended = view.status === "succeeded" || view.status === "failed";
-  return {
+  const suite = {
     worker: view.worker,
     cases: [
       {
         name: `run ${view.id}`,
         input: view.input,
-        // Every tool the run called answers from its stubs; one it did not call would really run.
-        approval_mode: "approve_all",
+        // approve_all only when every call has its recorded answer; else a worker that
+        // never ran, or a call paused at its approval, must not be approved on replay.
+        approval_mode: unrecorded.length ? "reject_all" : "approve_all",
         ...(Object.keys(tools).length ? { tools } : {}),
         checks: [
           ...(ended ? [{ status: view.status }] : []),
-          ...calls.map(({ worker, tool }) => ({ tool_called: { name: tool.name, worker, args: tool.args } })),
+          ...calls.map(({ worker, tool }) => ({ tool_called: { name: tool.name, worker, args: literalPattern(tool.args) } })),
         ],
       },
     ],
   };
+  return { suite, unrecorded };
 }
 
-/** The same as YAML to commit under evals/, with a header saying where it came from and what to check. */
-export function evalSuiteYaml(view: RunView): string {
-  return [
-    `# From run ${view.id} (${view.status}), made by GET /runs/${view.id}/eval-case.`,
-    "# Stubs hold each tool's result as the run page shows it (JSON inside strings unfolded);",
-    "# a result cut for the page has no stub. approve_all: a tool the run did not call would really run.",
-    "# Add a model (or a script) and checks of the output: see docs/evals.md.",
-    toYaml(evalSuiteOf(view)),
-  ].join("\n");
+/**
+ * A stub for every tool call (workers that ran run again: they are under test). A call
+ * with no answer to replay (pending, or cut) gets an error stub: a tool with any stub
+ * never runs for real. `unrecorded` names those calls; one may be a worker that had not
+ * started, which no stub holds back.
+ */
+function stubsOf(calls: ToolNode[]): { tools: Record<string, Stub[]>; unrecorded: string[] } {
+  const tools: Record<string, Stub[]> = {};
+  const unrecorded = new Set<string>();
+  for (const tool of calls) {
+    if (tool.calls.length) continue;
+    const stub = recordedStub(tool);
+    if (!stub) unrecorded.add(tool.name);
+    (tools[tool.name] ??= []).push(stub ?? { args: literalPattern(tool.args), error: NOT_RECORDED });
+  }
+  return { tools, unrecorded: [...unrecorded] };
+}
+
+/** Names as one comment line: JSON strings (no line break survives), cut, ASCII only. */
+function listed(names: string[]): string {
+  const shown = names
+    .slice(0, LISTED_NAMES)
+    .map((n) => JSON.stringify(n.slice(0, LISTED_NAME_CHARS)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
+  return [...shown, ...(names.length > LISTED_NAMES ? [`and ${names.length - LISTED_NAMES} more`] : [])].join(", ");
 }
 
 function toolCalls(node: CallNode): Array<{ worker: string; tool: ToolNode }> {
   return node.tools.flatMap((tool) => [{ worker: node.worker, tool }, ...tool.calls.flatMap(toolCalls)]);
 }
 
-/** A worker's call runs again; a tool's answer is replayed, unless it was cut or never came. */
-function stubOf(tool: ToolNode): Stub | undefined {
-  if (tool.calls.length || tool.status === "pending") return undefined;
-  if (tool.status === "error") return { args: tool.args, error: tool.error ?? "failed" };
+/** A tool's recorded answer, unless it never came or was cut (for the page or the journal). */
+function recordedStub(tool: ToolNode): Stub | undefined {
+  if (tool.status === "pending" || tool.truncatedFrom !== undefined) return undefined;
+  if (tool.status === "error") return { args: literalPattern(tool.args), error: tool.error ?? "failed" };
   if (tool.result === undefined || CUT.test(tool.result)) return undefined;
-  return { args: tool.args, result: parsed(tool.result) };
+  return { args: literalPattern(tool.args), result: parsed(tool.result) };
 }
 
 function parsed(text: string): unknown {

@@ -84,7 +84,7 @@ export function InboxPage(props: {
           {waiting.map(({ run, waits }) => (
             <tr>
               <td>
-                <a href={`/runs/${encodeURIComponent(run.id)}/view`}>
+                <a href={appPath(`/runs/${encodeURIComponent(run.id)}/view`)}>
                   <code>{run.id.slice(0, 8)}</code>
                 </a>
               </td>
@@ -137,7 +137,7 @@ export function InboxPage(props: {
               <td>
                 {r.trigger.kind === "fork" && r.trigger.name ? (
                   <>
-                    fork of <a href={`/runs/${encodeURIComponent(r.trigger.name)}/view`}>{r.trigger.name.slice(0, 8)}</a>
+                    fork of <a href={appPath(`/runs/${encodeURIComponent(r.trigger.name)}/view`)}>{r.trigger.name.slice(0, 8)}</a>
                   </>
                 ) : r.trigger.name ? (
                   `${r.trigger.kind} ${r.trigger.name}`

@@ -9,6 +9,7 @@ import { Badge, Page } from "./layout";
 import { RUN_LIVE_SCRIPT } from "./run-live-script";
 import { Waterfall } from "./waterfall";
 import { WaitsTable } from "./waits-view";
+import { appPath } from "../http/base-path";
 
 /** Each call with its usage and that of the calls under it: the top one's is the run's, as in the summary. */
 function CallTree(props: { call: CallNode }) {
@@ -82,7 +83,8 @@ export function RunPage(props: { run: RunView; events: string }) {
           <tr>
             <th>Forked from</th>
             <td>
-              run <a href={`/runs/${encodeURIComponent(run.forked_from.run)}/view`}>{run.forked_from.run}</a> before step <code>{run.forked_from.at}</code>
+              run <a href={appPath(`/runs/${encodeURIComponent(run.forked_from.run)}/view`)}>{run.forked_from.run}</a> before step{" "}
+              <code>{run.forked_from.at}</code>
             </td>
           </tr>
         ) : null}

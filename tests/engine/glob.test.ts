@@ -4,6 +4,7 @@ import { globMatcher, MAX_GLOB_LENGTH, type GlobOptions } from "../../src/engine
 const paths: GlobOptions = { slashes: true };
 const names: GlobOptions = {};
 const hosts: GlobOptions = { ignoreCase: true };
+const escaped: GlobOptions = { escapes: true };
 
 /** glob, options, text, matches? */
 const cases: Array<[string, GlobOptions, string, boolean]> = [
@@ -55,6 +56,14 @@ const cases: Array<[string, GlobOptions, string, boolean]> = [
   ["openai:gpt-4.1*", hosts, "OpenAI:GPT-4.1-mini", true],
   ["openai:gpt-4.1*", names, "OpenAI:GPT-4.1-mini", false],
   ["api.github.com", hosts, "api.github.com.evil.net", false],
+  // escapes (eval argument patterns): \* \? \\ are literal; elsewhere, and without the option, \ is itself
+  ["*/x\\?p=1", escaped, "https://h/x?p=1", true],
+  ["*/x\\?p=1", escaped, "https://h/xZp=1", false],
+  ["a\\*", escaped, "a*", true],
+  ["a\\*", escaped, "ab", false],
+  ["a\\\\*", escaped, "a\\bc", true],
+  ["a\\b", escaped, "a\\b", true],
+  ["a\\?", names, "a\\x", true],
 ];
 
 describe("globMatcher", () => {

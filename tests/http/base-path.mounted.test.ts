@@ -146,6 +146,53 @@ describe("edgework mounted under /agents of a consumer's Hono app", () => {
     expect(setCookies(out).find((c) => c.startsWith("__Secure-edgework_session="))).toMatch(/Max-Age=0.*Path=\/agents|Path=\/agents.*Max-Age=0/);
   });
 
+  it("a question's answer form, a fork's status_url and forked-from links, the inbox's fork and waiting links all carry /agents", async () => {
+    const start = async (worker: string) => {
+      const res = await call("/agents/runs", {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ worker, input: "go" }),
+      });
+      return ((await res.json()) as { id: string }).id;
+    };
+    // The answer form posts the capability token to edgework's path, never to the host app's /approvals/<token>.
+    await script("asker", [{ tool_calls: [{ id: "q", name: "people_ask", arguments: { question: "41 or 42?", to: "lead@example.com" } }] }, { text: "ok" }]);
+    const asker = await start("asker");
+    expect((await settle(asker)).status).toBe("awaiting_approval");
+    const link = /Answer: (https:\/\/edgework\.test\/\S+)/.exec((await PostalMime.parse(sent.at(-1)!.raw)).text!)![1]!;
+    expect(link).toMatch(/^https:\/\/edgework\.test\/agents\/approvals\/[^/]+$/);
+    const question = await (await call(link)).text();
+    expect(question).toContain('<textarea name="answer"');
+    expect(question).toContain(`action="/agents/approvals/${link.slice(link.lastIndexOf("/") + 1)}"`);
+
+    const { id: source } = await pausedRun("mounted-fork");
+    const [first] = ((await (await call(`/agents/runs/${source}/journal`, { headers: auth })).json()) as { steps: Array<{ key: string }> }).steps;
+    await script("pause-writer", [
+      { tool_calls: [{ id: "post", name: "fx_fetch", arguments: { url: effectUrl("mounted-fork"), method: "POST", body: "x" } }] },
+    ]);
+    const forked = await call(`/agents/runs/${source}/fork`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ at: first!.key }),
+    });
+    expect(forked.status).toBe(202);
+    const fork = (await forked.json()) as { id: string; status_url: string };
+    expect(fork.status_url).toBe(`${BASE}/agents/runs/${fork.id}`);
+    expect((await settle(fork.id)).status).toBe("awaiting_approval");
+    const forkPage = await call(`/agents/runs/${fork.id}/view`, { headers: { ...auth, ...html } });
+    expect(forkPage.status).toBe(200);
+    expect(await forkPage.text()).toContain(`run <a href="/agents/runs/${source}/view">${source}</a> before step`);
+
+    await script("wait-agent", [{ tool_calls: [{ id: "s", name: "sleep", arguments: { duration: "20m", reason: "deploy" } }] }]);
+    const sleeper = await start("wait-agent");
+    expect((await settle(sleeper)).status).toBe("waiting");
+    const inbox = await (await call("/agents/inbox", { headers: { ...auth, ...html } })).text();
+    expect(inbox).toContain(`fork of <a href="/agents/runs/${source}/view">`);
+    const waiting = inbox.slice(inbox.indexOf('<table id="waiting">'), inbox.indexOf("</table>", inbox.indexOf('<table id="waiting">')));
+    expect(waiting).toContain(`<a href="/agents/runs/${sleeper}/view">`);
+    expect(inbox).not.toMatch(/href="\/(runs|approvals|inbox|login)/);
+  });
+
   it("the app's own fetch takes full paths under the basePath (outer.all('/agents/*', c => app.fetch(...)))", async () => {
     const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
     const listed = await edgework.fetch(new Request(`${BASE}/agents/workers`, { headers: auth }), env, ctx);

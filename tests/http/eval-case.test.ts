@@ -1,4 +1,4 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseYaml } from "../../src/build/yaml";
@@ -8,7 +8,9 @@ import { functions } from "../fixtures/functions/index";
 import { files as workerFiles } from "../../src/edgework.generated";
 import { appKinds } from "../../src/engine/toolsets/app-kinds";
 import { toolsets } from "../../src/toolsets";
-import { settle } from "../durable-objects/helpers";
+import { effectCount, effectUrl, script, settle } from "../durable-objects/helpers";
+import { evalSuiteYaml, NOT_RECORDED } from "../../src/evals/from-run";
+import type { RunView } from "../../src/runs/types";
 
 const auth = { Authorization: "Bearer test-token" };
 const call = (path: string, init: RequestInit = {}) => exports.default.fetch(new Request(`https://edgework.test${path}`, init));
@@ -68,6 +70,57 @@ describe("GET /runs/:id/eval-case", () => {
     const { cases } = await runSuite(suite, { files: workerFiles, kinds: appKinds(toolsets), functions, parse: parseJson, vars: {} });
     expect(cases[0]!.checks.filter((c) => !c.pass)).toEqual([]);
     expect(cases[0]!.checks.length).toBe(6);
+  });
+
+  it("a run paused on a gated call exports no way to make it: an error stub answers the call, reject_all, the header names it; the replay never runs it", async () => {
+    const tag = `eval-paused-${crypto.randomUUID()}`;
+    const post = { url: effectUrl(tag), method: "POST", body: "deploy to production" };
+    await script("pause-writer", [{ tool_calls: [{ id: "post", name: "fx_fetch", arguments: post }] }]);
+    const res = await call("/runs", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ worker: "pause-writer", input: "post it" }),
+    });
+    const { id } = (await res.json()) as { id: string };
+    expect((await settle(id)).status).toBe("awaiting_approval");
+    const text = await (await call(`/runs/${id}/eval-case`, { headers: auth })).text();
+    expect(text).toContain('# Not recorded in the source run (pending, or a result cut): "fx_fetch".');
+    const [c] = parse(text).cases;
+    expect(c.approval_mode).toBe("reject_all");
+    expect(c.tools.fx_fetch).toEqual([{ args: post, error: NOT_RECORDED }]);
+    // `edgework eval` in CI: the environment's values, the model asked for the same call (approved, even).
+    const suite = parseSuite("evals/paused.yaml", text, parseYaml);
+    const replay = (approval_mode: "approve_all" | "reject_all") => ({
+      ...suite,
+      cases: [{ ...suite.cases[0]!, approval_mode, script: { "pause-writer": [{ tool_calls: [{ name: "fx_fetch", arguments: post }] }, { text: "done" }] } }],
+    });
+    const vars = { FAKE_OPENAI_HOST: env.FAKE_OPENAI_HOST };
+    for (const mode of ["reject_all", "approve_all"] as const) {
+      const { cases } = await runSuite(replay(mode), { files: workerFiles, kinds: appKinds(toolsets), functions, parse: parseJson, vars });
+      expect(cases[0]!.checks.find((k) => k.check.startsWith("tool_called"))?.pass).toBe(true);
+    }
+    expect(await effectCount(tag)).toBe(0);
+  });
+
+  it("a tool name the model made up cannot write YAML through the header: one comment line, JSON-quoted, ASCII", () => {
+    const name = "x\ncases: []\r\u2028# y";
+    const tool = { id: "1", name, path: "p", args: {}, status: "pending" as const, calls: [] };
+    const view = {
+      id: "r1",
+      worker: "w",
+      status: "awaiting_approval",
+      input: "in",
+      call_tree: { worker: "w", path: "w", turns: 1, usage: {}, tools: [tool] },
+    } as unknown as RunView;
+    const text = evalSuiteYaml(view);
+    // The name's line break stays escaped everywhere: no line of the file starts inside it.
+    expect(text.split("\n").filter((l) => l.includes("cases: []") && !l.includes("\\ncases: []"))).toEqual([]);
+    expect(text.split("\n").filter((l) => l.startsWith("#") && l.includes("cases: []"))).toEqual([
+      '# Not recorded in the source run (pending, or a result cut): "x\\ncases: []\\r\\u2028# y".',
+    ]);
+    const doc = parse(text);
+    expect(doc.cases[0].tools[name]).toEqual([{ args: {}, error: NOT_RECORDED }]);
+    expect(doc.cases[0].approval_mode).toBe("reject_all");
   });
 
   it("needs the API token; an unknown run is 404", async () => {

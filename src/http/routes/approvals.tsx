@@ -23,7 +23,7 @@ approvals.get("/:token", async (c) => {
   const refusal = linkRefusal(link.run, link.approval, link.payload);
   if (refusal) return c.html(<Problem title="Not yours to decide" message={refusal} runLink={runLink} />, 403);
   if (link.approval.kind === "question")
-    return c.html(<QuestionPage run={link.run} question={link.approval} action={`/approvals/${token}`} runLink={runLink} />);
+    return c.html(<QuestionPage run={link.run} question={link.approval} action={appPath(`/approvals/${token}`)} runLink={runLink} />);
   const intent = c.req.query("intent");
   return c.html(
     <ApprovalPage

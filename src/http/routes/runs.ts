@@ -126,7 +126,7 @@ runs.post("/:id/fork", async (c) => {
   const answer = await runStub(c.env, id).fork({ id, source, at: body.at, definitions: body.definitions, approvalMode: body.approval_mode });
   if (!answer.ok)
     throw httpError(answer.status, answer.status === 404 && answer.error === "unknown run" ? await missingRun(c.env, source) : { error: answer.error });
-  return c.json({ id, status_url: new URL(`/runs/${id}`, c.req.url).href, forked_from: { run: source, at: body.at }, copied: answer.copied }, 202);
+  return c.json({ id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href, forked_from: { run: source, at: body.at }, copied: answer.copied }, 202);
 });
 
 runs.post("/:id/approvals/:approvalId", async (c) => {
