@@ -12,6 +12,7 @@ import { copiedFrom, keyProblem } from "../../src/engine/journal/fork-prefix";
 import { utf8Bytes } from "../../src/engine/journal/bounds";
 import { snapshotFor, type CatalogSnapshot } from "../../src/pinned-catalog";
 import { FORK_LIMITS, forkTrigger, type ForkCopy, type ForkRows, type ForkRun, type ForkSource } from "../../src/runs/fork";
+import { initiatorAddress } from "../../src/runs/initiator";
 import { runStub, type RunRpc } from "../../src/runs/rpc";
 import type { Answer, RunStatusName, StartRun } from "../../src/runs/types";
 import type { CountRow, JournalRow } from "../rows";
@@ -66,6 +67,7 @@ export class RunFork {
       budget: parse(run.budget),
       catalog: this.parts.pinned.snapshot(),
       grammar,
+      initiator: initiatorAddress(parse(run.trigger)),
       atSeq,
       rows: size.n,
       bytes: size.bytes,
@@ -123,7 +125,7 @@ export class RunFork {
     }
     const copied = await this.copy(stub, source);
     if (!copied.ok) return copied;
-    const trigger = forkTrigger({ run: req.source, at: req.at });
+    const trigger = forkTrigger({ run: req.source, at: req.at }, source.initiator);
     const started = await this.parts.start(
       { id: req.id, worker: source.worker, input: source.input, approvalMode: req.approvalMode ?? source.approvalMode, budget: source.budget, trigger },
       pinned,

@@ -67,7 +67,7 @@ export class RunWaits {
 
   /**
    * An event for this run, recorded once per id: the oldest wait for its name (and
-   * its key, if the wait has one) takes it; else it is kept for the next such wait
+   * its key, if the wait has one; a signal only a wait with its key) takes it; else it is kept for the next such wait
    * (`buffer`, API deliveries) or changes nothing (a signal: only waits it names).
    */
   deliver(ev: EventDelivery, status: RunStatusName, buffer: boolean, now: number): Answer<EventOutcome> {
@@ -76,7 +76,9 @@ export class RunWaits {
     if (this.sql.one`SELECT 1 AS seen FROM inbox WHERE id = ${ev.id}`) return { ok: true, applied: false, buffered: false, duplicate: true };
     const count = this.sql.one<CountRow>`SELECT count(*) AS n FROM inbox`!.n;
     if (count >= MAX_EVENTS_PER_RUN) return { ok: false, status: 429, error: `this run has taken its ${MAX_EVENTS_PER_RUN} events; it accepts no more` };
-    const wait = this.pending().find((w) => w.kind === "event" && w.name === ev.name && (w.correlation === null || w.correlation === ev.key));
+    // A signal (not buffered) is for the waits under its key only: a keyless wait never asked for it.
+    const takes = (w: WaitRow) => w.correlation === ev.key || (buffer && w.correlation === null);
+    const wait = this.pending().find((w) => w.kind === "event" && w.name === ev.name && takes(w));
     if (wait) {
       // The payload lives in the wait's journal step; the row keeps the id (a repeat stays a repeat).
       this.sql.run`INSERT INTO inbox (id, name, correlation, payload, state, at) VALUES (${ev.id}, ${ev.name}, ${ev.key ?? null}, 'null', 'taken', ${now})`;

@@ -13,10 +13,13 @@ export type EmailOutcome = { emailed: true; to: string } | { emailed: false; mis
 export type ApprovalSubject = Pick<PendingApproval, "id" | "workerChain" | "tool" | "args" | "notify" | "kind" | "description">;
 
 /**
- * Whom an approval is first emailed to, one link each: the addresses its policy names
- * (`ask:`; patterns and `api` name no one to write to), else `notify`, else APPROVER_EMAIL.
+ * Whom an approval is first emailed to, one link each: a question's `to` alone (it is
+ * meant for that person), else the addresses its policy names (`ask:`; patterns and
+ * `api` name no one to write to), else `notify`, else APPROVER_EMAIL.
  */
-export function approvalRecipients(env: Env, p: Pick<PendingApproval, "notify" | "deciders">): string[] {
+export function approvalRecipients(env: Env, p: Pick<PendingApproval, "notify" | "deciders" | "kind" | "args">): string[] {
+  const addressee = p.kind === "question" ? (p.args as { to?: unknown } | null)?.to : undefined;
+  if (typeof addressee === "string") return [addressee];
   const named = emailableDeciders(p.deciders);
   if (named.length) return named;
   const to = p.notify ?? env.APPROVER_EMAIL;

@@ -21,7 +21,7 @@ export { wait } from "./toolsets/kinds/wait";
 export type { ApprovalMode } from "./toolsets/wrappers/approval";
 export type { ApprovalDecision, ApprovalNotifier, ApprovalRecorder } from "./approvals/ask-approval";
 export type { Decider, DeciderPolicy, DecisionVia, HumanAnswer, HumanQuestion } from "./types/deciders";
-export { emailableDeciders, normalizeAddress, recordedAddress, refusalOf } from "./approvals/deciders";
+export { emailableDeciders, normalizeAddress, recordedAddress, refusalOf, UNREADABLE_INITIATOR } from "./approvals/deciders";
 export { MalformedData, parseJson, type ParseData } from "./data-files";
 export { parseWorkerFile } from "./catalog/worker-file";
 // The shared interfaces (types/): what a platform, a kind or a function implements.

@@ -37,6 +37,8 @@ export interface ForkSource {
   /** The source's pinned definitions (null: it started before runs were pinned). */
   catalog: CatalogSnapshot | null;
   grammar: KeyGrammar;
+  /** Who started the source, as its trigger names them (initiator.ts): the fork is theirs too, so they may not approve its calls either. */
+  initiator: string | null;
   /** The journal seq of `at`: the prefix is every step below it. */
   atSeq: number;
   /** The prefix's size, within the bounds (`FORK_LIMITS`). */
@@ -69,8 +71,13 @@ export interface JournalStepView {
   bytes: number;
 }
 
-/** A fork's trigger: what started it, shown to approvers and kept by the index (`name`: the source run). */
-export const forkTrigger = (origin: ForkOrigin) => ({ kind: "fork", name: origin.run, at: origin.at });
+/** A fork's trigger: what started it, shown to approvers and kept by the index (`name`: the source run; `initiator`: who started the source). */
+export const forkTrigger = (origin: ForkOrigin, initiator: string | null) => ({
+  kind: "fork",
+  name: origin.run,
+  at: origin.at,
+  ...(initiator === null ? {} : { initiator }),
+});
 
 /** The origin a run's trigger records, if it is a fork. */
 export function forkedFrom(trigger: unknown): ForkOrigin | null {

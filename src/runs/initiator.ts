@@ -1,12 +1,21 @@
-import { normalizeAddress } from "../engine";
+import { normalizeAddress, UNREADABLE_INITIATOR } from "../engine";
 
 /**
- * The person who started a run, as recorded in its trigger: an email trigger's
- * sender (`from`), or the signed-in person an API start names (`initiator`).
- * Normalized; null when no person started it (the API token, a webhook, a schedule).
+ * The address a run's trigger names as who started it, as given: an email trigger's
+ * sender (`from`), or the `initiator` of an API start (the signed-in person) or a fork
+ * (its source's). Null when no person started it (the API token, a webhook, a schedule).
  */
-export function initiatorOf(trigger: unknown): string | null {
+export function initiatorAddress(trigger: unknown): string | null {
   const t = (trigger ?? {}) as Record<string, unknown>;
   const who = t.kind === "email" ? t.from : t.initiator;
-  return typeof who === "string" ? normalizeAddress(who) : null;
+  return typeof who === "string" ? who : null;
+}
+
+/**
+ * The person who started a run, normalized; `UNREADABLE_INITIATOR` when the address
+ * does not normalize (the rule then refuses every person: fail closed, not open).
+ */
+export function initiatorOf(trigger: unknown): string | null {
+  const who = initiatorAddress(trigger);
+  return who === null ? null : (normalizeAddress(who) ?? UNREADABLE_INITIATOR);
 }

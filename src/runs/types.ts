@@ -116,7 +116,7 @@ export interface EventDelivery {
   /** The delivery id: a second delivery of one id changes nothing. */
   id: string;
   payload: unknown;
-  /** The correlation key (a signal's): only waits without a key or with this one take it. */
+  /** The correlation key: only waits with this one take it (and, delivered by API, waits without a key). */
   key?: string;
 }
 

@@ -5,6 +5,7 @@ import { bundledFiles } from "../../src/build/yaml";
 import { catalogVersion } from "../../src/catalog";
 import { files as workerFiles } from "../../src/edgework.generated";
 import type { ForkCopy, JournalStepView } from "../../src/runs/fork";
+import { initiatorOf } from "../../src/runs/initiator";
 import type { RunView } from "../../src/runs/types";
 import { redeploy } from "../support/redeploy";
 import { effectCount, effectUrl, modelRequests, script, settle, stub } from "./helpers";
@@ -146,6 +147,25 @@ describe("forking a run", () => {
     expect(page).toContain("fork-writer/turn:1/tool:1/notify");
     const listed = (await (await call("/runs?trigger=fork")).json()) as { runs: Array<{ id: string; trigger: unknown }> };
     expect(listed.runs.find((r) => r.id === second.id)?.trigger).toEqual({ kind: "fork", name: asking.id });
+  });
+
+  it("a fork keeps who started its source (a fork of a fork too): they may not approve the fork's calls either", async () => {
+    const source = "fork-initiator";
+    await script("fork-writer", repliesFrom(0, "done on the original"));
+    const trigger = { kind: "email", name: "inbox", from: "Lead+x@Example.com", message_id: "<m@example.com>" };
+    await stub(source).start({ id: source, worker: "fork-writer", input: { input: "go" }, approvalMode: "approve_all", budget: {}, trigger });
+    await settle(source);
+    await script("fork-writer", repliesFrom(3, "forked"));
+    const first = await fork(source, { at: KEYS[3], definitions: "pinned" });
+    await settle(first.id);
+    await script("fork-writer", repliesFrom(3, "forked again"));
+    const second = await fork(first.id, { at: KEYS[3], definitions: "pinned" });
+    await settle(second.id);
+    for (const id of [first.id, second.id]) {
+      const [run] = (await everythingOf(id)).run as Array<{ trigger: string }>;
+      expect(JSON.parse(run!.trigger), id).toMatchObject({ kind: "fork", initiator: "Lead+x@Example.com" });
+      expect(initiatorOf(JSON.parse(run!.trigger))).toBe("lead+x@example.com");
+    }
   });
 
   it("refuses an `at` that is not one of the source's keys, whatever it is made of, and creates nothing", async () => {

@@ -92,6 +92,17 @@ describe("waiting for events: POST /runs/:id/events/:name", () => {
     expect(await settle(id)).toMatchObject({ status: "succeeded", output: { status: "received", id: "d-1", payload: { sha: "abc" } } });
   });
 
+  it("a signal (a keyed delivery not buffered) wakes only a wait under its key, never a keyless wait for the same name", async () => {
+    const id = "ev-signal-keyless";
+    expect((await startWaiter(id)).status).toBe("waiting");
+    const signal = { name: "go", id: "sig-1", key: "order-42", payload: { forged: true } };
+    expect(await stub(id).deliverEvent(signal, false)).toEqual({ ok: true, applied: false, buffered: false, duplicate: false });
+    expect(await settle(id)).toMatchObject({ status: "waiting", waits: [{ kind: "event", name: "go" }] });
+    // The same keyed event by API (buffered) is for this run: a keyless wait takes it.
+    expect(await stub(id).deliverEvent({ ...signal, id: "api-1" }, true)).toMatchObject({ ok: true, applied: true });
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: { status: "received", id: "api-1" } });
+  });
+
   it("an event before the wait is kept and taken by the next wait for its name; one for another name is not", async () => {
     const id = "ev-before";
     // The run exists and runs, but waits for nothing yet: fn-sleeper sleeps first.

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import committed from "../../schemas/worker.schema.json";
 import { parseYaml } from "../../src/build/yaml";
-import { MAX_DECIDERS, normalizeAddress, readDeciderEntry, refusalOf } from "../../src/engine/approvals/deciders";
+import { MAX_DECIDERS, normalizeAddress, readDeciderEntry, refusalOf, UNREADABLE_INITIATOR } from "../../src/engine/approvals/deciders";
+import { initiatorOf } from "../../src/runs/initiator";
 import { readWorkerFile } from "../../src/engine/catalog/worker-file";
 import type { Decider, DeciderPolicy } from "../../src/engine";
 import { workerFile } from "./helpers";
@@ -102,6 +103,37 @@ describe("who may decide: the check", () => {
     expect(refusalOf(undefined, link("\u212Aate@example.com"), "kate@example.com")?.code).toBe("bad_address");
     // Nothing to compare with: no initiator, no list; recorded as given.
     expect(refusalOf(undefined, link("someone"), null)).toBeNull();
+  });
+
+  it("plus-addressing does not make the initiator someone else: their +tag is dropped on both sides before comparing", () => {
+    const domain: DeciderPolicy = { ask: ["*@example.com"] };
+    expect(refusalOf(domain, link("lead@example.com"), "lead+x@example.com")?.code).toBe("initiator");
+    expect(refusalOf(domain, link("Lead+approvals@example.com"), "lead@example.com")?.code).toBe("initiator");
+    expect(refusalOf(domain, link("lead+a@example.com"), "lead+b@example.com")?.code).toBe("initiator");
+    // Another mailbox, or the same local part at another domain, is someone else.
+    expect(refusalOf(domain, link("leader+x@example.com"), "lead@example.com")).toBeNull();
+    expect(refusalOf({ ask: ["lead@example.com"] }, link("lead@example.com"), "lead+x@other.example.com")).toBeNull();
+    expect(refusalOf({ ...domain, allowInitiator: true }, link("lead@example.com"), "lead+x@example.com")).toBeNull();
+  });
+
+  it("an initiator address that does not normalize (non-ASCII, trailing dot) refuses every person unless allow_initiator: fail closed", () => {
+    for (const from of ["l\u00e9ad@example.com", "lead@example.com.", "lead@@example.com"]) {
+      for (const trigger of [
+        { kind: "email", from },
+        { kind: "api", initiator: from },
+        { kind: "fork", name: "r", at: "k", initiator: from },
+      ]) {
+        const initiator = initiatorOf(trigger);
+        expect(initiator, from).toBe(UNREADABLE_INITIATOR);
+        expect(refusalOf({ ask: ["*@example.com"] }, link("bob@example.com"), initiator)?.code).toBe("initiator");
+        expect(refusalOf(undefined, link("bob@example.com"), initiator)?.code).toBe("initiator");
+        expect(refusalOf({ ask: ["*@example.com"], allowInitiator: true }, link("bob@example.com"), initiator)).toBeNull();
+        // The API token is no person: a list that names it still admits it.
+        expect(refusalOf({ ask: ["api"] }, { email: null, via: "api" }, initiator)).toBeNull();
+      }
+    }
+    expect(initiatorOf({ kind: "email", from: "Lead@Example.com" })).toBe("lead@example.com");
+    expect(initiatorOf({ kind: "webhook", name: "w" })).toBeNull();
   });
 
   it("entries and addresses are bounded: over-long input is refused at once", () => {

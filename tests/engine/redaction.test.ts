@@ -191,4 +191,67 @@ describe("redaction of resolved ${NAME} values", () => {
         });
     });
   }
+
+  /** A kind that asks and waits with upstream text quoting its credential, as one passing a response on would. */
+  const waitingKind = defineToolset({
+    kind: "waiting",
+    config: z.strictObject({ header: z.string() }),
+    create: (c) => c,
+    tools: {
+      ask: tool({
+        description: "asks a person",
+        input: z.strictObject({}),
+        readOnly: true,
+        run: async (_a, ctx, c: { header: string }) => ctx.askHuman({ question: `upstream said: 401 for ${c.header}` }),
+      }),
+      nap: tool({
+        description: "sleeps",
+        input: z.strictObject({}),
+        readOnly: true,
+        run: async (_a, ctx, c: { header: string }) => {
+          await ctx.sleep("1m", { reason: `retrying ${encodeURIComponent(c.header)}` });
+          await ctx.sleepUntil(Date.now() + 60_000, { reason: `retrying ${c.header}` });
+        },
+      }),
+      hook: tool({
+        description: "waits for an event",
+        input: z.strictObject({ keyed: z.boolean() }),
+        readOnly: true,
+        run: async ({ keyed }, ctx, c: { header: string }) =>
+          ctx.waitForEvent("done", { timeout: "5m", reason: `callback for ${c.header}`, ...(keyed ? { key: `job-${c.header}` } : {}) }),
+      }),
+    },
+  });
+
+  it("questions and wait reasons of an instance with secrets are redacted; a waitForEvent key holding one is refused, naming the tool", async () => {
+    const calls = [
+      { id: "a", name: "up_ask", args: {} },
+      { id: "n", name: "up_nap", args: {} },
+      { id: "h", name: "up_hook", args: { keyed: false } },
+      { id: "k", name: "up_hook", args: { keyed: true } },
+    ];
+    const file = workerFile(`name: w\nmodel: test:m\ntoolsets:\n  up: { use: waiting, header: "Bearer \${TOKEN}" }`);
+    const h = harness({ "w.worker": file }, { kinds: [waitingKind], models: { "test:m": scriptedModel([{ toolCalls: calls }, { text: "done" }]) } });
+    const seen: unknown[] = [];
+    const store = new MemoryJournalStore();
+    const config = {
+      ...h.config,
+      vars: { TOKEN },
+      recordApproval: (a: unknown) => void seen.push(a),
+      notifier: async (p: unknown) => void seen.push(p),
+      recordWait: (w: unknown) => void seen.push(w),
+    };
+    const out = await executeRun(config, store, { runId: "redact-waits", worker: "w", input: { input: "x" } });
+    expect(out.status).toBe("awaiting_approval");
+    const everything = JSON.stringify([out, seen, [...store.entries]]);
+    for (const f of forms(TOKEN)) expect(everything, `form ${f}`).not.toContain(f);
+    expect(everything).toContain("upstream said: 401 for Bearer [redacted:TOKEN]");
+    expect(seen.flatMap((w: any) => (w.kind === "sleep" || w.kind === "event" ? [w.reason] : []))).toEqual(
+      expect.arrayContaining(["retrying Bearer%20[redacted:TOKEN]", "callback for Bearer [redacted:TOKEN]"]),
+    );
+    expect(store.entries.get("w/turn:1/tool:4/result")).toMatchObject({
+      ok: false,
+      error: expect.stringContaining("hook: ctx.waitForEvent key holds the value of TOKEN"),
+    });
+  });
 });

@@ -189,4 +189,18 @@ describe("who may answer: the run's initiator", () => {
     expect((await decideBy(lead!.link)).status).toBe(200);
     expect(await settle("initiator-allowed")).toMatchObject({ status: "succeeded", approvals: [{ by: { email: "lead@example.com", via: "link" } }] });
   });
+
+  it("a plus-addressed sender, or one whose address does not normalize, cannot approve through the bare address either", async () => {
+    for (const [id, from] of [
+      ["initiator-plus", "Lead+tag@Example.com"],
+      ["initiator-unreadable", "lead@example.com."],
+    ] as const) {
+      sent.length = 0;
+      await pausedRun("named-writer", id, { ...fromLead, from });
+      const lead = (await emailedLinks()).find((l) => l.to === "lead@example.com")!;
+      const res = await decideBy(lead.link);
+      expect(res.status, from).toBe(403);
+      expect((await stub(id).status())!.approvals[0]!.status).toBe("pending");
+    }
+  });
 });

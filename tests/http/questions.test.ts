@@ -7,6 +7,8 @@ import { modelRequests, script, settle, stub } from "../durable-objects/helpers"
 import { captureMail, deliver, parseMail, replyTo } from "../email/support";
 import { BadRequestError, ConflictError } from "../../src/client";
 import { appClient } from "../client/app-client";
+import { files as workerFiles } from "../../src/edgework.generated";
+import { redeploy } from "../support/redeploy";
 
 const auth = { Authorization: "Bearer test-token", "content-type": "application/json" };
 const call = (url: string, init: RequestInit = {}) => exports.default.fetch(new Request(url.startsWith("http") ? url : `https://edgework.test${url}`, init));
@@ -19,7 +21,10 @@ let sent: OutgoingMail[] = [];
 beforeEach(() => {
   sent = captureMail();
 });
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+  vi.restoreAllMocks();
+  redeploy();
+});
 
 /** An asker run paused at its question (`args`: the model's call of people_ask). */
 async function asked(id: string, args: Record<string, unknown> = { question: "Which order do you mean: 41 or 42?", to: "lead@example.com" }) {
@@ -147,5 +152,14 @@ describe("questions to people (the human kind, ctx.askHuman)", () => {
     expect(requests.at(-2)!.messages.at(-1)!.content).toMatch(/^Error: cannot ask/);
     expect(requests.at(-1)!.messages.at(-1)!.content).toMatch(/^Error: invalid arguments for ask: question: Too big/);
     expect(sent).toHaveLength(0);
+  });
+
+  it("a question to one person is emailed to that person only, not to everyone else the toolset names", async () => {
+    const ASKER = "tests/fixtures/workers/asker.worker";
+    const asker = workerFiles[ASKER]!.replace('"ask":["lead@example.com",', '"ask":["lead@example.com","cfo@example.com",');
+    expect(asker).toContain("cfo@example.com");
+    redeploy({ files: { ...workerFiles, [ASKER]: asker } });
+    await asked("question-one", { question: "Is the invoice to ACME paid?", to: "cfo@example.com" });
+    expect(sent.map((m) => m.to)).toEqual(["cfo@example.com"]);
   });
 });

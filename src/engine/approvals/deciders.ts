@@ -64,6 +64,22 @@ export const recordedAddress = (raw: string) => normalizeAddress(raw) ?? raw.tri
 /** Addresses an approval can be emailed to: the exact ones of a policy (patterns and `api` name nobody to write to). */
 export const emailableDeciders = (policy: DeciderPolicy | undefined): string[] => (policy?.ask ?? []).filter((e) => e !== API_DECIDER && !e.startsWith("*@"));
 
+/**
+ * The initiator of a run started from an address that does not normalize (non-ASCII,
+ * a trailing dot): nobody can be told apart from them, so the rule refuses every
+ * person. Never equal to a normalized address (it has spaces).
+ */
+export const UNREADABLE_INITIATOR = "(an address that is not plain ASCII)";
+
+/** Plus-addressing: `lead+x@example.com` reaches the mailbox of `lead@example.com`, so both are the same person. */
+const mailbox = (address: string) => {
+  const at = address.indexOf("@");
+  const plus = address.indexOf("+");
+  return plus >= 0 && plus < at ? address.slice(0, plus) + address.slice(at) : address;
+};
+
+const samePerson = (a: string, b: string) => mailbox(a) === mailbox(b);
+
 /** Why a decision is refused: a code for logs (names no one), a reason for the person refused. */
 export interface Refusal {
   code: "bad_address" | "initiator" | "no_person" | "not_named";
@@ -72,7 +88,8 @@ export interface Refusal {
 
 /**
  * Why `decider` may not decide, or null when they may. `initiator`: the normalized
- * address of whoever started the run (an email trigger's sender, a signed-in user), if any.
+ * address of whoever started the run (an email trigger's sender, a signed-in user), if any,
+ * or `UNREADABLE_INITIATOR`. Initiator and decider are compared without a `+tag`.
  */
 export function refusalOf(policy: DeciderPolicy | undefined, decider: Decider, initiator: string | null): Refusal | null {
   const ask = policy?.ask;
@@ -81,8 +98,15 @@ export function refusalOf(policy: DeciderPolicy | undefined, decider: Decider, i
   if (decider.email !== null && !email) {
     return ask || initiator ? { code: "bad_address", reason: "the deciding address is not a plain ASCII address" } : null;
   }
-  if (email && initiator && email === initiator && !policy?.allowInitiator) {
-    return { code: "initiator", reason: "the person who started this run may not decide its approvals (the policy would need allow_initiator: true)" };
+  if (email && initiator && !policy?.allowInitiator) {
+    if (initiator === UNREADABLE_INITIATOR)
+      return {
+        code: "initiator",
+        reason:
+          "this run was started from an address that cannot be told apart from yours, so no person may decide its approvals (the policy would need allow_initiator: true)",
+      };
+    if (samePerson(email, initiator))
+      return { code: "initiator", reason: "the person who started this run may not decide its approvals (the policy would need allow_initiator: true)" };
   }
   if (!ask) return null;
   if (email === null) {

@@ -28,7 +28,9 @@ export function redactError(err: unknown, redact: (text: string) => string): unk
 /**
  * The `${NAME}` values an instance's config was filled with never come back out of
  * it: its tool list (descriptions, schemas, a listing error), results (every string,
- * deep), errors, the values it memoizes with `ctx.step`, the files it saves (`save_to`) and errors of `close()` are redacted before the journal, the model, a file or a log sees them.
+ * deep), errors, the values it memoizes with `ctx.step`, the files it saves (`save_to`),
+ * the questions it asks and the reasons it waits for (`ctx.askHuman`, `ctx.sleep`…) and
+ * errors of `close()` are redacted before the journal, the model, a file, a person or a log sees them.
  */
 export class Redacted extends WrapperToolset {
   private readonly redact: (text: string) => string;
@@ -61,7 +63,8 @@ export class Redacted extends WrapperToolset {
     const step: ToolContext["step"] = (key, fn) => ctx.step(key, async () => redactDeep(await fn(), redact) as Awaited<ReturnType<typeof fn>>);
     try {
       const files = ctx.files && savedWithoutSecrets(ctx.files, this.secrets);
-      return redactDeep(await this.inner.callTool(name, args, contextWith(ctx, { step, files })), redact);
+      const waits = effectsWithoutSecrets(ctx, name, this.secrets, redact);
+      return redactDeep(await this.inner.callTool(name, args, contextWith(ctx, { step, files, ...waits })), redact);
     } catch (err) {
       throw redactError(err, redact);
     }
@@ -89,6 +92,32 @@ function savedWithoutSecrets(files: WorkerFiles, secrets: readonly Substitution[
       const at = files.locate(ref);
       const refusal = (vars: string) => `nothing saved to ${at.path}: the response holds the value of ${vars}, a secret this http instance sends`;
       return { ...at, cleaned: (bytes, type) => withoutSecrets(bytes, type, secrets, refusal) };
+    },
+  };
+}
+
+type WaitEffects = Pick<ToolContext, "askHuman" | "sleep" | "sleepUntil" | "waitForEvent">;
+
+/**
+ * The effects whose text reaches people (approvals, emails, pages, `GET /runs/:id`), with
+ * the instance's secrets out of it: a question and a wait's reason redacted; a
+ * waitForEvent key holding a secret refused, since a redacted key would never match the signal.
+ */
+function effectsWithoutSecrets(ctx: ToolContext, tool: string, secrets: readonly Substitution[], redact: (text: string) => string): WaitEffects {
+  const reasoned = <O extends { reason?: string }>(opts: O | undefined) =>
+    opts?.reason === undefined ? opts : { ...opts, reason: redact(String(opts.reason)) };
+  return {
+    askHuman: (q) => ctx.askHuman({ ...q, question: typeof q.question === "string" ? redact(q.question) : q.question }),
+    sleep: (duration, opts) => ctx.sleep(duration, reasoned(opts)),
+    sleepUntil: (time, opts) => ctx.sleepUntil(time, reasoned(opts)),
+    waitForEvent: async (event, opts) => {
+      const key = opts?.key;
+      const held = typeof key === "string" ? secrets.filter((s) => redactor([s])(key) !== key).map((s) => s.name) : [];
+      if (held.length)
+        throw new ToolError(
+          `${tool}: ctx.waitForEvent key holds the value of ${held.join(", ")}, a secret this instance's config was filled with; a key is shown where the run is listed`,
+        );
+      return ctx.waitForEvent(event, reasoned(opts) as typeof opts);
     },
   };
 }
