@@ -1,7 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, expect, it } from "vitest";
-import { files as workerFiles } from "../../src/edgework.generated";
 import { redeploy } from "../support/redeploy";
 import { EDGEWORK_VERSION } from "../../src/version";
 import { effectCount, effectUrl, script, settle, stub } from "./helpers";
