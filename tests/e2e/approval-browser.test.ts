@@ -1,7 +1,7 @@
-import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import PostalMime from "postal-mime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, runBrowser } from "./browser";
 import { startModelServer } from "../../src/testing/model-server";
 import { startLocalApp } from "../../scripts/demo/local-app.mjs";
 
@@ -9,9 +9,7 @@ type LocalApp = Awaited<ReturnType<typeof startLocalApp>>;
 
 // Set EDGEWORK_SCREENSHOTS=<dir> to keep screenshots of the approval and run pages.
 
-const CHROMIUM = "/usr/bin/chromium";
 // CI installs Debian's chromium and sets EDGEWORK_REQUIRE_BROWSER=1, so there a missing browser fails.
-const runBrowser = existsSync(CHROMIUM) || process.env.EDGEWORK_REQUIRE_BROWSER === "1";
 
 describe.skipIf(!runBrowser)("approval in a real browser", () => {
   let app: LocalApp;
@@ -30,19 +28,7 @@ describe.skipIf(!runBrowser)("approval in a real browser", () => {
         APPROVAL_SECRET: "e2e-secret",
       },
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-      ],
-    });
+    browser = await launchChromium();
   }, 90_000);
 
   afterAll(async () => {

@@ -1,6 +1,6 @@
-import { existsSync } from "node:fs";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, runBrowser } from "./browser";
 import { startModelServer } from "../../src/testing/model-server";
 import { startLocalApp } from "../../scripts/demo/local-app.mjs";
 
@@ -13,8 +13,6 @@ type LocalApp = Awaited<ReturnType<typeof startLocalApp>>;
 
 // Screenshots go to EDGEWORK_SCREENSHOTS=<dir> (default /tmp): login, inbox, the run page streaming and done.
 const SHOTS = process.env.EDGEWORK_SCREENSHOTS ?? "/tmp";
-const CHROMIUM = "/usr/bin/chromium";
-const runBrowser = existsSync(CHROMIUM) || process.env.EDGEWORK_REQUIRE_BROWSER === "1";
 
 type Dispatch = "direct" | "queue";
 
@@ -39,19 +37,7 @@ describe.skipIf(!runBrowser)("pages for people in a real browser", () => {
         },
       });
     [apps.direct, apps.queue] = await Promise.all([start("direct"), start("queue")]);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-      ],
-    });
+    browser = await launchChromium();
     context = await browser.newContext();
   }, 90_000);
 

@@ -1,7 +1,8 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, runBrowser } from "./browser";
 import { callTree } from "../../src/engine/journal/call-tree";
 import { modelKey, resultKey } from "../../src/engine/journal/keys";
 import { runTimeline, type TimedStep } from "../../src/engine/journal/timeline";
@@ -9,8 +10,6 @@ import type { RunView } from "../../src/runs/types";
 import { RunPage } from "../../src/views/run-page";
 
 const SHOTS = process.env.EDGEWORK_SCREENSHOTS ?? "/tmp";
-const CHROMIUM = "/usr/bin/chromium";
-const runBrowser = existsSync(CHROMIUM) || process.env.EDGEWORK_REQUIRE_BROWSER === "1";
 
 const answer = (calls: string[], text: string | null = null) => ({
   text,
@@ -76,19 +75,7 @@ type Win = {
 describe.skipIf(!runBrowser)("the run page's waterfall in a real browser", () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--disable-quic",
-      ],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(() => browser?.close());
 
