@@ -5,29 +5,13 @@
 // `git archive <rev> src bench | tar -x -C /tmp/base`) its edgework runs interleaved too,
 // so a change is measured against its parent under the same load; the last line's
 // `edgework ÷ base` is the change's effect.
-import { build } from "esbuild";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { root } from "../cli/import-ts.mjs";
+import { importTs, root } from "../cli/import-ts.mjs";
 
 const [turns = 10, rounds = 7, runs = 400] = process.argv.slice(2, 5).map(Number);
 const baseDir = process.argv[5];
 
-/** Bundles bench/engine-overhead.ts of `dir` (packages resolved from this checkout) and imports it. */
-async function load(name, dir, exports) {
-  const outfile = join(root, "node_modules/.cache", `${name}.mjs`);
-  const contents = `export { ${exports} } from "./bench/engine-overhead";`;
-  await build({
-    stdin: { contents, resolveDir: dir, loader: "ts" },
-    bundle: true,
-    packages: "external",
-    platform: "node",
-    format: "esm",
-    outfile,
-    logLevel: "error",
-  });
-  return import(`${pathToFileURL(outfile).href}?t=${Date.now()}`);
-}
+/** bench/engine-overhead.ts of `dir` (packages resolved from this checkout), imported. */
+const load = (name, dir, exports) => importTs(name, `export { ${exports} } from "./bench/engine-overhead";`, dir);
 
 const head = await load("ratio-probe-head", root, "edgework, bare");
 const impls = [

@@ -4,15 +4,18 @@
 // tests give `wrangler dev`'s [build] the test fixtures — else workers/.
 import { DEFAULTS } from "./catalog.mjs";
 
+/** Takes `flag <value>` out of `args` (mutated): its value, or `fallback` when absent; a flag without a value throws. */
+export function takeOption(args, flag, fallback) {
+  const at = args.indexOf(flag);
+  if (at < 0) return fallback;
+  const value = args.splice(at, 2)[1];
+  if (!value || value.startsWith("--")) throw new Error(`${flag}: needs a value`);
+  return value;
+}
+
 export function buildArgs(argv, env = process.env) {
   const args = [...argv];
-  const option = (flag, fallback) => {
-    const at = args.indexOf(flag);
-    if (at < 0) return fallback;
-    const value = args.splice(at, 2)[1];
-    if (!value || value.startsWith("--")) throw new Error(`${flag}: needs a value`);
-    return value;
-  };
+  const option = (flag, fallback) => takeOption(args, flag, fallback);
   const out = option("--out", DEFAULTS.out);
   const functions = option("--functions", DEFAULTS.functions);
   const toolsets = option("--toolsets", DEFAULTS.toolsets);

@@ -3,6 +3,7 @@
 // prints a table, writes JSON and JUnit XML, and fails under a suite's threshold.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { takeOption } from "./build-args.mjs";
 import { DEFAULTS, readSources } from "./catalog.mjs";
 import { importTs, projectExport } from "./import-ts.mjs";
 
@@ -11,13 +12,7 @@ export const EVAL_DEFAULTS = { dir: "evals", json: "test-results/evals.json", ju
 /** `[worker] [--dir d] [--json file] [--junit file] [--threshold 0..1]` */
 export function evalArgs(argv) {
   const args = [...argv];
-  const option = (flag, fallback) => {
-    const at = args.indexOf(flag);
-    if (at < 0) return fallback;
-    const value = args.splice(at, 2)[1];
-    if (!value || value.startsWith("--")) throw new Error(`${flag}: needs a value`);
-    return value;
-  };
+  const option = (flag, fallback) => takeOption(args, flag, fallback);
   const opts = { dir: option("--dir", EVAL_DEFAULTS.dir), json: option("--json", EVAL_DEFAULTS.json), junit: option("--junit", EVAL_DEFAULTS.junit) };
   const threshold = option("--threshold", undefined);
   if (threshold !== undefined && !(Number(threshold) >= 0 && Number(threshold) <= 1)) throw new Error("--threshold: a number from 0 to 1");

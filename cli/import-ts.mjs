@@ -31,11 +31,14 @@ const buildTimeResolution = {
   },
 };
 
-/** @param {string} name cache file name @param {string} contents an ES module re-exporting what you need */
-export async function importTs(name, contents) {
+/**
+ * @param {string} name cache file name @param {string} contents an ES module re-exporting what you need
+ * @param {string} [resolveDir] where its relative imports start (default this checkout; packages still come from here)
+ */
+export async function importTs(name, contents, resolveDir = root) {
   const outfile = join(root, "node_modules/.cache", `${name}.mjs`);
   await build({
-    stdin: { contents, resolveDir: root, loader: "ts" },
+    stdin: { contents, resolveDir, loader: "ts" },
     bundle: true,
     packages: "external",
     platform: "node",
