@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { mailer, type OutgoingMail } from "../../src/email/mailer";
 import { missingEmailConfig } from "../../src/email/approval-notifier";
 import { effectCount, effectUrl, modelRequests, script, settle, stub } from "../durable-objects/helpers";
+import { captureMail } from "../email/support";
 
 const XSS = "<script>alert(1)</script>";
 const auth = { Authorization: "Bearer test-token" };
@@ -13,12 +14,7 @@ const postForm = (url: string, fields: Record<string, string>) =>
 
 let sent: OutgoingMail[] = [];
 beforeEach(() => {
-  sent = [];
-  const original = mailer.send;
-  vi.spyOn(mailer, "send").mockImplementation(async (binding, mail) => {
-    sent.push(mail);
-    return original.call(mailer, binding, mail);
-  });
+  sent = captureMail();
 });
 afterEach(() => vi.restoreAllMocks());
 
