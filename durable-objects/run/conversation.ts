@@ -11,7 +11,7 @@
 import { messageKey, parseKey } from "../../src/engine/journal/keys";
 import type { RecordedMessage } from "../../src/engine/run/conversation";
 import { TERMINAL, type Answer, type ConversationMessage, type RunStatusName } from "../../src/runs/types";
-import type { CountRow, EventRow, JournalRow } from "../rows";
+import type { CountRow, EventRow } from "../rows";
 import { parse } from "../sql";
 import type { LoggedJournalStore } from "./log";
 import type { RunCatalog } from "./catalog";
@@ -57,18 +57,20 @@ export class RunConversation {
     return { ok: true, status: "running", message: n };
   }
 
-  /** The conversation so far: the input and each later message, each followed by the answer the run gave it. */
-  messages(): ConversationMessage[] {
+  /**
+   * The conversation so far: the input and each later message, each followed by the answer
+   * the run gave it. `journal`: the run's steps in order, as its reader already loaded them.
+   */
+  messages(journal: ReadonlyMap<string, unknown>): ConversationMessage[] {
     const run = this.host.row();
     if (!run) return [];
-    const { sql } = this.host;
     const users: ConversationMessage[] = [{ role: "user", text: inputText(parse(run.input)), at: run.created_at }];
-    for (const r of sql.all<Pick<JournalRow, "key" | "value">>`SELECT key, value FROM journal WHERE key LIKE ${`${run.worker}/message:%`} ORDER BY seq`) {
-      if (parseKey(r.key).kind !== "message") continue;
-      const m = parse(r.value) as RecordedMessage;
+    for (const [key, value] of journal) {
+      if (parseKey(key).kind !== "message") continue;
+      const m = value as RecordedMessage;
       users.push({ role: "user", text: m.text, at: m.at });
     }
-    const answers = sql.all<Pick<EventRow, "data" | "at">>`SELECT data, at FROM events WHERE type = 'run_succeeded' ORDER BY seq`;
+    const answers = this.host.sql.all<Pick<EventRow, "data" | "at">>`SELECT data, at FROM events WHERE type = 'run_succeeded' ORDER BY seq`;
     return users.flatMap((u, i) => {
       const a = answers[i];
       return a ? [u, { role: "assistant" as const, text: answerText(parse(a.data).output), at: a.at }] : [u];

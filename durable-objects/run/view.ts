@@ -62,7 +62,7 @@ export class RunReader {
       call_tree: tree,
       forked_from: forkedFrom(parse(run.trigger)),
       timeline: timelineOf(this.host.sql, rows, tree, run),
-      messages: this.parts.conversation.messages(),
+      messages: this.parts.conversation.messages(journal),
     };
   }
 
