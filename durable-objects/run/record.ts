@@ -5,7 +5,7 @@
  * Needs from its host: `ctx` (transactions) and the SQL.
  */
 
-import type { RunOutcome } from "../../src/engine";
+import { isPaused, type RunOutcome } from "../../src/engine";
 import { json } from "../sql";
 import type { RunApprovals } from "./approvals";
 import type { RunHost } from "./host";
@@ -44,7 +44,7 @@ export class RunRecord {
   outcome(outcome: RunOutcome): void {
     const now = Date.now();
     this.host.ctx.storage.transactionSync(() => {
-      if (outcome.status !== "awaiting_approval" && outcome.status !== "waiting") this.approvals.voidPending(now);
+      if (!isPaused(outcome)) this.approvals.voidPending(now);
       const result =
         outcome.status === "succeeded"
           ? { output: outcome.output }

@@ -6,7 +6,7 @@
  */
 
 import { DurableObject } from "cloudflare:workers";
-import { clearRunState, executeRun, messageOf, RunError, RunInterrupted, StorageError, type Catalog, type RunOutcome } from "../../src/engine";
+import { clearRunState, executeRun, isPaused, messageOf, RunError, RunInterrupted, StorageError, type Catalog, type RunOutcome } from "../../src/engine";
 import type { Journal } from "../../src/engine/journal/journal";
 import type { KeyGrammar } from "../../src/engine/journal/keys";
 import { emptyUsage } from "../../src/engine/run/usage";
@@ -366,7 +366,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private async settle(outcome: RunOutcome): Promise<void> {
     if (this.row()?.status !== "running") return; // cancelled while this activation ran
     this.record.outcome(outcome);
-    if (outcome.status === "awaiting_approval" || outcome.status === "waiting") await this.armPause(outcome);
+    if (isPaused(outcome)) await this.armPause(outcome);
     else await this.setAlarm(deletionDue(this.env, this.row()!.updated_at)); // retention: the ended run's one alarm
   }
 

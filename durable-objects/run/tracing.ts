@@ -1,7 +1,7 @@
 import type { BeforeStep } from "../../src/engine/journal/journal";
 import type { KeyGrammar } from "../../src/engine/journal/keys";
 import { StepTracer } from "../../src/engine/trace/step-tracer";
-import type { JournalStore, RunOutcome } from "../../src/engine";
+import { isPaused, type JournalStore, type RunOutcome } from "../../src/engine";
 import { emptyUsage } from "../../src/engine/run/usage";
 import { exportSpans, otlpSettings, type OtelVars, type OtlpSettings } from "../../src/otel/exporter";
 import { dispatchMode } from "../engine-config";
@@ -40,7 +40,7 @@ export class RunTracing {
 
   /** The run's own span, when the activation ended it. */
   outcome(run: RunRow, outcome: RunOutcome): void {
-    if (!("pending" in outcome)) this.active?.tracer.runEnded(run.created_at, outcome); // a pause ends no run
+    if (!isPaused(outcome)) this.active?.tracer.runEnded(run.created_at, outcome);
   }
 
   /** Sends what the activation traced, off its critical path. */

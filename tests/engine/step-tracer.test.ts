@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineToolset, executeRun, MemoryJournalStore, RunInterrupted, scriptedModel, tool, type JournalStore, type Model } from "../../src/engine";
+import { defineToolset, executeRun, isPaused, MemoryJournalStore, RunInterrupted, scriptedModel, tool, type JournalStore, type Model } from "../../src/engine";
 import type { BeforeStep } from "../../src/engine/journal/journal";
 import { MAX_CONTENT_CHARS, MAX_NAME_CHARS, StepTracer } from "../../src/engine/trace/step-tracer";
 import type { TraceSpan } from "../../src/engine/trace/span";
@@ -51,7 +51,7 @@ async function activation(store: JournalStore, model: Model, captureContent: boo
       worker: "w",
       input: { input: "x" },
     });
-    if (!("pending" in out)) tracer.runEnded(0, out);
+    if (!isPaused(out)) tracer.runEnded(0, out);
     return { status: out.status, spans: tracer.drain() };
   } catch (err) {
     if (!(err instanceof RunInterrupted)) throw err;

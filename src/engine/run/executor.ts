@@ -70,6 +70,10 @@ export type RunOutcome =
   /** Paused: `awaiting_approval` while a person must decide something, else `waiting` (timers, events); each lists all it waits for. */
   | { status: "awaiting_approval" | "waiting"; pending: PendingApproval[]; waits: PendingWait[]; usage: Usage };
 
+/** A paused outcome (the run goes on later), as against one that ended it. */
+export const isPaused = (outcome: RunOutcome): outcome is Extract<RunOutcome, { waits: PendingWait[] }> =>
+  outcome.status === "awaiting_approval" || outcome.status === "waiting";
+
 export const DEFAULT_MAX_DEPTH = 5;
 
 const consoleLogger: Logger = {
@@ -134,7 +138,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
       ),
     );
   }
-  if (outcome.status !== "awaiting_approval" && outcome.status !== "waiting") await clearRunState(states, run.runId);
+  if (!isPaused(outcome)) await clearRunState(states, run.runId);
   return outcome;
 }
 
