@@ -9,6 +9,8 @@ import { approvalRecipients, missingEmailConfig, sendApprovalEmail, type EmailOu
 import { messageOf, RunInterrupted, type PendingApproval } from "../../src/engine";
 import type { RunApprovals } from "./approvals";
 import type { RunHost } from "./host";
+import type { RunRow } from "../rows";
+import { parse } from "../sql";
 
 /** A reminder or escalation that could not be sent is tried again this much later. */
 const FOLLOW_UP_RETRY_MS = 5 * 60_000;
@@ -29,6 +31,8 @@ export interface MailRun {
   id: string;
   trigger: unknown;
 }
+
+export const mailRun = (run: RunRow): MailRun => ({ id: run.id, trigger: parse(run.trigger) });
 
 /** The emails of one run's approvals: the request (a journal step of the engine), reminders and escalations. */
 export class RunMail {

@@ -2,19 +2,18 @@
  * RunDO, the Durable Object of one run. Owns the run's SQLite (schema.ts: `run`,
  * `journal`, `state`; `events` through record.ts, `approvals` and `approval_mail` through approvals.ts)
  * and its alarm. Its collaborators in this folder reach it through RunHost (host.ts);
- * its RPC methods delegate to them (controls.ts, view.ts, model-dispatch.ts).
+ * its RPC methods and its alarm delegate to them: what the app asks (controls.ts, view.ts,
+ * conversation.ts, fork.ts), the model-request queue (model-dispatch.ts), one
+ * activation of the engine (activation.ts) and a pause (pause.ts).
  */
 
 import { DurableObject } from "cloudflare:workers";
-import { clearRunState, executeRun, isPaused, messageOf, RunError, RunInterrupted, StorageError, type Catalog, type RunOutcome } from "../../src/engine";
 import type { Journal } from "../../src/engine/journal/journal";
 import type { KeyGrammar } from "../../src/engine/journal/keys";
-import { emptyUsage } from "../../src/engine/run/usage";
-import { deployedVersion, type Definitions } from "../../src/catalog";
 import { numberVar } from "../../src/config";
 import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "../../src/runs/fork";
 import type { OtelVars } from "../../src/otel/exporter";
-import { waitIndex, type RunRpc } from "../../src/runs/rpc";
+import type { RunRpc } from "../../src/runs/rpc";
 import {
   PAUSED,
   TERMINAL,
@@ -29,14 +28,13 @@ import {
   type RunView,
   type StartRun,
 } from "../../src/runs/types";
-import { dispatchMode, engineConfig } from "../engine-config";
-import { rpcGlobals } from "../global-toolsets-bridge";
 import { armDispatchLapse, ModelDispatch, recordableAnswer, type ClaimedRequest } from "../model-dispatch";
 import type { RunRow } from "../rows";
 import { keyGrammarOf, migrateRun, RUN_CURRENT } from "../schema";
-import { parse, Sql } from "../sql";
+import { Sql } from "../sql";
 import { SqliteStateBackend } from "../sqlite-state";
-import { approvalTtlMs, RunApprovals } from "./approvals";
+import { RunActivation } from "./activation";
+import { RunApprovals } from "./approvals";
 import { RunCatalog } from "./catalog";
 import { RunControls } from "./controls";
 import { RunConversation } from "./conversation";
@@ -45,59 +43,46 @@ import { RunFork } from "./fork";
 import type { RunHost } from "./host";
 import { RunIndexSync } from "./index-sync";
 import { LoggedJournalStore } from "./log";
-import { RunMail, type MailRun } from "./mail";
+import { RunMail } from "./mail";
+import { RunPause } from "./pause";
 import { RunRecord } from "./record";
-import { deletionDue, finishedRunAlarm } from "./retention";
+import { finishedRunAlarm } from "./retention";
 import { RunTracing } from "./tracing";
 import { RunVersions } from "./versions";
 import { RunReader } from "./view";
 import { RunWaits } from "./waits";
 
-/** An alarm that keeps throwing is retried by the runtime; after this many the run fails. */
-const MAX_ALARM_RETRIES = 5;
 /** How long one activation may run before it checkpoints (ACTIVATION_BUDGET_MS). */
 const ACTIVATION_BUDGET_MS = 5 * 60_000;
 /** A report the run index refused is sent again this much later. */
 const INDEX_RETRY_MS = 30_000;
 
-const mailRun = (run: RunRow): MailRun => ({ id: run.id, trigger: parse(run.trigger) });
-
 /**
  * One run: its SQLite journal, approvals, events and run-scoped toolset state.
  * The run executes in `alarm()`, never in a request: each activation replays the
- * journal and continues; a pause for approval ends the activation with one alarm,
- * at the earliest expiry of what it waits for.
+ * journal and continues; a pause ends the activation with one alarm, at the
+ * earliest deadline of what it waits for.
  *
- * Reading order: the RPC methods (one-line delegations), then the alarm and its
- * steps, the seams a subclass overrides, then the collaborators' host.
+ * Reading order: the RPC methods (one-line delegations), then the alarm, the seams
+ * a subclass overrides, then the collaborators' host.
  */
 export class RunDO extends DurableObject<Env> implements RunRpc {
   protected readonly sql: Sql;
-  private readonly states: SqliteStateBackend;
-  private readonly journal: LoggedJournalStore;
-  private readonly approvals: RunApprovals;
-  private readonly waits: RunWaits;
   private readonly index: RunIndexSync;
-  /** Its events (and so its status) and outcomes. */
-  private readonly record: RunRecord;
-  private readonly pinned: RunCatalog;
-  private readonly versions: RunVersions;
-  private readonly mail: RunMail;
   private readonly controls: RunControls;
   private readonly conversation: RunConversation;
   private readonly reader: RunReader;
   private readonly forks: RunFork;
+  private readonly pause: RunPause;
+  private readonly activation: RunActivation;
+  /** Its events (and so its status) and outcomes. */
+  private readonly record: RunRecord;
   /** Model text as it streams, for watchers of the run page (memory only). */
   private readonly deltas = new DeltaBuffer();
   /** MODEL_DISPATCH=queue: model requests handed to the queue, answers delivered back. */
   private readonly dispatch: ModelDispatch;
-  /** OpenTelemetry spans of each activation, when OTEL_EXPORTER_OTLP_ENDPOINT is set (tracing.ts). */
-  private readonly tracing: RunTracing;
-  /** The catalog of the activation in progress (the run's pinned one). */
-  private activeCatalog: Catalog | undefined;
   /** How the run's journal keys are written (schema.ts keyGrammarOf), read when first needed. */
   private grammar?: KeyGrammar;
-  private cancelled = false;
   /** Retention deleted the run: this instance answers as for an unknown run. */
   private deleted = false;
 
@@ -106,33 +91,48 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.sql = new Sql(ctx.storage.sql);
     migrateRun(this.sql);
     const host = this.host();
-    this.states = new SqliteStateBackend(this.sql);
-    this.journal = new LoggedJournalStore(this.sql);
-    this.index = new RunIndexSync(host, this.indexRetryMs());
-    this.approvals = new RunApprovals(host, this.journal);
-    this.record = new RunRecord(host, this.index, this.approvals);
-    this.waits = new RunWaits(host, this.journal);
-    this.pinned = new RunCatalog(this.sql);
-    this.versions = new RunVersions(this.sql);
-    this.mail = new RunMail(host, this.approvals);
-    this.dispatch = new ModelDispatch(host);
-    this.journal.startedEarlier = (key) => this.dispatch.handedOffAt(key);
-    this.tracing = new RunTracing(host);
-    this.controls = new RunControls(host, {
-      approvals: this.approvals,
-      waits: this.waits,
-      states: this.states,
-      dispatch: this.dispatch,
-      stopActivation: () => {
-        this.cancelled = true;
+    const states = new SqliteStateBackend(this.sql);
+    const journal = new LoggedJournalStore(this.sql);
+    const index = new RunIndexSync(host, this.indexRetryMs());
+    const approvals = new RunApprovals(host, journal);
+    const record = new RunRecord(host, index, approvals);
+    const waits = new RunWaits(host, journal);
+    const pinned = new RunCatalog(this.sql);
+    const versions = new RunVersions(this.sql);
+    const mail = new RunMail(host, approvals);
+    const dispatch = new ModelDispatch(host);
+    journal.startedEarlier = (key) => dispatch.handedOffAt(key);
+    const tracing = new RunTracing(host);
+    const pause = new RunPause(host, { approvals, waits, mail, record }, this.indexRetryMs());
+    const activation = new RunActivation(
+      host,
+      { states, journal, record, pinned, versions, approvals, waits, mail, pause, dispatch, deltas: this.deltas, tracing },
+      {
+        budgetMs: () => this.activationBudgetMs(),
+        otelVars: () => this.otelVars(),
+        stepStarting: (key, j) => this.stepStarting(key, j),
+        outcomeReached: () => this.outcomeReached(),
       },
-      cancelled: (run) => this.tracing.cancelled(run, this.keyGrammar, this.otelVars()),
+    );
+    const controls = new RunControls(host, {
+      approvals,
+      waits,
+      states,
+      dispatch,
+      stopActivation: () => activation.stop(),
+      cancelled: (run) => tracing.cancelled(run, this.keyGrammar, this.otelVars()),
     });
-    this.conversation = new RunConversation(host, { journal: this.journal, pinned: this.pinned });
-    const { journal, pinned, versions, approvals, waits, conversation } = this;
+    const conversation = new RunConversation(host, { journal, pinned });
+    this.index = index;
+    this.record = record;
+    this.dispatch = dispatch;
+    this.pause = pause;
+    this.activation = activation;
+    this.controls = controls;
+    this.conversation = conversation;
     this.reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation });
-    this.forks = new RunFork(host, { pinned: this.pinned, start: (req, pinned) => this.controls.start(req, pinned) });
-    void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, this.dispatch));
+    this.forks = new RunFork(host, { pinned, start: (req, p) => controls.start(req, p) });
+    void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, dispatch));
   }
 
   // ——— RPC: what the app asks (src/runs/rpc.ts): controls.ts and view.ts ———
@@ -234,183 +234,20 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return { recorded };
   }
 
-  // ——— The alarm: one activation, or retention, or a paused run's follow-ups ———
+  // ——— The alarm: one activation (activation.ts), or retention, or a paused run's follow-ups (pause.ts) ———
 
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
     const run = this.row();
     if (!run) return;
     await this.index.flush();
     if (TERMINAL.includes(run.status)) return this.finishRetention();
-    if (PAUSED.includes(run.status) && (await this.stillPaused(run))) return;
-    await this.activate(run, info?.retryCount ?? 0);
+    if (PAUSED.includes(run.status) && (await this.pause.stillPaused(run))) return;
+    await this.activation.run(run, info?.retryCount ?? 0);
   }
 
   /** An ended run's one alarm: delete it when its retention is over (retention.ts). */
   private async finishRetention(): Promise<void> {
     this.deleted = await finishedRunAlarm(this.host());
-  }
-
-  /**
-   * A paused run's alarm comes at its earliest approval expiry, follow-up email or
-   * wait's deadline, or from a decision, an event or a resume: records the expired
-   * rejections and the waits that ended; while nothing was decided or ended, sends the
-   * follow-ups due and re-arms (true). False: replay.
-   */
-  private async stillPaused(run: RunRow): Promise<boolean> {
-    const now = this.now();
-    this.ctx.storage.transactionSync(() => {
-      this.approvals.expireDue(now);
-      this.waits.endDue(now);
-    });
-    if (!PAUSED.includes(this.row()!.status) || (this.approvals.earliestExpiry() === null && this.waits.nextDeadline() === null)) return false;
-    await this.mail.sendFollowUps(mailRun(run));
-    await this.armPause({ pending: [], waits: [] });
-    return true;
-  }
-
-  /** Replays the journal and continues the run until it ends, pauses or is interrupted. */
-  private async activate(run: RunRow, retryCount: number): Promise<void> {
-    if (this.row()!.status !== "running") this.record.running(); // an expiry recorded just now set it
-    this.versions.activatedUnder(deployedVersion());
-    this.cancelled = false;
-    this.dispatch.begin();
-    // The definitions the run started on; a deploy that cannot run them fails the run (no retry would help).
-    const definitions = this.pinned.definitions(run.worker);
-    if (definitions instanceof RunError) {
-      this.record.outcome({ status: "failed", error: { code: definitions.code, message: definitions.message }, usage: parse(run.usage) ?? emptyUsage() });
-      return clearRunState(this.states, run.id);
-    }
-    this.activeCatalog = definitions.catalog;
-    let outcome: RunOutcome;
-    try {
-      try {
-        outcome = await this.execute(run, definitions);
-      } catch (err) {
-        if (err instanceof RunInterrupted) return await this.onInterrupted(err);
-        outcome = this.failedUnexpectedly(run, err, retryCount);
-      }
-      this.tracing.outcome(run, outcome);
-    } finally {
-      this.tracing.flush(); // what this activation recorded, however it ended
-    }
-    await this.settle(outcome);
-  }
-
-  /** One pass of the engine over the run's journal, with this object's ports. */
-  private async execute(run: RunRow, definitions: Definitions): Promise<RunOutcome> {
-    const deadline = Date.now() + this.activationBudgetMs();
-    const traced = this.tracing.observe(run, this.keyGrammar, this.otelVars(), this.journal, (key, journal) => this.beforeStep(key, journal, deadline));
-    const config = engineConfig(
-      this.env,
-      {
-        states: this.states,
-        globals: rpcGlobals(() => this.env.GLOBAL_TOOLSETS.getByName("global") as never),
-        beforeStep: traced.beforeStep,
-        recordApproval: (pending) => this.ctx.storage.transactionSync(() => this.approvals.request(pending, Date.now(), approvalTtlMs(this.env))),
-        recordWait: (wait) => this.waits.request(wait),
-        notifier: (pending) => this.mail.requestApproval(pending, mailRun(run)),
-      },
-      definitions,
-    );
-    // Direct mode streams to watchers from here; queue mode hands model requests off (the consumer forwards their
-    // text) and streams from here only a request it asks itself (nobody claimed the hand-off).
-    const streaming = this.deltas.streaming(config.models);
-    const models = dispatchMode(this.env) === "queue" ? this.dispatch.models(streaming, definitions.models) : streaming;
-    // Waits read the run's clock (a seam: the test pool moves it forward).
-    const outcome = await executeRun({ ...config, models, clock: { now: () => this.now() } }, traced.store, {
-      runId: run.id,
-      worker: run.worker,
-      input: parse(run.input),
-      approvalMode: run.approval_mode,
-      budget: parse(run.budget),
-      keyGrammar: this.keyGrammar,
-    });
-    await this.outcomeReached();
-    return outcome;
-  }
-
-  /** Checkpoint before the next step once the activation's wall-time budget is spent (after some progress). */
-  private async beforeStep(key: string, journal: Journal, deadline: number): Promise<void> {
-    if (this.cancelled) throw new RunInterrupted("cancelled");
-    await this.stepStarting(key, journal);
-    if (journal.executed > 0 && Date.now() > deadline) throw new RunInterrupted("checkpoint");
-  }
-
-  /** An activation stopped on purpose: checkpointed, to retry later, handed off (queue mode), cancelled, or a test fault. */
-  private async onInterrupted(err: RunInterrupted): Promise<void> {
-    if (err.reason === "checkpoint") {
-      this.record.event("run_checkpoint", {});
-      await this.wakeSoon();
-    }
-    if (err.reason === "retry") await this.retryLater(err.detail ?? "");
-    if (err.reason === "fault") throw err;
-    const at = err.reason === "dispatched" && this.row()?.status === "running" ? this.dispatch.rearmAt() : null;
-    if (at !== null) await this.setAlarm(at); // a lost hand-off or answer is sent again then
-  }
-
-  /**
-   * Unexpected (storage, bug, bad config): rethrown so the runtime retries the alarm,
-   * then the run fails visibly. A failure every retry would repeat (a permanent StorageError) fails it now.
-   */
-  private failedUnexpectedly(run: RunRow, err: unknown, retryCount: number): RunOutcome {
-    const permanent = err instanceof StorageError && err.permanent;
-    if (!permanent && retryCount < MAX_ALARM_RETRIES) throw err;
-    return {
-      status: "failed",
-      error: { code: err instanceof StorageError ? "storage" : "internal", message: messageOf(err) },
-      usage: parse(run.usage) ?? emptyUsage(),
-    };
-  }
-
-  /** Records what the activation came to, and arms the run's next alarm: the pause's, or retention's. */
-  private async settle(outcome: RunOutcome): Promise<void> {
-    if (this.row()?.status !== "running") return; // cancelled while this activation ran
-    this.record.outcome(outcome);
-    if (isPaused(outcome)) await this.armPause(outcome);
-    else await this.setAlarm(deletionDue(this.env, this.row()!.updated_at)); // retention: the ended run's one alarm
-  }
-
-  /**
-   * One alarm per pause: at the earliest of the pending approvals' expiries and
-   * follow-up emails and the waits' deadlines (so what nobody answers ends then); at
-   * once if a decision landed or a wait ended meanwhile, or ends now (an event kept
-   * for it, a time already past): the run is then marked running, the alarm must replay.
-   * Waits a signal trigger can end are registered with the correlation index first.
-   */
-  private async armPause(paused: Pick<Extract<RunOutcome, { waits: unknown }>, "pending" | "waits">): Promise<void> {
-    const ended = this.ctx.storage.transactionSync(() => this.waits.endDue(this.now()));
-    if (ended || this.approvals.anyResolved(paused.pending.map((p) => p.id)) || this.waits.anyEnded(paused.waits.map((w) => w.id))) {
-      if (this.row()!.status !== "running") this.record.running();
-      return this.wakeSoon();
-    }
-    const registered = await this.registerCorrelated();
-    const times = [this.approvals.nextWakeUp(), this.waits.nextDeadline(), registered ? null : Date.now() + this.indexRetryMs()];
-    const due = times.filter((t): t is number => t !== null);
-    if (due.length) await this.setAlarm(Math.min(...due));
-  }
-
-  /**
-   * Tells the correlation index (one object per event and key) which runs a signal may
-   * wake; idempotent, so sent at every pause. False when an index object could not be
-   * reached: the pause's alarm comes sooner and sends it again (the run keeps waiting).
-   */
-  private async registerCorrelated(): Promise<boolean> {
-    const runId = this.row()!.id;
-    try {
-      await Promise.all(this.waits.correlated().map(async (w) => (await waitIndex(this.env, w.name!, w.correlation!)).register(runId, w.id, w.until)));
-      return true;
-    } catch {
-      this.record.noted("wait_index_failed", {});
-      return false;
-    }
-  }
-
-  /** Re-arms the alarm with backoff (30 s doubling, at most an hour) after a transient failure (one row: the event counts retries). */
-  private async retryLater(detail: string): Promise<void> {
-    const retries = (this.row()?.retries ?? 0) + 1;
-    this.record.event("run_retry", { detail, attempt: retries });
-    const delay = Math.min(30_000 * 2 ** (retries - 1), 3_600_000);
-    await this.setAlarm(Date.now() + delay);
   }
 
   // ——— Seams a subclass may override (the test pool's TestRunDO does: tests/support/test-run-do.ts) ———
@@ -477,7 +314,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       wakeSoon: () => this.wakeSoon(),
       setAlarm: (at) => this.setAlarm(at),
       now: () => this.now(),
-      activeCatalog: () => this.activeCatalog,
+      activeCatalog: () => this.activation.catalog,
       row: () => this.row(),
       keyGrammar: () => this.keyGrammar,
     };

@@ -110,7 +110,9 @@ describe("values too big for a journal row", () => {
     await stub(id).start({ id, worker: "big-poster", input: { input: "talk" }, approvalMode: "ask", budget: {} });
     // Past the engine's bound on purpose: what if a value reached SQLite too big anyway?
     await runInDurableObject(env.RUNS.getByName(id), (instance) => {
-      const journal = (instance as unknown as { journal: { put(k: string, v: unknown): void } }).journal;
+      // The store the activation writes through (activation.ts).
+      type Store = { put(k: string, v: unknown): void };
+      const journal = (instance as unknown as { activation: { parts: { journal: Store } } }).activation.parts.journal;
       const put = journal.put.bind(journal);
       journal.put = (key, value) => put(key, { value, padding: "x".repeat(3_100_000) });
     });
