@@ -140,28 +140,35 @@ export class RunControls {
 
   /**
    * Re-arms the alarm of a run that should be running: queued or running (an
-   * activation was lost), or paused with nothing left to wait for (a decision or an
-   * expiry whose wake-up was lost). Refused for an ended run, or one waiting for a human
-   * or for a timer or event (its alarm is made sure of).
+   * activation was lost), or paused with nothing left to wait for (a decision, an
+   * expiry or a wait's end whose wake-up was lost). Refused for an ended run, or a paused
+   * one whose approvals, questions and waits all end ahead (its alarm is made sure of:
+   * the earliest of them).
    */
   async resume(): Promise<Answer<{ status: RunStatusName }>> {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
     const { status } = run;
     if (TERMINAL.includes(status)) return { ok: false, status: 409, error: `${runEnded(status)}; there is nothing to resume` };
-    const { approvals } = this.parts;
-    const next = approvals.earliestExpiry();
-    if (status === "awaiting_approval" && next !== null && next > Date.now()) {
-      // Its expiry (or follow-up) alarm is what it needs: make sure that one is armed.
-      if ((await this.host.ctx.storage.getAlarm()) === null) await this.host.setAlarm(approvals.nextWakeUp()!);
-      return { ok: false, status: 409, error: `the run waits for a human to decide; its earliest pending approval expires at ${new Date(next).toISOString()}` };
-    }
-    const deadline = this.parts.waits.nextDeadline();
-    if (status === "waiting" && deadline !== null && deadline > this.host.now()) {
-      if ((await this.host.ctx.storage.getAlarm()) === null) await this.host.setAlarm(deadline);
-      return { ok: false, status: 409, error: `the run waits for a timer or an event; its earliest wait ends at ${new Date(deadline).toISOString()}` };
+    const { approvals, waits } = this.parts;
+    // Approvals expire on the wall clock, waits on the run's (a seam tests move).
+    const expiry = approvals.earliestExpiry();
+    const deadline = waits.nextDeadline();
+    const due = (expiry !== null && expiry <= Date.now()) || (deadline !== null && deadline <= this.host.now());
+    if (PAUSED.includes(status) && !due && (expiry !== null || deadline !== null)) {
+      if ((await this.host.ctx.storage.getAlarm()) === null)
+        await this.host.setAlarm(Math.min(...[approvals.nextWakeUp(), deadline].filter((t): t is number => t !== null)));
+      return { ok: false, status: 409, error: `the run ${stillWaiting(status, expiry, deadline)}` };
     }
     await this.host.wakeSoon();
     return { ok: true, status };
   }
+}
+
+/** Why a paused run with everything ahead is not resumed, naming what ends first of what it waits for. */
+function stillWaiting(status: RunStatusName, expiry: number | null, deadline: number | null): string {
+  const at = (ms: number) => new Date(ms).toISOString();
+  if (status === "awaiting_approval" && expiry !== null) return `waits for a human to decide; its earliest pending approval expires at ${at(expiry)}`;
+  if (expiry !== null && (deadline === null || expiry <= deadline)) return `waits for a person to answer; its earliest question expires at ${at(expiry)}`;
+  return `waits for a timer or an event; its earliest wait ends at ${at(deadline!)}`;
 }

@@ -20,7 +20,7 @@ import { SqliteJournalStore } from "../sqlite-journal";
 const LOGGED: Record<string, readonly string[]> = {
   run_queued: [],
   run_running: [],
-  run_awaiting_approval: [],
+  run_awaiting_approval: ["waiting_for"],
   run_waiting: ["waiting_for"],
   run_succeeded: [],
   run_failed: [],

@@ -5,7 +5,7 @@
  * Needs from its host: `ctx` (transactions) and the SQL.
  */
 
-import { isPaused, type RunOutcome } from "../../src/engine";
+import { isPaused, waitingFor, type RunOutcome, type WaitingFor } from "../../src/engine";
 import { json } from "../sql";
 import type { RunApprovals } from "./approvals";
 import type { RunHost } from "./host";
@@ -45,15 +45,14 @@ export class RunRecord {
     const now = Date.now();
     this.host.ctx.storage.transactionSync(() => {
       if (!isPaused(outcome)) this.approvals.voidPending(now);
-      const result =
-        outcome.status === "succeeded"
-          ? { output: outcome.output }
-          : outcome.status === "failed"
-            ? { error: outcome.error }
-            : outcome.status === "waiting"
-              ? { waiting_for: outcome.waits.map((w) => ({ kind: w.kind, ...(w.name ? { name: w.name } : {}) })) }
-              : {};
+      const result = outcome.status === "succeeded" ? { output: outcome.output } : outcome.status === "failed" ? { error: outcome.error } : pauseData(outcome);
       this.event(`run_${outcome.status}`, { ...result, usage: outcome.usage });
     });
   }
+}
+
+/** A pause's event data: its timers, events and questions (`waiting_for`; a question by its id), when it has any. */
+function pauseData(paused: Parameters<typeof waitingFor>[0]): { waiting_for?: WaitingFor[] } {
+  const waiting = waitingFor(paused);
+  return waiting.length ? { waiting_for: waiting } : {};
 }

@@ -1,7 +1,7 @@
 /**
  * What a run shows its watchers: the run view, its events and created workers.
  * Owns no table: reads `journal` and `events` (schema.ts), the pinned catalog, the
- * versions the run ran under and the approvals. Needs from its host: the SQL, `row` and `keyGrammar`.
+ * versions the run ran under, the approvals and the waits. Needs from its host: the SQL, `row` and `keyGrammar`.
  */
 
 import { callTree } from "../../src/engine/journal/call-tree";
@@ -9,6 +9,7 @@ import { stepKind } from "../../src/engine/journal/keys";
 import { journalUsage } from "../../src/engine/journal/run-usage";
 import { findCreation, workerFileText } from "../../src/engine/run/created-workers";
 import { forkedFrom, type JournalStepView } from "../../src/runs/fork";
+import { pausedOn } from "../../src/runs/question-waits";
 import { TERMINAL, type Answer, type RunEvent, type RunView } from "../../src/runs/types";
 import type { EventRow, JournalRow } from "../rows";
 import { parse } from "../sql";
@@ -43,6 +44,7 @@ export class RunReader {
     const rows = this.host.sql.all<JournalRow>`SELECT seq, key, value, at, started_at FROM journal ORDER BY seq`;
     const journal = new Map(rows.map((r) => [r.key, parse(r.value)]));
     const tree = callTree(journal, this.host.keyGrammar());
+    const approvals = this.parts.approvals.list();
     return {
       id: run.id,
       worker: run.worker,
@@ -57,8 +59,8 @@ export class RunReader {
       updated_at: run.updated_at,
       catalog_version: this.parts.pinned.version(),
       ...this.parts.versions.view(),
-      approvals: this.parts.approvals.list(),
-      waits: TERMINAL.includes(run.status) ? [] : this.parts.waits.list(),
+      approvals,
+      waits: TERMINAL.includes(run.status) ? [] : pausedOn(this.parts.waits.list(), approvals),
       call_tree: tree,
       forked_from: forkedFrom(parse(run.trigger)),
       timeline: timelineOf(this.host.sql, rows, tree, run),

@@ -4,7 +4,7 @@
  * Field names are the wire's: responses as the routes return them.
  */
 
-/** `awaiting_approval`: paused for a person; `waiting`: paused for a timer or an event (see `Run.waits`). */
+/** `awaiting_approval`: paused for a person to approve or reject a call; `waiting`: paused for a timer, an event or an answer to a question (see `Run.waits`). */
 export type RunStatus = "queued" | "running" | "awaiting_approval" | "waiting" | "succeeded" | "failed" | "cancelled";
 
 /** Statuses a run never leaves. */
@@ -110,18 +110,20 @@ export interface CallNode {
   tools: ToolNode[];
 }
 
-/** A durable wait a run is paused on (ctx.sleep, ctx.waitForEvent, the `wait` kind). */
+/** Something a run is paused on that ends by itself: a durable wait (ctx.sleep, ctx.waitForEvent, the `wait` kind) or a question to a person (ctx.askHuman, the `human` kind). */
 export interface WaitView {
+  /** The wait's id; a question's id (as in `approvals`). */
   id: string;
-  kind: "sleep" | "event";
-  /** The event's name (kind `event`). */
+  kind: "sleep" | "event" | "question";
+  /** The event's name (kind `event`); the question's id (kind `question`: `approvals.answer(runId, name, text)` answers it). */
   name?: string;
   /** The correlation key a signal trigger wakes it by. */
   key?: string;
   /** When a sleep wakes (kind `sleep`). */
   until?: number;
-  /** When it ends by itself: the wake-up, or the event wait's timeout. */
+  /** When it ends by itself: the wake-up, the event wait's timeout, the question's expiry ("no answer"). */
   expires_at: number;
+  /** Why it waits, as the code or the model said; a question's text (both cut to 300 characters). */
   reason?: string;
   call_path: string;
   worker_chain: string[];
@@ -164,7 +166,7 @@ export interface Run {
   /** The version of its latest activation, once one ran under another version than it started under; else null. */
   resumed_under: string | null;
   approvals: ApprovalView[];
-  /** What the run waits for now: empty unless it is paused on a timer or an event. */
+  /** What the run waits for now besides approvals (timers, events, open questions); empty once it ended. */
   waits: WaitView[];
   call_tree: CallNode | null;
   /** The run and journal step this run was forked from (`POST /runs/:id/fork`), or null. */

@@ -1,4 +1,4 @@
-import { executeRun, type EngineConfig } from "../engine/run/executor";
+import { executeRun, waitingFor, type EngineConfig } from "../engine/run/executor";
 import { MemoryJournalStore } from "../engine/journal/memory-store";
 import { callTree } from "../engine/journal/call-tree";
 import { emptyUsage } from "../engine/run/usage";
@@ -74,7 +74,9 @@ async function evidence(suite: EvalSuite, c: EvalCase, worker: string, setup: Ca
     if (out.status === "succeeded") return { ...base, status: out.status, output: out.output, usage: out.usage, tree };
     if (out.status === "failed") return { ...base, status: out.status, error: `${out.error.code}: ${out.error.message}`, usage: out.usage, tree };
     if (out.status === "waiting") {
-      const waits = out.waits.map((w) => (w.name ? `${w.kind} ${w.name}` : w.kind)).join(", ");
+      const waits = waitingFor(out)
+        .map((w) => (w.name ? `${w.kind} ${w.name}` : w.kind))
+        .join(", ");
       return { ...base, status: out.status, error: `it waits for ${waits} (an eval does not wait: stub the tool that waits)`, usage: out.usage, tree };
     }
     const asked = out.pending.map((p) => p.tool).join(", ");

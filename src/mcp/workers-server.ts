@@ -16,11 +16,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The run in words and JSON, for a run that has not finished (yet): nothing is lost, it goes on. */
 function inProgress(view: RunView, links: { run_url: string; status_url: string }, waited: number): CallToolResult {
-  const pending = view.approvals.filter((a) => a.status === "pending").map((a) => ({ id: a.id, tool: a.tool, worker_chain: a.worker_chain }));
+  const open = view.approvals.filter((a) => a.status === "pending");
+  const pending = open.map((a) => ({ id: a.id, tool: a.tool, worker_chain: a.worker_chain }));
   const state = { run_id: view.id, status: view.status, ...links, pending_approvals: pending };
-  const text = pending.length
-    ? `Run ${view.id} of worker "${view.worker}" is waiting for approval of ${pending.map((p) => p.tool).join(", ")}. It continues once someone decides; follow it at ${links.run_url}.`
-    : `Run ${view.id} of worker "${view.worker}" is still ${view.status} after ${waited} s. It goes on; follow it at ${links.run_url}.`;
+  const approvals = open.filter((a) => a.kind === "approval").map((a) => a.tool);
+  const questions = open.length - approvals.length;
+  const run = `Run ${view.id} of worker "${view.worker}"`;
+  const text = approvals.length
+    ? `${run} is waiting for approval of ${approvals.join(", ")}. It continues once someone decides; follow it at ${links.run_url}.`
+    : questions
+      ? `${run} is waiting for a person to answer ${questions === 1 ? "a question" : `${questions} questions`}. It continues once answered (or expired); follow it at ${links.run_url}.`
+      : `${run} is still ${view.status} after ${waited} s. It goes on; follow it at ${links.run_url}.`;
   return { content: [{ type: "text", text }], structuredContent: state };
 }
 

@@ -6,7 +6,7 @@ import type { ForkOrigin } from "./fork";
 /** Every status a run can have, in lifecycle order (filters, pages). */
 export const RUN_STATUSES = ["queued", "running", "awaiting_approval", "waiting", "succeeded", "failed", "cancelled"] as const;
 export type RunStatusName = (typeof RUN_STATUSES)[number];
-/** Paused: for a person (`awaiting_approval`) or for the world (`waiting`: timers, events); the run holds one alarm. */
+/** Paused: for a person's decision (`awaiting_approval`) or for what ends by itself (`waiting`: timers, events, questions); the run holds one alarm. */
 export const PAUSED: readonly RunStatusName[] = ["awaiting_approval", "waiting"];
 export const TERMINAL: readonly RunStatusName[] = ["succeeded", "failed", "cancelled"];
 
@@ -45,18 +45,24 @@ export interface ApprovalView {
   expires_at: number;
 }
 
-/** A durable wait the run is paused on (ctx.sleep, ctx.waitForEvent, the `wait` kind). */
+/**
+ * Something the run is paused on that ends by itself: a durable wait (ctx.sleep,
+ * ctx.waitForEvent, the `wait` kind) or a question to a person (ctx.askHuman, the
+ * `human` kind: src/runs/question-waits.ts).
+ */
 export interface WaitView {
+  /** The wait's id; a question's id (as in `approvals`). */
   id: string;
-  kind: "sleep" | "event";
-  /** The event's name (kind `event`). */
+  kind: "sleep" | "event" | "question";
+  /** The event's name (kind `event`); the question's id (kind `question`: `POST /runs/:id/questions/:name` answers it). */
   name?: string;
   /** The correlation key a signal trigger wakes it by. */
   key?: string;
   /** When a sleep wakes (kind `sleep`). */
   until?: number;
-  /** When it ends by itself: the wake-up, or the event wait's timeout. */
+  /** When it ends by itself: the wake-up, the event wait's timeout, the question's expiry ("no answer"). */
   expires_at: number;
+  /** Why it waits, as the code or the model said; a question's text (both cut to 300 characters). */
   reason?: string;
   call_path: string;
   worker_chain: string[];
@@ -82,7 +88,7 @@ export interface RunView {
   /** The version of its latest activation, once one ran under another version than it started under; else null. */
   resumed_under: string | null;
   approvals: ApprovalView[];
-  /** What the run waits for now (empty unless it is paused on a timer or an event). */
+  /** What the run waits for now besides approvals: its timers, events and open questions (empty once it ended). */
   waits: WaitView[];
   call_tree: CallNode | null;
   /** The run and step this run was forked from (POST /runs/:id/fork), or null. */

@@ -27,7 +27,7 @@ export function InboxPage(props: {
   approvals: InboxApproval[];
   truncated: boolean;
   runs: RunListItem[];
-  /** Runs waiting for a timer or an event (the newest), with what each waits for; default none. */
+  /** Runs `waiting` (for a timer, an event or an answer: the newest), with what each waits for; default none. */
   waiting?: Array<{ run: RunListItem; waits: WaitView[] }>;
   filter: Pick<RunQuery, "status" | "worker" | "trigger">;
   now: number;
@@ -72,7 +72,7 @@ export function InboxPage(props: {
       ) : (
         <p>Nothing waits for a decision.</p>
       )}
-      <h2>Waiting for a timer or an event ({waiting.length})</h2>
+      <h2>Waiting for a timer, an event or an answer ({waiting.length})</h2>
       {waiting.length ? (
         <table id="waiting">
           <tr>
@@ -95,7 +95,7 @@ export function InboxPage(props: {
           ))}
         </table>
       ) : (
-        <p>No run waits for a timer or an event.</p>
+        <p>No run waits for a timer, an event or an answer.</p>
       )}
       <h2>Recent runs</h2>
       <form method="get" action={appPath("/inbox")}>

@@ -1,10 +1,17 @@
 import type { WaitView } from "../runs/types";
 import { isoTime } from "./format";
 
-/** What one wait waits for, in words: `event ci_finished (key abc123)`, `a timer`. */
-export const describeWait = (w: WaitView) => (w.kind === "sleep" ? "a timer" : `event ${w.name}${w.key !== undefined ? ` (key ${w.key})` : ""}`);
+/** What one wait waits for, in words: `event ci_finished (key abc123)`, `a timer`, `an answer`. */
+export function describeWait(w: WaitView): string {
+  if (w.kind === "sleep") return "a timer";
+  if (w.kind === "question") return "an answer";
+  return `event ${w.name}${w.key !== undefined ? ` (key ${w.key})` : ""}`;
+}
 
-/** The waits of a run (a timer, an event), each with when it ends by itself. */
+/** How a wait ends by itself, before its time. */
+const ENDS = { sleep: "wakes ", event: "times out ", question: "expires " } as const;
+
+/** The waits of a run (a timer, an event, a question), each with when it ends by itself. */
 export function WaitsTable(props: { waits: WaitView[] }) {
   return (
     <table class="waits">
@@ -20,7 +27,7 @@ export function WaitsTable(props: { waits: WaitView[] }) {
           <td>{w.worker_chain.join(" → ")}</td>
           <td>{w.reason ?? "—"}</td>
           <td>
-            {w.kind === "sleep" ? "wakes " : "times out "}
+            {ENDS[w.kind]}
             {isoTime(w.expires_at)}
           </td>
         </tr>

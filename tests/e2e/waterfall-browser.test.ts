@@ -39,7 +39,7 @@ const steps: Array<[key: string, value: unknown, start: number | null, end: numb
 function runView(): RunView {
   const tree = callTree(steps.map(([key, value]) => [key, value]));
   const timed: TimedStep[] = steps.map(([key, , start, end]) => ({ key, startedAt: start === null ? null : T0 + start, at: T0 + end }));
-  const timeline = runTimeline(timed, tree, [{ start: T0 + 400, end: T0 + 1400 }], { start: T0, end: T0 + 3000 });
+  const timeline = runTimeline(timed, tree, [{ start: T0 + 400, end: T0 + 1400, label: "paused for approval" }], { start: T0, end: T0 + 3000 });
   return {
     id: "r-waterfall",
     worker: "desk",

@@ -9,7 +9,7 @@ describe("runTimeline", () => {
     const n = 300_000;
     const steps = Array.from({ length: n }, (_, i) => ({ key: modelKey("w", i + 1), startedAt: 1000 + 10 * i, at: 1005 + 10 * i }));
     const tree: CallNode = { worker: "w", path: "w", turns: n, usage: emptyUsage(), tools: [] };
-    const t = runTimeline(steps, tree, [{ start: 500, end: 900 }], { start: 0, end: 10 * n + 2000 });
+    const t = runTimeline(steps, tree, [{ start: 500, end: 900, label: "paused for approval" }], { start: 0, end: 10 * n + 2000 });
     expect(t.spans).toHaveLength(MAX_SPANS);
     expect(t.omitted).toBe(n + 2 - MAX_SPANS);
     expect(t.spans[0]).toMatchObject({ kind: "worker", start: 1000, end: 1005 + 10 * (n - 1) });

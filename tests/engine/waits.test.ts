@@ -90,3 +90,32 @@ describe("waits in the engine: a pause, then the host's recorded end", () => {
     expect(recorded).toEqual([]);
   });
 });
+
+describe("a question to a person pauses the run as `waiting`: it ends by itself, answered or expired", () => {
+  const asker = defineFunction({
+    name: "asker",
+    description: "asks a person, then sleeps",
+    input: z.strictObject({}),
+    async run(_input, ctx) {
+      const answer = await ctx.askHuman({ question: "41 or 42?" });
+      await ctx.sleep("1m");
+      return answer;
+    },
+  });
+
+  it("question-only: `waiting`, the question named by its id in `waitingFor`; answered, the next pause lists its sleep", async () => {
+    const h = harness({}, { functions: [asker] });
+    const { executeRun, waitingFor } = await import("../../src/engine");
+    const store = new MemoryJournalStore();
+    const run = () => executeRun({ ...h.config, clock: { now: () => 1_000 } }, store, { runId: "r", worker: "asker", input: {} });
+    const first = await run();
+    expect(first).toMatchObject({ status: "waiting", pending: [{ kind: "question", tool: "ask_human" }], waits: [] });
+    if (first.status !== "waiting") return;
+    expect(waitingFor(first)).toEqual([{ kind: "question", name: first.pending[0]!.id }]);
+
+    await store.put(first.pending[0]!.key, { approved: true, by: "api", answer: "42" });
+    const second = await run();
+    expect(second).toMatchObject({ status: "waiting", pending: [], waits: [{ kind: "sleep" }] });
+    if (second.status === "waiting") expect(waitingFor(second)).toEqual([{ kind: "sleep" }]);
+  });
+});

@@ -158,7 +158,7 @@ describe("edgework mounted under /agents of a consumer's Hono app", () => {
     // The answer form posts the capability token to edgework's path, never to the host app's /approvals/<token>.
     await script("asker", [{ tool_calls: [{ id: "q", name: "people_ask", arguments: { question: "41 or 42?", to: "lead@example.com" } }] }, { text: "ok" }]);
     const asker = await start("asker");
-    expect((await settle(asker)).status).toBe("awaiting_approval");
+    expect((await settle(asker)).status).toBe("waiting");
     const link = /Answer: (https:\/\/edgework\.test\/\S+)/.exec((await PostalMime.parse(sent.at(-1)!.raw)).text!)![1]!;
     expect(link).toMatch(/^https:\/\/edgework\.test\/agents\/approvals\/[^/]+$/);
     const question = await (await call(link)).text();

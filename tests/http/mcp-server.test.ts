@@ -86,6 +86,16 @@ describe("/mcp: the workers as an MCP server", () => {
     await client.close();
   });
 
+  it("a call paused on a question returns `waiting` and says a person must answer (not approve)", async () => {
+    await script("asker", [{ tool_calls: [{ id: "q", name: "people_ask", arguments: { question: "41 or 42?", to: "lead@example.com" } }] }, { text: "ok" }]);
+    const client = await connect();
+    const result = await driving(client.callTool({ name: "asker", arguments: { input: "go" } }));
+    const s = state(result);
+    expect(s).toMatchObject({ status: "waiting", pending_approvals: [{ tool: "ask_human" }] });
+    expect(text(result)).toContain(`Run ${s.run_id} of worker "asker" is waiting for a person to answer a question.`);
+    await client.close();
+  });
+
   it("a run that outlasts the wait window: the result says so with its id, the run goes on; progress was reported", async () => {
     const client = await connect();
     const progress: string[] = [];

@@ -3,7 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { OutgoingMail } from "../../src/email/mailer";
 import { MAX_ANSWER_CHARS } from "../../src/engine/approvals/ask-human";
-import { modelRequests, script, settle, stub } from "../durable-objects/helpers";
+import { effectCount, effectUrl, modelRequests, script, settle, stub } from "../durable-objects/helpers";
 import { captureMail, deliver, parseMail, replyTo } from "../email/support";
 import { BadRequestError, ConflictError } from "../../src/client";
 import { appClient } from "../client/app-client";
@@ -14,6 +14,7 @@ const auth = { Authorization: "Bearer test-token", "content-type": "application/
 const call = (url: string, init: RequestInit = {}) => exports.default.fetch(new Request(url.startsWith("http") ? url : `https://edgework.test${url}`, init));
 const answerApi = (id: string, qid: string, body: unknown) =>
   call(`/runs/${id}/questions/${qid}`, { method: "POST", headers: auth, body: JSON.stringify(body) });
+const alarmOf = (id: string) => runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.getAlarm());
 const postForm = (url: string, fields: Record<string, string>) =>
   call(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields).toString() });
 
@@ -26,14 +27,31 @@ afterEach(() => {
   redeploy();
 });
 
-/** An asker run paused at its question (`args`: the model's call of people_ask). */
+/**
+ * An asker run paused at its question (`args`: the model's call of people_ask): `waiting`,
+ * since a question ends by itself (answered, or expired as "no answer"), listed in `waits`.
+ */
 async function asked(id: string, args: Record<string, unknown> = { question: "Which order do you mean: 41 or 42?", to: "lead@example.com" }) {
   await script("asker", [{ tool_calls: [{ id: "q", name: "people_ask", arguments: args }] }, { text: "reported" }]);
   await stub(id).start({ id, worker: "asker", input: { input: "go" }, approvalMode: "approve_all", budget: {} });
   const view = await settle(id);
-  expect(view.status).toBe("awaiting_approval");
-  return view.approvals[0]!;
+  expect(view.status).toBe("waiting");
+  const q = view.approvals[0]!;
+  expect(view.waits).toEqual([expect.objectContaining({ id: q.id, kind: "question", name: q.id, expires_at: q.expires_at })]);
+  return q;
 }
+
+const ASKER = "tests/fixtures/workers/asker.worker";
+const MIN = 60_000;
+
+/** Deploys an asker that can also post (fx_fetch, asks for approval) and sleep (the `wait` kind). */
+function askerThatPostsAndSleeps(): void {
+  const asker = workerFiles[ASKER]!.replace('"toolsets":{', '"toolsets":{"fx":{"use":"http","allow":["${FAKE_OPENAI_HOST}"]},"wait":{"use":"wait"},');
+  expect(asker).toContain('"fx":{');
+  redeploy({ files: { ...workerFiles, [ASKER]: asker } });
+}
+
+const askCall = { id: "q", name: "people_ask", arguments: { question: "Which order: 41 or 42?", to: "lead@example.com" } };
 
 /** What the model was told the tool returned, as it read it. */
 async function toolResult(): Promise<string> {
@@ -121,6 +139,8 @@ describe("questions to people (the human kind, ctx.askHuman)", () => {
 
   it("unanswered, the question expires as no answer: the model is told", async () => {
     const q = await asked("question-expiry");
+    // `waiting` on a question holds one alarm: its expiry.
+    expect(await alarmOf("question-expiry")).toBe(q.expires_at);
     await runInDurableObject(env.RUNS.getByName("question-expiry"), (_o, state) =>
       state.storage.sql.exec("UPDATE approvals SET expires_at = ? WHERE id = ?", Date.now() - 1, q.id),
     );
@@ -155,11 +175,138 @@ describe("questions to people (the human kind, ctx.askHuman)", () => {
   });
 
   it("a question to one person is emailed to that person only, not to everyone else the toolset names", async () => {
-    const ASKER = "tests/fixtures/workers/asker.worker";
     const asker = workerFiles[ASKER]!.replace('"ask":["lead@example.com",', '"ask":["lead@example.com","cfo@example.com",');
     expect(asker).toContain("cfo@example.com");
     redeploy({ files: { ...workerFiles, [ASKER]: asker } });
     await asked("question-one", { question: "Is the invoice to ACME paid?", to: "cfo@example.com" });
     expect(sent.map((m) => m.to)).toEqual(["cfo@example.com"]);
+  });
+});
+
+describe("a run paused only on questions is `waiting` (a question ends by itself, like a timer)", () => {
+  it("everywhere it is shown: the API and edgework/client (a `question` wait), the index filter, the inbox, the run page and the log line", async () => {
+    const id = "question-surfaces";
+    const log = vi.spyOn(console, "log");
+    const q = await asked(id);
+    const run = await appClient().runs.get(id);
+    expect(run.status).toBe("waiting");
+    expect(run.waits).toEqual([
+      {
+        id: q.id,
+        kind: "question",
+        name: q.id,
+        expires_at: q.expires_at,
+        reason: "Which order do you mean: 41 or 42?",
+        call_path: q.call_path,
+        worker_chain: ["asker"],
+        created_at: q.created_at,
+      },
+    ]);
+    // The log line names the question by its id, never its text.
+    const paused = log.mock.calls.map((c) => String(c[0])).find((l) => l.includes(`"run_id":"${id}"`) && l.includes('"run_waiting"'));
+    expect(JSON.parse(paused!)).toMatchObject({ edgework: "run_waiting", status: "waiting", waiting_for: [{ kind: "question", name: q.id }] });
+    expect(paused).not.toContain("Which order");
+
+    const listed = async (status: string) =>
+      ((await (await call(`/runs?status=${status}`, { headers: auth })).json()) as { runs: Array<{ id: string }> }).runs.map((r) => r.id);
+    await expect.poll(() => listed("waiting")).toContain(id);
+    expect(await listed("awaiting_approval")).not.toContain(id);
+
+    // The inbox lists the open question to answer (with the approvals), and the run among the waiting ones.
+    const inbox = await (await call("/inbox", { headers: auth })).text();
+    const pending = inbox.slice(inbox.indexOf('<table id="pending">'), inbox.indexOf("</table>", inbox.indexOf('<table id="pending">')));
+    expect(pending).toContain("<code>ask_human</code>");
+    expect(pending).toContain(`/runs/${id}/view`);
+    const waiting = inbox.slice(inbox.indexOf('<table id="waiting">'), inbox.indexOf("</table>", inbox.indexOf('<table id="waiting">')));
+    expect(waiting).toContain(`/runs/${id}/view`);
+    expect(waiting).toContain("an answer");
+
+    const page = await (await call(`/runs/${id}/view`, { headers: auth })).text();
+    expect(page).toContain('class="badge waiting"');
+    expect(page).toContain("Waiting for");
+    expect(page).toContain("expires ");
+
+    // The timeline shows the pause, open while it waits.
+    expect((await stub(id).status())!.timeline.spans.at(-1)).toMatchObject({ kind: "pause", label: "waiting", open: true });
+    // Answered through edgework/client by the wait's name: the run goes on.
+    expect(await appClient().approvals.answer(id, run.waits[0]!.name!, "42")).toEqual({ question_id: q.id, answered: true });
+    const done = await settle(id);
+    expect(done).toMatchObject({ status: "succeeded", waits: [] });
+    expect(done.timeline.spans.find((s) => s.kind === "pause")).toMatchObject({ label: "waiting" });
+    expect(done.timeline.spans.find((s) => s.kind === "pause")!.open).toBeUndefined();
+  });
+
+  it("an approval and a question pending together: `awaiting_approval`, listing the question; approved, the question alone leaves it `waiting`", async () => {
+    const id = "question-mixed";
+    askerThatPostsAndSleeps();
+    await script("asker", [{ tool_calls: [{ id: "p", name: "fx_fetch", arguments: { url: effectUrl(id), method: "POST" } }, askCall] }, { text: "done" }]);
+    await stub(id).start({ id, worker: "asker", input: { input: "go" }, approvalMode: "ask", budget: {} });
+    const first = await settle(id);
+    const approval = first.approvals.find((a) => a.kind === "approval")!;
+    const q = first.approvals.find((a) => a.kind === "question")!;
+    expect(first).toMatchObject({ status: "awaiting_approval", waits: [{ kind: "question", name: q.id, expires_at: q.expires_at }] });
+    expect(approval).toMatchObject({ tool: "fx_fetch", status: "pending" });
+    // The resume control names what holds it: a person's decision.
+    expect(await stub(id).resume()).toMatchObject({ ok: false, status: 409, error: expect.stringContaining("waits for a human to decide") });
+
+    expect((await stub(id).decide(approval.id, { decision: "approve", by: "test" })).ok).toBe(true);
+    const second = await settle(id);
+    expect(second).toMatchObject({ status: "waiting", waits: [{ kind: "question", name: q.id }] });
+    expect(await effectCount(id)).toBe(1);
+    expect(await stub(id).resume()).toMatchObject({ ok: false, status: 409, error: expect.stringContaining("waits for a person to answer") });
+
+    expect((await answerApi(id, q.id, { answer: "41" })).status).toBe(200);
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: "done", waits: [] });
+    expect(await effectCount(id)).toBe(1);
+    expect(await modelRequests("asker")).toHaveLength(2);
+  });
+
+  it("one alarm at the earliest of a question's expiry and a sleep; the question then expires under `waiting` and the run continues with no answer", async () => {
+    const id = "question-sleep";
+    askerThatPostsAndSleeps();
+    await script("asker", [{ tool_calls: [askCall, { id: "s", name: "sleep", arguments: { duration: "20m", reason: "deploy" } }] }, { text: "done" }]);
+    await stub(id).start({ id, worker: "asker", input: { input: "go" }, approvalMode: "ask", budget: {} });
+    const first = await settle(id);
+    expect(first.status).toBe("waiting");
+    expect(first.waits.map((w) => w.kind).sort()).toEqual(["question", "sleep"]);
+    const sleep = first.waits.find((w) => w.kind === "sleep")!;
+    expect(await alarmOf(id)).toBe(sleep.until);
+
+    await stub(id).advanceClock(20 * MIN);
+    const slept = await settle(id);
+    const q = slept.approvals[0]!;
+    expect(slept).toMatchObject({ status: "waiting", waits: [{ kind: "question", name: q.id }] });
+    expect(await alarmOf(id)).toBe(q.expires_at);
+    expect(await modelRequests("asker")).toHaveLength(1);
+
+    await runInDurableObject(env.RUNS.getByName(id), (_o, state) =>
+      state.storage.sql.exec("UPDATE approvals SET expires_at = ? WHERE id = ?", Date.now() - 1, q.id),
+    );
+    await runDurableObjectAlarm(env.RUNS.getByName(id));
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: "done", waits: [], approvals: [{ status: "expired" }] });
+    const tools = ((await modelRequests("asker")).at(-1) as { messages: Array<{ role: string; content: string }> }).messages.filter((m) => m.role === "tool");
+    expect(tools.map((m) => m.content)).toEqual([
+      JSON.stringify({ answer: null, note: "no answer: nobody answered before the question expired" }),
+      "slept 20m",
+    ]);
+  });
+
+  it("evicted before each step in turn while asking and after the answer: resumed, no step repeats (one email, two model requests)", async () => {
+    // The asker's journal: the model's question, its email, the answer, the tool's result, the model's report.
+    for (let k = 0; k <= 4; k++) {
+      const id = `question-evict-${k}`;
+      sent.length = 0;
+      await script("asker", [{ tool_calls: [askCall] }, { text: "reported" }]);
+      await stub(id).start({ id, worker: "asker", input: { input: "go" }, approvalMode: "ask", budget: {} });
+      await stub(id).setTestHooks({ fault: { atJournalSize: k, mode: "abort" } });
+      const count = { activations: 0, failed: 0 };
+      const view = await settle(id, { count });
+      expect(view.status, `asked at ${k}`).toBe("waiting");
+      expect((await answerApi(id, view.approvals[0]!.id, { answer: `answer ${k}` })).status).toBe(200);
+      expect(await settle(id, { count }), `evicted at ${k}`).toMatchObject({ status: "succeeded", output: "reported" });
+      expect(count.failed, `the fault fired once at ${k}`).toBe(1);
+      expect(sent, `emails at ${k}`).toHaveLength(1);
+      expect(await modelRequests("asker"), `model requests at ${k}`).toHaveLength(2);
+    }
   });
 });

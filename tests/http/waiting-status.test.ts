@@ -31,7 +31,7 @@ describe("a waiting run is `waiting`, with what it waits for, everywhere it is s
     expect(awaiting.runs.map((r) => r.id)).not.toContain("surf-event");
 
     const inbox = await (await get("/inbox")).text();
-    expect(inbox).toContain("Waiting for a timer or an event");
+    expect(inbox).toContain("Waiting for a timer, an event or an answer");
     expect(inbox).toContain("event go (key sha-9)");
     expect(inbox).toContain("a timer");
 

@@ -29,7 +29,7 @@ export interface Timeline {
   spans: Span[];
   /** Spans left out past `MAX_SPANS` (the latest ones). */
   omitted: number;
-  /** Time in model requests, in tool calls (a nested worker's inside its caller's), paused for a person, and the run's wall time. */
+  /** Time in model requests, in tool calls (a nested worker's inside its caller's), paused (for a person, a timer, an event, an answer), and the run's wall time. */
   totals: { model_ms: number; tool_ms: number; paused_ms: number; wall_ms: number };
 }
 
@@ -45,7 +45,7 @@ export const MAX_SPANS = 400;
 export function runTimeline(
   steps: readonly TimedStep[],
   tree: CallNode | null,
-  pauses: ReadonlyArray<{ start: number; end: number | null }>,
+  pauses: ReadonlyArray<{ start: number; end: number | null; label: string }>,
   run: { start: number; end: number },
 ): Timeline {
   const spans: Span[] = [];
@@ -53,7 +53,7 @@ export function runTimeline(
   for (const p of pauses)
     spans.push({
       kind: "pause",
-      label: "paused for approval",
+      label: p.label,
       path: "",
       depth: 0,
       start: p.start,

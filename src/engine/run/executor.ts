@@ -67,12 +67,35 @@ export interface RunRequest {
 export type RunOutcome =
   | { status: "succeeded"; output: unknown; usage: Usage }
   | { status: "failed"; error: { code: RunErrorCode; message: string }; usage: Usage }
-  /** Paused: `awaiting_approval` while a person must decide something, else `waiting` (timers, events); each lists all it waits for. */
+  /** Paused (`pauseStatus`); each lists all it waits for. */
   | { status: "awaiting_approval" | "waiting"; pending: PendingApproval[]; waits: PendingWait[]; usage: Usage };
 
 /** A paused outcome (the run goes on later), as against one that ended it. */
 export const isPaused = (outcome: RunOutcome): outcome is Extract<RunOutcome, { waits: PendingWait[] }> =>
   outcome.status === "awaiting_approval" || outcome.status === "waiting";
+
+/**
+ * A pause's status: `awaiting_approval` while a call waits for a person to approve or
+ * reject it; else `waiting` (timers, events, questions to people: each ends by itself,
+ * with "no answer" for a question).
+ */
+export const pauseStatus = (pending: readonly PendingApproval[]): "awaiting_approval" | "waiting" =>
+  pending.some((p) => p.kind !== "question") ? "awaiting_approval" : "waiting";
+
+/** One thing a pause waits for besides approvals, as its `run_*` event and log line name it: a question by its id. */
+export interface WaitingFor {
+  kind: PendingWait["kind"] | "question";
+  /** An event's name; a question's id (`POST /runs/:id/questions/:name` answers it). */
+  name?: string;
+}
+
+/** What a paused outcome waits for besides approvals: its timers, events and questions. */
+export function waitingFor(paused: Pick<Extract<RunOutcome, { waits: PendingWait[] }>, "pending" | "waits">): WaitingFor[] {
+  return [
+    ...paused.waits.map((w) => ({ kind: w.kind, ...(w.name ? { name: w.name } : {}) })),
+    ...paused.pending.filter((p) => p.kind === "question").map((p) => ({ kind: "question" as const, name: p.id })),
+  ];
+}
 
 export const DEFAULT_MAX_DEPTH = 5;
 
@@ -125,8 +148,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     const output = await root.call(req.input, { path: root.name, usage: run.usage });
     outcome = { status: "succeeded", output, usage: usage() };
   } catch (err) {
-    if (err instanceof RunPaused)
-      outcome = { status: err.pending.length ? "awaiting_approval" : "waiting", pending: err.pending, waits: err.waits, usage: usage() };
+    if (err instanceof RunPaused) outcome = { status: pauseStatus(err.pending), pending: err.pending, waits: err.waits, usage: usage() };
     else if (err instanceof RunError) outcome = { status: "failed", error: { code: err.code, message: err.message }, usage: usage() };
     else throw err;
   } finally {

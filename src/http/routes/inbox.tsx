@@ -25,7 +25,7 @@ const filterQuery = z.object({
 /** An empty form field means "any". */
 const given = (q: Record<string, string>) => Object.fromEntries(Object.entries(q).filter(([, v]) => v !== ""));
 
-/** `GET /inbox`: pending approvals first (each call described), runs waiting for a timer or an event, then recent runs, filtered. */
+/** `GET /inbox`: pending approvals and questions first (each call described), `waiting` runs (timers, events, questions), then recent runs, filtered. */
 export const inbox = new Hono<PeopleEnv>();
 
 inbox.get("/", peopleAuth(), async (c) => {
