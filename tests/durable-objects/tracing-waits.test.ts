@@ -11,7 +11,7 @@ const MIN = 60_000;
 const ms = (nanos: string) => Number(BigInt(nanos) / 1_000_000n);
 
 /** The wait events of a span, as name, time (ms) and attributes. */
-const waitEvents = (span: Span) =>
+const waitEvents = (span: Span): Array<Record<string, unknown> & { name: string; at: number }> =>
   span.events
     .filter((e) => e.name.startsWith("edgework.wait."))
     .map((e) => ({ name: e.name, at: ms(e.timeUnixNano), ...Object.fromEntries(e.attributes.map((a) => [a.key, attr(e, a.key)])) }));
