@@ -9,6 +9,7 @@ import { endToEnd } from "../bench/e2e.mjs";
 import { loadTest } from "../bench/load.mjs";
 import { topFrames } from "../bench/profile-top.mjs";
 import { yamlCost } from "../bench/yaml-cost.mjs";
+import { liveTextCases, liveTextSection } from "../bench/live-text-cost.mjs";
 import { PRICES as UNIT_PRICES, priceRun, RENEW_EVERY_SECONDS } from "../bench/pricing.mjs";
 import { importTs, root } from "../cli/import-ts.mjs";
 
@@ -73,6 +74,7 @@ if (
   !results.dispatch_direct ||
   !results.dispatch_queue ||
   !results.waits ||
+  !results.live_text ||
   dispatchWaits.some((s) => !results[s])
 ) {
   console.error(pool.stdout.slice(-4000), pool.stderr.slice(-4000));
@@ -146,6 +148,11 @@ const dispatchPrices = LATENCIES.map((s) => ({
 log("load (wrangler dev, 1000 runs through the webhook, 50 at a time)…");
 const load = await loadTest({ runs: 1000, concurrency: 50 });
 
+// Live text in queue mode (section 8): each case's median, priced, and what it adds to the run without it.
+const liveText = liveTextCases(results.live_text);
+const liveLongest = Math.max(...liveText.map((c) => c.seconds));
+const liveCase = (watcher) => liveText.find((c) => c.seconds === liveLongest && c.watcher === watcher);
+
 // Price of a 10-turn run with one approval, from the measured counts.
 const ten = results.storage.tenTurnRunWithApproval;
 const activeSeconds = 11 * MODEL_SECONDS; // 10 tool turns + the final answer; paused time is free (hibernated; its one alarm waits for the approval's expiry)
@@ -193,6 +200,10 @@ const rows = [
   [
     "run of 10 model requests, USD per million runs at 1 / 10 / 60 s per model request: direct vs queue",
     dispatchPrices.map((p) => `${p.seconds} s: $${(p.direct.usd * 1e6).toFixed(0)} vs $${(p.queue.usd * 1e6).toFixed(0)}`).join(" · "),
+  ],
+  [
+    `live text, queue mode: a ${liveLongest} s answer's forwards and USD added per million runs, no page open / a page open`,
+    `${liveCase("unwatched").forwards}, +$${fmt(liveCase("unwatched").addedUsd * 1e6, 2)} / ${liveCase("watched").forwards}, +$${fmt(liveCase("watched").addedUsd * 1e6, 2)}`,
   ],
   [
     "MODEL_DISPATCH=queue: latency added per model request, p50 (alarm → first request / a whole tool turn)",
@@ -434,7 +445,9 @@ ${[
 
 Queue mode is the default (\`MODEL_DISPATCH\` unset means queue, durable-objects/engine-config.ts): its fault benchmark is green (section 7), it adds
 ${fmt(addedP50("toolTurn"), 1)} ms p50 per model request here (goal ≤ 100 ms), and it is the cheaper mode once models take seconds. With models that
-answer in about a second, \`direct\` costs less (the table's first row) and streams answers to the run page: set it for those.
+answer in about a second, \`direct\` costs less (the table's first row): set it for those. Both modes stream the model's text to an open run page (below).
+
+${liveTextSection(results.live_text)}
 
 ## 9. Durable waits and tracing
 
@@ -456,6 +469,7 @@ npm run bench                                        # all of the above, this fi
 node_modules/.bin/vitest run --config vitest.bench.config.ts   # only the Durable Object measurements
 node bench/e2e.mjs 200                               # only the end-to-end timings (wrangler dev)
 node bench/e2e.mjs 200 compare                       # the same, MODEL_DISPATCH=direct against queue
+node bench/live-text-cost.mjs                        # only live text in queue mode (section 8's table, printed)
 node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-engine.mjs 10 5000 && node bench/profile-top.mjs /tmp/prof/*.cpuprofile
 node bench/ratio-probe.mjs 10 8 400 /tmp/base              # edgework ÷ the bare loop alone; with an older checkout in /tmp/base, an A/B of a change
 \`\`\`

@@ -1,13 +1,17 @@
 import type { BeforeStep } from "../../src/engine/journal/journal";
-import type { KeyGrammar } from "../../src/engine/journal/keys";
+import { waitEndOf, type KeyGrammar } from "../../src/engine/journal/keys";
 import { StepTracer } from "../../src/engine/trace/step-tracer";
+import type { WaitAsked } from "../../src/engine/trace/wait-events";
 import { isPaused, type JournalStore, type RunOutcome } from "../../src/engine";
 import { emptyUsage } from "../../src/engine/run/usage";
 import { exportSpans, otlpSettings, type OtelVars, type OtlpSettings } from "../../src/otel/exporter";
 import { dispatchMode } from "../engine-config";
-import type { ModelDispatchRow, RunRow } from "../rows";
-import { madeOnFirstUse } from "../schema";
+import type { ApprovalRow, ModelDispatchRow, RunRow, WaitRow } from "../rows";
+import { APPROVALS_CURRENT, madeOnFirstUse } from "../schema";
 import { parse, type Sql } from "../sql";
+
+type QuestionTimes = Pick<ApprovalRow, "created_at" | "expires_at" | "decided_at">;
+type WaitAskedRow = Pick<WaitRow, "name" | "correlation" | "until" | "created_at">;
 
 /** One activation's tracer and where its spans go. */
 interface Traced {
@@ -26,7 +30,7 @@ export class RunTracing {
   private active?: Traced;
 
   constructor(
-    private readonly host: { ctx: Pick<DurableObjectState, "waitUntil">; env: Env; sql: Sql },
+    private readonly host: { ctx: Pick<DurableObjectState, "waitUntil">; env: Env; sql: Sql; now(): number },
     private readonly send: typeof fetch = (input, init) => fetch(input, init),
   ) {}
 
@@ -65,8 +69,10 @@ export class RunTracing {
       worker: run.worker,
       keyGrammar: grammar,
       captureContent: settings.captureContent,
-      clock: Date,
+      // The run's clock, which waits are measured by: a wait's events lie within its span.
+      clock: { now: () => this.host.now() },
       handedOff: dispatchMode(this.host.env) === "queue" ? (key) => this.handedOff(key) : undefined,
+      waitAsked: (key) => this.waitAsked(key),
     });
     return { runId: run.id, tracer, settings };
   }
@@ -76,6 +82,20 @@ export class RunTracing {
     if (!madeOnFirstUse(this.host.sql, "model_dispatch")) return undefined;
     const row = this.host.sql.one<Pick<ModelDispatchRow, "sent_at" | "attempt">>`SELECT sent_at, attempt FROM model_dispatch WHERE key = ${key}`;
     return row && { at: row.sent_at, attempt: row.attempt };
+  }
+
+  /** The row a wait was asked with (waits.ts), or a question's approval row (approvals.ts), for the wait whose end is at `key`. */
+  private waitAsked(key: string): WaitAsked | undefined {
+    const { sql } = this.host;
+    if (waitEndOf(key)?.kind === "question") {
+      const q = sql.one<QuestionTimes>`SELECT created_at, expires_at, decided_at FROM ${APPROVALS_CURRENT} AS a WHERE key = ${key}`;
+      return q && { since: q.created_at, until: q.expires_at, ...(q.decided_at !== null ? { endedAt: q.decided_at } : {}) };
+    }
+    if (!madeOnFirstUse(sql, "waits")) return undefined;
+    const w = sql.one<WaitAskedRow>`SELECT name, correlation, until, created_at FROM waits WHERE key = ${key}`;
+    if (!w) return undefined;
+    const { name, correlation } = w;
+    return { since: w.created_at, until: w.until, ...(name !== null ? { name } : {}), ...(correlation !== null ? { correlation } : {}) };
   }
 
   private export({ runId, tracer, settings }: Traced): void {

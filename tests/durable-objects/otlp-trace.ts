@@ -19,7 +19,7 @@ export interface Span {
   startTimeUnixNano: string;
   endTimeUnixNano: string;
   attributes: Array<{ key: string; value: Record<string, unknown> }>;
-  events: Array<{ name: string; attributes: Array<{ key: string; value: Record<string, unknown> }> }>;
+  events: Array<{ name: string; timeUnixNano: string; attributes: Array<{ key: string; value: Record<string, unknown> }> }>;
   status?: { code: number; message?: string };
 }
 interface Received {

@@ -17,6 +17,7 @@ import {
   stepKey,
   toolCallKeys,
   toolsKey,
+  waitEndOf,
 } from "../../src/engine/journal/keys";
 
 const call = "w/turn:2/tool:3";
@@ -62,6 +63,20 @@ describe("journal keys", () => {
     expect(parseKey("w/turn:1/model/x")).toEqual({ kind: "other" });
     expect(parseKey("w/turn:/model")).toEqual({ kind: "other" });
     expect(parseKey("w/turn:1a/model")).toEqual({ kind: "other" });
+  });
+
+  it("a wait's end is a `wait:<n>` effect's step or a question's decision; a step named like one, or another effect's decision, is not", () => {
+    expect(waitEndOf(effectKey(call, "wait", 2))).toEqual({ kind: "wait", call });
+    expect(waitEndOf(approvalKey(effectKey(call, "human", 1)))).toEqual({ kind: "question", call });
+    for (const key of [
+      stepKey(2, call, "wait:1"),
+      approvalKey(call),
+      notifyKey(effectKey(call, "human", 1)),
+      approvalKey(effectKey(call, "wait", 1)),
+      `${effectKey(call, "wait", 1)}/result`,
+      `${call}/wait:x`,
+    ])
+      expect(waitEndOf(key), key).toBeUndefined();
   });
 
   it("a ctx.step name is one segment: '/' and '%' encoded, a long name cut and made unique by a hash; grammar 1 keeps it raw", () => {

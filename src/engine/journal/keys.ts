@@ -181,6 +181,19 @@ export function isModelStep(key: string): boolean {
 }
 
 /**
+ * A durable wait's end, from the key it is recorded under: a timer's or an event
+ * wait's (`<call>/wait:<n>`), or a question's answer (`<call>/human:<n>/approval`).
+ * `call`: the context that waited; undefined for any other key.
+ */
+export function waitEndOf(key: string): { kind: "wait" | "question"; call: string } | undefined {
+  const p = parseKey(key);
+  if (p.kind === "effect" && p.effect === "wait") return { kind: "wait", call: p.call };
+  if (p.kind !== "approval") return undefined;
+  const q = parseKey(p.call);
+  return q.kind === "effect" && q.effect === "human" ? { kind: "question", call: q.call } : undefined;
+}
+
+/**
  * The step a decision or notification is about: a tool call's `<call>/result`, or the
  * model request a budget approval comes before; undefined for any other key.
  */

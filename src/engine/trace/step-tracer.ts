@@ -1,5 +1,5 @@
 import type { BeforeStep } from "../journal/journal";
-import { approvalKey, budgetPath, isModelStep, notifyKey, parentPath, parseKey, resultKey, toolCallKeys, type KeyGrammar } from "../journal/keys";
+import { approvalKey, budgetPath, isModelStep, notifyKey, parentPath, parseKey, resultKey, toolCallKeys, waitEndOf, type KeyGrammar } from "../journal/keys";
 import { workerName } from "../journal/call-tree";
 import type { RecordedResponse } from "../run/model-step";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
@@ -8,6 +8,7 @@ import type { JournalStore } from "../types/journal";
 import type { Clock } from "../types/ports";
 import type { Usage } from "../types/usage";
 import { isFrame, isToolCall, spanParent, type SpanEvent, type SpanValue, type TraceSpan } from "./span";
+import { waitEvents, type WaitAsked } from "./wait-events";
 
 /** Longest content attribute kept (OTEL_CAPTURE_CONTENT): a span stays small whatever a tool returned. */
 export const MAX_CONTENT_CHARS = 4000;
@@ -27,6 +28,8 @@ export interface TracerOptions {
    * if it was: an earlier activation's doing, so the span starts there and shows the hand-off.
    */
   handedOff?: (key: string) => { at: number; attempt: number } | undefined;
+  /** What the host kept of the wait whose end is recorded at `key` (journal/keys.ts `waitEndOf`), if anything. */
+  waitAsked?: (key: string) => WaitAsked | undefined;
 }
 
 /**
@@ -34,7 +37,9 @@ export interface TracerOptions {
  * conventions): a model step is a `chat` span, a tool call's result an `execute_tool`
  * span, a nested worker an `invoke_agent` span, the run's end the root's. It sees only
  * what is recorded for the first time (`observe` wraps the store's `put`), so a replayed
- * step makes no span; `beforeStep` marks when a step started. Never throws into the run:
+ * step makes no span; `beforeStep` marks when a step started. A durable wait is a pair of
+ * events on the span of the tool or function that waited, made with that span (so once,
+ * however many activations the wait spanned). Never throws into the run:
  * a span it cannot make is counted in `failures` and left out.
  */
 export class StepTracer {
@@ -42,6 +47,8 @@ export class StepTracer {
   private readonly started = new Map<string, number>();
   private readonly recorded = new Map<string, unknown>();
   private readonly frames = new Set<string>();
+  /** The keys of ended waits (`waitEndOf`), by the span they lie in. */
+  private readonly waits = new Map<string, string[]>();
   private loaded: ReadonlyMap<string, unknown> = new Map();
   failures = 0;
 
@@ -53,7 +60,7 @@ export class StepTracer {
       load: async () => {
         const entries = await store.load();
         this.loaded = entries;
-        for (const key of entries.keys()) this.noteFrames(key);
+        for (const key of entries.keys()) this.noteStep(key);
         return entries;
       },
       put: (key, value, json) => {
@@ -98,7 +105,7 @@ export class StepTracer {
   private stepRecorded(key: string, value: unknown): void {
     this.guarded(() => {
       this.recorded.set(key, value);
-      this.noteFrames(key);
+      this.noteStep(key);
       const parsed = parseKey(key);
       if (isModelStep(key)) this.chat(key, value as RecordedResponse);
       else if (parsed.kind === "result") this.callEnded(parsed.call, value as RecordedCall);
@@ -139,15 +146,22 @@ export class StepTracer {
     this.spans.push({ path: key, parent: spanParent(key), name: `chat ${res.model}`, kind: "client", start, end, attributes, events });
   }
 
-  /** A call's result: its tool span (for a tool call) and the spans of the frames it ran. */
+  /**
+   * A call's result: its tool span (for a tool call) and the spans of the frames it ran,
+   * begun no later than the first wait they hold (the result's step began after it, in
+   * the activation the wait's end resumed).
+   */
   private callEnded(call: string, outcome: RecordedCall): void {
     const end = this.options.clock.now();
     const start = this.started.get(resultKey(call)) ?? end;
     const failed = outcome.ok ? undefined : outcome.error;
-    if (isToolCall(call)) this.spans.push(this.toolSpan(call, outcome, start, end));
+    const made: TraceSpan[] = [];
+    if (isToolCall(call)) made.push(this.toolSpan(call, outcome, start, end));
     for (const frame of this.frames) {
-      if (frame === call || parentPath(frame) === call) this.spans.push(this.frameSpan(frame, start, end, failed));
+      if (frame === call || parentPath(frame) === call) made.push(this.frameSpan(frame, start, end, failed));
     }
+    const first = made.reduce((t, s) => s.events.reduce((u, e) => Math.min(u, e.at), t), start);
+    for (const span of made) this.spans.push({ ...span, start: first });
   }
 
   private toolSpan(call: string, outcome: RecordedCall, start: number, end: number): TraceSpan {
@@ -167,7 +181,7 @@ export class StepTracer {
       start,
       end,
       attributes,
-      events: this.approvalEvents(call, start),
+      events: [...this.approvalEvents(call, start), ...this.waitEvents(call, start)],
     };
     if (!outcome.ok) span.error = this.options.captureContent ? { message: content(outcome.error) } : {};
     return span;
@@ -183,7 +197,7 @@ export class StepTracer {
       start,
       end,
       attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name },
-      events: [],
+      events: this.waitEvents(frame, start),
     };
     if (failed !== undefined) span.error = this.options.captureContent ? { message: content(failed) } : {};
     return span;
@@ -208,8 +222,25 @@ export class StepTracer {
     return events;
   }
 
+  /** The waits that ended in the span at `path`, as events (wait-events.ts); `at`: the span's start, for an end whose time is unknown. */
+  private waitEvents(path: string, at: number): SpanEvent[] {
+    const { waitAsked, captureContent } = this.options;
+    return (this.waits.get(path) ?? []).flatMap((key) => waitEvents(waitEndOf(key)!.kind, this.lookup(key), waitAsked?.(key), at, captureContent));
+  }
+
   private lookup<T>(key: string): T | undefined {
     return (this.recorded.get(key) ?? this.loaded.get(key)) as T | undefined;
+  }
+
+  /** A step seen (loaded or recorded): the frames it lies in, and a wait's end. */
+  private noteStep(key: string): void {
+    this.noteFrames(key);
+    if (!waitEndOf(key)) return;
+    const span = spanParent(key);
+    if (span === undefined) return;
+    const keys = this.waits.get(span);
+    if (!keys) this.waits.set(span, [key]);
+    else if (!keys.includes(key)) keys.push(key);
   }
 
   /** Every frame a key lies in, so a call's result can close the frames it ran. */
