@@ -80,7 +80,8 @@ class Expansion {
 /**
  * Checks (schema value × instance value) one validation may make. Measured in the test
  * pool with a schema at the bounds (an `anyOf` of ~600 branches under `items`, tests/
- * engine/schema-bounds.test.ts): ~0.6 s with zod, ~0.45 s with @cfworker/json-schema.
+ * engine/schema-bounds.test.ts): ~0.45 s with @cfworker/json-schema (which validatorFor uses;
+ * zod's JSON Schema converter, used before, took ~0.6 s).
  */
 export const MAX_VALIDATION_CHECKS = 1_000_000;
 
@@ -116,14 +117,31 @@ function valueCount(v: unknown, limit: number): number {
   return n;
 }
 
+/** What comparing every pair of items of every array in `v` reads: per array, its items × its values; stops once past `limit`. */
+function pairWork(v: unknown, limit: number): number {
+  const stack: unknown[] = [v];
+  let n = 0;
+  while (stack.length && n <= limit) {
+    const x = stack.pop();
+    if (Array.isArray(x) && x.length > 1) n += x.length * valueCount(x, limit);
+    if (typeof x === "object" && x !== null) for (const y of Object.values(x)) stack.push(y);
+  }
+  return n;
+}
+
 /**
  * Why checking `value` against `schema` would take more than `maxChecks` (each of its
  * values against each subschema, at worst), or undefined. The sentence names the bound.
+ * `pairwise`: the schema has `uniqueItems`, which the validator checks by comparing every
+ * pair of an array's items.
  */
-export function validationWorkProblem(schema: unknown, value: unknown, maxChecks = MAX_VALIDATION_CHECKS): string | undefined {
+export function validationWorkProblem(schema: unknown, value: unknown, maxChecks = MAX_VALIDATION_CHECKS, pairwise = false): string | undefined {
   const size = typeof schema === "object" && schema !== null ? expandedSize(schema) : 1;
   if (size === null) return undefined;
   const limit = Math.floor(maxChecks / size);
   const count = valueCount(value, limit);
-  return count > limit ? `is too large to check: more than ${limit} values against a schema of ${size} is over ${maxChecks} checks` : undefined;
+  if (count > limit) return `is too large to check: more than ${limit} values against a schema of ${size} is over ${maxChecks} checks`;
+  return pairwise && pairWork(value, maxChecks) > maxChecks
+    ? `is too large to check for uniqueItems: comparing each pair of an array's items is over ${maxChecks} checks`
+    : undefined;
 }

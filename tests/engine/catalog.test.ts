@@ -27,6 +27,16 @@ describe("catalog refuses bad worker files with file: field: reason", () => {
     ],
     ["bad kind config", { "a.worker": workerFile("name: a\ntoolsets:\n  web: { use: http, allow: [] }") }, /^a\.worker: toolsets\.web\.allow: Too small/],
     [
+      "an input schema the validator cannot read",
+      { "a.worker": workerFile("name: a\ninput: { type: object, properties: { n: { type: count } } }") },
+      /^a\.worker: input: not a usable JSON Schema: properties\.n\.type: /,
+    ],
+    [
+      "an output schema whose $ref points at nothing",
+      { "a.worker": workerFile("name: a\noutput: { type: object, properties: { n: { $ref: '#/$defs/n' } } }") },
+      /^a\.worker: output: not a usable JSON Schema: \$ref "#\/\$defs\/n" points at nothing$/,
+    ],
+    [
       "unknown kind config key",
       { "a.worker": workerFile("name: a\ntoolsets:\n  files: { use: files, rot: /x }") },
       /^a\.worker: toolsets\.files\.rot: unknown key$/,

@@ -78,7 +78,7 @@ describe("agent loop", () => {
     });
     const h = harness({ "l.worker": structured("test:m") }, { models: { "test:m": model } });
     expect(await h.run({ worker: "labeler", input: { input: "crash" } })).toMatchObject({ status: "succeeded", output: { label: "bug" } });
-    expect(retryPrompt).toMatch(/does not match the output schema: label: Invalid option/);
+    expect(retryPrompt).toMatch(/does not match the output schema: label: Instance does not match any of \["bug","docs"\]\. Answer again/);
   });
 
   it("reads a fenced answer padded with a long run of spaces (the old fence regex was quadratic in it)", async () => {

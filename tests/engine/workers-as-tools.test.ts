@@ -74,7 +74,7 @@ describe("workers as tools", () => {
     expect(store.entries.get("lead/turn:1/tool:1/result")).toMatchObject({ ok: true, value: "summary of: the long text" });
     expect(store.entries.get("lead/turn:1/tool:2/result")).toMatchObject({
       ok: false,
-      error: expect.stringMatching(/invalid arguments for analysis-risk: proposal: .*depth: Too small/),
+      error: expect.stringMatching(/invalid arguments for analysis-risk: proposal: required; depth: 0 is less than 1$/),
     });
     expect(store.entries.has("lead/turn:1/tool:1/summarizer/turn:1/model")).toBe(true);
   });

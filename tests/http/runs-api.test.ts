@@ -104,7 +104,7 @@ describe("run API", () => {
     const mismatch = await post("/runs", { worker: "scoped", input: { text: 1 } });
     expect(mismatch.status).toBe(400);
     expect(((await mismatch.json()) as { error: string }).error).toMatch(
-      /^input does not match the input schema of worker "scoped" \(tests\/fixtures\/workers\/scoped\.worker\): input: Invalid input/,
+      /^input does not match the input schema of worker "scoped" \(tests\/fixtures\/workers\/scoped\.worker\): input: required; text: not allowed$/,
     );
   });
 
