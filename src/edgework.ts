@@ -15,6 +15,8 @@ export { defineToolset, tool, type ToolSpec, type ToolsetKindDef } from "./engin
 export { defineFunction, type FunctionSpec } from "./engine/catalog/functions";
 export { ToolError } from "./engine/errors";
 export type { AgentOptions, ToolContext } from "./engine/types/context";
+export type { Decider, DeciderPolicy, HumanAnswer, HumanQuestion } from "./engine/types/deciders";
+export type { EventWaitResult } from "./engine/types/wait";
 export type { CodeFunction } from "./engine/types/worker";
 export type { InstanceInit, ToolsetKind } from "./engine/types/kind";
 export type { CallDescription, Policy } from "./engine/types/toolset";

@@ -2,6 +2,7 @@ import { executeRun, waitingFor, type EngineConfig } from "../engine/run/executo
 import { MemoryJournalStore } from "../engine/journal/memory-store";
 import { callTree } from "../engine/journal/call-tree";
 import { emptyUsage } from "../engine/run/usage";
+import { startInput } from "../engine/catalog/worker-file";
 import { runCheck, withDefaultStatus, type AskJudge, type CheckResult, type RunEvidence } from "./checks";
 import type { EvalCase, EvalSuite } from "./suite";
 
@@ -65,9 +66,12 @@ async function evidence(suite: EvalSuite, c: EvalCase, worker: string, setup: Ca
   const beforeStep = () => {
     if (late) throw new Error("stopped: over timeout_s");
   };
+  // A bare string is `{input}` for a worker with the default input schema, as POST /runs takes it.
+  const callee = setup.config.catalog.get(worker);
+  const input = callee ? startInput(callee, c.input) : c.input;
   try {
     const out = await Promise.race([
-      executeRun({ ...setup.config, beforeStep }, store, { runId: setup.runId, worker, input: c.input, approvalMode: c.approval_mode ?? suite.approval_mode }),
+      executeRun({ ...setup.config, beforeStep }, store, { runId: setup.runId, worker, input, approvalMode: c.approval_mode ?? suite.approval_mode }),
       timeout,
     ]);
     const tree = callTree(store.entries);

@@ -4,7 +4,7 @@ import type { StartRun } from "./types";
 import { catalog } from "../catalog";
 import type { CatalogWorker } from "../engine";
 import { describeIssues, validatorFor } from "../engine/json-schema";
-import { budgetOf, DEFAULT_INPUT, type budgetSchema } from "../engine/catalog/worker-file";
+import { budgetOf, startInput, type budgetSchema } from "../engine/catalog/worker-file";
 
 export { runIndex, runStub, type RunIndexRpc, type RunRpc } from "./rpc";
 
@@ -46,7 +46,7 @@ export const MAX_INPUT_BYTES = 1024 * 1024;
 export function checkStart(worker: string, input: unknown): { worker: CatalogWorker; input: unknown } | StartProblem {
   const w = catalog().get(worker);
   if (!w) return { status: 404, error: `unknown worker "${worker}"`, known: [...catalog().workers.keys()].sort() };
-  const value = w.input === DEFAULT_INPUT && typeof input === "string" ? { input } : input;
+  const value = startInput(w, input);
   const parsed = (w.code?.input ?? validatorFor(w.input)).safeParse(value);
   if (!parsed.success) {
     return {

@@ -3,7 +3,7 @@ import type { Catalog, CatalogWorker } from "../engine";
 import { malformed, type ParseData } from "../engine/data-files";
 import { WorkerFileError } from "../engine/errors";
 import { describeIssues, validatorFor } from "../engine/json-schema";
-import { budgetSchema, DEFAULT_INPUT, issuesToErrors, TOOL_NAME } from "../engine/catalog/worker-file";
+import { budgetSchema, issuesToErrors, startInput, TOOL_NAME } from "../engine/catalog/worker-file";
 import { cronProblem } from "./cron";
 import { ADDRESS, ALLOW_FROM } from "./email-address";
 import { SAMPLE_EMAIL_INPUT } from "./email-input";
@@ -211,7 +211,7 @@ function workerLookup(file: string, catalog: Catalog, mayMeanRefused: (matches: 
 
 /** Does `input` fit the worker's input schema? Else a problem at `field`. */
 function inputProblem(file: string, field: string, worker: CatalogWorker, input: unknown, what: string): WorkerFileError | null {
-  const value = worker.input === DEFAULT_INPUT && typeof input === "string" ? { input } : input;
+  const value = startInput(worker, input);
   const parsed = validatorFor(worker.input).safeParse(value);
   return parsed.success
     ? null

@@ -106,6 +106,23 @@ cases:
 `);
     expect((await runSuite(s, e)).cases[0]).toMatchObject({ pass: true });
   });
+
+  it("a bare string is the input of a worker with the default input schema, as POST /runs takes it", async () => {
+    const { env: e } = env();
+    const s = suite(`
+worker: mailer
+cases:
+  - name: bare string
+    input: go now
+    script:
+      mailer:
+        - if_asked: "go now"
+          text: read it
+          otherwise: { text: did not }
+    checks: [{ output_equals: read it }]
+`);
+    expect((await runSuite(s, e)).cases[0]).toMatchObject({ pass: true, status: "succeeded" });
+  });
 });
 
 describe("evals: checks that fail say why", () => {

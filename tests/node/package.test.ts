@@ -50,6 +50,9 @@ describe("the edgework package (npm pack)", () => {
     // This repository's own app (its entry, catalog and functions) is not the package.
     expect(paths.filter((p) => /^(dist\/types\/)?src\/(index\.|edgework\.generated|functions\/|toolsets\/index\.)/.test(p))).toEqual([]);
     expect(paths).toEqual(expect.arrayContaining(["package.json", "bin/edgework.mjs", "cli/catalog.mjs", "src/catalog.ts", "CHANGELOG.md"]));
+    // `edgework build` resolves a project's `import … from "edgework"` (its functions and kinds) to
+    // src/edgework.ts (cli/import-ts.mjs), which re-exports the Durable Object classes' source.
+    expect(paths).toEqual(expect.arrayContaining(["src/edgework.ts", "durable-objects/create-app.ts", "durable-objects/run/run.ts"]));
   }, 180_000);
 
   /** How a consumer's tsconfig resolves packages: a bundler's way, or Node's own (ESM, exports map, .js extensions). */

@@ -116,6 +116,11 @@ export const DEFAULT_INPUT: JSONSchema = {
 };
 export const DEFAULT_MAX_TURNS = 20;
 
+/** A start's input as its worker takes it: a bare string is `{input}` for a worker with the default input schema (POST /runs, triggers, evals alike). */
+export function startInput(worker: { input: JSONSchema }, input: unknown): unknown {
+  return worker.input === DEFAULT_INPUT && typeof input === "string" ? { input } : input;
+}
+
 /** Zod issues as worker-file errors: the field is the issue's path (plus unknown keys). */
 export function issuesToErrors(file: string, error: z.ZodError, prefix = ""): WorkerFileError[] {
   return error.issues.map((i) => {
