@@ -1,9 +1,7 @@
-// This repository's own app, written as a user's src/index.ts is (docs/api.md): the
-// catalog `edgework build` bundles from workers/, the code functions, one kind of its own.
+// This repository's own app, written as a user's src/index.ts is (docs/api.md): what
+// `edgework build` generates from workers/, src/functions/ and src/toolsets/.
 import { createApp } from "edgework";
-import { files, wranglerVars } from "./edgework.generated";
-import { functions } from "./functions/index";
-import { toolsets } from "./toolsets/index";
+import { files, functions, toolsets, wranglerVars } from "./edgework.generated";
 
 export default createApp({ files, functions, wranglerVars, toolsets });
 export { RunDO, GlobalToolsetsDO, DeliveryLedgerDO, RunIndexDO, EndedSessionDO, WaitIndexDO } from "edgework";

@@ -77,6 +77,8 @@ describe("the edgework CLI, in a user's project (paths from the working director
     const bundled = readFileSync(join(dir, "src/edgework.generated.ts"), "utf8");
     expect(bundled).toMatch(/^export const files: Record<string, string> = \{\n {2}"workers\/greeter\.worker"/m);
     expect(bundled).toContain("export const wranglerVars: readonly string[] = [");
+    // No functions or kinds of its own yet: empty ones, so src/index.ts passes them all the same.
+    expect(bundled).toContain("export const functions = [] as const;\nexport const toolsets = {};\n");
   });
 
   it("build takes its folders as arguments or from EDGEWORK_WORKER_DIRS (wrangler dev's [build] in the demo and e2e tests), and --out", async () => {
@@ -177,7 +179,12 @@ export const functions = [defineFunction({ name: "double", description: "Twice",
     const built = await edgework(dir, "build");
     // The function counts with the workers.
     expect(built).toMatchObject({ code: 0, stdout: expect.stringContaining("catalog ok: 2 workers") });
-    expect(readFileSync(join(dir, "src/edgework.generated.ts"), "utf8")).toContain('"workers/tally-user.worker"');
+    const generated = readFileSync(join(dir, "src/edgework.generated.ts"), "utf8");
+    expect(generated).toContain('"workers/tally-user.worker"');
+    // Handed on to createApp by the generated module: adding a function needs no edit of src/index.ts.
+    expect(generated).toContain('export { functions } from "./functions/index";\nexport { toolsets } from "./toolsets/index";\n');
+    expect(await edgework(dir, "build", "--out", "gen/deep/files.ts")).toMatchObject({ code: 0 });
+    expect(readFileSync(join(dir, "gen/deep/files.ts"), "utf8")).toContain('export { functions } from "../../src/functions/index";');
     // A config the kind refuses, and a project without the kind: each named.
     writeFileSync(join(dir, "workers/tally-user.worker"), TALLY.replace("start: 2", "start: two"));
     const refused = await edgework(dir, "check");

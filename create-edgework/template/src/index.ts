@@ -1,8 +1,9 @@
-// The Worker: edgework's app over the catalog `edgework build` bundles from workers/
-// (and the names of wrangler.toml's [vars], the only values a run may show).
+// The Worker: edgework's app over what `edgework build` generates from workers/ (the
+// catalog), wrangler.toml's [vars] (the only values a run may show) and, once you add
+// them, src/functions/index.ts and src/toolsets/index.ts.
 import { createApp } from "edgework";
-import { files, wranglerVars } from "./edgework.generated";
+import { files, functions, toolsets, wranglerVars } from "./edgework.generated";
 
-export default createApp({ files, wranglerVars });
+export default createApp({ files, functions, toolsets, wranglerVars });
 // The Durable Object classes wrangler.toml binds.
 export { DeliveryLedgerDO, EndedSessionDO, GlobalToolsetsDO, RunDO, RunIndexDO, WaitIndexDO } from "edgework";
