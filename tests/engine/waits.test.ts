@@ -118,4 +118,27 @@ describe("a question to a person pauses the run as `waiting`: it ends by itself,
     expect(second).toMatchObject({ status: "waiting", pending: [], waits: [{ kind: "sleep" }] });
     if (second.status === "waiting") expect(waitingFor(second)).toEqual([{ kind: "sleep" }]);
   });
+
+  it("deciders.ask from code is read as a worker file's: normalized, bounded, a bad entry named", async () => {
+    const askWith = (ask: unknown) =>
+      defineFunction({
+        name: "picky",
+        description: "asks someone named",
+        input: z.strictObject({}),
+        run: (_input, ctx) => ctx.askHuman({ question: "ok?", deciders: { ask: ask as string[] } }),
+      });
+    const { executeRun } = await import("../../src/engine");
+    const run = (ask: unknown) =>
+      executeRun(harness({}, { functions: [askWith(ask)] }).config, new MemoryJournalStore(), { runId: "r", worker: "picky", input: {} });
+
+    const paused = await run([" Lead@Example.COM ", "*@Ops.Example.com", "API"]);
+    expect(paused).toMatchObject({ status: "waiting", pending: [{ kind: "question", deciders: { ask: ["lead@example.com", "*@ops.example.com", "api"] } }] });
+    for (const [ask, message] of [
+      [["lead@example.com", "*@com"], "askHuman: deciders.ask[1]:"],
+      [["not an address"], "askHuman: deciders.ask[0]:"],
+      [Array(21).fill("a@example.com"), "deciders.ask has 21 entries; at most 20"],
+      ["lead@example.com", "deciders.ask must be a list"],
+    ] as const)
+      expect(await run(ask)).toMatchObject({ status: "failed", error: { message: expect.stringContaining(message) } });
+  });
 });

@@ -3,7 +3,7 @@ import type { Journal } from "../journal/journal";
 import type { CallFrame } from "../types/callable";
 import type { HumanAnswer, HumanQuestion } from "../types/deciders";
 import { askApproval, type ApprovalHost } from "./ask-approval";
-import { normalizeAddress } from "./deciders";
+import { MAX_DECIDERS, normalizeAddress, readDeciderEntry } from "./deciders";
 
 /** The pseudo-tool a question appears as, where approvals list tools (pages, inbox, API). */
 export const QUESTION_TOOL = "ask_human";
@@ -30,6 +30,7 @@ export async function askHuman(
   if (question.length > MAX_QUESTION_CHARS) throw new ToolError(`askHuman: the question is ${question.length} characters; at most ${MAX_QUESTION_CHARS}`);
   const to = q.to === undefined ? undefined : normalizeAddress(q.to);
   if (to === null) throw new ToolError("askHuman: `to` is not a plain ASCII email address");
+  const ask = q.deciders?.ask === undefined ? undefined : askList(q.deciders.ask);
   const decision = await askApproval({
     journal: run.journal,
     host: run.approvals,
@@ -42,11 +43,22 @@ export async function askHuman(
       description: question,
       notify: to ?? frame.worker.notify,
       // Who started the run may answer its questions (the rule against the initiator is about approving one's own calls).
-      deciders: { ...q.deciders, allowInitiator: true },
+      deciders: { ...(ask ? { ask } : {}), allowInitiator: true },
     },
     decideWithoutAsking: () => undefined,
   });
   if (decision.approved && typeof decision.answer === "string") return { answered: true, answer: decision.answer, by: decision.decider ?? null };
   // Only a person answers and nobody rejects: anything else is an expiry.
   return { answered: false, reason: "nobody answered before the question expired" };
+}
+
+/** `deciders.ask` as a worker file's is read: each entry normalized (`Lead@Example.com` names lead@example.com), bounded, a bad one named. */
+function askList(entries: unknown): string[] {
+  if (!Array.isArray(entries)) throw new ToolError("askHuman: deciders.ask must be a list of addresses, *@domain or api");
+  if (entries.length > MAX_DECIDERS) throw new ToolError(`askHuman: deciders.ask has ${entries.length} entries; at most ${MAX_DECIDERS}`);
+  return entries.map((e, i) => {
+    const read = typeof e === "string" ? readDeciderEntry(e) : { problem: "not a string" };
+    if ("problem" in read) throw new ToolError(`askHuman: deciders.ask[${i}]: ${read.problem}`);
+    return read.entry;
+  });
 }
