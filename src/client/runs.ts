@@ -121,6 +121,11 @@ export class Runs {
     return this.transport.json({ method: "GET", path: `${runPath(id)}/journal`, query }, options);
   }
 
+  /** `GET /runs/:id/eval-case`: the run as an eval suite of one case, YAML to commit under `evals/` (docs/evals.md). */
+  evalCase(id: string, options?: RequestOptions): Promise<string> {
+    return this.transport.text({ method: "GET", path: `${runPath(id)}/eval-case` }, options);
+  }
+
   /**
    * `POST /runs/:id/fork`: a new run that replays this run's steps before `at` and runs
    * on from there. Never retried (each fork is a new run, and the route takes no

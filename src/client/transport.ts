@@ -39,6 +39,11 @@ export class Transport {
     return this.send(req, options, async (res) => (await res.json()) as T);
   }
 
+  /** The text answer of a request (YAML, say). */
+  text(req: ApiRequest, options: RequestOptions = {}): Promise<string> {
+    return this.send(req, options, (res) => res.text());
+  }
+
   /**
    * A response whose body the caller reads (an event stream): the time limit
    * ends once the headers arrive; the reader races its reads against its own signal.

@@ -165,4 +165,13 @@ describe("edgework/client: a run's journal and forks", () => {
     expect(await waitDriven(forked.id, ["succeeded"])).toMatchObject({ output: "second", forked_from: { run: id, at: "client-fork/turn:1/model" } });
     expect(await client.runs.fork(id, { at: "client-fork/turn:2/model" }).catch((e: unknown) => e)).toBeInstanceOf(BadRequestError);
   });
+
+  it("evalCase is the run as an evals/ suite, YAML text; an unknown run → NotFoundError", async () => {
+    await script("client-fork", [{ text: "first" }]);
+    const { id } = await client.runs.start({ worker: "client-fork", input: "go" });
+    await waitDriven(id, ["succeeded"]);
+    const yaml = await client.runs.evalCase(id);
+    expect(yaml).toMatch(new RegExp(`^# From run ${id} \\(succeeded\\)[\\s\\S]*\\nworker: client-fork\\n`));
+    expect(await client.runs.evalCase("no-such-run").catch((e: unknown) => e)).toBeInstanceOf(NotFoundError);
+  });
 });
