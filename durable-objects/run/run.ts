@@ -20,6 +20,7 @@ import {
   TERMINAL,
   type Answer,
   type DecisionRequest,
+  type EmailReply,
   type ReplyRequest,
   type EventDelivery,
   type EventOutcome,
@@ -27,6 +28,7 @@ import {
   type RunEvent,
   type RunStatusName,
   type RunView,
+  type SentMessage,
   type StartRun,
 } from "../../src/runs/types";
 import { dispatchMode, engineConfig } from "../engine-config";
@@ -36,11 +38,13 @@ import type { RunRow } from "../rows";
 import { keyGrammarOf, migrateRun, RUN_CURRENT } from "../schema";
 import { parse, Sql } from "../sql";
 import { SqliteStateBackend } from "../sqlite-state";
+import { RunAnswerMail } from "./answer-mail";
 import { approvalTtlMs, RunApprovals } from "./approvals";
 import { RunCatalog } from "./catalog";
 import { RunControls } from "./controls";
 import { RunConversation } from "./conversation";
 import { DeltaBuffer } from "./deltas";
+import { continueByEmail } from "./email-reply";
 import { RunFork } from "./fork";
 import type { RunHost } from "./host";
 import { RunIndexSync } from "./index-sync";
@@ -85,6 +89,8 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private readonly mail: RunMail;
   private readonly controls: RunControls;
   private readonly conversation: RunConversation;
+  /** A conversation by mail: the answers mailed back (answer-mail.ts). */
+  private readonly answers: RunAnswerMail;
   private readonly reader: RunReader;
   private readonly forks: RunFork;
   /** Model text as it streams, for watchers of the run page (memory only). */
@@ -129,6 +135,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       cancelled: (run) => this.tracing.cancelled(run, this.keyGrammar, this.otelVars()),
     });
     this.conversation = new RunConversation(host, { journal: this.journal, pinned: this.pinned });
+    this.answers = new RunAnswerMail(host, this.conversation);
     const { journal, pinned, versions, approvals, waits, conversation } = this;
     this.reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation });
     this.forks = new RunFork(host, { pinned: this.pinned, start: (req, pinned) => this.controls.start(req, pinned) });
@@ -161,9 +168,14 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return this.controls.deliverEvent(ev, buffer);
   }
 
-  /** `POST /runs/:id/messages`: the next message of a finished run's conversation (conversation.ts). */
-  async sendMessage(text: string): Promise<Answer<{ status: RunStatusName; message: number }>> {
-    return this.conversation.send(text);
+  /** `POST /runs/:id/messages`: the next message of a finished run's conversation (conversation.ts); `id`: the same id again adds none. */
+  async sendMessage(text: string, id?: string): Promise<Answer<SentMessage>> {
+    return this.conversation.send(text, { id });
+  }
+
+  /** A reply to one of the run's answer mails: `mac` from our Message-ID it names (email-reply.ts). */
+  async continueByEmail(mac: string, reply: EmailReply): Promise<Answer<SentMessage>> {
+    return continueByEmail(this.host(), this.conversation, mac, reply);
   }
 
   async status(): Promise<RunView | null> {
@@ -240,6 +252,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     const run = this.row();
     if (!run) return;
     await this.index.flush();
+    await this.answers.sendDue();
     if (TERMINAL.includes(run.status)) return this.finishRetention();
     if (PAUSED.includes(run.status) && (await this.stillPaused(run))) return;
     await this.activate(run, info?.retryCount ?? 0);
@@ -365,9 +378,10 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** Records what the activation came to, and arms the run's next alarm: the pause's, or retention's. */
   private async settle(outcome: RunOutcome): Promise<void> {
     if (this.row()?.status !== "running") return; // cancelled while this activation ran
-    this.record.outcome(outcome);
-    if (isPaused(outcome)) await this.armPause(outcome);
-    else await this.setAlarm(deletionDue(this.env, this.row()!.updated_at)); // retention: the ended run's one alarm
+    this.record.outcome(outcome, () => this.answers.plan(outcome));
+    if (isPaused(outcome)) return this.armPause(outcome);
+    await this.answers.sendDue();
+    await this.setAlarm(deletionDue(this.env, this.row()!.updated_at)); // retention: the ended run's one alarm
   }
 
   /**
@@ -446,9 +460,9 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     await this.setAlarm(Date.now());
   }
 
-  /** Every alarm goes through here (brought forward to a pending index retry). */
+  /** Every alarm goes through here (brought forward to a pending index retry or answer mail). */
   protected async setAlarm(at: number): Promise<void> {
-    await this.ctx.storage.setAlarm(this.index.clamp(at));
+    await this.ctx.storage.setAlarm(this.answers.clamp(this.index.clamp(at)));
   }
 
   // ——— The run's row, and the collaborators' host ———
