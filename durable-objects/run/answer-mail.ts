@@ -51,7 +51,10 @@ export class RunAnswerMail {
     const later = this.conversation.steps(run.worker).at(-1);
     if (later && !later.email) return;
     const missing = missingAnswerMail(this.host.env);
-    if (missing.length) return warnOnce(`answers to email conversations are not mailed (missing ${missing.join(", ")})`);
+    if (missing.length) {
+      warnOnce(`answers to email conversations are not mailed (missing ${missing.join(", ")})`);
+      return;
+    }
     makeOnFirstUse(this.host.sql, "answer_mail");
     this.made = true;
     this.host.sql.run`INSERT INTO answer_mail (n, due_at) VALUES (${later?.n ?? 1}, ${this.host.now()}) ON CONFLICT DO NOTHING`;
