@@ -36,11 +36,8 @@ export interface MessageStep extends RecordedMessage {
   email?: { message_id: string | null };
 }
 
-/** Where a message comes from: `id` (bounded by the caller) makes a redelivery one message; `email`: a reply by mail. */
-export interface MessageOrigin {
-  id?: string;
-  email?: { message_id: string | null };
-}
+/** Where a message comes from: `id` (as its sender gave it) makes a redelivery one message; `email`: a reply by mail. */
+export type MessageOrigin = { id?: string } & Pick<MessageStep, "email">;
 
 /** Why a message is refused. */
 type Refusal = Extract<Answer, { ok: false }>;

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MAX_REFERENCES, threadReferences } from "../../src/email/answer-mail";
 import { mailer, type OutgoingMail } from "../../src/email/mailer";
 import { MAX_MESSAGE_CHARS } from "../../src/engine/run/conversation";
+import { conversationMessageId } from "../../src/tokens/conversation-id";
 import { objectReference, parseObjectReference } from "../../src/tokens/reply-reference";
 import { runIdFor } from "../../src/triggers/delivery";
 import { modelRequests, script, settle, stub } from "../durable-objects/helpers";
@@ -38,10 +39,9 @@ const runIdOf = (from: string, messageId: string) => runIdFor("chat-mail", `mess
 const runObjects = async () => (await listDurableObjectIds(env.RUNS)).length;
 const userTexts = async (id: string) => (await stub(id).status())!.messages.filter((m) => m.role === "user").map((m) => m.text);
 
-/** The answer mails sent to `to`, parsed, with their header names. */
+/** The answer mails sent to `to`, parsed. */
 async function answersTo(to: string) {
-  const mine = sent.filter((m) => m.to === to);
-  return Promise.all(mine.map(async (m) => ({ mail: m, parsed: await parseMail(m), headers: (await parseMail(m)).headers.map((h) => h.key) })));
+  return Promise.all(sent.filter((m) => m.to === to).map(async (m) => ({ mail: m, parsed: await parseMail(m) })));
 }
 
 /** A conversation started by `from`'s first mail, answered once: the run's id and our first answer's Message-ID. */
@@ -164,6 +164,20 @@ describe("a support conversation by email (trigger reply: true)", () => {
     );
     expect(rejects).toEqual(["only the address that started this conversation can reply to it"]);
     expect(await userTexts(a.id)).toHaveLength(1);
+  });
+
+  it("a run that failed mails no answer, and a reply naming its thread is refused with the reason", async () => {
+    const call = { tool_calls: [{ name: "no_such_tool", arguments: {} }] };
+    await script("mail-chat", [call, call, call]);
+    const first = "<failed-1@example.com>";
+    expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "F", text: "hi", messageId: first }))).toEqual([]);
+    const id = await runIdOf(ANN, first);
+    expect(await settle(id)).toMatchObject({ status: "failed" });
+    expect(sent.filter((m) => m.to === ANN && m.raw.includes(first))).toHaveLength(0);
+    // The id its answer would have had (minted as the app would: the test knows the secret).
+    const ours = (await conversationMessageId(env.RUNS.idFromName(id).toString(), 1, "example.com", env.APPROVAL_SECRET!))!;
+    const rejects = await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: F", text: "well?", messageId: "<failed-2@example.com>", inReplyTo: ours }));
+    expect(rejects).toEqual([expect.stringContaining("the run failed")]);
   });
 
   it("the same reply delivered twice adds one message; a second reply while the run answers is refused", async () => {
