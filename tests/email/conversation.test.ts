@@ -1,4 +1,4 @@
-import { listDurableObjectIds, runDurableObjectAlarm } from "cloudflare:test";
+import { listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { createMimeMessage } from "mimetext/browser";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -246,6 +246,26 @@ describe("a support conversation by email (trigger reply: true)", () => {
     expect(parsed.subject).not.toMatch(/[\r\n]/);
     expect(parsed.subject).toMatch(/^Re: Hi +Bcc: evil@evil\.test +X-Injected: 1$/);
     expect(parsed.inReplyTo ?? "").not.toMatch(/\s/);
+  });
+
+  it("without the send binding or APPROVAL_SECRET no answer is mailed, a warning once, and the conversation goes on", async () => {
+    const a = await started("nomail", ["a1", "a2", "a3"]);
+    // This object's outbox sees a deployment without mail (its host's env; the app's secret still checks replies).
+    await runInDurableObject(stub(a.id), (instance) => {
+      const answers = (instance as unknown as { answers: { host: { env: Env } } }).answers;
+      answers.host = { ...answers.host, env: { ...answers.host.env, APPROVAL_EMAIL: undefined as never } };
+    });
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const before = sent.length;
+    for (const n of [2, 3]) {
+      expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: x", text: `m${n}`, messageId: `<nomail-${n}@example.com>`, inReplyTo: a.ours }))).toEqual(
+        [],
+      );
+      expect(await settle(a.id)).toMatchObject({ status: "succeeded", output: `a${n}` });
+    }
+    expect(sent.length).toBe(before);
+    const warnings = warn.mock.calls.map((c) => String(c[0])).filter((m) => m.includes("answers to email conversations are not mailed"));
+    expect(warnings).toEqual(["edgework: answers to email conversations are not mailed (missing the APPROVAL_EMAIL send_email binding)"]);
   });
 
   it("a send the binding refuses is retried by the run's alarm, and sent once", async () => {
