@@ -251,7 +251,7 @@ describe("a support conversation by email (trigger reply: true)", () => {
   it("without the send binding or APPROVAL_SECRET no answer is mailed, a warning once, and the conversation goes on", async () => {
     const a = await started("nomail", ["a1", "a2", "a3"]);
     // This object's outbox sees a deployment without mail (its host's env; the app's secret still checks replies).
-    await runInDurableObject(stub(a.id), (instance) => {
+    await runInDurableObject(env.RUNS.getByName(a.id), (instance) => {
       const answers = (instance as unknown as { answers: { host: { env: Env } } }).answers;
       answers.host = { ...answers.host, env: { ...answers.host.env, APPROVAL_EMAIL: undefined as never } };
     });
