@@ -8,6 +8,7 @@
  * `env` (APPROVAL_SECRET) and `row`.
  */
 
+import { normalizeAddress } from "../../src/engine";
 import type { Answer, EmailReply, SentMessage } from "../../src/runs/types";
 import { sameSecret } from "../../src/security/constant-time";
 import { conversationMac } from "../../src/tokens/conversation-id";
@@ -30,7 +31,7 @@ export async function continueByEmail(
   if (!run) return { ok: false, status: 404, error: "the conversation this reply belongs to has ended and was deleted; write a new message" };
   const thread = emailThread(parse(run.trigger));
   if (!thread) return { ok: false, status: 409, error: "this conversation does not take replies by email" };
-  if (typeof reply.from !== "string" || reply.from.trim().toLowerCase() !== thread.from.toLowerCase())
+  if (typeof reply.from !== "string" || normalizeAddress(reply.from) !== thread.from)
     return { ok: false, status: 403, error: "only the address that started this conversation can reply to it" };
   if (typeof reply.text !== "string" || !reply.text.trim()) return { ok: false, status: 400, error: "the reply has no text above the quoted message" };
   return conversation.send(reply.text, { id: reply.deliveryId, email: { message_id: reply.messageId } });

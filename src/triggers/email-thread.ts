@@ -1,3 +1,4 @@
+import { normalizeAddress } from "../engine";
 import type { EmailInput } from "./email-input";
 import type { EmailTrigger } from "./triggers-file";
 
@@ -17,7 +18,7 @@ export const emailTriggerRecord = (t: EmailTrigger, input: EmailInput) => ({
 
 /** A conversing run's trigger record, read back. */
 export interface EmailThread {
-  /** The sender who started it: the answers go to them, and only their replies continue it. */
+  /** The sender who started it (normalized): the answers go to them, and only their replies continue it. */
   from: string;
   /** The trigger's address. */
   to: string;
@@ -26,13 +27,19 @@ export interface EmailThread {
   message_id: string | null;
 }
 
-/** The thread of a run started by a `reply: true` email trigger; null for any other run. */
+/**
+ * The thread of a run started by a `reply: true` email trigger; null for any other run,
+ * and for addresses that do not normalize (they go into headers: nothing but a plain address).
+ */
 export function emailThread(trigger: unknown): EmailThread | null {
   const t = (trigger ?? {}) as Record<string, unknown>;
   if (t.kind !== "email" || t.reply !== true || typeof t.from !== "string" || typeof t.to !== "string") return null;
+  const from = normalizeAddress(t.from);
+  const to = normalizeAddress(t.to);
+  if (!from || !to) return null;
   return {
-    from: t.from,
-    to: t.to,
+    from,
+    to,
     subject: typeof t.subject === "string" ? t.subject : "",
     message_id: typeof t.message_id === "string" ? t.message_id : null,
   };
