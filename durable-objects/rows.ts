@@ -134,3 +134,11 @@ export interface InboxRow {
   state: "taken" | "buffered" | "dropped";
   at: number;
 }
+
+/** `answer_mail`: one answer mailed back to a conversation's sender (run/answer-mail.ts). */
+export interface AnswerMailRow {
+  n: number;
+  due_at: number;
+  sent_at: number | null;
+  attempts: number;
+}

@@ -79,8 +79,16 @@ const INBOX = `CREATE TABLE IF NOT EXISTS inbox (
   id TEXT PRIMARY KEY, name TEXT NOT NULL, correlation TEXT, payload TEXT NOT NULL, state TEXT NOT NULL, at INTEGER NOT NULL
 ) WITHOUT ROWID`;
 
+/**
+ * The answers a run mails back to the sender who started it (an email trigger with
+ * `reply: true`; run/answer-mail.ts), by answer number. `sent_at` is claimed before
+ * sending (never twice); a send the binding refused is put back with a later `due_at`,
+ * at most `attempts` times. Made on first use: only a run that mails an answer pays.
+ */
+const ANSWER_MAIL = `CREATE TABLE IF NOT EXISTS answer_mail (n INTEGER PRIMARY KEY, due_at INTEGER NOT NULL, sent_at INTEGER, attempts INTEGER NOT NULL DEFAULT 0)`;
+
 /** The run's tables made on first use, not by `migrateRun`. */
-const ON_FIRST_USE = { model_dispatch: MODEL_DISPATCH, waits: WAITS, inbox: INBOX } as const;
+const ON_FIRST_USE = { model_dispatch: MODEL_DISPATCH, waits: WAITS, inbox: INBOX, answer_mail: ANSWER_MAIL } as const;
 
 /** Makes a table of ON_FIRST_USE unless this object has it (no rows written then). */
 export const makeOnFirstUse = (sql: Sql, table: keyof typeof ON_FIRST_USE) => sql.script(ON_FIRST_USE[table]);

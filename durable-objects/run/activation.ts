@@ -16,6 +16,7 @@ import type { ModelDispatch } from "../model-dispatch";
 import type { RunRow } from "../rows";
 import { parse } from "../sql";
 import type { SqliteStateBackend } from "../sqlite-state";
+import type { RunAnswerMail } from "./answer-mail";
 import { approvalTtlMs, type RunApprovals } from "./approvals";
 import type { RunCatalog } from "./catalog";
 import type { DeltaBuffer } from "./deltas";
@@ -55,6 +56,8 @@ export interface ActivationParts {
   waits: RunWaits;
   mail: RunMail;
   pause: RunPause;
+  /** Answers mailed back (a conversation by email): planned with the success, sent after it. */
+  answers: Pick<RunAnswerMail, "plan" | "sendDue">;
   dispatch: ModelDispatch;
   deltas: DeltaBuffer;
   tracing: RunTracing;
@@ -165,9 +168,11 @@ export class RunActivation {
   /** Records what the activation came to, and arms the run's next alarm: the pause's, or retention's. */
   private async settle(outcome: RunOutcome): Promise<void> {
     if (this.host.row()?.status !== "running") return; // cancelled while this activation ran
-    this.parts.record.outcome(outcome);
-    if (isPaused(outcome)) await this.parts.pause.arm(outcome);
-    else await this.host.setAlarm(deletionDue(this.host.env, this.host.row()!.updated_at)); // retention: the ended run's one alarm
+    const { record, pause, answers } = this.parts;
+    record.outcome(outcome, () => answers.plan(outcome));
+    if (isPaused(outcome)) return pause.arm(outcome);
+    await answers.sendDue();
+    await this.host.setAlarm(deletionDue(this.host.env, this.host.row()!.updated_at)); // retention: the ended run's one alarm
   }
 
   /** Re-arms the alarm with backoff (30 s doubling, at most an hour) after a transient failure (one row: the event counts retries). */

@@ -3,29 +3,41 @@
  * another user message. The message is a journal step (`messageKey` in keys.ts, read by
  * the engine's loop after each final answer), so the run replays its whole history and
  * answers it as a new turn. One message at a time: only a run that succeeded takes one,
- * and taking it sets the run running again. Owns no table: writes the message step and
- * the `run_running` event, reads `journal` and `events`. Needs from its host: `ctx`
- * (transactions), the SQL, `row`, `event`, `wakeSoon`.
+ * and taking it sets the run running again. A message may carry an id (an API caller's,
+ * an emailed reply's delivery): its hash is kept on the step, and the same id again adds
+ * nothing. Owns no table: writes the message step and the `run_running` event, reads
+ * `journal` and `events`. Needs from its host: `ctx` (transactions), the SQL, `row`,
+ * `event`, `wakeSoon`.
  */
 
+import { sha256Hex } from "../../src/engine/ids";
 import { messageKey, parseKey } from "../../src/engine/journal/keys";
-import type { RecordedMessage } from "../../src/engine/run/conversation";
-import { TERMINAL, type Answer, type ConversationMessage, type RunStatusName } from "../../src/runs/types";
+import { MAX_MESSAGE_CHARS, type RecordedMessage } from "../../src/engine/run/conversation";
+import { TERMINAL, type Answer, type ConversationMessage, type RunStatusName, type SentMessage } from "../../src/runs/types";
 import type { CountRow, EventRow } from "../rows";
 import { parse } from "../sql";
 import type { LoggedJournalStore } from "./log";
 import type { RunCatalog } from "./catalog";
 import type { RunHost } from "./host";
 
+export { MAX_MESSAGE_CHARS };
+
 /** Messages a run takes after its input. */
 export const MAX_MESSAGES = 50;
-/** Characters of one message. */
-export const MAX_MESSAGE_CHARS = 16_000;
 /**
  * Bytes the run's journal may hold when a message arrives: the root worker sends its
  * whole history to the model each turn, and 2 MB of it is past any model's context.
  */
 export const MAX_HISTORY_BYTES = 2_000_000;
+
+/** A message step as the host records it: the engine reads `text`; `id`: the hash of its sender's id; `email`: it came as a reply by mail. */
+export interface MessageStep extends RecordedMessage {
+  id?: string;
+  email?: { message_id: string | null };
+}
+
+/** Where a message comes from: `id` (as its sender gave it) makes a redelivery one message; `email`: a reply by mail. */
+export type MessageOrigin = { id?: string } & Pick<MessageStep, "email">;
 
 /** Why a message is refused. */
 type Refusal = Extract<Answer, { ok: false }>;
@@ -38,23 +50,37 @@ export class RunConversation {
     private readonly parts: { journal: LoggedJournalStore; pinned: RunCatalog },
   ) {}
 
-  /** Records `text` as the conversation's next message and wakes the run to answer it. */
-  async send(text: unknown): Promise<Answer<{ status: RunStatusName; message: number }>> {
+  /** Records `text` as the conversation's next message and wakes the run to answer it; a message whose id was taken before changes nothing. */
+  async send(text: unknown, origin: MessageOrigin = {}): Promise<Answer<SentMessage>> {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
+    // Hashed with where it came from: an API caller's id never matches a mail's, and any id fits the step.
+    const id = origin.id === undefined ? undefined : await sha256Hex(`${origin.email ? "email" : "api"}\n${origin.id}`);
+    const taken = id === undefined ? undefined : this.steps(run.worker).find((m) => m.id === id);
+    if (taken) return { ok: true, status: run.status, message: taken.n, duplicate: true };
     const refused = this.refusal(run.status, run.worker) ?? textProblem(text);
     if (refused) return refused;
     const n = this.sent(run.worker) + 2;
     if (n - 1 > MAX_MESSAGES) return { ok: false, status: 409, error: `the run took ${MAX_MESSAGES} messages, its most; start a new run` };
     const bytes = this.host.sql.one<CountRow>`SELECT coalesce(sum(length(CAST(value AS BLOB))), 0) AS n FROM journal`!.n;
     if (bytes > MAX_HISTORY_BYTES) return { ok: false, status: 413, error: `the run's history is ${bytes} bytes, over ${MAX_HISTORY_BYTES}: start a new run` };
-    const message: RecordedMessage = { text: text as string, at: Date.now() };
+    const message: MessageStep = { text: text as string, at: Date.now(), ...(id ? { id } : {}), ...(origin.email ? { email: origin.email } : {}) };
     this.host.ctx.storage.transactionSync(() => {
       this.parts.journal.put(messageKey(run.worker, n), message);
       this.host.event("run_running", { message: n });
     });
     await this.host.wakeSoon();
     return { ok: true, status: "running", message: n };
+  }
+
+  /** The message steps after the input, in order, each with its number (2 for the first). */
+  steps(worker: string): Array<MessageStep & { n: number }> {
+    return this.host.sql.all<{ key: string; value: string }>`SELECT key, value FROM journal WHERE key LIKE ${`${worker}/message:%`} ORDER BY seq`.flatMap(
+      ({ key, value }) => {
+        const k = parseKey(key);
+        return k.kind === "message" && k.frame === worker ? [{ ...parse<MessageStep>(value), n: k.n }] : [];
+      },
+    );
   }
 
   /**
@@ -101,7 +127,8 @@ function textProblem(text: unknown): Refusal | undefined {
   return undefined;
 }
 
-const answerText = (output: unknown) => (typeof output === "string" ? output : JSON.stringify(output));
+/** An answer as text: the output if it is a string, else its JSON. */
+export const answerText = (output: unknown) => (typeof output === "string" ? output : JSON.stringify(output));
 
 /** The run's input as its first message: the default input's string, else JSON. */
 function inputText(value: unknown): string {

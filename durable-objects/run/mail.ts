@@ -15,11 +15,11 @@ import { parse } from "../sql";
 /** A reminder or escalation that could not be sent is tried again this much later. */
 const FOLLOW_UP_RETRY_MS = 5 * 60_000;
 
-let warned = false;
-/** Once per isolate: a missing email setup is a configuration fact, not news on every approval. */
-function warnOnce(message: string): void {
-  if (warned) return;
-  warned = true;
+const warned = new Set<string>();
+/** Once per isolate and message: a missing email setup is a configuration fact, not news on every approval or answer. */
+export function warnOnce(message: string): void {
+  if (warned.has(message)) return;
+  warned.add(message);
   console.warn(`edgework: ${message}`);
 }
 

@@ -39,11 +39,13 @@ export class RunRecord {
 
   /**
    * Saves an activation's outcome in one row, the event that ends or pauses the run
-   * (run_current reads it from there); a run that ended (not paused) voids its pending approvals in the same transaction.
+   * (run_current reads it from there); a run that ended (not paused) voids its pending approvals in the same transaction,
+   * as `alongside` writes what goes with the outcome (an answer mail planned: answer-mail.ts).
    */
-  outcome(outcome: RunOutcome): void {
+  outcome(outcome: RunOutcome, alongside?: () => void): void {
     const now = Date.now();
     this.host.ctx.storage.transactionSync(() => {
+      alongside?.();
       if (!isPaused(outcome)) this.approvals.voidPending(now);
       const result = outcome.status === "succeeded" ? { output: outcome.output } : outcome.status === "failed" ? { error: outcome.error } : pauseData(outcome);
       this.event(`run_${outcome.status}`, { ...result, usage: outcome.usage });

@@ -19,6 +19,7 @@ import {
   TERMINAL,
   type Answer,
   type DecisionRequest,
+  type EmailReply,
   type ReplyRequest,
   type EventDelivery,
   type EventOutcome,
@@ -26,6 +27,7 @@ import {
   type RunEvent,
   type RunStatusName,
   type RunView,
+  type SentMessage,
   type StartRun,
 } from "../../src/runs/types";
 import { armDispatchLapse, ModelDispatch, recordableAnswer, type ClaimedRequest } from "../model-dispatch";
@@ -34,11 +36,13 @@ import { keyGrammarOf, migrateRun, RUN_CURRENT } from "../schema";
 import { Sql } from "../sql";
 import { SqliteStateBackend } from "../sqlite-state";
 import { RunActivation } from "./activation";
+import { RunAnswerMail } from "./answer-mail";
 import { RunApprovals } from "./approvals";
 import { RunCatalog } from "./catalog";
 import { RunControls } from "./controls";
 import { RunConversation } from "./conversation";
 import { DeltaBuffer } from "./deltas";
+import { continueByEmail } from "./email-reply";
 import { RunFork } from "./fork";
 import type { RunHost } from "./host";
 import { RunIndexSync } from "./index-sync";
@@ -71,6 +75,8 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   private readonly index: RunIndexSync;
   private readonly controls: RunControls;
   private readonly conversation: RunConversation;
+  /** A conversation by mail: the answers mailed back (answer-mail.ts). */
+  private readonly answers: RunAnswerMail;
   private readonly reader: RunReader;
   private readonly forks: RunFork;
   private readonly pause: RunPause;
@@ -104,9 +110,11 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     journal.startedEarlier = (key) => dispatch.handedOffAt(key);
     const tracing = new RunTracing(host);
     const pause = new RunPause(host, { approvals, waits, mail, record }, this.indexRetryMs());
+    const conversation = new RunConversation(host, { journal, pinned });
+    const answers = new RunAnswerMail(host, conversation);
     const activation = new RunActivation(
       host,
-      { states, journal, record, pinned, versions, approvals, waits, mail, pause, dispatch, deltas: this.deltas, tracing },
+      { states, journal, record, pinned, versions, approvals, waits, mail, pause, answers, dispatch, deltas: this.deltas, tracing },
       {
         budgetMs: () => this.activationBudgetMs(),
         otelVars: () => this.otelVars(),
@@ -122,7 +130,6 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       stopActivation: () => activation.stop(),
       cancelled: (run) => tracing.cancelled(run, this.keyGrammar, this.otelVars()),
     });
-    const conversation = new RunConversation(host, { journal, pinned });
     this.index = index;
     this.record = record;
     this.dispatch = dispatch;
@@ -130,6 +137,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.activation = activation;
     this.controls = controls;
     this.conversation = conversation;
+    this.answers = answers;
     this.reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation });
     this.forks = new RunFork(host, { pinned, start: (req, p) => controls.start(req, p) });
     void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, dispatch));
@@ -161,9 +169,14 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return this.controls.deliverEvent(ev, buffer);
   }
 
-  /** `POST /runs/:id/messages`: the next message of a finished run's conversation (conversation.ts). */
-  async sendMessage(text: string): Promise<Answer<{ status: RunStatusName; message: number }>> {
-    return this.conversation.send(text);
+  /** `POST /runs/:id/messages`: the next message of a finished run's conversation (conversation.ts); `id`: the same id again adds none. */
+  async sendMessage(text: string, id?: string): Promise<Answer<SentMessage>> {
+    return this.conversation.send(text, { id });
+  }
+
+  /** A reply to one of the run's answer mails: `mac` from our Message-ID it names (email-reply.ts). */
+  async continueByEmail(mac: string, reply: EmailReply): Promise<Answer<SentMessage>> {
+    return continueByEmail(this.host(), this.conversation, mac, reply);
   }
 
   async status(): Promise<RunView | null> {
@@ -240,6 +253,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     const run = this.row();
     if (!run) return;
     await this.index.flush();
+    await this.answers.sendDue();
     if (TERMINAL.includes(run.status)) return this.finishRetention();
     if (PAUSED.includes(run.status) && (await this.pause.stillPaused(run))) return;
     await this.activation.run(run, info?.retryCount ?? 0);
@@ -283,9 +297,9 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     await this.setAlarm(Date.now());
   }
 
-  /** Every alarm goes through here (brought forward to a pending index retry). */
+  /** Every alarm goes through here (brought forward to a pending index retry or answer mail). */
   protected async setAlarm(at: number): Promise<void> {
-    await this.ctx.storage.setAlarm(this.index.clamp(at));
+    await this.ctx.storage.setAlarm(this.answers.clamp(this.index.clamp(at)));
   }
 
   // ——— The run's row, and the collaborators' host ———

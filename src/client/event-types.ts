@@ -36,6 +36,9 @@ export type RunEvent =
   | TypedEvent<"approval_decided", { path: string; approved: boolean; by: string; decider?: Decider; note: string | null }>
   | TypedEvent<"approval_emailed" | "approval_reminder_emailed" | "approval_escalation_emailed", { approval_id: string; to: string }>
   | TypedEvent<"approval_email_failed", { approval_id: string; kind: string; to: string; error: string }>
+  /** An email trigger with `reply: true`: the answer to message `message` was mailed back, or a send failed (`retry`: it is tried again). */
+  | TypedEvent<"answer_emailed", { message: number; to: string }>
+  | TypedEvent<"answer_email_failed", { message: number; error: string; retry: boolean }>
   | TypedEvent<"event_dropped", { id: string; name: string; reason: string }>
   | TypedEvent<"step", { key: string }>
   | { id: null; type: "model_delta"; data: { stream: number; text: string } }
@@ -65,6 +68,8 @@ const KNOWN = new Set<string>([
   "approval_reminder_emailed",
   "approval_escalation_emailed",
   "approval_email_failed",
+  "answer_emailed",
+  "answer_email_failed",
   "event_dropped",
   "step",
   "model_delta",

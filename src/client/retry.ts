@@ -25,8 +25,8 @@ export function retryAfterMs(headers: Headers | undefined, now = Date.now()): nu
  * no response (network, timeout), 429 and 5xx; never another 4xx. The requests sent
  * through here may be sent twice: reads, cancel, decide and answer (a repeat is refused
  * with a 409), starting a run (its Idempotency-Key names the run the first started) and
- * events (their id). `runs.fork` and `runs.sendMessage` pass `maxRetries: 0` (runs.ts):
- * a repeat of either could act twice.
+ * events (their id). `runs.fork` and `runs.sendMessage` without a message id pass
+ * `maxRetries: 0` (runs.ts): a repeat of either could act twice.
  */
 export function retryDelayMs(error: EdgeworkError, attempt: number, maxRetries: number): number | null {
   if (attempt >= maxRetries) return null;

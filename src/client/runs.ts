@@ -103,12 +103,19 @@ export class Runs {
 
   /**
    * `POST /runs/:id/messages`: the next message of a succeeded run's conversation; its
-   * root worker answers it with its whole history (`wait` for the answer). Not retried
-   * unless `options.maxRetries` says so: a repeat after a lost response could reach the run
-   * once it answered, as a second message. While it answers → ConflictError.
+   * root worker answers it with its whole history (`wait` for the answer). Without an
+   * `options.id` it is not retried unless `options.maxRetries` says so: a repeat after a
+   * lost response could reach the run once it answered, as a second message. With one, a
+   * repeat is the same message (`duplicate: true`), so it is retried as other requests are.
+   * While it answers → ConflictError.
    */
-  sendMessage(id: string, text: string, options?: RequestOptions): Promise<SentMessage> {
-    return this.transport.json({ method: "POST", path: `${runPath(id)}/messages`, body: { text } }, { ...options, maxRetries: options?.maxRetries ?? 0 });
+  sendMessage(id: string, text: string, options?: RequestOptions & { id?: string }): Promise<SentMessage> {
+    const { id: messageId, ...request } = options ?? {};
+    const body = messageId === undefined ? { text } : { text, id: messageId };
+    return this.transport.json(
+      { method: "POST", path: `${runPath(id)}/messages`, body },
+      { ...request, maxRetries: request.maxRetries ?? (messageId === undefined ? 0 : undefined) },
+    );
   }
 
   /** `POST /runs/:id/resume`: re-arms a run that lost its wake-up; ConflictError says why not. */

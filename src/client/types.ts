@@ -180,8 +180,11 @@ export interface Run {
 /** `POST /runs/:id/messages`: the run answers message number `message` (the input is 1). */
 export interface SentMessage {
   id: string;
-  status: "running";
+  /** `running`; for a message whose `id` the run took before, the run's status as it is. */
+  status: RunStatus;
   message: number;
+  /** The run took a message with this `id` before: nothing new. */
+  duplicate?: true;
 }
 
 /** `GET /runs/:id`'s `timeline`: the run page's waterfall. */

@@ -1,8 +1,9 @@
 import PostalMime from "postal-mime";
 import type { RunRpc } from "../runs";
-import { parseReplyReference } from "../tokens/reply-reference";
+import { parseObjectReference } from "../tokens/reply-reference";
 import { readBounded } from "../http/read-body";
 import { MAX_ANSWER_CHARS } from "../engine/approvals/ask-human";
+import { domainOf } from "../triggers/email-thread";
 
 /** A reply is a line of text; anything near this is not a reply to decide on (and its size is SMTP's problem, not ours). */
 export const MAX_REPLY_BYTES = 256 * 1024;
@@ -13,7 +14,7 @@ const MAX_SCANNED_CHARS = 16 * 1024;
 
 const DECISION = /^(approve|yes|ok|reject|no)\b[\s,.:;!\-–—]*(.*)$/i;
 /** `On Mon, 1 Jan 2026 at 10:00, edgework <…> wrote:` — the quote's attribution line. */
-const ATTRIBUTION = /^on\s[^\n]*wrote:$/i;
+export const ATTRIBUTION = /^on\s[^\n]*wrote:$/i;
 
 export type ReplyDecision = { decision: "approve" | "reject"; note?: string };
 
@@ -58,7 +59,6 @@ export function parseReplyAnswer(text: string): string | null {
   return answer || null;
 }
 
-const domainOf = (address: string) => address.slice(address.lastIndexOf("@") + 1).toLowerCase();
 const localOf = (address: string) => address.slice(0, address.lastIndexOf("@"));
 
 /** Whether a message is addressed to the approval reply domain (only when APPROVAL_REPLY_DOMAIN is set). */
@@ -67,7 +67,7 @@ export function isApprovalReply(message: { to: string }, env: Env): boolean {
 }
 
 /** Auto-replies (out of office, bounces) are dropped silently: bouncing them back could loop. */
-function isAutomatic(headers: Headers): boolean {
+export function isAutomatic(headers: Headers): boolean {
   const auto = headers.get("auto-submitted")?.trim().toLowerCase();
   const precedence = headers.get("precedence")?.trim().toLowerCase();
   return (!!auto && auto !== "no") || precedence === "bulk" || precedence === "auto_reply" || precedence === "junk";
@@ -83,7 +83,7 @@ type Verdict = { accept: true } | { accept: false; reason: string } | { ignore: 
 async function judge(message: ForwardableEmailMessage, env: Env): Promise<Verdict> {
   if (!env.APPROVAL_SECRET) return { accept: false, reason: "approval replies are not enabled on this deployment" };
   if (isAutomatic(message.headers)) return { ignore: "automatic message" };
-  const ref = parseReplyReference(localOf(message.to));
+  const ref = parseObjectReference(localOf(message.to));
   if (!ref) return { accept: false, reason: "this address names no approval; reply to the approval email as it was sent" };
   if (message.rawSize > MAX_REPLY_BYTES)
     return { accept: false, reason: `the reply is too large (over ${MAX_REPLY_BYTES / 1024} KiB); reply with just "yes" or "no" and a short note` };

@@ -1,7 +1,20 @@
 import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, Tombstone } from "./index-types";
 import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "./fork";
 import { sha256Hex } from "../engine/ids";
-import type { Answer, DecisionRequest, EventDelivery, EventOutcome, ModelDelta, ReplyRequest, RunEvent, RunStatusName, RunView, StartRun } from "./types";
+import type {
+  Answer,
+  DecisionRequest,
+  EmailReply,
+  EventDelivery,
+  EventOutcome,
+  ModelDelta,
+  ReplyRequest,
+  RunEvent,
+  RunStatusName,
+  RunView,
+  SentMessage,
+  StartRun,
+} from "./types";
 
 /**
  * What the app asks of one run's Durable Object (durable-objects/run/run.ts implements it).
@@ -21,8 +34,10 @@ export interface RunRpc {
   cancel(): Promise<Answer<{ status: "cancelled" }>>;
   /** A worker this run created, as `.worker` file text. */
   createdWorker(name: string): Promise<Answer<{ text: string }>>;
-  /** The next message of a finished run's conversation (POST /runs/:id/messages). */
-  sendMessage(text: string): Promise<Answer<{ status: RunStatusName; message: number }>>;
+  /** The next message of a finished run's conversation (POST /runs/:id/messages); the same `id` again adds none. */
+  sendMessage(text: string, id?: string): Promise<Answer<SentMessage>>;
+  /** A reply to one of the run's answer mails: `mac` from our Message-ID it names (src/tokens/conversation-id.ts). */
+  continueByEmail(mac: string, reply: EmailReply): Promise<Answer<SentMessage>>;
   /** Re-arms the activation of a run that should be running. */
   resume(): Promise<Answer<{ status: RunStatusName }>>;
   /** The run's journal steps after `seq` (never their values), oldest first, at most `limit`; `next`: the cursor for more. */

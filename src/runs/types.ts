@@ -148,6 +148,21 @@ export interface DecisionRequest {
 }
 
 /** An emailed reply, read both ways: which one counts depends on what it answers (an approval: `decision`; a question: `answer`). */
+/** A message taken into a run's conversation (`POST /runs/:id/messages`, an emailed reply); `duplicate`: its id was taken before, nothing new. */
+export type SentMessage = { status: RunStatusName; message: number; duplicate?: true };
+
+/** The sender's reply to a run's answer mail (src/triggers/email-conversation.ts), for the run to check and take. */
+export interface EmailReply {
+  /** The From address (lowercase), checked against the run's initiator. */
+  from: string;
+  /** The reply's Message-ID if it has one that fits a thread header (the next answer's In-Reply-To). */
+  messageId: string | null;
+  /** What identifies this delivery (sender and Message-ID, else the bytes): a redelivery adds no message. */
+  deliveryId: string;
+  /** The text above the quote, bounded. */
+  text: string;
+}
+
 export interface ReplyRequest {
   /** The decision line, if the reply has one. */
   decision: { decision: "approve" | "reject"; note?: string } | null;

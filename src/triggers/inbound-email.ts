@@ -6,12 +6,19 @@ import { runIdFor } from "./delivery";
 import { addressAllowed } from "./email-address";
 import { emailInput } from "./email-input";
 import { sha256Hex } from "../engine/ids";
+import { isAutomatic } from "../email/reply-approval";
+import { continueConversation, threadReference } from "./email-conversation";
+import { emailTriggerRecord } from "./email-thread";
 import type { EmailTrigger } from "./triggers-file";
 
 /** The part of Cloudflare's ForwardableEmailMessage the trigger uses. */
 export type InboundMessage = Pick<ForwardableEmailMessage, "from" | "to" | "raw" | "rawSize" | "headers" | "setReject">;
 
-export type InboundOutcome = { rejected: string } | { trigger: string; run_id: string; created: boolean };
+export type InboundOutcome =
+  | { rejected: string }
+  | { ignored: string }
+  | { trigger: string; run_id: string; created: boolean }
+  | { trigger: string; message: number; duplicate: boolean };
 
 /**
  * A message arrived through Email Routing: find the trigger by the envelope
@@ -19,7 +26,10 @@ export type InboundOutcome = { rejected: string } | { trigger: string; run_id: s
  * From header, both) and oversized messages before they are read, parse the
  * rest with postal-mime, and start one run per message however often it is
  * delivered. Every refusal is `setReject(reason)`: the sender gets a bounce
- * saying why, and nothing starts.
+ * saying why, and nothing starts. A trigger with `reply: true` mails its runs'
+ * answers back: automatic mail to it is dropped silently (no loop with an
+ * auto-responder), and a reply naming one of our answers continues that run
+ * (email-conversation.ts) instead of starting one.
  */
 export async function receiveEmail(env: Env, message: InboundMessage, triggers: Iterable<EmailTrigger> = emailTriggers().values()): Promise<InboundOutcome> {
   const reject = (reason: string): InboundOutcome => {
@@ -30,6 +40,7 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   const t = [...triggers].find((x) => x.email.to === to);
   if (!t) return reject(`no trigger receives mail for ${to}`);
   if (!addressAllowed(t.email.allow_from, message.from)) return reject(`${t.email.to} does not accept mail from ${message.from}`);
+  if (t.email.reply && isAutomatic(message.headers)) return { ignored: "automatic message" };
   if (message.rawSize > t.email.max_bytes) return reject(`the message is ${message.rawSize} bytes; ${t.email.to} accepts at most ${t.email.max_bytes}`);
 
   // rawSize is the runtime's count; the read is bounded all the same.
@@ -47,12 +58,17 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   if (!addressAllowed(t.email.allow_from, from)) return reject(`${t.email.to} does not accept mail from ${from} (From header)`);
 
   const input = emailInput(parsed, from, to);
-  const checked = checkStart(t.worker, input);
-  if ("status" in checked) return reject(checked.error);
   // Message-IDs are chosen by the sender: keyed with the sender, one cannot pre-empt another's.
   // Without one, the bytes identify the message (a redelivery repeats them).
   const messageKey = parsed.messageId ? `message-id:${from}\n${parsed.messageId}` : `sha256:${await sha256Hex(raw)}`;
+  const ref = t.email.reply ? threadReference(parsed, t.email.to) : null;
+  if (ref) {
+    const continued = await continueConversation(env, ref, { from, messageId: input.message_id, deliveryId: messageKey, text: input.text });
+    return "error" in continued ? reject(continued.error) : { trigger: t.name, message: continued.message, duplicate: continued.duplicate };
+  }
+  const checked = checkStart(t.worker, input);
+  if ("status" in checked) return reject(checked.error);
   const id = await runIdFor(t.name, messageKey);
-  const started = await startTriggerRun(env, t, { id, checked, trigger: { kind: "email", name: t.name, from, message_id: input.message_id } });
+  const started = await startTriggerRun(env, t, { id, checked, trigger: emailTriggerRecord(t, input) });
   return { trigger: t.name, run_id: id, created: started.created };
 }

@@ -80,7 +80,10 @@ export const scheduleTriggerSchema = z.strictObject({
   budget: budgetSchema.optional(),
 });
 
-/** `email: {to, allow_from}`: a message to that address from an allowed sender starts the worker. */
+/**
+ * `email: {to, allow_from}`: a message to that address from an allowed sender starts the worker.
+ * `reply: true`: the run's answers are mailed back to the sender, whose replies continue it.
+ */
 export const emailTriggerSchema = z.strictObject({
   worker: z.string().regex(TOOL_NAME),
   email: z.strictObject({
@@ -96,6 +99,7 @@ export const emailTriggerSchema = z.strictObject({
       .positive()
       .max(25 * 1024 * 1024)
       .default(1024 * 1024),
+    reply: z.boolean().default(false),
   }),
   approval_mode: approvalMode,
   budget: budgetSchema.optional(),
@@ -240,6 +244,8 @@ function parseEmailTrigger(file: string, name: string, value: unknown, findWorke
   if (!parsed.success) return issuesToErrors(file, parsed.error, name);
   const worker = findWorker(name, parsed.data.worker);
   if (Array.isArray(worker)) return worker;
+  if (parsed.data.email.reply && worker.code)
+    return [new WorkerFileError(file, `${name}.email.reply`, `"${worker.name}" is a code function: only an LLM worker converses (reply: true)`)];
   const problem = inputProblem(file, `${name}.worker`, worker, SAMPLE_EMAIL_INPUT, `a message's input ({${Object.keys(SAMPLE_EMAIL_INPUT).join(", ")}})`);
   return problem ? [problem] : { ...parsed.data, name };
 }

@@ -63,6 +63,12 @@ describe("retries", () => {
     expect(asked.calls).toHaveLength(2);
   });
 
+  it("sendMessage with a message id is retried like a read: a repeat is the same message", async () => {
+    const { client, calls } = scripted([new TypeError("fetch failed"), json(202, { id: "r1", status: "succeeded", message: 2, duplicate: true })]);
+    expect(await client.runs.sendMessage("r1", "hi", { id: "msg-1" })).toEqual({ id: "r1", status: "succeeded", message: 2, duplicate: true });
+    expect(calls).toHaveLength(2);
+  });
+
   it("a 400, a 410 or another 4xx is never retried", async () => {
     for (const [status, cls] of [
       [400, BadRequestError],

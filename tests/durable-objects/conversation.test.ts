@@ -112,6 +112,20 @@ describe("a conversation with a finished run (POST /runs/:id/messages)", () => {
     expect(html.indexOf("&lt;img")).toBeLessThan(html.lastIndexOf("a2"));
   });
 
+  it("a message sent twice with one id is one message: the repeat answers 202 duplicate, also while the run answers", async () => {
+    await script("chat-writer", [{ text: "a1" }, { text: "a2" }]);
+    await startChat("chat-id");
+    const first = await postMessage("chat-id", { text: "m2", id: "client-msg-1" });
+    expect(await first.json()).toEqual({ id: "chat-id", status: "running", message: 2 });
+    const again = await postMessage("chat-id", { text: "m2", id: "client-msg-1" });
+    expect(again.status).toBe(202);
+    expect(await again.json()).toEqual({ id: "chat-id", status: "running", message: 2, duplicate: true });
+    await settle("chat-id");
+    expect(await (await postMessage("chat-id", { text: "m2", id: "client-msg-1" })).json()).toMatchObject({ status: "succeeded", duplicate: true });
+    expect((await stub("chat-id").status())!.messages.filter((m) => m.role === "user").map((m) => m.text)).toEqual(["m1", "m2"]);
+    expect((await postMessage("chat-id", { text: "m3", id: "no spaces allowed" })).status).toBe(400);
+  });
+
   it("hostile texts: empty, not a string, over the length bound; an unknown run is 404, no token 401", async () => {
     await script("chat-writer", [{ text: "a1" }]);
     await startChat("chat-hostile");

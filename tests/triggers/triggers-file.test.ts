@@ -52,7 +52,9 @@ support-mail:
       parseYaml,
     );
     expect(app.schedules.get("nightly-digest")).toMatchObject({ worker: "digest", schedule: "0 6 * * *", input: { since_hours: 24 } });
-    expect(app.emails.get("support-mail")).toMatchObject({ email: { to: "support@example.com", allow_from: ["*@example.com"], max_bytes: 1048576 } });
+    expect(app.emails.get("support-mail")).toMatchObject({
+      email: { to: "support@example.com", allow_from: ["*@example.com"], max_bytes: 1048576, reply: false },
+    });
     expect(app.triggers.size).toBe(0);
   });
 
@@ -98,6 +100,10 @@ support-mail:
         `a: { worker: support, email: { to: "S@example.com", allow_from: ["*@example.com"] } }\nb: { worker: support, email: { to: "s@example.com", allow_from: ["*@example.com"] } }`,
       ),
     ).toEqual(['workers/triggers.yaml: b.email.to: s@example.com is already the address of trigger "a"']);
+    expect(problems(`a: { worker: support, email: { to: "s@example.com", allow_from: ["*@example.com"], reply: "yes" } }`)[0]).toMatch(
+      /^workers\/triggers\.yaml: a\.email\.reply: /,
+    );
+    expect(problems(`a: { worker: support, email: { to: "s@example.com", allow_from: ["*@example.com"], reply: true } }`)).toEqual([]);
   });
 });
 

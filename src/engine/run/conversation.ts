@@ -1,6 +1,9 @@
 import { messageKey } from "../journal/keys";
 import type { JournalSteps } from "../types/journal";
 
+/** Characters of one message after the input (the host refuses a longer one; an emailed reply is cut to it). */
+export const MAX_MESSAGE_CHARS = 16_000;
+
 /** A user message that continues a finished run's conversation, as its host records it (`messageKey`). */
 export interface RecordedMessage {
   text: string;

@@ -6,7 +6,7 @@ import { checkStart, missingRun, RUN_ID, runStub, startRun } from "../../runs";
 import { claimRun, idempotencyKeyOf } from "../../runs/idempotency";
 import { MAX_FORK_KEY } from "../../engine/journal/fork-prefix";
 import { httpError, issueList } from "../http-error";
-import { checkEvent } from "../../runs/events";
+import { checkEvent, EVENT_ID } from "../../runs/events";
 import { runEventStream } from "../run-event-stream";
 import { jsonBody } from "../validate";
 import { appPath } from "../base-path";
@@ -32,8 +32,8 @@ const journalQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
-/** A conversation's next message; its text is bounded by the run's object (MAX_MESSAGE_CHARS). */
-const messageBody = z.strictObject({ text: z.string() });
+/** A conversation's next message; its text is bounded by the run's object (MAX_MESSAGE_CHARS); the same `id` again adds none. */
+const messageBody = z.strictObject({ text: z.string(), id: z.string().regex(EVENT_ID, "a message id is 1-200 characters of A-Z a-z 0-9 _ . : -").optional() });
 
 const decisionBody = z.strictObject({ decision: z.enum(["approve", "reject"]), note: z.string().max(2000).optional() });
 const answerBody = z.strictObject({ answer: z.string().trim().min(1).max(MAX_ANSWER_CHARS) });
@@ -156,12 +156,13 @@ runs.post("/:id/cancel", async (c) => {
  * whole history (202; the run is running again). 409 while the run has not answered the
  * last one, for a run that failed or was cancelled, or whose root is a code function;
  * 400/413 for a text that is empty or too long (durable-objects/run/conversation.ts).
+ * With an `id` the run took before: 202 with `duplicate: true`, the run's status, and nothing new.
  */
 runs.post("/:id/messages", async (c) => {
-  const { text } = await jsonBody(c, messageBody);
-  const answer = await stubFor(c.env, c.req.param("id")).sendMessage(text);
+  const { text, id } = await jsonBody(c, messageBody);
+  const answer = await stubFor(c.env, c.req.param("id")).sendMessage(text, id);
   if (!answer.ok) throw httpError(answer.status, answer.status === 404 ? await missingRun(c.env, c.req.param("id")) : { error: answer.error });
-  return c.json({ id: c.req.param("id"), status: answer.status, message: answer.message }, 202);
+  return c.json({ id: c.req.param("id"), status: answer.status, message: answer.message, ...(answer.duplicate ? { duplicate: true } : {}) }, 202);
 });
 
 /** Re-arms a run that should be running (a lost activation or wake-up); 409 says why not. */

@@ -1,0 +1,133 @@
+/**
+ * A conversation by mail (an email trigger with `reply: true`): each answer the run
+ * gives to a message that came by mail — the first, and each reply — is mailed back
+ * to the sender, threaded (In-Reply-To, References) under the message it answers,
+ * with a Message-ID of ours (conversation-id.ts) that the sender's reply names.
+ *
+ * An outbox, as approval follow-ups are (approvals.ts claimDueMail): `plan` writes
+ * the answer's row in the transaction that records the run's success; `sendDue`
+ * claims due rows (marks them sent, durably) before it sends them, so none goes out
+ * twice; a send the binding refused is put back for the alarm to retry later, up to
+ * MAX_ATTEMPTS. A crash between claim and send loses that mail (the answer stays on
+ * the run). Owns the `answer_mail` table (made on first use). Needs from its host:
+ * `ctx` (transactions, the object's id), `env` (the send binding, APPROVAL_SECRET),
+ * the SQL, `row`, `event` and `now` (the run's clock).
+ */
+
+import { answerMime } from "../../src/email/answer-mail";
+import { mailer } from "../../src/email/mailer";
+import { messageOf, type RunOutcome } from "../../src/engine";
+import { conversationMessageId } from "../../src/tokens/conversation-id";
+import { domainOf, emailThread, missingAnswerMail, type EmailThread } from "../../src/triggers/email-thread";
+import type { AnswerMailRow, AtRow, EventRow } from "../rows";
+import { madeOnFirstUse, makeOnFirstUse } from "../schema";
+import { parse } from "../sql";
+import { answerText, type RunConversation } from "./conversation";
+import type { RunHost } from "./host";
+import { warnOnce } from "./mail";
+
+/** Sends of one answer the binding refused, before it is given up (an `answer_email_failed` event says so). */
+const MAX_ATTEMPTS = 5;
+/** The first retry's delay; each next one doubles it. */
+const RETRY_MS = 60_000;
+
+export class RunAnswerMail {
+  /** Whether this object has the table (only `plan` makes it, so a "no" stays true for this instance until then). */
+  private made?: boolean;
+
+  constructor(
+    private readonly host: Pick<RunHost, "ctx" | "env" | "sql" | "row" | "event" | "now">,
+    private readonly conversation: RunConversation,
+  ) {}
+
+  /**
+   * In the transaction that records `outcome`: a success of a conversing run plans
+   * the mail of its answer, unless the message it answers came by API (its sender
+   * wrote no mail to thread under) or mail is not configured (a warning, once).
+   */
+  plan(outcome: RunOutcome): void {
+    const run = this.host.row();
+    if (outcome.status !== "succeeded" || !run || !emailThread(parse(run.trigger))) return;
+    const later = this.conversation.steps(run.worker).at(-1);
+    if (later && !later.email) return;
+    const missing = missingAnswerMail(this.host.env);
+    if (missing.length) {
+      warnOnce(`answers to email conversations are not mailed (missing ${missing.join(", ")})`);
+      return;
+    }
+    makeOnFirstUse(this.host.sql, "answer_mail");
+    this.made = true;
+    this.host.sql.run`INSERT INTO answer_mail (n, due_at) VALUES (${later?.n ?? 1}, ${this.host.now()}) ON CONFLICT DO NOTHING`;
+  }
+
+  /** Sends the answers due: each claimed first (never twice), a refused one put back for a later alarm. */
+  async sendDue(): Promise<void> {
+    if (!this.hasTable()) return;
+    const { ctx, sql } = this.host;
+    const now = this.host.now();
+    const due = ctx.storage.transactionSync(() => {
+      const rows = sql.all<AnswerMailRow>`SELECT * FROM answer_mail WHERE sent_at IS NULL AND due_at <= ${now} ORDER BY n`;
+      for (const r of rows) sql.run`UPDATE answer_mail SET sent_at = ${now}, attempts = attempts + 1 WHERE n = ${r.n}`;
+      return rows;
+    });
+    if (!due.length) return;
+    await ctx.storage.sync();
+    for (const { n, attempts } of due) {
+      try {
+        const to = await this.send(n);
+        this.host.event("answer_emailed", { message: n, to });
+      } catch (err) {
+        const retry = attempts + 1 < MAX_ATTEMPTS;
+        if (retry) sql.run`UPDATE answer_mail SET sent_at = NULL, due_at = ${now + RETRY_MS * 2 ** attempts} WHERE n = ${n}`;
+        this.host.event("answer_email_failed", { message: n, error: messageOf(err), retry });
+      }
+    }
+  }
+
+  /** An alarm time, brought forward to the next answer due (a retry): the run's alarm sends it. */
+  clamp(at: number): number {
+    if (!this.hasTable()) return at;
+    const next = this.host.sql.one<AtRow>`SELECT min(due_at) AS at FROM answer_mail WHERE sent_at IS NULL`?.at;
+    return next == null ? at : Math.min(at, next);
+  }
+
+  private hasTable(): boolean {
+    return (this.made ??= madeOnFirstUse(this.host.sql, "answer_mail"));
+  }
+
+  /** Mails the answer to message `n` (1: the first mail); returns to whom. */
+  private async send(n: number): Promise<string> {
+    const { ctx, env, sql } = this.host;
+    const run = this.host.row()!;
+    const thread = emailThread(parse(run.trigger))!;
+    const answer = sql.one<Pick<EventRow, "data">>`SELECT data FROM events WHERE type = 'run_succeeded' ORDER BY seq LIMIT 1 OFFSET ${n - 1}`;
+    if (!answer) throw new Error(`the run has no answer ${n}`);
+    const ours = (k: number) => conversationMessageId(ctx.id.toString(), k, domainOf(thread.to), env.APPROVAL_SECRET!);
+    const messageId = await ours(n);
+    if (!messageId) throw new Error("the run's object id makes no Message-ID");
+    // The thread so far: each message that came by mail, and our answer to it (the last message's answer is this one).
+    const theirs = this.theirs(run.worker, thread, n);
+    const chain: Array<string | null> = [];
+    for (const [k, id] of theirs) chain.push(...(k < n ? [id, await ours(k)] : [id]));
+    await mailer.send(env.APPROVAL_EMAIL, {
+      from: thread.to,
+      to: thread.from,
+      raw: await answerMime({
+        from: thread.to,
+        to: thread.from,
+        subject: thread.subject,
+        answer: answerText(parse(answer.data).output),
+        messageId,
+        inReplyTo: theirs.at(-1)![1],
+        thread: chain,
+      }),
+    });
+    return thread.from;
+  }
+
+  /** The sender's messages up to `n` that came by mail, by number: the first (the run's input), then each reply; their Message-IDs. */
+  private theirs(worker: string, thread: EmailThread, n: number): Array<[number, string | null]> {
+    const replies = this.conversation.steps(worker).filter((m) => m.email && m.n <= n);
+    return [[1, thread.message_id], ...replies.map((m): [number, string | null] => [m.n, m.email!.message_id])];
+  }
+}

@@ -1,0 +1,308 @@
+import { listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { createMimeMessage } from "mimetext/browser";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { MAX_REFERENCES, threadReferences } from "../../src/email/answer-mail";
+import { mailer, type OutgoingMail } from "../../src/email/mailer";
+import { MAX_MESSAGE_CHARS } from "../../src/engine/run/conversation";
+import { conversationMessageId } from "../../src/tokens/conversation-id";
+import { objectReference, parseObjectReference } from "../../src/tokens/reply-reference";
+import { runIdFor } from "../../src/triggers/delivery";
+import { modelRequests, script, settle, stub } from "../durable-objects/helpers";
+import { captureMail, deliver, parseMail } from "./support";
+
+const HELP = "help@example.com";
+const ANN = "ann@example.com";
+const OUR_ID = /^<[a-z2-7]{63}\.(\d+)@example\.com>$/;
+
+let sent: OutgoingMail[] = [];
+beforeEach(() => {
+  sent = captureMail();
+});
+afterEach(() => vi.restoreAllMocks());
+
+/** A mail as a client writes it: a reply names what it answers (In-Reply-To, References) and quotes it under an attribution. */
+function mail(m: { from: string; to?: string; subject: string; text: string; messageId?: string; inReplyTo?: string; references?: string[]; quote?: string }) {
+  const msg = createMimeMessage();
+  msg.setSender(m.from);
+  msg.setRecipient(m.to ?? HELP);
+  msg.setSubject(m.subject);
+  if (m.messageId) msg.setHeader("Message-ID", m.messageId);
+  if (m.inReplyTo) msg.setHeader("In-Reply-To", m.inReplyTo);
+  if (m.references) msg.setHeader("References", m.references.join(" "));
+  const quoted = m.quote === undefined ? "" : `\n\nOn Mon, 23 Nov 2026 at 09:00, <${HELP}> wrote:\n${m.quote.replace(/^/gm, "> ")}\n`;
+  msg.addMessage({ contentType: "text/plain", data: `${m.text}${quoted}` });
+  return msg.asRaw();
+}
+
+const runIdOf = (from: string, messageId: string) => runIdFor("chat-mail", `message-id:${from}\n${messageId}`);
+const runObjects = async () => (await listDurableObjectIds(env.RUNS)).length;
+const userTexts = async (id: string) => (await stub(id).status())!.messages.filter((m) => m.role === "user").map((m) => m.text);
+
+/** The answer mails sent to `to`, parsed. */
+async function answersTo(to: string) {
+  return Promise.all(sent.filter((m) => m.to === to).map(async (m) => ({ mail: m, parsed: await parseMail(m) })));
+}
+
+/** A conversation started by `from`'s first mail, answered once: the run's id and our first answer's Message-ID. */
+async function started(tag: string, answers: string[], from = ANN) {
+  await script(
+    "mail-chat",
+    answers.map((text) => ({ text })),
+  );
+  const first = `<${tag}-1@example.com>`;
+  expect(await deliver(from, HELP, mail({ from, subject: `Printer ${tag}`, text: "It's on fire.", messageId: first }))).toEqual([]);
+  const id = await runIdOf(from, first);
+  expect(await settle(id)).toMatchObject({ status: "succeeded", output: answers[0] });
+  const answer = (await answersTo(from)).find((a) => a.parsed.inReplyTo === first)!;
+  return { id, first, ours: answer.parsed.messageId! };
+}
+
+describe("a support conversation by email (trigger reply: true)", () => {
+  it("round-trips: mail in → answer mailed back → reply → second answer, threaded; one history, usage summed", async () => {
+    await script("mail-chat", [{ text: "Unplug it." }, { text: "Then call the fire brigade <b>now</b>." }]);
+    const first = "<trip-1@example.com>";
+    expect(await deliver(ANN, HELP, mail({ from: "Ann <ann@example.com>", subject: "Printer on fire", text: "It's on fire.", messageId: first }))).toEqual([]);
+    const id = await runIdOf(ANN, first);
+    expect((await stub(id).status())!.trigger).toMatchObject({
+      kind: "email",
+      name: "chat-mail",
+      from: ANN,
+      reply: true,
+      to: HELP,
+      subject: "Printer on fire",
+    });
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: "Unplug it." });
+
+    const [one] = await answersTo(ANN);
+    expect(one!.mail.from).toBe(HELP);
+    const a1 = one!.parsed;
+    expect(a1.from?.address).toBe(HELP);
+    expect(a1.to?.map((t) => t.address)).toEqual([ANN]);
+    expect(a1.subject).toBe("Re: Printer on fire");
+    expect(a1.inReplyTo).toBe(first);
+    expect(a1.references).toBe(first);
+    expect(a1.messageId).toMatch(OUR_ID);
+    expect(OUR_ID.exec(a1.messageId!)![1]).toBe("1");
+    expect(a1.headers.find((h) => h.key === "auto-submitted")?.value).toBe("auto-replied");
+    expect(a1.text).toContain("Unplug it.");
+
+    // Ann replies above the quoted answer, from her client: Re: Re: must not pile up.
+    const reply = "<trip-2@example.com>";
+    const raw = mail({
+      from: ANN,
+      subject: "Re: Printer on fire",
+      text: "It is still smoking.",
+      messageId: reply,
+      inReplyTo: a1.messageId!,
+      references: [first, a1.messageId!],
+      quote: a1.text!,
+    });
+    expect(await deliver(ANN, HELP, raw)).toEqual([]);
+    expect((await stub(id).status())!.status).toBe("running");
+    const done = await settle(id);
+    expect(done).toMatchObject({ status: "succeeded", output: "Then call the fire brigade <b>now</b>." });
+
+    const answers = await answersTo(ANN);
+    expect(answers).toHaveLength(2);
+    const a2 = answers[1]!.parsed;
+    expect(a2.subject).toBe("Re: Printer on fire");
+    expect(a2.inReplyTo).toBe(reply);
+    expect(a2.references!.split(/\s+/)).toEqual([first, a1.messageId, reply]);
+    expect(OUR_ID.exec(a2.messageId!)![1]).toBe("2");
+    // The answer is model output: markup in it is text in the HTML part.
+    expect(a2.html).toContain("&lt;b&gt;now&lt;/b&gt;");
+    expect(a2.html).not.toContain("<b>now</b>");
+
+    // One history: the model saw the first mail and the reply's new text (not the quote), and its first answer.
+    const requests = (await modelRequests("mail-chat")) as Array<{ messages: Array<{ role: string; content: string }> }>;
+    expect(requests).toHaveLength(2);
+    const users = requests[1]!.messages.filter((m) => m.role === "user").map((m) => m.content);
+    expect(users).toHaveLength(2);
+    expect(users[0]).toContain("It's on fire.");
+    expect(users[1]).toBe("It is still smoking.");
+    expect(requests[1]!.messages.some((m) => m.role === "assistant" && m.content === "Unplug it.")).toBe(true);
+    // The fake model counts 10 input and 5 output tokens a request.
+    expect(done.usage).toMatchObject({ requests: 2, inputTokens: 20, outputTokens: 10 });
+    // GET /runs/:id and the run page show the emailed reply as a message of the conversation.
+    expect(done.messages.map((m) => `${m.role}:${m.text}`)).toEqual([
+      expect.stringContaining("user:"),
+      "assistant:Unplug it.",
+      "user:It is still smoking.",
+      "assistant:Then call the fire brigade <b>now</b>.",
+    ]);
+  });
+
+  it("a reply whose reference is forged, or carries another run's MAC, is refused and starts nothing", async () => {
+    const a = await started("forge-a", ["a1"]);
+    const b = await started("forge-b", ["b1"], "bea@example.com");
+    const refOf = (id: string) => parseObjectReference(id.slice(1, 64))!;
+    const bytes = (hex: string) => Uint8Array.from(hex.match(/../g)!, (h) => parseInt(h, 16));
+    // A's object id with B's MAC: a valid MAC, of another run.
+    const swapped = `<${objectReference(refOf(a.ours).objectId, bytes(refOf(b.ours).mac))}.1@example.com>`;
+    // One character of A's MAC changed.
+    const flipped = `<${a.ours.slice(1, 58)}${a.ours[58] === "a" ? "b" : "a"}${a.ours.slice(59)}`;
+    const before = await runObjects();
+    for (const [n, forged] of [swapped, flipped].entries()) {
+      const rejects = await deliver(
+        ANN,
+        HELP,
+        mail({ from: ANN, subject: "Re: x", text: "let me in", messageId: `<forge-r${n}@example.com>`, inReplyTo: forged }),
+      );
+      expect(rejects).toEqual(["this reply names no conversation of ours; write a new message to start one"]);
+    }
+    expect(await runObjects()).toBe(before);
+    expect(await userTexts(a.id)).toHaveLength(1);
+  });
+
+  it("only the sender who started it can reply; another allowed address is refused", async () => {
+    const a = await started("who", ["a1"]);
+    const rejects = await deliver(
+      "bob@example.com",
+      HELP,
+      mail({ from: "bob@example.com", subject: "Re: x", text: "me too", messageId: "<who-r@example.com>", inReplyTo: a.ours }),
+    );
+    expect(rejects).toEqual(["only the address that started this conversation can reply to it"]);
+    expect(await userTexts(a.id)).toHaveLength(1);
+  });
+
+  it("a run that failed mails no answer, and a reply naming its thread is refused with the reason", async () => {
+    const call = { tool_calls: [{ name: "no_such_tool", arguments: {} }] };
+    await script("mail-chat", [call, call, call]);
+    const first = "<failed-1@example.com>";
+    expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "F", text: "hi", messageId: first }))).toEqual([]);
+    const id = await runIdOf(ANN, first);
+    expect(await settle(id)).toMatchObject({ status: "failed" });
+    expect(sent.filter((m) => m.to === ANN && m.raw.includes(first))).toHaveLength(0);
+    // The id its answer would have had (minted as the app would: the test knows the secret).
+    const ours = (await conversationMessageId(env.RUNS.idFromName(id).toString(), 1, "example.com", env.APPROVAL_SECRET!))!;
+    const rejects = await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: F", text: "well?", messageId: "<failed-2@example.com>", inReplyTo: ours }));
+    expect(rejects).toEqual([expect.stringContaining("the run failed")]);
+  });
+
+  it("the same reply delivered twice adds one message; a second reply while the run answers is refused", async () => {
+    const a = await started("twice", ["a1", "a2", "a3"]);
+    const raw = mail({ from: ANN, subject: "Re: x", text: "second", messageId: "<twice-r@example.com>", inReplyTo: a.ours });
+    expect(await deliver(ANN, HELP, raw)).toEqual([]);
+    // A relay's redelivery (another header, same Message-ID from the same sender): the same message, answered ok.
+    expect(await deliver(ANN, HELP, `Received: by relay.example.com\r\n${raw}`)).toEqual([]);
+    const busy = await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: x", text: "third", messageId: "<twice-r3@example.com>", inReplyTo: a.ours }));
+    expect(busy).toEqual([expect.stringContaining("the run is running")]);
+    await settle(a.id);
+    // Delivered again after the answer: still one message.
+    expect(await deliver(ANN, HELP, raw)).toEqual([]);
+    expect(await userTexts(a.id)).toEqual([expect.any(String), "second"]);
+    expect((await answersTo(ANN)).filter((x) => x.parsed.inReplyTo === "<twice-r@example.com>")).toHaveLength(1);
+  });
+
+  it("a long reply is cut to the message bound; an empty one (only the quote) is refused; automatic mail is dropped silently", async () => {
+    const a = await started("bounds", ["a1", "a2"]);
+    const quoteOnly = await deliver(
+      ANN,
+      HELP,
+      mail({ from: ANN, subject: "Re: x", text: "", messageId: "<bounds-e@example.com>", inReplyTo: a.ours, quote: "a1" }),
+    );
+    expect(quoteOnly).toEqual(["the reply has no text above the quoted message"]);
+    const auto = mail({ from: ANN, subject: "Out of office", text: "I am away.", messageId: "<bounds-auto@example.com>", inReplyTo: a.ours });
+    expect(await deliver(ANN, HELP, auto, { "Auto-Submitted": "auto-replied" })).toEqual([]);
+    expect(await userTexts(a.id)).toHaveLength(1);
+
+    const long = mail({ from: ANN, subject: "Re: x", text: "z".repeat(MAX_MESSAGE_CHARS + 5000), messageId: "<bounds-l@example.com>", inReplyTo: a.ours });
+    expect(await deliver(ANN, HELP, long)).toEqual([]);
+    const taken = (await userTexts(a.id))[1]!;
+    expect(taken.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
+    expect(taken).toMatch(/^z+\n\[… the rest of the reply cut\]$/);
+    // Over the trigger's max_bytes: refused before it is read, as any mail.
+    const huge = mail({ from: ANN, subject: "Re: x", text: "y".repeat(70_000), messageId: "<bounds-h@example.com>", inReplyTo: a.ours });
+    expect((await deliver(ANN, HELP, huge))[0]).toMatch(/accepts at most 65536/);
+  });
+
+  it("a mail naming our answer to a trigger without reply: true starts a new run, as any mail does", async () => {
+    const a = await started("noreply", ["a1"]);
+    const before = await runObjects();
+    const raw = mail({ from: ANN, to: "support@example.com", subject: "Re: x", text: "hello", messageId: "<noreply-r@example.com>", inReplyTo: a.ours });
+    expect(await deliver(ANN, "support@example.com", raw)).toEqual([]);
+    expect(await runObjects()).toBe(before + 1);
+    expect(await userTexts(a.id)).toHaveLength(1);
+  });
+
+  it("CR/LF in the subject or a folded Message-ID adds no header to the answer mail", async () => {
+    await script("mail-chat", [{ text: "ok" }]);
+    const msg = createMimeMessage();
+    msg.setSender(ANN);
+    msg.setRecipient(HELP);
+    msg.setSubject("Hi\r\nBcc: evil@evil.test\r\nX-Injected: 1");
+    msg.setHeader("Message-ID", "<inj@example.com>\r\n\tBcc: evil@evil.test");
+    msg.addMessage({ contentType: "text/plain", data: "hello" });
+    expect(await deliver(ANN, HELP, msg.asRaw())).toEqual([]);
+    // The run's id comes from the Message-ID as postal-mime reads it.
+    const parsedFirst = await parseMail({ from: ANN, to: HELP, raw: msg.asRaw() });
+    const id = await runIdOf(ANN, parsedFirst.messageId!);
+    await settle(id);
+    const answer = sent.filter((m) => m.to === ANN).at(-1)!;
+    const head = answer.raw.split("\r\n\r\n")[0]!;
+    expect(head).not.toMatch(/^(bcc|x-injected):/im);
+    const parsed = await parseMail(answer);
+    expect(parsed.subject).not.toMatch(/[\r\n]/);
+    expect(parsed.subject).toMatch(/^Re: Hi +Bcc: evil@evil\.test +X-Injected: 1$/);
+    expect(parsed.inReplyTo ?? "").not.toMatch(/\s/);
+  });
+
+  it("without the send binding or APPROVAL_SECRET no answer is mailed, a warning once, and the conversation goes on", async () => {
+    const a = await started("nomail", ["a1", "a2", "a3"]);
+    // This object's outbox sees a deployment without mail (its host's env; the app's secret still checks replies).
+    await runInDurableObject(env.RUNS.getByName(a.id), (instance) => {
+      const answers = (instance as unknown as { answers: { host: { env: Env } } }).answers;
+      answers.host = { ...answers.host, env: { ...answers.host.env, APPROVAL_EMAIL: undefined as never } };
+    });
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const before = sent.length;
+    for (const n of [2, 3]) {
+      expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: x", text: `m${n}`, messageId: `<nomail-${n}@example.com>`, inReplyTo: a.ours }))).toEqual(
+        [],
+      );
+      expect(await settle(a.id)).toMatchObject({ status: "succeeded", output: `a${n}` });
+    }
+    expect(sent.length).toBe(before);
+    const warnings = warn.mock.calls.map((c) => String(c[0])).filter((m) => m.includes("answers to email conversations are not mailed"));
+    expect(warnings).toEqual(["edgework: answers to email conversations are not mailed (missing the APPROVAL_EMAIL send_email binding)"]);
+  });
+
+  it("a send the binding refuses is retried by the run's alarm, and sent once", async () => {
+    vi.restoreAllMocks(); // this test captures mail itself
+    const original = mailer.send;
+    let refuse = true;
+    vi.spyOn(mailer, "send").mockImplementation(async (binding, m) => {
+      if (refuse && m.to === "retry@example.com") throw new Error("binding down");
+      sent.push(m);
+      return original.call(mailer, binding, m);
+    });
+    await script("mail-chat", [{ text: "a1" }]);
+    const first = "<retry-1@example.com>";
+    expect(await deliver("retry@example.com", HELP, mail({ from: "retry@example.com", subject: "R", text: "hi", messageId: first }))).toEqual([]);
+    const id = await runIdOf("retry@example.com", first);
+    expect(await settle(id)).toMatchObject({ status: "succeeded" });
+    expect(sent.filter((m) => m.to === "retry@example.com")).toHaveLength(0);
+    const events = async () => (await stub(id).eventsSince("0-0", 500))!.events.map((e) => e.type);
+    expect(await events()).toContain("answer_email_failed");
+    refuse = false;
+    // Not before its retry is due; then once, however often the alarm runs.
+    await runAlarm(id);
+    expect(sent.filter((m) => m.to === "retry@example.com")).toHaveLength(0);
+    await stub(id).advanceClock(61_000);
+    await runAlarm(id);
+    await runAlarm(id);
+    expect(sent.filter((m) => m.to === "retry@example.com")).toHaveLength(1);
+    expect((await events()).filter((t) => t === "answer_emailed")).toHaveLength(1);
+  });
+});
+
+describe("answer mail headers", () => {
+  it(`References keeps the thread's first id and its last ${MAX_REFERENCES - 1}, and drops ids that do not fit a header`, () => {
+    const ids = Array.from({ length: 30 }, (_, i) => `<m${i}@example.com>`);
+    expect(threadReferences(ids)).toEqual([ids[0], ...ids.slice(-(MAX_REFERENCES - 1))]);
+    expect(threadReferences(["<a@b>", "<x y@b>", "<c@d>\r\nBcc: e@f", null, `<${"l".repeat(300)}@b>`, "<e@f>"])).toEqual(["<a@b>", "<e@f>"]);
+  });
+});
+
+const runAlarm = (id: string) => runDurableObjectAlarm(env.RUNS.getByName(id));
