@@ -13,9 +13,9 @@ const BATCH = 50;
  * payload's correlation key, found through the index object of that (event, key)
  * alone. `id` (what makes the delivery one delivery) is the event's id, so a run that
  * took it once takes it never again. Runs that no longer wait for it (ended, or none of
- * their waits is for it) leave the index; one that took it (now or before) stays, since it
- * may already wait again under the key (its entry ends with its deadline, or at the next
- * signal it does not take); a run that could not be reached stays, for the sender's retry.
+ * their waits is for it) leave the index; one that took it stays, since it may already wait
+ * again under the key (its entry ends with its deadline, or at the next signal it does not
+ * take); a run that could not be reached stays, for the sender's retry.
  */
 export async function signalWaitingRuns(
   env: Env,
@@ -37,9 +37,10 @@ export async function signalWaitingRuns(
     answers.forEach((a, j) => {
       if (a.status === "rejected") return;
       if (a.value.ok && a.value.applied) woken++;
-      // Only a run that no longer waits here leaves the index: one that took the event (now, or
-      // before: a redelivery) may already wait again under the key, registered under the same entry prefix.
-      if (!a.value.ok || !(a.value.applied || a.value.duplicate)) answered.push(batch[j]!);
+      // Only a run that no longer waits here leaves the index: one that took the event now may
+      // already wait again under the key (registered under the same entry prefix), as may one
+      // that took it before (a redelivery) and says it waits.
+      if (!a.value.ok || !(a.value.applied || a.value.waiting)) answered.push(batch[j]!);
     });
   }
   if (answered.length) await index.forget(answered);
