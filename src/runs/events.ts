@@ -1,3 +1,4 @@
+import { nestedDeeper } from "../engine/journal/bounds";
 import { EVENT_NAME, MAX_CORRELATION_CHARS } from "../engine/waits/bounds";
 import { runStub } from "./rpc";
 import type { Answer, EventDelivery, EventOutcome } from "./types";
@@ -28,18 +29,6 @@ export function checkEvent(name: string, raw: { id?: unknown; payload?: unknown;
   const bytes = new TextEncoder().encode(JSON.stringify(payload)).length;
   if (bytes > MAX_EVENT_BYTES) return { status: 413, error: `the payload is ${bytes} bytes as JSON; an event carries at most ${MAX_EVENT_BYTES} bytes` };
   return { name, id: (raw.id as string | undefined) ?? `ev_${crypto.randomUUID()}`, payload, ...(raw.key === undefined ? {} : { key: raw.key as string }) };
-}
-
-/** Whether `value` nests arrays or objects deeper than `max` (walked without recursion: the value may be thousands deep). */
-function nestedDeeper(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== "object") continue;
-    if (depth >= max) return true;
-    for (const child of Object.values(v)) stack.push([child, depth + 1]);
-  }
-  return false;
 }
 
 /** Delivers a checked event to one run: taken by a wait, or kept for the next one (`buffer`), or (a signal) nothing. */
