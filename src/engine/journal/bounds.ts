@@ -29,6 +29,12 @@ export function utf8Bytes(text: string): number {
  */
 export const MAX_OUTPUT_DEPTH = 256;
 
+/**
+ * Levels a model's tool-call arguments may nest: they are stored with an approval and,
+ * approved with "remember", inside its decision, which SQLite's JSON functions read.
+ */
+export const MAX_ARGS_DEPTH = 64;
+
 /** Whether `value` nests arrays or objects deeper than `max` (walked without recursion: a hostile value may be thousands deep). */
 export function nestedDeeper(value: unknown, max: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 0]];
