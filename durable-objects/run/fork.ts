@@ -91,9 +91,9 @@ export class RunFork {
     for (let bytes = 0; taken < sizes.length && (taken === 0 || bytes + sizes[taken]!.bytes <= FORK_LIMITS.batchBytes); taken++) bytes += sizes[taken]!.bytes;
     if (taken === 0) return { ok: true, rows: [], next: null };
     const until = sizes[taken - 1]!.seq;
-    const copies = copiedFrom(new Set(sql.all<{ key: string }>`SELECT key FROM journal WHERE seq < ${atSeq}`.map((r) => r.key)));
-    const rows: ForkRows["rows"] = [];
     const grammar = this.host.keyGrammar();
+    const copies = copiedFrom(new Set(sql.all<{ key: string }>`SELECT key FROM journal WHERE seq < ${atSeq}`.map((r) => r.key)), grammar);
+    const rows: ForkRows["rows"] = [];
     for (const r of sql.all<JournalRow>`SELECT seq, key, value, at, started_at FROM journal WHERE seq > ${after} AND seq <= ${until} ORDER BY seq`) {
       const problem = keyProblem(r.key, run.worker, grammar);
       if (problem) return { ok: false, status: 409, error: `journal row ${r.seq} of run ${run.id}: its key ${problem}; this run cannot be forked` };

@@ -73,12 +73,14 @@ export class RunWaits {
   deliver(ev: EventDelivery, status: RunStatusName, buffer: boolean, now: number): Answer<EventOutcome> {
     if (TERMINAL.includes(status)) return { ok: false, status: 409, error: `${runEnded(status)}; it takes no events` };
     this.make("inbox");
-    if (this.sql.one`SELECT 1 AS seen FROM inbox WHERE id = ${ev.id}`) return { ok: true, applied: false, buffered: false, duplicate: true };
+    // A signal (not buffered) is for the waits under its key only: a keyless wait never asked for it.
+    const takes = (w: WaitRow) => w.kind === "event" && w.name === ev.name && (w.correlation === ev.key || (buffer && w.correlation === null));
+    // A repeat says whether the run still waits for such an event (a signal's index keeps it then).
+    if (this.sql.one`SELECT 1 AS seen FROM inbox WHERE id = ${ev.id}`)
+      return { ok: true, applied: false, buffered: false, duplicate: true, waiting: this.pending().some(takes) };
     const count = this.sql.one<CountRow>`SELECT count(*) AS n FROM inbox`!.n;
     if (count >= MAX_EVENTS_PER_RUN) return { ok: false, status: 429, error: `this run has taken its ${MAX_EVENTS_PER_RUN} events; it accepts no more` };
-    // A signal (not buffered) is for the waits under its key only: a keyless wait never asked for it.
-    const takes = (w: WaitRow) => w.correlation === ev.key || (buffer && w.correlation === null);
-    const wait = this.pending().find((w) => w.kind === "event" && w.name === ev.name && takes(w));
+    const wait = this.pending().find(takes);
     if (wait) {
       // The payload lives in the wait's journal step; the row keeps the id (a repeat stays a repeat).
       this.sql.run`INSERT INTO inbox (id, name, correlation, payload, state, at) VALUES (${ev.id}, ${ev.name}, ${ev.key ?? null}, 'null', 'taken', ${now})`;

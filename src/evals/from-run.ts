@@ -77,15 +77,18 @@ function exported(view: RunView): { suite: Record<string, unknown>; unrecorded: 
  * started, which no stub holds back.
  */
 function stubsOf(calls: ToolNode[]): { tools: Record<string, Stub[]>; unrecorded: string[] } {
-  const tools: Record<string, Stub[]> = {};
+  // By a Map: a name is the model's, and may be `__proto__` or `constructor`, which a plain object already answers.
+  const tools = new Map<string, Stub[]>();
   const unrecorded = new Set<string>();
   for (const tool of calls) {
     if (tool.calls.length) continue;
     const stub = recordedStub(tool);
     if (!stub) unrecorded.add(tool.name);
-    (tools[tool.name] ??= []).push(stub ?? { args: literalPattern(tool.args), error: NOT_RECORDED });
+    const stubs = tools.get(tool.name) ?? [];
+    stubs.push(stub ?? { args: literalPattern(tool.args), error: NOT_RECORDED });
+    tools.set(tool.name, stubs);
   }
-  return { tools, unrecorded: [...unrecorded] };
+  return { tools: Object.fromEntries(tools), unrecorded: [...unrecorded] };
 }
 
 /** Names as one comment line: JSON strings (no line break survives), cut, ASCII only. */

@@ -90,6 +90,8 @@ export async function exportSpans(
       method: "POST",
       headers: { ...settings.headers, "content-type": "application/json" },
       body,
+      // A collector is one origin: a redirect (to anywhere) is a failure, so its headers never travel on.
+      redirect: "manual",
       signal: AbortSignal.timeout(limits.timeoutMs),
     });
     await res.body?.cancel();

@@ -1,9 +1,15 @@
+import { nestedDeeper } from "../engine/journal/bounds";
 import { EVENT_NAME, MAX_CORRELATION_CHARS } from "../engine/waits/bounds";
 import { runStub } from "./rpc";
 import type { Answer, EventDelivery, EventOutcome } from "./types";
 
 /** An event's payload, as stored JSON, at most this many bytes (a larger one is refused: 413). */
 export const MAX_EVENT_BYTES = 64 * 1024;
+/**
+ * Levels of arrays and objects a payload may nest: a run's output may hold it, and
+ * SQLite's JSON functions, which read the run's outcome, stop at 1000.
+ */
+export const MAX_EVENT_DEPTH = 64;
 /** A delivery id a caller chooses: what makes two deliveries one. */
 export const EVENT_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
 
@@ -19,6 +25,7 @@ export function checkEvent(name: string, raw: { id?: unknown; payload?: unknown;
   if (raw.key !== undefined && (typeof raw.key !== "string" || raw.key.length === 0 || raw.key.length > MAX_CORRELATION_CHARS))
     return { status: 400, error: `key: a correlation key is a string of 1-${MAX_CORRELATION_CHARS} characters` };
   const payload = raw.payload ?? null;
+  if (nestedDeeper(payload, MAX_EVENT_DEPTH)) return { status: 400, error: `payload: nested deeper than ${MAX_EVENT_DEPTH} levels` };
   const bytes = new TextEncoder().encode(JSON.stringify(payload)).length;
   if (bytes > MAX_EVENT_BYTES) return { status: 413, error: `the payload is ${bytes} bytes as JSON; an event carries at most ${MAX_EVENT_BYTES} bytes` };
   return { name, id: (raw.id as string | undefined) ?? `ev_${crypto.randomUUID()}`, payload, ...(raw.key === undefined ? {} : { key: raw.key as string }) };

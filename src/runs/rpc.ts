@@ -61,7 +61,7 @@ export interface WaitIndexRpc {
   register(runId: string, waitId: string, until: number): Promise<void>;
   /** The runs listening now (expired entries are dropped), at most `limit`. */
   waiting(now: number, limit: number): Promise<string[]>;
-  /** These runs no longer listen here (their wait took the event, or ended). */
+  /** These runs no longer listen here (they ended, or none of their waits is for this event and key). */
   forget(runIds: string[]): Promise<void>;
 }
 

@@ -131,6 +131,8 @@ export interface EventOutcome {
   applied: boolean;
   buffered: boolean;
   duplicate: boolean;
+  /** A repeat only: whether a wait the event would end is still pending. */
+  waiting?: boolean;
 }
 
 /** A decision on an approval, by API, page or emailed reply. */

@@ -12,8 +12,10 @@ const BATCH = 50;
  * A verified signal delivery: the event for every run waiting for it under the
  * payload's correlation key, found through the index object of that (event, key)
  * alone. `id` (what makes the delivery one delivery) is the event's id, so a run that
- * took it once takes it never again. Runs that answered (took it, or no longer wait)
- * leave the index; a run that could not be reached stays, for the sender's retry.
+ * took it once takes it never again. Runs that no longer wait for it (ended, or none of
+ * their waits is for it) leave the index; one that took it stays, since it may already wait
+ * again under the key (its entry ends with its deadline, or at the next signal it does not
+ * take); a run that could not be reached stays, for the sender's retry.
  */
 export async function signalWaitingRuns(
   env: Env,
@@ -34,8 +36,11 @@ export async function signalWaitingRuns(
     const answers = await Promise.allSettled(batch.map((run) => deliverEvent(env, run, ev, false)));
     answers.forEach((a, j) => {
       if (a.status === "rejected") return;
-      answered.push(batch[j]!);
       if (a.value.ok && a.value.applied) woken++;
+      // Only a run that no longer waits here leaves the index: one that took the event now may
+      // already wait again under the key (registered under the same entry prefix), as may one
+      // that took it before (a redelivery) and says it waits.
+      if (!a.value.ok || !(a.value.applied || a.value.waiting)) answered.push(batch[j]!);
     });
   }
   if (answered.length) await index.forget(answered);

@@ -168,6 +168,26 @@ describe("forking a run", () => {
     }
   });
 
+  it("a fork after a question's answer keeps the answer: the question is not asked again (it is an effect before `at`)", async () => {
+    const source = "fork-question";
+    const url = effectUrl(source);
+    await stub(source).start({ id: source, worker: "fn-questioner", input: { url }, approvalMode: "ask", budget: {} });
+    const asking = await settle(source);
+    expect(asking.status).toBe("waiting");
+    expect((await stub(source).decide(asking.approvals[0]!.id, { decision: "approve", answer: "42", by: "test" })).ok).toBe(true);
+    expect(await settle(source)).toMatchObject({ status: "succeeded", output: { got: { answered: true, answer: "42" } } });
+    const keys = (await journalOf(source)).map((r) => r.key);
+    const answered = keys.indexOf("fn-questioner/human:1/approval");
+    expect(answered).toBeGreaterThan(-1);
+    // At the post after the answer: the question (its email, its answer) lies wholly before `at`.
+    const at = keys[answered + 1]!;
+    const forked = await fork(source, { at, definitions: "current" });
+    expect((await journalOf(forked.id)).map((r) => r.key)).toEqual(keys.slice(0, answered + 1));
+    const done = await settle(forked.id);
+    expect(done).toMatchObject({ status: "succeeded", output: { got: { answered: true, answer: "42" } }, approvals: [] });
+    expect(await effectCount(source)).toBe(2);
+  });
+
   it("refuses an `at` that is not one of the source's keys, whatever it is made of, and creates nothing", async () => {
     const source = "fork-hostile";
     await sourceRun(source);

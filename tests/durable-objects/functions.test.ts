@@ -1,5 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { MAX_OUTPUT_DEPTH } from "../../src/engine/journal/bounds";
 import { effectCount, effectUrl, script, settle, stub } from "./helpers";
 import { approvalWithFallback, askWithFallback } from "./signals";
 
@@ -20,6 +21,24 @@ describe("code functions in the app (tests/fixtures/functions)", () => {
     const bad = await post("/runs", { worker: "fn-shout", input: { kind: 7 } });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toMatch(/^input does not match the input schema of function "fn-shout": kind: .*expected string/);
+  });
+
+  it("hostile: an output nested past what SQLite's JSON reads fails the run with a reason; it never leaves it running for good", async () => {
+    for (const [depth, status] of [
+      [MAX_OUTPUT_DEPTH, "succeeded"],
+      [1000, "failed"],
+      [30_000, "failed"],
+    ] as const) {
+      const id = `fn-deep-${depth}`;
+      await stub(id).start({ id, worker: "fn-deep", input: { depth }, approvalMode: "ask", budget: {} });
+      const view = await settle(id);
+      expect(view.status, `depth ${depth}`).toBe(status);
+      if (status === "failed")
+        expect(view.error).toEqual({
+          code: "invalid_output",
+          message: `fn-deep: its output nests deeper than ${MAX_OUTPUT_DEPTH} levels, more than a run's output may`,
+        });
+    }
   });
 
   it("a webhook trigger starts a function", async () => {

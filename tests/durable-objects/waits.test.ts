@@ -1,6 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { MAX_EVENT_DEPTH } from "../../src/runs/events";
 import type { RunView } from "../../src/runs/types";
 import { effectCount, effectUrl, modelRequests, script, settle, stub } from "./helpers";
 
@@ -124,6 +125,21 @@ describe("waiting for events: POST /runs/:id/events/:name", () => {
     const late = await sendEvent(id, "go", { payload: "late" });
     expect(late.status).toBe(409);
     expect(await late.json()).toEqual({ error: "the run already succeeded; it takes no events" });
+  });
+
+  it("hostile: a payload nested past what SQLite's JSON reads is refused (400), and one within it ends the run as its output", async () => {
+    const id = "ev-deep";
+    await startWaiter(id);
+    // 1000 levels (SQLite's JSON depth limit) made the run's output unreadable: its outcome could not be recorded.
+    for (const depth of [1000, 30_000]) {
+      const res = await sendEvent(id, "go", `{"payload":${"[".repeat(depth)}${"]".repeat(depth)},"id":"deep-${depth}"}`);
+      expect(res.status, `depth ${depth}`).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe(`payload: nested deeper than ${MAX_EVENT_DEPTH} levels`);
+    }
+    expect(await settle(id)).toMatchObject({ status: "waiting", waits: [{ kind: "event", name: "go" }] });
+    const deepest = JSON.parse(`${"[".repeat(MAX_EVENT_DEPTH)}${"]".repeat(MAX_EVENT_DEPTH)}`);
+    expect((await sendEvent(id, "go", { payload: deepest, id: "deep-ok" })).status).toBe(202);
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: { status: "received", id: "deep-ok", payload: deepest } });
   });
 
   it("unknown run 404, payload over 64 KiB 413, hostile names, ids and keys 400; nothing is recorded", async () => {

@@ -142,8 +142,16 @@ describe("a fork's prefix (keys.ts, fork-prefix.ts)", () => {
 
   it("copies every step but decisions and notifications whose gated step is not in the prefix", () => {
     const prefix = new Set([modelKey("w", 1), approvalKey(call), notifyKey(call), approvalKey("w/turn:1/tool:1"), resultKey("w/turn:1/tool:1")]);
-    const copies = copiedFrom(prefix);
+    const copies = copiedFrom(prefix, 2);
     expect([...prefix].filter(copies)).toEqual([modelKey("w", 1), approvalKey("w/turn:1/tool:1"), resultKey("w/turn:1/tool:1")]);
+  });
+
+  it("copies a question's email and answer (the effect itself, before `at`), but not in grammar 1, where a model could name a call `human:1`", () => {
+    const question = effectKey(call, "human", 1);
+    const prefix = new Set([modelKey("w", 1), notifyKey(question), approvalKey(question)]);
+    expect([...prefix].filter(copiedFrom(prefix, 2))).toEqual([...prefix]);
+    // Grammar 1: `w/turn:1/human:1` may be a tool call the model named so; its approval still gates its result.
+    expect([...prefix].filter(copiedFrom(prefix, 1))).toEqual([modelKey("w", 1)]);
   });
 
   it("a fork point is a step key under the root, of bounded length, with no empty, '.' or '..' segment (grammar 2)", () => {

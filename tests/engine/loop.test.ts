@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineToolset, MemoryJournalStore, scriptedModel, tool, type ApprovalDecision, type ModelRequest } from "../../src/engine";
+import { MAX_ARGS_DEPTH } from "../../src/engine/journal/bounds";
 import { counterKind, harness, workerFile } from "./helpers";
 
 const toolResults = (req: ModelRequest) => req.messages.flatMap((m) => (m.role === "tool" ? [m.content] : []));
 
 describe("agent loop", () => {
-  it("unknown tools, invalid JSON and invalid arguments go back to the model as error results; the run goes on", async () => {
+  it("unknown tools, invalid JSON, invalid or too deeply nested arguments go back to the model as error results; the run goes on", async () => {
     let seen: string[] = [];
     const model = scriptedModel((req, n) => {
       if (n === 0) {
@@ -15,6 +16,8 @@ describe("agent loop", () => {
             { name: "nope", args: {} },
             { name: "read_file", arguments: "{not json" },
             { name: "read_file", args: { path: 42 } },
+            // Hostile: nested past what SQLite's JSON reads (an approval's remembered args would wedge the run).
+            { name: "read_file", arguments: `{"path":${"[".repeat(1000)}${"]".repeat(1000)}}` },
           ],
         };
       }
@@ -26,6 +29,7 @@ describe("agent loop", () => {
     expect(seen[0]).toBe('Error: unknown tool "nope"; available: read_file, list_files, write_file, delete_file');
     expect(seen[1]).toBe("Error: the arguments for read_file are not valid JSON: {not json");
     expect(seen[2]).toMatch(/^Error: invalid arguments for read_file: path: Invalid input: expected string, received number$/);
+    expect(seen[3]).toBe(`Error: the arguments for read_file nest deeper than ${MAX_ARGS_DEPTH} levels`);
   });
 
   it("runs the tool calls of one turn concurrently", async () => {

@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { TraceSpan } from "../../src/engine/trace/span";
 import { exportSpans, otlpSettings, parseHeaders, type OtlpSettings } from "../../src/otel/exporter";
@@ -68,6 +69,18 @@ describe("the OTLP exporter", () => {
     expect(failed).toMatchObject({ sent: 0, failed: "TypeError" });
     expect(JSON.stringify(failed)).not.toContain("s3cret");
     expect(await exportSpans("run-1", [span(1)], settings, collector(500).send)).toMatchObject({ sent: 0, failed: "HTTP 500" });
+  });
+
+  it("hostile collector: a redirect is a failure, never followed, so the configured headers never reach another origin", async () => {
+    const id = "otlp-redirect";
+    const elsewhere = `${env.FAKE_UPSTREAM_B}/${id}/echo`;
+    for (const status of [301, 302, 307, 308]) {
+      const url = `${env.FAKE_UPSTREAM_A}/${id}/redirect/${status}?to=${encodeURIComponent(elsewhere)}`;
+      expect(await exportSpans("run-1", [span(1)], { ...settings, url })).toMatchObject({ sent: 0, failed: `HTTP ${status}` });
+    }
+    const seen = (await (await fetch(`${env.FAKE_UPSTREAM_A}/log/${id}`)).json()) as { requests: Array<{ path: string }> };
+    // Only the collector's own origin was asked: nothing reached the echo the redirects named.
+    expect(seen.requests.map((r) => r.path)).toEqual([301, 302, 307, 308].map((status) => `/${id}/redirect/${status}`));
   });
 
   it("writes ids from the run and the journal path: the same span from two activations has one id", async () => {

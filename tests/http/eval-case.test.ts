@@ -9,7 +9,7 @@ import { files as workerFiles } from "../../src/edgework.generated";
 import { appKinds } from "../../src/engine/toolsets/app-kinds";
 import { toolsets } from "../../src/toolsets";
 import { effectCount, effectUrl, script, settle } from "../durable-objects/helpers";
-import { evalSuiteYaml, NOT_RECORDED } from "../../src/evals/from-run";
+import { evalSuiteOf, evalSuiteYaml, NOT_RECORDED } from "../../src/evals/from-run";
 import type { RunView } from "../../src/runs/types";
 
 const auth = { Authorization: "Bearer test-token" };
@@ -121,6 +121,23 @@ describe("GET /runs/:id/eval-case", () => {
     const doc = parse(text);
     expect(doc.cases[0].tools[name]).toEqual([{ args: {}, error: NOT_RECORDED }]);
     expect(doc.cases[0].approval_mode).toBe("reject_all");
+  });
+
+  it("hostile: tool names the model made up that name Object's own members (__proto__, constructor, toString) still export", () => {
+    const names = ["__proto__", "constructor", "toString", "hasOwnProperty"];
+    const tools = names.map((name, i) => ({ id: String(i), name, path: `w/turn:1/tool:${i}`, args: {}, status: "pending" as const, calls: [] }));
+    const view = {
+      id: "r1",
+      worker: "w",
+      status: "awaiting_approval",
+      input: "in",
+      call_tree: { worker: "w", path: "w", turns: 1, usage: {}, tools },
+    } as unknown as RunView;
+    const suite = evalSuiteOf(view) as { cases: Array<{ tools: Record<string, unknown> }> };
+    expect(Object.getPrototypeOf(suite.cases[0]!.tools)).toBe(Object.prototype);
+    expect(Object.keys(suite.cases[0]!.tools)).toEqual(names);
+    for (const name of names) expect(Object.getOwnPropertyDescriptor(suite.cases[0]!.tools, name)?.value).toEqual([{ args: {}, error: NOT_RECORDED }]);
+    expect(evalSuiteYaml(view)).toContain('"__proto__":');
   });
 
   it("needs the API token; an unknown run is 404", async () => {

@@ -236,6 +236,32 @@ describe("a run paused only on questions is `waiting` (a question ends by itself
     expect(done.timeline.spans.find((s) => s.kind === "pause")!.open).toBeUndefined();
   });
 
+  it("hostile: a question-only `waiting` run is not woken early by resume, an event named like its question, or another run's answer", async () => {
+    const id = "question-hostile-wake";
+    const q = await asked(id);
+    const other = await asked("question-hostile-other");
+    expect(other.id).toBe(q.id); // ids are derived from the key: the same path in two runs
+    const alarm = await alarmOf(id);
+    expect(alarm).toBe(q.expires_at);
+
+    const resume = await call(`/runs/${id}/resume`, { method: "POST", headers: auth });
+    expect(resume.status).toBe(409);
+    expect(((await resume.json()) as { error: string }).error).toContain("waits for a person to answer");
+    const event = await call(`/runs/${id}/events/${q.id}`, { method: "POST", headers: auth, body: JSON.stringify({ payload: { answer: "41" } }) });
+    expect(await event.json()).toMatchObject({ applied: false, buffered: true });
+    // Answering the other run's question (same id) answers that run only.
+    expect((await answerApi("question-hostile-other", q.id, { answer: "42" })).status).toBe(200);
+    await settle("question-hostile-other");
+    const requests = (await modelRequests("asker")).length;
+
+    const view = (await stub(id).status())!;
+    expect(view).toMatchObject({ status: "waiting", approvals: [{ status: "pending" }], waits: [{ kind: "question", name: q.id }] });
+    expect(await alarmOf(id)).toBe(alarm);
+    await runDurableObjectAlarm(env.RUNS.getByName(id));
+    expect((await stub(id).status())!.status).toBe("waiting");
+    expect(await modelRequests("asker")).toHaveLength(requests);
+  });
+
   it("an approval and a question pending together: `awaiting_approval`, listing the question; approved, the question alone leaves it `waiting`", async () => {
     const id = "question-mixed";
     askerThatPostsAndSleeps();

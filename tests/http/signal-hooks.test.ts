@@ -65,6 +65,24 @@ describe("signal triggers: a signed webhook wakes the runs waiting under its key
     expect(await (await signal(checkSuite("sha-guarded"), "gh-genuine")).json()).toEqual({ signal: "ci_finished", woken: 1 });
   });
 
+  it("a redelivery of a signal the run already took does not unregister its next wait under the same key", async () => {
+    const id = "sig-twice";
+    await stub(id).start({ id, worker: "fn-waiter-twice", input: { event: "ci_finished", key: "sha-twice" }, approvalMode: "ask", budget: {} });
+    expect((await settle(id)).status).toBe("waiting");
+    const first = checkSuite("sha-twice");
+    expect(await (await signal(first, "gh-twice-1")).json()).toEqual({ signal: "ci_finished", woken: 1 });
+    // Woken, it waits again under the same key (and says so to the index).
+    expect(await settle(id)).toMatchObject({ status: "waiting", waits: [{ kind: "event", name: "ci_finished", key: "sha-twice" }] });
+    // The sender redelivers the first (a timeout on its side): a repeat for the run, which takes nothing.
+    expect(await (await signal(first, "gh-twice-1")).json()).toEqual({ signal: "ci_finished", woken: 0 });
+    const second = JSON.stringify({ action: "completed", check_suite: { head_sha: "sha-twice", conclusion: "failure" } });
+    expect(await (await signal(second, "gh-twice-2")).json()).toEqual({ signal: "ci_finished", woken: 1 });
+    expect(await settle(id)).toMatchObject({
+      status: "succeeded",
+      output: { second: { status: "received", payload: { check_suite: { conclusion: "failure" } } } },
+    });
+  });
+
   it("a forged correlation key cannot reach another key's runs: only the exact key's index object is asked", async () => {
     await waiting([["sig-exact", "abc"]], "ci_finished");
     for (const forged of ["ABC", "abc ", "ab", "abc\n", "%61bc"]) {

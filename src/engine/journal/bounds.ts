@@ -23,6 +23,30 @@ export function utf8Bytes(text: string): number {
   return bytes;
 }
 
+/**
+ * Levels of arrays and objects a run's output may nest: SQLite's JSON functions stop at
+ * 1000, and the run's status is read through them from the event holding its output.
+ */
+export const MAX_OUTPUT_DEPTH = 256;
+
+/**
+ * Levels a model's tool-call arguments may nest: they are stored with an approval and,
+ * approved with "remember", inside its decision, which SQLite's JSON functions read.
+ */
+export const MAX_ARGS_DEPTH = 64;
+
+/** Whether `value` nests arrays or objects deeper than `max` (walked without recursion: a hostile value may be thousands deep). */
+export function nestedDeeper(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** A step's size as the store writes it: the key, and the value's JSON text, in UTF-8 bytes. */
 export const stepBytes = (key: string, value: unknown): number => utf8Bytes(key) + utf8Bytes(JSON.stringify(value ?? null));
 

@@ -22,11 +22,23 @@ export function keyProblem(key: string, root: string, grammar: KeyGrammar): stri
 /**
  * Which steps of a prefix a fork copies (the prefix is defined in keys.ts): all but a
  * decision or notification whose gated step is not in `prefix`, so a call the fork runs
- * again is asked about again.
+ * again is asked about again. A question's email and answer (under its `human:<n>`
+ * effect) gate nothing: they are the effect, done before `at`, so they are copied like
+ * any effect (else the fork would ask the person again). Not in grammar 1, whose keys
+ * hold tool-call ids raw: a model could name a call `human:1` to keep its approval.
  */
-export function copiedFrom(prefix: ReadonlySet<string>): (key: string) => boolean {
+export function copiedFrom(prefix: ReadonlySet<string>, grammar: KeyGrammar): (key: string) => boolean {
   return (key) => {
+    if (grammar !== 1 && isQuestionStep(key)) return true;
     const gated = gatedStep(key);
     return gated === undefined || prefix.has(gated);
   };
+}
+
+/** A question's answer (`<call>/human:<n>/approval`) or its email (`…/notify`). */
+function isQuestionStep(key: string): boolean {
+  const p = parseKey(key);
+  if (p.kind !== "approval" && p.kind !== "notify") return false;
+  const q = parseKey(p.call);
+  return q.kind === "effect" && q.effect === "human";
 }

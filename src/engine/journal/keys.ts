@@ -35,7 +35,8 @@ import { sha256Hex } from "../run/idempotency-key";
  * in the run's own order (the journal's seq: the order steps completed, parallel
  * calls included), less each decision (`/approval`, `/budget/approval`) and
  * notification (`/notify`) whose gated step (`gatedStep`) is not in it: a call that
- * runs again in the fork is asked about again, and its approver told again.
+ * runs again in the fork is asked about again, and its approver told again (a
+ * question's email and answer are its effect, and copied: fork-prefix.ts).
  */
 export type KeyGrammar = 1 | 2;
 

@@ -7,6 +7,7 @@ import { runWorker } from "./loop";
 import { CreatedWorkers } from "./created-workers";
 import { RunError, RunPaused, type PendingApproval, type PendingWait, type RunErrorCode } from "../errors";
 import { Journal, type BeforeStep } from "../journal/journal";
+import { MAX_OUTPUT_DEPTH, nestedDeeper } from "../journal/bounds";
 import { MemoryStateBackend } from "../state/memory-state";
 import { inProcessGlobals } from "../toolsets/in-process-globals";
 import { buildCallToolset, closeAll } from "../toolsets/instances";
@@ -146,6 +147,8 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     const root = run.callables.get(req.worker);
     if (!root) throw new RunError("unknown_worker", `unknown worker "${req.worker}"; known: ${run.callables.names().join(", ")}`);
     const output = await root.call(req.input, { path: root.name, usage: run.usage });
+    if (nestedDeeper(output, MAX_OUTPUT_DEPTH))
+      throw new RunError("invalid_output", `${req.worker}: its output nests deeper than ${MAX_OUTPUT_DEPTH} levels, more than a run's output may`);
     outcome = { status: "succeeded", output, usage: usage() };
   } catch (err) {
     if (err instanceof RunPaused) outcome = { status: pauseStatus(err.pending), pending: err.pending, waits: err.waits, usage: usage() };

@@ -3,6 +3,7 @@ import { toolContext } from "./context";
 import { messageOf, pausedTogether, propagates, RunError, RunPaused } from "../errors";
 import { describeIssues, validatorFor } from "../json-schema";
 import { modelKey, toolCallKeys } from "../journal/keys";
+import { MAX_ARGS_DEPTH, nestedDeeper } from "../journal/bounds";
 import { modelStep } from "./model-step";
 import { recordedMessage } from "./conversation";
 import { DEFAULT_INPUT } from "../catalog/worker-file";
@@ -96,6 +97,7 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
         } catch {
           return `Error: the arguments for ${call.name} are not valid JSON: ${call.arguments.slice(0, 200)}`;
         }
+        if (nestedDeeper(args, MAX_ARGS_DEPTH)) return `Error: the arguments for ${call.name} nest deeper than ${MAX_ARGS_DEPTH} levels`;
         const ctx = toolContext(run, frame, toolset, keys[i]!, frame.usage.child(), state);
         try {
           const value = await toolset.callTool(call.name, args, ctx);
