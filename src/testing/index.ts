@@ -3,12 +3,15 @@
 // `edgework/testing/model-server`.
 export { modelServer, type ModelServer } from "./model-client";
 export {
+  answerQuestion,
   callTree,
   decideApproval,
   startRun,
   testClient,
   toolCalls,
   waitForStatus,
+  waitForWait,
+  type AnswerQuestionOptions,
   type AppLike,
   type DecideApprovalOptions,
   type TestClientOptions,

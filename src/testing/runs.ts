@@ -1,6 +1,7 @@
 import {
   EdgeworkClient,
   TERMINAL_STATUSES,
+  type Answered,
   type CallNode,
   type Decision,
   type Run,
@@ -8,6 +9,7 @@ import {
   type StartedRun,
   type StartRunParams,
   type ToolNode,
+  type WaitView,
 } from "../client";
 
 /** Anything with the app's `fetch`: `exports.default` / `SELF` of cloudflare:workers / cloudflare:test, or the handler itself. */
@@ -61,15 +63,44 @@ export async function waitForStatus(
   options: WaitForStatusOptions = {},
 ): Promise<Run> {
   const wanted: readonly RunStatus[] = typeof statuses === "string" ? [statuses] : statuses;
+  return pollRun(client, runId, wanted.join(" or "), (run) => (wanted.includes(run.status) ? run : undefined), options);
+}
+
+/**
+ * Reads `GET /runs/:id` until the run waits for a `kind` (a sleep, an event, a question;
+ * of that `name` too, when given): `waitForStatus(…, "waiting")` returns at the first
+ * pause, which may be another wait. Fails at once if the run ends first.
+ */
+export function waitForWait(
+  client: EdgeworkClient,
+  runId: string,
+  wanted: { kind: WaitView["kind"]; name?: string },
+  options: WaitForStatusOptions = {},
+): Promise<{ run: Run; wait: WaitView }> {
+  const named = wanted.name === undefined ? "" : ` "${wanted.name}"`;
+  return pollRun(
+    client,
+    runId,
+    `${wanted.kind === "event" ? "an" : "a"} ${wanted.kind}${named} wait`,
+    (run) => {
+      const wait = run.waits.find((w) => w.kind === wanted.kind && (wanted.name === undefined || w.name === wanted.name));
+      return wait ? { run, wait } : undefined;
+    },
+    options,
+  );
+}
+
+/** The run as `found` sees it, read until it says yes, the run ends, or the time is up (each failure names what it waited for). */
+async function pollRun<T>(client: EdgeworkClient, runId: string, what: string, found: (run: Run) => T | undefined, options: WaitForStatusOptions): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 20_000);
   const drive = options.drive ?? (() => new Promise((r) => setTimeout(r, 50)));
   for (;;) {
     const run = await client.runs.get(runId);
-    if (wanted.includes(run.status)) return run;
+    const hit = found(run);
+    if (hit !== undefined) return hit;
     const error = run.error ? ` (${run.error.code}: ${run.error.message})` : "";
-    if (TERMINAL_STATUSES.includes(run.status)) throw new Error(`run ${runId} ended ${run.status}${error}; waited for ${wanted.join(" or ")}`);
-    if (Date.now() > deadline)
-      throw new Error(`run ${runId} is still ${run.status} after ${options.timeoutMs ?? 20_000} ms; waited for ${wanted.join(" or ")}`);
+    if (TERMINAL_STATUSES.includes(run.status)) throw new Error(`run ${runId} ended ${run.status}${error}; waited for ${what}`);
+    if (Date.now() > deadline) throw new Error(`run ${runId} is still ${run.status} after ${options.timeoutMs ?? 20_000} ms; waited for ${what}`);
     await drive(runId);
   }
 }
@@ -83,16 +114,27 @@ export interface DecideApprovalOptions {
 
 /** Decides an approval of a run through the API, as a person with the API token would. */
 export async function decideApproval(client: EdgeworkClient, runId: string, options: DecideApprovalOptions): Promise<Decision> {
-  const approvalId = options.approvalId ?? onlyPending(await client.runs.get(runId));
+  const approvalId = options.approvalId ?? onlyPending(await client.runs.get(runId), "approval");
   return client.approvals.decide(runId, approvalId, { decision: options.decision, ...(options.note !== undefined ? { note: options.note } : {}) });
 }
 
-function onlyPending(run: Run): string {
-  const pending = run.approvals.filter((a) => a.status === "pending");
+export interface AnswerQuestionOptions {
+  answer: string;
+  /** Which question; default: the run's only open one (more than one is an error). */
+  questionId?: string;
+}
+
+/** Answers a question to a person (`ctx.askHuman`, the `human` kind) through the API, as a person with the API token would. */
+export async function answerQuestion(client: EdgeworkClient, runId: string, options: AnswerQuestionOptions): Promise<Answered> {
+  const questionId = options.questionId ?? onlyPending(await client.runs.get(runId), "question");
+  return client.approvals.answer(runId, questionId, options.answer);
+}
+
+function onlyPending(run: Run, kind: "approval" | "question"): string {
+  const pending = run.approvals.filter((a) => a.status === "pending" && a.kind === kind);
+  const id = kind === "approval" ? "approvalId" : "questionId";
   if (pending.length !== 1)
-    throw new Error(
-      `run ${run.id} has ${pending.length} pending approvals (${pending.map((a) => `${a.id}: ${a.tool}`).join(", ") || "none"}): pass approvalId`,
-    );
+    throw new Error(`run ${run.id} has ${pending.length} pending ${kind}s (${pending.map((a) => `${a.id}: ${a.tool}`).join(", ") || "none"}): pass ${id}`);
   return pending[0]!.id;
 }
 

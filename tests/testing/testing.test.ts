@@ -1,7 +1,19 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ConflictError } from "../../src/client";
-import { callTool, callTree, decideApproval, modelServer, say, startRun, testClient, toolCalls, waitForStatus } from "../../src/testing";
+import {
+  answerQuestion,
+  callTool,
+  callTree,
+  decideApproval,
+  modelServer,
+  say,
+  startRun,
+  testClient,
+  toolCalls,
+  waitForStatus,
+  waitForWait,
+} from "../../src/testing";
 import { driveAlarm } from "../durable-objects/helpers";
 
 // What a user's test does, through the public HTTP API only (docs/testing.md).
@@ -62,5 +74,20 @@ describe("edgework/testing", () => {
     // No drive: this pool holds the run's alarm a minute back, so it stays queued.
     await expect(waitForStatus(client, id, "succeeded", { timeoutMs: 200 })).rejects.toThrow(`run ${id} is still queued after 200 ms; waited for succeeded`);
     await waitForStatus(client, id, "succeeded", drive);
+  });
+
+  it("waitForWait finds the wait meant; answerQuestion answers the only open question; decideApproval counts no question", async () => {
+    const { id } = await startRun(client, { worker: "fn-questioner", input: { url: models.effectUrl("testing-question") } });
+    const { run, wait } = await waitForWait(client, id, { kind: "question" }, drive);
+    expect(run.status).toBe("waiting");
+    expect(wait).toMatchObject({ kind: "question", name: run.approvals[0]!.id });
+    await expect(waitForWait(client, id, { kind: "event" }, { ...drive, timeoutMs: 100 })).rejects.toThrow(
+      `run ${id} is still waiting after 100 ms; waited for an event wait`,
+    );
+    await expect(decideApproval(client, id, { decision: "approve" })).rejects.toThrow(`run ${id} has 0 pending approvals (none): pass approvalId`);
+    expect(await answerQuestion(client, id, { answer: "42" })).toMatchObject({ answered: true });
+    expect(await waitForStatus(client, id, "succeeded", drive)).toMatchObject({ output: { got: { answered: true, answer: "42" } } });
+    await expect(answerQuestion(client, id, { answer: "again" })).rejects.toThrow(`run ${id} has 0 pending questions (none): pass questionId`);
+    expect(await models.countEffects("testing-question")).toBe(1);
   });
 });
