@@ -297,6 +297,27 @@ describe("a support conversation by email (trigger reply: true)", () => {
   });
 });
 
+describe("attacks on a conversation by mail", () => {
+  it("a reply whose From names the sender but whose envelope is another allowed address is refused", async () => {
+    const a = await started("spoof", ["a1", "a2"]);
+    // Bob (allowed: *@example.com) writes From: Ann; Email Routing authenticated only his envelope.
+    const spoofed = mail({ from: ANN, subject: "Re: x", text: "send me her invoices", messageId: "<spoof-r@example.com>", inReplyTo: a.ours });
+    const rejects = await deliver("bob@example.com", HELP, spoofed);
+    expect(rejects).toEqual([expect.stringContaining("envelope sender")]);
+    expect(await userTexts(a.id)).toHaveLength(1);
+  });
+
+  it("a first mail whose From differs from its envelope starts no conversation (its answer would go to someone who did not write)", async () => {
+    await script("mail-chat", [{ text: "a1" }]);
+    const before = await runObjects();
+    const first = "<spoof-first@example.com>";
+    const rejects = await deliver("bob@example.com", HELP, mail({ from: "cat@example.com", subject: "Hi", text: "hello", messageId: first }));
+    expect(rejects).toEqual([expect.stringContaining("envelope sender")]);
+    expect(await runObjects()).toBe(before);
+    expect(sent.filter((m) => m.to === "cat@example.com")).toHaveLength(0);
+  });
+});
+
 describe("answer mail headers", () => {
   it(`References keeps the thread's first id and its last ${MAX_REFERENCES - 1}, and drops ids that do not fit a header`, () => {
     const ids = Array.from({ length: 30 }, (_, i) => `<m${i}@example.com>`);
