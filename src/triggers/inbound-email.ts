@@ -68,7 +68,7 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   const messageKey = parsed.messageId ? `message-id:${from}\n${parsed.messageId}` : `sha256:${await sha256Hex(raw)}`;
   const ref = t.email.reply ? threadReference(parsed, t.email.to) : null;
   if (ref) {
-    const continued = await continueConversation(env, ref, { from, messageId: input.message_id, deliveryId: messageKey, text: input.text });
+    const continued = await continueConversation(env, ref, { from, to: t.email.to, messageId: input.message_id, deliveryId: messageKey, text: input.text });
     return "error" in continued ? reject(continued.error) : { trigger: t.name, message: continued.message, duplicate: continued.duplicate };
   }
   const checked = checkStart(t.worker, input);

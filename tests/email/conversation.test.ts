@@ -7,7 +7,9 @@ import { mailer, type OutgoingMail } from "../../src/email/mailer";
 import { MAX_MESSAGE_CHARS } from "../../src/engine/run/conversation";
 import { conversationMessageId } from "../../src/tokens/conversation-id";
 import { objectReference, parseObjectReference } from "../../src/tokens/reply-reference";
+import { emailTriggers } from "../../src/catalog";
 import { runIdFor } from "../../src/triggers/delivery";
+import { receiveEmail } from "../../src/triggers/inbound-email";
 import { modelRequests, script, settle, stub } from "../durable-objects/helpers";
 import { captureMail, deliver, parseMail } from "./support";
 
@@ -315,6 +317,28 @@ describe("attacks on a conversation by mail", () => {
     expect(rejects).toEqual([expect.stringContaining("envelope sender")]);
     expect(await runObjects()).toBe(before);
     expect(sent.filter((m) => m.to === "cat@example.com")).toHaveLength(0);
+  });
+
+  it("a reply sent to another reply: true trigger on the same domain does not continue the conversation (that trigger's allow_from is not this one's)", async () => {
+    const a = await started("cross", ["a1", "a2"]);
+    const chat = emailTriggers().get("chat-mail")!;
+    // A second desk on the domain, open to the sender; the conversation's own desk could have dropped them since.
+    const desk = { ...chat, name: "desk", email: { ...chat.email, to: "desk@example.com" } };
+    const raw = new TextEncoder().encode(
+      mail({ from: ANN, to: "desk@example.com", subject: "Re: x", text: "via the other desk", messageId: "<cross-r@example.com>", inReplyTo: a.ours }),
+    );
+    const rejects: string[] = [];
+    const message = {
+      from: ANN,
+      to: "desk@example.com",
+      raw: new Response(raw).body!,
+      rawSize: raw.byteLength,
+      headers: new Headers(),
+      setReject: (reason: string) => rejects.push(reason),
+    };
+    await receiveEmail(env, message, [chat, desk]);
+    expect(rejects).toEqual([expect.stringContaining("help@example.com")]);
+    expect(await userTexts(a.id)).toHaveLength(1);
   });
 });
 
