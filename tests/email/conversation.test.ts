@@ -340,6 +340,31 @@ describe("attacks on a conversation by mail", () => {
     expect(rejects).toEqual([expect.stringContaining("help@example.com")]);
     expect(await userTexts(a.id)).toHaveLength(1);
   });
+
+  it("an answer claimed for sending by an activation that died before the send's outcome is not lost silently: an event says so, once", async () => {
+    vi.restoreAllMocks(); // this test captures mail itself
+    vi.spyOn(mailer, "send").mockImplementation(async (_binding, m) => {
+      if (m.to === "crash@example.com") throw new Error("binding down");
+      sent.push(m);
+    });
+    await script("mail-chat", [{ text: "a1" }]);
+    const first = "<crash-1@example.com>";
+    expect(await deliver("crash@example.com", HELP, mail({ from: "crash@example.com", subject: "C", text: "hi", messageId: first }))).toEqual([]);
+    const id = await runIdOf("crash@example.com", first);
+    expect(await settle(id)).toMatchObject({ status: "succeeded" });
+    // The retry is claimed as sendDue claims it (durably), then the isolate dies before the send returns.
+    await runInDurableObject(env.RUNS.getByName(id), (_instance, state) => {
+      state.storage.sql.exec("UPDATE answer_mail SET sent_at = due_at, attempts = attempts + 1");
+    });
+    await stub(id).advanceClock(61_000);
+    await runAlarm(id);
+    await runAlarm(id);
+    const failed = (await stub(id).eventsSince("0-0", 500))!.events.filter((e) => e.type === "answer_email_failed");
+    expect(failed.map((e) => e.data)).toEqual([
+      { message: 1, error: "binding down", retry: true },
+      { message: 1, error: expect.stringContaining("may not have been sent"), retry: false },
+    ]);
+  });
 });
 
 describe("answer mail headers", () => {
