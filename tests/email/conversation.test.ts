@@ -6,7 +6,7 @@ import { MAX_REFERENCES, threadReferences } from "../../src/email/answer-mail";
 import { mailer, type OutgoingMail } from "../../src/email/mailer";
 import { MAX_MESSAGE_CHARS } from "../../src/engine/run/conversation";
 import { conversationMessageId } from "../../src/tokens/conversation-id";
-import { objectReference, parseObjectReference } from "../../src/tokens/reply-reference";
+import { objectReference, parseObjectReference, replyReference } from "../../src/tokens/reply-reference";
 import { emailTriggers } from "../../src/catalog";
 import { runIdFor } from "../../src/triggers/delivery";
 import { receiveEmail } from "../../src/triggers/inbound-email";
@@ -364,6 +364,27 @@ describe("attacks on a conversation by mail", () => {
       { message: 1, error: "binding down", retry: true },
       { message: 1, error: expect.stringContaining("may not have been sent"), retry: false },
     ]);
+  });
+
+  it("an approval reply reference's MAC on the run's object is no conversation id; an id with a huge or non-numeric n names no thread", async () => {
+    const a = await started("sep", ["a1", "a2"]);
+    const objectId = env.RUNS.idFromName(a.id).toString();
+    // What an approval's Reply-To of this very run would carry (prefix "reply\0"), moved into a Message-ID.
+    const approvalRef = (await replyReference(objectId, "approval-1", env.APPROVAL_SECRET!))!;
+    const before = await runObjects();
+    const refused = await deliver(
+      ANN,
+      HELP,
+      mail({ from: ANN, subject: "Re: x", text: "t", messageId: "<sep-r1@example.com>", inReplyTo: `<${approvalRef}.1@example.com>` }),
+    );
+    expect(refused).toEqual(["this reply names no conversation of ours; write a new message to start one"]);
+    // Our id with n out of grammar is not ours: the mail starts a run of its own, never this one's next message.
+    for (const [k, n] of ["1000", "1e3", "01"].entries()) {
+      const id = a.ours.replace(/\.1@/, `.${n}@`);
+      expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: x", text: "t", messageId: `<sep-n${k}@example.com>`, inReplyTo: id }))).toEqual([]);
+    }
+    expect(await runObjects()).toBe(before + 3);
+    expect(await userTexts(a.id)).toHaveLength(1);
   });
 });
 
