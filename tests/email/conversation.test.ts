@@ -386,6 +386,15 @@ describe("attacks on a conversation by mail", () => {
     expect(await runObjects()).toBe(before + 3);
     expect(await userTexts(a.id)).toHaveLength(1);
   });
+
+  it("an auto-responder that marks its reply only with X-Autoreply or X-Autorespond does not continue the conversation (no mail loop with a robot)", async () => {
+    const a = await started("robot", ["a1", "a2", "a3"]);
+    for (const [k, header] of ["X-Autoreply", "X-Autorespond"].entries()) {
+      const auto = mail({ from: ANN, subject: "Re: x", text: "Thank you for your message.", messageId: `<robot-${k}@example.com>`, inReplyTo: a.ours });
+      expect(await deliver(ANN, HELP, auto, { [header]: "yes" })).toEqual([]);
+    }
+    expect(await userTexts(a.id)).toHaveLength(1);
+  });
 });
 
 describe("answer mail headers", () => {
