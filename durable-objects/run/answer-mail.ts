@@ -36,7 +36,7 @@ const LOST = "the activation sending this answer ended before the send returned:
 const RETRY_MS = 60_000;
 
 export class RunAnswerMail {
-  /** Whether this object has the table (only `plan` makes it, so a "no" stays true for this instance until then). */
+  /** Whether this object has the table (only `plan` makes it, so a "no" stays true for this instance until then; `plan` forgets the answer). */
   private made?: boolean;
 
   constructor(
@@ -60,7 +60,8 @@ export class RunAnswerMail {
       return;
     }
     makeOnFirstUse(this.host.sql, "answer_mail");
-    this.made = true;
+    // Asked again, not assumed: the transaction this runs in may still roll back, the table with it.
+    this.made = undefined;
     this.host.sql.run`INSERT INTO answer_mail (n, due_at) VALUES (${later?.n ?? 1}, ${this.host.now()}) ON CONFLICT DO NOTHING`;
   }
 

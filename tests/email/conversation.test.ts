@@ -395,6 +395,27 @@ describe("attacks on a conversation by mail", () => {
     }
     expect(await userTexts(a.id)).toHaveLength(1);
   });
+
+  it("an outcome transaction that rolls back after planning the first answer mail does not leave the alarm querying a table that is not there", async () => {
+    await script("mail-chat", [{ text: "a1" }]);
+    const first = "<rollback-1@example.com>";
+    expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "R", text: "hi", messageId: first }))).toEqual([]);
+    const id = await runIdOf(ANN, first);
+    await runInDurableObject(env.RUNS.getByName(id), (instance, state) => {
+      const answers = (instance as unknown as { answers: { plan(o: unknown): void; clamp(at: number): number } }).answers;
+      // The success's event could not be written (a storage error): the transaction, table and all, rolls back.
+      const usage = { requests: 1, inputTokens: 1, outputTokens: 1, costUsd: 0 };
+      expect(() =>
+        state.storage.transactionSync(() => {
+          answers.plan({ status: "succeeded", output: "a1", usage });
+          throw new Error("SQLITE_TOOBIG");
+        }),
+      ).toThrow("SQLITE_TOOBIG");
+      expect(answers.clamp(123)).toBe(123);
+    });
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: "a1" });
+    expect((await answersTo(ANN)).filter((a) => a.parsed.inReplyTo === first)).toHaveLength(1);
+  });
 });
 
 describe("answer mail headers", () => {
