@@ -11,9 +11,9 @@
  * MAX_ATTEMPTS. A row leaves the table when its send's outcome is known, so one still
  * claimed when the next sends start was claimed by an activation that died first: it
  * is given up with an `answer_email_failed` event (it may or may not have gone out;
- * the answer stays on the run). Owns the `answer_mail` table (made on first use). Needs from its host:
- * `ctx` (transactions, the object's id), `env` (the send binding, APPROVAL_SECRET),
- * the SQL, `row`, `event` and `now` (the run's clock).
+ * the answer stays on the run). Owns the `answer_mail` table (made on first use).
+ * Needs from its host: `ctx` (transactions, the object's id), `env` (the send
+ * binding, APPROVAL_SECRET), the SQL, `row`, `event` and `now` (the run's clock).
  */
 
 import { answerMime } from "../../src/email/answer-mail";
@@ -36,7 +36,7 @@ const LOST = "the activation sending this answer ended before the send returned:
 const RETRY_MS = 60_000;
 
 export class RunAnswerMail {
-  /** Whether this object has the table (only `plan` makes it, so a "no" stays true for this instance until then; `plan` forgets the answer). */
+  /** Whether this object has the table: only `plan` makes it, so a "no" holds until `plan`, which forgets the answer. */
   private made?: boolean;
 
   constructor(

@@ -3,8 +3,8 @@
  * Message-ID (src/triggers/email-conversation.ts): the MAC must be this object's
  * (conversation-id.ts, compared in constant time), the run must have been started
  * by a `reply: true` email trigger, and the reply must reach that trigger's address
- * from the address that started it. Then it is the conversation's next message (conversation.ts: a
- * redelivery adds none). Owns nothing. Needs from its host: `ctx` (the object's id),
+ * from the address that started it. Then it is the conversation's next message
+ * (conversation.ts: a redelivery adds none). Owns nothing. Needs from its host: `ctx` (the object's id),
  * `env` (APPROVAL_SECRET) and `row`.
  */
 
