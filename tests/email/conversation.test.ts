@@ -416,6 +416,25 @@ describe("attacks on a conversation by mail", () => {
     expect(await settle(id)).toMatchObject({ status: "succeeded", output: "a1" });
     expect((await answersTo(ANN)).filter((a) => a.parsed.inReplyTo === first)).toHaveLength(1);
   });
+
+  it("a subject with Unicode line separators adds no header; thousands of ids in References are read up to the bound", async () => {
+    await script("mail-chat", [{ text: "a1" }, { text: "a2" }]);
+    const first = "<refs-1@example.com>";
+    const subject = "Hi\u2028Bcc: evil@evil.test\u0085X-Injected: 1\u2029";
+    expect(await deliver(ANN, HELP, mail({ from: ANN, subject, text: "hello", messageId: first }))).toEqual([]);
+    const id = await runIdOf(ANN, first);
+    await settle(id);
+    const heads = () => sent.filter((m) => m.to === ANN).map((m) => m.raw.split("\r\n\r\n")[0]!);
+    const ours = (await parseMail(sent.filter((m) => m.to === ANN).at(-1)!)).messageId!;
+    // Ours first, then 2,500 foreign ids (about 60 KB, inside the trigger's max_bytes): only the first 8 KiB and 100 ids are looked at.
+    const references = [ours, ...Array.from({ length: 2500 }, (_, i) => `<x${i}@example.com>`)];
+    expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: x", text: "many refs", messageId: "<refs-r@example.com>", references }))).toEqual([]);
+    expect(await userTexts(id)).toEqual([expect.any(String), "many refs"]);
+    await settle(id);
+    expect(heads()).toHaveLength(2);
+    for (const head of heads()) expect(head).not.toMatch(/^(bcc|x-injected):/im);
+    expect((await parseMail(sent.filter((m) => m.to === ANN).at(-1)!)).references!.split(/\s+/)).toEqual([first, ours, "<refs-r@example.com>"]);
+  });
 });
 
 describe("answer mail headers", () => {
