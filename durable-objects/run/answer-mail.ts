@@ -8,10 +8,12 @@
  * the answer's row in the transaction that records the run's success; `sendDue`
  * claims due rows (marks them sent, durably) before it sends them, so none goes out
  * twice; a send the binding refused is put back for the alarm to retry later, up to
- * MAX_ATTEMPTS. A crash between claim and send loses that mail (the answer stays on
- * the run). Owns the `answer_mail` table (made on first use). Needs from its host:
- * `ctx` (transactions, the object's id), `env` (the send binding, APPROVAL_SECRET),
- * the SQL, `row`, `event` and `now` (the run's clock).
+ * MAX_ATTEMPTS. A row leaves the table when its send's outcome is known, so one still
+ * claimed when the next sends start was claimed by an activation that died first: it
+ * is given up with an `answer_email_failed` event (it may or may not have gone out;
+ * the answer stays on the run). Owns the `answer_mail` table (made on first use).
+ * Needs from its host: `ctx` (transactions, the object's id), `env` (the send
+ * binding, APPROVAL_SECRET), the SQL, `row`, `event` and `now` (the run's clock).
  */
 
 import { answerMime } from "../../src/email/answer-mail";
@@ -28,11 +30,13 @@ import { warnOnce } from "./mail";
 
 /** Sends of one answer the binding refused, before it is given up (an `answer_email_failed` event says so). */
 const MAX_ATTEMPTS = 5;
+/** What the event says of an answer whose claim outlived its activation. */
+const LOST = "the activation sending this answer ended before the send returned: it may not have been sent, and is not sent again";
 /** The first retry's delay; each next one doubles it. */
 const RETRY_MS = 60_000;
 
 export class RunAnswerMail {
-  /** Whether this object has the table (only `plan` makes it, so a "no" stays true for this instance until then). */
+  /** Whether this object has the table: only `plan` makes it, so a "no" holds until `plan`, which forgets the answer. */
   private made?: boolean;
 
   constructor(
@@ -56,7 +60,8 @@ export class RunAnswerMail {
       return;
     }
     makeOnFirstUse(this.host.sql, "answer_mail");
-    this.made = true;
+    // Asked again, not assumed: the transaction this runs in may still roll back, the table with it.
+    this.made = undefined;
     this.host.sql.run`INSERT INTO answer_mail (n, due_at) VALUES (${later?.n ?? 1}, ${this.host.now()}) ON CONFLICT DO NOTHING`;
   }
 
@@ -66,6 +71,9 @@ export class RunAnswerMail {
     const { ctx, sql } = this.host;
     const now = this.host.now();
     const due = ctx.storage.transactionSync(() => {
+      // Alarms do not overlap: a claim left from before is one whose activation died before the send returned.
+      for (const { n } of sql.all<Pick<AnswerMailRow, "n">>`SELECT n FROM answer_mail WHERE sent_at IS NOT NULL`)
+        this.done(n, "answer_email_failed", { message: n, error: LOST, retry: false });
       const rows = sql.all<AnswerMailRow>`SELECT * FROM answer_mail WHERE sent_at IS NULL AND due_at <= ${now} ORDER BY n`;
       for (const r of rows) sql.run`UPDATE answer_mail SET sent_at = ${now}, attempts = attempts + 1 WHERE n = ${r.n}`;
       return rows;
@@ -75,11 +83,14 @@ export class RunAnswerMail {
     for (const { n, attempts } of due) {
       try {
         const to = await this.send(n);
-        this.host.event("answer_emailed", { message: n, to });
+        this.done(n, "answer_emailed", { message: n, to });
       } catch (err) {
-        const retry = attempts + 1 < MAX_ATTEMPTS;
-        if (retry) sql.run`UPDATE answer_mail SET sent_at = NULL, due_at = ${now + RETRY_MS * 2 ** attempts} WHERE n = ${n}`;
-        this.host.event("answer_email_failed", { message: n, error: messageOf(err), retry });
+        const failed = { message: n, error: messageOf(err), retry: attempts + 1 < MAX_ATTEMPTS };
+        if (!failed.retry) this.done(n, "answer_email_failed", failed);
+        else {
+          sql.run`UPDATE answer_mail SET sent_at = NULL, due_at = ${now + RETRY_MS * 2 ** attempts} WHERE n = ${n}`;
+          this.host.event("answer_email_failed", failed);
+        }
       }
     }
   }
@@ -89,6 +100,14 @@ export class RunAnswerMail {
     if (!this.hasTable()) return at;
     const next = this.host.sql.one<AtRow>`SELECT min(due_at) AS at FROM answer_mail WHERE sent_at IS NULL`?.at;
     return next == null ? at : Math.min(at, next);
+  }
+
+  /** The send of answer `n` came to an outcome: its row goes, with the event that says which. */
+  private done(n: number, type: "answer_emailed" | "answer_email_failed", data: Record<string, unknown>): void {
+    this.host.ctx.storage.transactionSync(() => {
+      this.host.sql.run`DELETE FROM answer_mail WHERE n = ${n}`;
+      this.host.event(type, data);
+    });
   }
 
   private hasTable(): boolean {

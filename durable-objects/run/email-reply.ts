@@ -2,9 +2,9 @@
  * A reply to one of the run's answer mails, routed here by the object id in our
  * Message-ID (src/triggers/email-conversation.ts): the MAC must be this object's
  * (conversation-id.ts, compared in constant time), the run must have been started
- * by a `reply: true` email trigger, and the reply must come from the address that
- * started it. Then it is the conversation's next message (conversation.ts: a
- * redelivery adds none). Owns nothing. Needs from its host: `ctx` (the object's id),
+ * by a `reply: true` email trigger, and the reply must reach that trigger's address
+ * from the address that started it. Then it is the conversation's next message
+ * (conversation.ts: a redelivery adds none). Owns nothing. Needs from its host: `ctx` (the object's id),
  * `env` (APPROVAL_SECRET) and `row`.
  */
 
@@ -31,6 +31,9 @@ export async function continueByEmail(
   if (!run) return { ok: false, status: 404, error: "the conversation this reply belongs to has ended and was deleted; write a new message" };
   const thread = emailThread(parse(run.trigger));
   if (!thread) return { ok: false, status: 409, error: "this conversation does not take replies by email" };
+  // Another trigger on the domain parses our ids too; its allow_from is not this conversation's.
+  if (typeof reply.to !== "string" || normalizeAddress(reply.to) !== thread.to)
+    return { ok: false, status: 403, error: `this conversation is with ${thread.to}: reply to that address` };
   if (typeof reply.from !== "string" || normalizeAddress(reply.from) !== thread.from)
     return { ok: false, status: 403, error: "only the address that started this conversation can reply to it" };
   if (typeof reply.text !== "string" || !reply.text.trim()) return { ok: false, status: 400, error: "the reply has no text above the quoted message" };

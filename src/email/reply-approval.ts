@@ -66,11 +66,21 @@ export function isApprovalReply(message: { to: string }, env: Env): boolean {
   return !!env.APPROVAL_REPLY_DOMAIN && message.to.includes("@") && domainOf(message.to) === env.APPROVAL_REPLY_DOMAIN.toLowerCase();
 }
 
-/** Auto-replies (out of office, bounces) are dropped silently: bouncing them back could loop. */
+/**
+ * Auto-replies (out of office, bounces) are dropped silently: bouncing them back could loop.
+ * Besides RFC 3834's Auto-Submitted, responders that ignore it mark themselves with X-Autoreply or X-Autorespond.
+ */
 export function isAutomatic(headers: Headers): boolean {
   const auto = headers.get("auto-submitted")?.trim().toLowerCase();
   const precedence = headers.get("precedence")?.trim().toLowerCase();
-  return (!!auto && auto !== "no") || precedence === "bulk" || precedence === "auto_reply" || precedence === "junk";
+  return (
+    (!!auto && auto !== "no") ||
+    precedence === "bulk" ||
+    precedence === "auto_reply" ||
+    precedence === "junk" ||
+    headers.has("x-autoreply") ||
+    headers.has("x-autorespond")
+  );
 }
 
 type Verdict = { accept: true } | { accept: false; reason: string } | { ignore: string };

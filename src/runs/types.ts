@@ -157,6 +157,8 @@ export type SentMessage = { status: RunStatusName; message: number; duplicate?: 
 export interface EmailReply {
   /** The From address (lowercase), checked against the run's initiator. */
   from: string;
+  /** The trigger address it arrived at (lowercase): only the conversation's own trigger takes its replies. */
+  to: string;
   /** The reply's Message-ID if it has one that fits a thread header (the next answer's In-Reply-To). */
   messageId: string | null;
   /** What identifies this delivery (sender and Message-ID, else the bytes): a redelivery adds no message. */

@@ -40,7 +40,7 @@ export function threadReference(parsed: Pick<Email, "inReplyTo" | "references">,
 export async function continueConversation(
   env: Env,
   ref: ThreadReference,
-  reply: { from: string; messageId: string | null; deliveryId: string; text: string },
+  reply: { from: string; to: string; messageId: string | null; deliveryId: string; text: string },
 ): Promise<{ message: number; duplicate: boolean } | { error: string }> {
   let stub: RunRpc;
   try {
@@ -50,6 +50,7 @@ export async function continueConversation(
   }
   const message: EmailReply = {
     from: reply.from,
+    to: reply.to,
     messageId: isMessageId(reply.messageId) ? reply.messageId : null,
     deliveryId: await sha256Hex(reply.deliveryId),
     text: replyText(reply.text, MAX_MESSAGE_CHARS),

@@ -25,7 +25,8 @@ export type InboundOutcome =
  * recipient, refuse senders outside its `allow_from` (envelope sender and the
  * From header, both) and oversized messages before they are read, parse the
  * rest with postal-mime, and start one run per message however often it is
- * delivered. Every refusal is `setReject(reason)`: the sender gets a bounce
+ * delivered (a `reply: true` trigger also requires the From header to be the
+ * envelope sender). Every refusal is `setReject(reason)`: the sender gets a bounce
  * saying why, and nothing starts. A trigger with `reply: true` mails its runs'
  * answers back: automatic mail to it is dropped silently (no loop with an
  * auto-responder), and a reply naming one of our answers continues that run
@@ -56,6 +57,10 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   const from = parsed.from?.address?.toLowerCase();
   if (!from) return reject("the message has no From address");
   if (!addressAllowed(t.email.allow_from, from)) return reject(`${t.email.to} does not accept mail from ${from} (From header)`);
+  // A conversation mails its answers to the From address and takes replies only from it: that must be
+  // the address Email Routing authenticated (the envelope), as for approval replies, not one it merely names.
+  if (t.email.reply && from !== message.from.trim().toLowerCase())
+    return reject(`the From header (${from}) and the envelope sender differ; ${t.email.to} converses only with mail sent directly from its From address`);
 
   const input = emailInput(parsed, from, to);
   // Message-IDs are chosen by the sender: keyed with the sender, one cannot pre-empt another's.
@@ -63,7 +68,7 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   const messageKey = parsed.messageId ? `message-id:${from}\n${parsed.messageId}` : `sha256:${await sha256Hex(raw)}`;
   const ref = t.email.reply ? threadReference(parsed, t.email.to) : null;
   if (ref) {
-    const continued = await continueConversation(env, ref, { from, messageId: input.message_id, deliveryId: messageKey, text: input.text });
+    const continued = await continueConversation(env, ref, { from, to: t.email.to, messageId: input.message_id, deliveryId: messageKey, text: input.text });
     return "error" in continued ? reject(continued.error) : { trigger: t.name, message: continued.message, duplicate: continued.duplicate };
   }
   const checked = checkStart(t.worker, input);

@@ -6,8 +6,10 @@ import { MAX_REFERENCES, threadReferences } from "../../src/email/answer-mail";
 import { mailer, type OutgoingMail } from "../../src/email/mailer";
 import { MAX_MESSAGE_CHARS } from "../../src/engine/run/conversation";
 import { conversationMessageId } from "../../src/tokens/conversation-id";
-import { objectReference, parseObjectReference } from "../../src/tokens/reply-reference";
+import { objectReference, parseObjectReference, replyReference } from "../../src/tokens/reply-reference";
+import { emailTriggers } from "../../src/catalog";
 import { runIdFor } from "../../src/triggers/delivery";
+import { receiveEmail } from "../../src/triggers/inbound-email";
 import { modelRequests, script, settle, stub } from "../durable-objects/helpers";
 import { captureMail, deliver, parseMail } from "./support";
 
@@ -294,6 +296,144 @@ describe("a support conversation by email (trigger reply: true)", () => {
     await runAlarm(id);
     expect(sent.filter((m) => m.to === "retry@example.com")).toHaveLength(1);
     expect((await events()).filter((t) => t === "answer_emailed")).toHaveLength(1);
+  });
+});
+
+describe("attacks on a conversation by mail", () => {
+  it("a reply whose From names the sender but whose envelope is another allowed address is refused", async () => {
+    const a = await started("spoof", ["a1", "a2"]);
+    // Bob (allowed: *@example.com) writes From: Ann; Email Routing authenticated only his envelope.
+    const spoofed = mail({ from: ANN, subject: "Re: x", text: "send me her invoices", messageId: "<spoof-r@example.com>", inReplyTo: a.ours });
+    const rejects = await deliver("bob@example.com", HELP, spoofed);
+    expect(rejects).toEqual([expect.stringContaining("envelope sender")]);
+    expect(await userTexts(a.id)).toHaveLength(1);
+  });
+
+  it("a first mail whose From differs from its envelope starts no conversation (its answer would go to someone who did not write)", async () => {
+    await script("mail-chat", [{ text: "a1" }]);
+    const before = await runObjects();
+    const first = "<spoof-first@example.com>";
+    const rejects = await deliver("bob@example.com", HELP, mail({ from: "cat@example.com", subject: "Hi", text: "hello", messageId: first }));
+    expect(rejects).toEqual([expect.stringContaining("envelope sender")]);
+    expect(await runObjects()).toBe(before);
+    expect(sent.filter((m) => m.to === "cat@example.com")).toHaveLength(0);
+  });
+
+  it("a reply sent to another reply: true trigger on the same domain does not continue the conversation (that trigger's allow_from is not this one's)", async () => {
+    const a = await started("cross", ["a1", "a2"]);
+    const chat = emailTriggers().get("chat-mail")!;
+    // A second desk on the domain, open to the sender; the conversation's own desk could have dropped them since.
+    const desk = { ...chat, name: "desk", email: { ...chat.email, to: "desk@example.com" } };
+    const raw = new TextEncoder().encode(
+      mail({ from: ANN, to: "desk@example.com", subject: "Re: x", text: "via the other desk", messageId: "<cross-r@example.com>", inReplyTo: a.ours }),
+    );
+    const rejects: string[] = [];
+    const message = {
+      from: ANN,
+      to: "desk@example.com",
+      raw: new Response(raw).body!,
+      rawSize: raw.byteLength,
+      headers: new Headers(),
+      setReject: (reason: string) => rejects.push(reason),
+    };
+    await receiveEmail(env, message, [chat, desk]);
+    expect(rejects).toEqual([expect.stringContaining("help@example.com")]);
+    expect(await userTexts(a.id)).toHaveLength(1);
+  });
+
+  it("an answer claimed for sending by an activation that died before the send's outcome is not lost silently: an event says so, once", async () => {
+    vi.restoreAllMocks(); // this test captures mail itself
+    vi.spyOn(mailer, "send").mockImplementation(async (_binding, m) => {
+      if (m.to === "crash@example.com") throw new Error("binding down");
+      sent.push(m);
+    });
+    await script("mail-chat", [{ text: "a1" }]);
+    const first = "<crash-1@example.com>";
+    expect(await deliver("crash@example.com", HELP, mail({ from: "crash@example.com", subject: "C", text: "hi", messageId: first }))).toEqual([]);
+    const id = await runIdOf("crash@example.com", first);
+    expect(await settle(id)).toMatchObject({ status: "succeeded" });
+    // The retry is claimed as sendDue claims it (durably), then the isolate dies before the send returns.
+    await runInDurableObject(env.RUNS.getByName(id), (_instance, state) => {
+      state.storage.sql.exec("UPDATE answer_mail SET sent_at = due_at, attempts = attempts + 1");
+    });
+    await stub(id).advanceClock(61_000);
+    await runAlarm(id);
+    await runAlarm(id);
+    const failed = (await stub(id).eventsSince("0-0", 500))!.events.filter((e) => e.type === "answer_email_failed");
+    expect(failed.map((e) => e.data)).toEqual([
+      { message: 1, error: "binding down", retry: true },
+      { message: 1, error: expect.stringContaining("may not have been sent"), retry: false },
+    ]);
+  });
+
+  it("an approval reply reference's MAC on the run's object is no conversation id; an id with a huge or non-numeric n names no thread", async () => {
+    const a = await started("sep", ["a1", "a2"]);
+    const objectId = env.RUNS.idFromName(a.id).toString();
+    // What an approval's Reply-To of this very run would carry (prefix "reply\0"), moved into a Message-ID.
+    const approvalRef = (await replyReference(objectId, "approval-1", env.APPROVAL_SECRET!))!;
+    const before = await runObjects();
+    const refused = await deliver(
+      ANN,
+      HELP,
+      mail({ from: ANN, subject: "Re: x", text: "t", messageId: "<sep-r1@example.com>", inReplyTo: `<${approvalRef}.1@example.com>` }),
+    );
+    expect(refused).toEqual(["this reply names no conversation of ours; write a new message to start one"]);
+    // Our id with n out of grammar is not ours: the mail starts a run of its own, never this one's next message.
+    for (const [k, n] of ["1000", "1e3", "01"].entries()) {
+      const id = a.ours.replace(/\.1@/, `.${n}@`);
+      expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: x", text: "t", messageId: `<sep-n${k}@example.com>`, inReplyTo: id }))).toEqual([]);
+    }
+    expect(await runObjects()).toBe(before + 3);
+    expect(await userTexts(a.id)).toHaveLength(1);
+  });
+
+  it("an auto-responder that marks its reply only with X-Autoreply or X-Autorespond does not continue the conversation (no mail loop with a robot)", async () => {
+    const a = await started("robot", ["a1", "a2", "a3"]);
+    for (const [k, header] of ["X-Autoreply", "X-Autorespond"].entries()) {
+      const auto = mail({ from: ANN, subject: "Re: x", text: "Thank you for your message.", messageId: `<robot-${k}@example.com>`, inReplyTo: a.ours });
+      expect(await deliver(ANN, HELP, auto, { [header]: "yes" })).toEqual([]);
+    }
+    expect(await userTexts(a.id)).toHaveLength(1);
+  });
+
+  it("an outcome transaction that rolls back after planning the first answer mail does not leave the alarm querying a table that is not there", async () => {
+    await script("mail-chat", [{ text: "a1" }]);
+    const first = "<rollback-1@example.com>";
+    expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "R", text: "hi", messageId: first }))).toEqual([]);
+    const id = await runIdOf(ANN, first);
+    await runInDurableObject(env.RUNS.getByName(id), (instance, state) => {
+      const answers = (instance as unknown as { answers: { plan(o: unknown): void; clamp(at: number): number } }).answers;
+      // The success's event could not be written (a storage error): the transaction, table and all, rolls back.
+      const usage = { requests: 1, inputTokens: 1, outputTokens: 1, costUsd: 0 };
+      expect(() =>
+        state.storage.transactionSync(() => {
+          answers.plan({ status: "succeeded", output: "a1", usage });
+          throw new Error("SQLITE_TOOBIG");
+        }),
+      ).toThrow("SQLITE_TOOBIG");
+      expect(answers.clamp(123)).toBe(123);
+    });
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: "a1" });
+    expect((await answersTo(ANN)).filter((a) => a.parsed.inReplyTo === first)).toHaveLength(1);
+  });
+
+  it("a subject with Unicode line separators adds no header; thousands of ids in References are read up to the bound", async () => {
+    await script("mail-chat", [{ text: "a1" }, { text: "a2" }]);
+    const first = "<refs-1@example.com>";
+    const subject = "Hi\u2028Bcc: evil@evil.test\u0085X-Injected: 1\u2029";
+    expect(await deliver(ANN, HELP, mail({ from: ANN, subject, text: "hello", messageId: first }))).toEqual([]);
+    const id = await runIdOf(ANN, first);
+    await settle(id);
+    const heads = () => sent.filter((m) => m.to === ANN).map((m) => m.raw.split("\r\n\r\n")[0]!);
+    const ours = (await parseMail(sent.filter((m) => m.to === ANN).at(-1)!)).messageId!;
+    // Ours first, then 2,500 foreign ids (about 60 KB, inside the trigger's max_bytes): only the first 8 KiB and 100 ids are looked at.
+    const references = [ours, ...Array.from({ length: 2500 }, (_, i) => `<x${i}@example.com>`)];
+    expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: x", text: "many refs", messageId: "<refs-r@example.com>", references }))).toEqual([]);
+    expect(await userTexts(id)).toEqual([expect.any(String), "many refs"]);
+    await settle(id);
+    expect(heads()).toHaveLength(2);
+    for (const head of heads()) expect(head).not.toMatch(/^(bcc|x-injected):/im);
+    expect((await parseMail(sent.filter((m) => m.to === ANN).at(-1)!)).references!.split(/\s+/)).toEqual([first, ours, "<refs-r@example.com>"]);
   });
 });
 
