@@ -35,7 +35,9 @@ function catalogTexts(root) {
     else if (name.endsWith(".worker")) yamlTexts.push(text.split(/^---\s*$/m)[1] ?? "");
   }
   const generated = readFileSync(join(root, "src/edgework.generated.ts"), "utf8");
-  const files = JSON.parse(generated.slice(generated.indexOf("{"), generated.lastIndexOf("}") + 1));
+  // `files`' object literal: from its first brace to the line that closes it (the module exports more after it).
+  const start = generated.indexOf("{");
+  const files = JSON.parse(generated.slice(start, generated.indexOf("\n};\n", start) + 2));
   const jsonTexts = Object.entries(files).map(([file, text]) => (file.endsWith(".worker") ? text.split("\n")[1] : text));
   return { yamlTexts, jsonTexts };
 }
