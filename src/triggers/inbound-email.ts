@@ -8,7 +8,8 @@ import { emailInput } from "./email-input";
 import { sha256Hex } from "../engine/ids";
 import { isAutomatic } from "../email/reply-approval";
 import { continueConversation, threadReference } from "./email-conversation";
-import { emailTriggerRecord } from "./email-thread";
+import { domainOf, emailTriggerRecord } from "./email-thread";
+import { parseConversationMessageId } from "../tokens/conversation-id";
 import type { EmailTrigger } from "./triggers-file";
 
 /** The part of Cloudflare's ForwardableEmailMessage the trigger uses. */
@@ -38,8 +39,11 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
     return { rejected: reason };
   };
   const to = message.to.trim().toLowerCase();
-  const t = [...triggers].find((x) => x.email.to === to);
+  const all = [...triggers];
+  const t = all.find((x) => x.email.to === to);
   if (!t) return reject(`no trigger receives mail for ${to}`);
+  // One of our own answer mails (a conversation's sender may be another trigger's address): dropped, neither a run nor a bounce to ourselves.
+  if (isOurAnswer(message.headers.get("message-id"), all)) return { ignored: "one of our own answer mails" };
   if (!addressAllowed(t.email.allow_from, message.from)) return reject(`${t.email.to} does not accept mail from ${message.from}`);
   if (t.email.reply && isAutomatic(message.headers)) return { ignored: "automatic message" };
   if (message.rawSize > t.email.max_bytes) return reject(`the message is ${message.rawSize} bytes; ${t.email.to} accepts at most ${t.email.max_bytes}`);
@@ -76,4 +80,10 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   const id = await runIdFor(t.name, messageKey);
   const started = await startTriggerRun(env, t, { id, checked, trigger: emailTriggerRecord(t, input) });
   return { trigger: t.name, run_id: id, created: started.created };
+}
+
+/** Whether a Message-ID is one a conversation of ours minted (conversation-id.ts), on any email trigger's domain. */
+function isOurAnswer(messageId: string | null, triggers: readonly EmailTrigger[]): boolean {
+  const id = messageId?.slice(0, 1000);
+  return !!id && triggers.some((x) => parseConversationMessageId(id, domainOf(x.email.to)) !== null);
 }

@@ -228,6 +228,16 @@ describe("a support conversation by email (trigger reply: true)", () => {
     expect(await userTexts(a.id)).toHaveLength(1);
   });
 
+  it("our own answer mail delivered to one of our triggers (its sender is one of our addresses) starts nothing and bounces nothing", async () => {
+    const a = await started("own", ["a1"]);
+    const answer = sent.find((m) => m.to === ANN)!;
+    const before = await runObjects();
+    for (const to of ["support@example.com", HELP])
+      expect(await deliver(HELP, to, answer.raw.replaceAll(ANN, to), { "message-id": a.ours, "auto-submitted": "no" })).toEqual([]);
+    expect(await runObjects()).toBe(before);
+    expect(await userTexts(a.id)).toHaveLength(1);
+  });
+
   it("CR/LF in the subject or a folded Message-ID adds no header to the answer mail", async () => {
     await script("mail-chat", [{ text: "ok" }]);
     const msg = createMimeMessage();
