@@ -124,6 +124,9 @@ const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
   // Version 9: who may decide an approval (the tool's `ask:` list, `allow_initiator`), as JSON; null: whoever it reaches.
   // kind: 'question' for a question to a person (ctx.askHuman), answered with text; null: an approval.
   [9, [`ALTER TABLE approvals ADD COLUMN deciders TEXT`, `ALTER TABLE approvals ADD COLUMN kind TEXT`]],
+  // Version 10: the journal's key is unique (sqlite-journal.ts holds it, without an index). A key written
+  // twice before (a race between a person's decision and the engine's) keeps the row replay read: the last.
+  [10, [`DELETE FROM journal WHERE seq NOT IN (SELECT max(seq) FROM journal GROUP BY key)`]],
 ];
 
 /**

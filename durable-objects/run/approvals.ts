@@ -7,6 +7,7 @@
 
 import { MAX_ANSWER_CHARS } from "../../src/engine/approvals/ask-human";
 import { recordedAddress, refusalOf, type ApprovalDecision, type Decider, type DeciderPolicy, type PendingApproval } from "../../src/engine";
+import { approvedArgs } from "../../src/engine/journal/fingerprint";
 import type { FollowUp } from "../../src/engine/types/worker";
 import { numberVar } from "../../src/config";
 import { TERMINAL, type Answer, type ApprovalView, type DecisionRequest, type RunStatusName } from "../../src/runs/types";
@@ -159,8 +160,8 @@ export class RunApprovals {
   /** Records the rejection of every pending approval whose expiry has come; returns how many. */
   expireDue(now: number): number {
     const due = this.sql.all<
-      Pick<ApprovalRow, "id" | "key">
-    >`SELECT id, key FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending' AND expires_at <= ${now}`;
+      Pick<ApprovalRow, "id" | "key" | "args">
+    >`SELECT id, key, args FROM ${APPROVALS_CURRENT} AS approvals_current WHERE status = 'pending' AND expires_at <= ${now}`;
     for (const ap of due) this.resolve(ap, EXPIRED);
     return due.length;
   }
@@ -272,9 +273,9 @@ export class RunApprovals {
     return new Map(rows.map((r) => [r.key, (d: ApprovalDecision) => recordedEvent(r.id, d)]));
   }
 
-  /** One row: the journal step (see the class comment). */
-  private resolve(ap: Pick<ApprovalRow, "id" | "key">, decision: ApprovalDecision): void {
-    this.journal.put(ap.key, decision);
+  /** One row: the journal step (see the class comment), bound to the arguments it was asked for. */
+  private resolve(ap: Pick<ApprovalRow, "id" | "key" | "args">, decision: ApprovalDecision): void {
+    this.journal.record(ap.key, { ...decision, args_hash: approvedArgs(ap.args) });
     this.host.noted("approval_recorded", recordedEvent(ap.id, decision));
   }
 }

@@ -66,7 +66,7 @@ export class RunConversation {
     if (bytes > MAX_HISTORY_BYTES) return { ok: false, status: 413, error: `the run's history is ${bytes} bytes, over ${MAX_HISTORY_BYTES}: start a new run` };
     const message: MessageStep = { text: text as string, at: Date.now(), ...(id ? { id } : {}), ...(origin.email ? { email: origin.email } : {}) };
     this.host.ctx.storage.transactionSync(() => {
-      this.parts.journal.put(messageKey(run.worker, n), message);
+      this.parts.journal.record(messageKey(run.worker, n), message);
       this.host.event("run_running", { message: n });
     });
     await this.host.wakeSoon();

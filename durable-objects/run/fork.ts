@@ -20,12 +20,14 @@ import { parse } from "../sql";
 import type { RunCatalog } from "./catalog";
 import type { RunHost } from "./host";
 import { tombstoneOf } from "./retention";
+import { markForkCopy, type SqliteJournalStore } from "../sqlite-journal";
 
 type ForkHost = Pick<RunHost, "ctx" | "env" | "sql" | "row" | "keyGrammar">;
 
-/** The parts of the run a fork reads (the source's pinned snapshot) and how the new run starts (RunControls.start). */
+/** The parts of the run a fork reads (the source's pinned snapshot), its journal's store (the copy writes past it) and how the new run starts (RunControls.start). */
 export interface ForkParts {
   pinned: RunCatalog;
+  journal: Pick<SqliteJournalStore, "forget">;
   start(req: StartRun, pinned: CatalogSnapshot | null): Promise<{ status: RunStatusName; created: boolean }>;
 }
 
@@ -148,7 +150,9 @@ export class RunFork {
         }
         ctx.storage.transactionSync(() => {
           for (const r of batch.rows) sql.run`INSERT INTO journal (key, value, at, started_at) VALUES (${r.key}, ${r.value}, ${r.at}, ${r.startedAt})`;
+          markForkCopy(sql);
         });
+        this.parts.journal.forget();
         copied.rows += batch.rows.length;
         copied.bytes += batch.rows.reduce((n, r) => n + utf8Bytes(r.key) + utf8Bytes(r.value), 0);
         copied.batches++;
@@ -164,6 +168,7 @@ export class RunFork {
   /** What an interrupted copy left (there is no run row yet: nothing else reads these). */
   private discard(): void {
     this.host.sql.run`DELETE FROM journal`;
-    this.host.sql.run`DELETE FROM meta WHERE key = 'key_grammar'`;
+    this.host.sql.run`DELETE FROM meta WHERE key IN ('key_grammar', 'forked_until')`;
+    this.parts.journal.forget();
   }
 }

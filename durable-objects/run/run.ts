@@ -139,7 +139,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.conversation = conversation;
     this.answers = answers;
     this.reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation });
-    this.forks = new RunFork(host, { pinned, start: (req, p) => controls.start(req, p) });
+    this.forks = new RunFork(host, { pinned, journal, start: (req, p) => controls.start(req, p) });
     void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, dispatch));
   }
 

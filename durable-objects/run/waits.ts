@@ -9,6 +9,7 @@
  */
 
 import type { PendingWait, WaitEnd } from "../../src/engine";
+import { waitLabel } from "../../src/engine/waits/wait";
 import { TERMINAL, type Answer, type EventDelivery, type EventOutcome, type RunStatusName, type WaitView } from "../../src/runs/types";
 import type { CountRow, InboxRow, WaitRow } from "../rows";
 import { madeOnFirstUse, makeOnFirstUse, WAITS_PENDING } from "../schema";
@@ -148,8 +149,8 @@ export class RunWaits {
   }
 
   /** One row: the journal step (see the file comment). */
-  private end(w: Pick<WaitRow, "id" | "key" | "kind">, e: WaitEnd): void {
-    this.journal.put(w.key, e);
+  private end(w: Pick<WaitRow, "id" | "key" | "kind" | "name">, e: WaitEnd): void {
+    this.journal.record(w.key, { ...e, wait: waitLabel({ kind: w.kind, name: w.name ?? undefined }) });
     this.host.noted("wait_ended", { wait_id: w.id, kind: w.kind, how: e.ended });
   }
 

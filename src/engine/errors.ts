@@ -205,6 +205,31 @@ export class StorageError extends Error {
   }
 }
 
+/**
+ * A store refused a step because its key holds one already (the journal's key is
+ * unique). `value`: what the key holds, the first writer's.
+ */
+export class JournalKeyTaken extends Error {
+  constructor(
+    readonly key: string,
+    readonly value: unknown,
+  ) {
+    super(`journal key ${key} holds a step already`);
+    this.name = "JournalKeyTaken";
+  }
+}
+
+/**
+ * A replay met another call at a recorded key than the one recorded there: the run
+ * fails rather than hand one call's result, decision or clock reading to another.
+ */
+export const nondeterministic = (key: string, recorded: string, now: string) =>
+  new RunError(
+    "nondeterministic",
+    `${key}: recorded for ${recorded}, now asked for ${now}. Code that holds a ctx must make the same ctx calls, with the same arguments, whatever order its parallel calls finish in (docs/architecture.md, "Determinism contract")`,
+    true,
+  );
+
 /** Errors that must travel up through tool calls instead of becoming a tool result. */
 export function propagates(err: unknown): boolean {
   return err instanceof RunPaused || err instanceof RunInterrupted || err instanceof StorageError || (err instanceof RunError && err.fatal);

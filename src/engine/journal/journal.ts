@@ -1,6 +1,6 @@
-import { messageOf, RunError, StorageError } from "../errors";
+import { JournalKeyTaken, messageOf, nondeterministic, RunError, StorageError } from "../errors";
 import { fitsStep, MAX_STEP_BYTES, utf8Bytes } from "./bounds";
-import { parentPath, within } from "./keys";
+import { forEachEffectSlot, keyWriter, parentPath, within } from "./keys";
 import type { JournalStore } from "../types/journal";
 
 /** May throw (e.g. `RunInterrupted`) to stop the run before a new step executes. */
@@ -30,6 +30,10 @@ export class Journal {
   private failure?: Error;
   /** Steps executed (not replayed) in this activation. */
   executed = 0;
+  /** Each recorded key's place in the order steps were recorded (made when first asked: `ordinal`). */
+  private ordinals?: Map<string, number>;
+  /** The kind recorded in each ctx effect slot, by call path and n (made when first asked: `checkSlot`). */
+  private slots?: Map<string, string>;
 
   private constructor(
     private readonly recorded: Map<string, unknown>,
@@ -53,6 +57,43 @@ export class Journal {
 
   get<T>(key: string): T | undefined {
     return this.recorded.get(key) as T | undefined;
+  }
+
+  /** Whether the step under `key` was copied from a fork's source (JournalStore `inherited`). */
+  inherited(key: string): boolean {
+    return this.store.inherited?.(key) ?? false;
+  }
+
+  /**
+   * Where `key` stands in the order steps were recorded (the store's order: the order
+   * they completed), or undefined while it is not recorded. Replay hands a context's
+   * recorded results back in this order (run/delivery-order.ts).
+   */
+  ordinal(key: string): number | undefined {
+    if (!this.ordinals) {
+      let n = 0;
+      this.ordinals = new Map();
+      for (const k of this.recorded.keys()) this.ordinals.set(k, n++);
+    }
+    return this.ordinals.get(key);
+  }
+
+  /**
+   * Fails the run when the context at `call` asks for its effect `n` as `kind` and the
+   * journal holds that slot as another kind: its calls are numbered otherwise than when
+   * they were recorded, and every later result would go to the wrong call.
+   */
+  checkSlot(call: string, n: number, kind: string, key: string): void {
+    if (!this.slots) {
+      this.slots = new Map();
+      for (const k of this.recorded.keys()) this.addSlots(k);
+    }
+    const recorded = this.slots.get(`${call}\u0000${n}`);
+    if (recorded !== undefined && recorded !== kind) throw nondeterministic(key, `a ctx.${EFFECT_METHOD[recorded]} call`, `a ctx.${EFFECT_METHOD[kind]} call`);
+  }
+
+  private addSlots(key: string): void {
+    forEachEffectSlot(key, (call, n, kind) => this.slots!.set(`${call}\u0000${n}`, kind));
   }
 
   async step<T>(key: string, fn: () => T | Promise<T>, oversized?: Oversized<T>): Promise<T> {
@@ -121,23 +162,52 @@ export class Journal {
     try {
       put = this.store.put(key, value, json, startedAt);
     } catch (err) {
-      throw this.failed(key, err);
+      this.kept(key, this.taken(key, err));
+      return undefined;
     }
     if (!put) {
-      this.recorded.set(key, value);
+      this.kept(key, value);
       return undefined;
     }
     return put.then(
-      () => void this.recorded.set(key, value),
-      (err: unknown) => {
-        throw this.failed(key, err);
-      },
+      () => this.kept(key, value),
+      (err: unknown) => this.kept(key, this.taken(key, err)),
     );
   }
 
-  /** A store failure, kept: every later step and write throws it again. */
+  /** `value` is recorded under `key` (by this write, or by the first writer of a key both sides may write). */
+  private kept(key: string, value: unknown): void {
+    this.recorded.set(key, value);
+    this.ordinals?.set(key, this.ordinals.size);
+    if (this.slots) this.addSlots(key);
+  }
+
+  /**
+   * What a refused write leaves under `key`: a decision the host recorded first (a person
+   * decided while this activation waited) is the decision; anything else is a failure.
+   */
+  private taken(key: string, err: unknown): unknown {
+    if (err instanceof JournalKeyTaken && keyWriter(key) === "either") return err.value;
+    throw this.failed(key, err);
+  }
+
+  /** A store failure, kept: every later step and write throws it again. A key written twice is an engine bug: no retry helps. */
   private failed(key: string, err: unknown): Error {
     return (this.failure =
-      err instanceof StorageError ? err : new StorageError(`the journal could not record step ${key}: ${messageOf(err)}`, false, { cause: err }));
+      err instanceof StorageError
+        ? err
+        : new StorageError(`the journal could not record step ${key}: ${messageOf(err)}`, err instanceof JournalKeyTaken, { cause: err }));
   }
 }
+
+/** The ctx method of each effect kind, as errors name it. */
+const EFFECT_METHOD: Record<string, string> = {
+  ask: "llmAsk",
+  call: "callTool",
+  worker: "callWorker",
+  agent: "llmAgent",
+  now: "now",
+  random: "randomId",
+  human: "askHuman",
+  wait: "sleep/sleepUntil/waitForEvent",
+};

@@ -216,6 +216,43 @@ function counter(segment: string, word: string): number | undefined {
   return Number(segment.slice(word.length + 1));
 }
 
+/**
+ * Who may write a key. The engine writes every step of an activation; the run's host
+ * writes what people and the world decide while the run waits: a conversation's next
+ * message, a wait's end, a decision (`/approval`, `/budget/approval`). A decision is
+ * also the engine's when nobody is asked (a remembered call, the run's approval mode):
+ * the first writer wins, the other reads it back. Stores check it (the journal's key
+ * is unique, and a side that writes a key it does not own is a bug, not a step).
+ */
+export type KeyWriter = "engine" | "host" | "either";
+
+export function keyWriter(key: string): KeyWriter {
+  const p = parseKey(key);
+  if (p.kind === "message" || (p.kind === "effect" && p.effect === "wait")) return "host";
+  return p.kind === "approval" || p.kind === "budget_approval" ? "either" : "engine";
+}
+
+/**
+ * The ctx effect slots a key lies under: each `<kind>:<n>` segment names slot `n` of the
+ * context at the path before it (`f/call:3/result` → f's slot 3 is a `call`). A context
+ * numbers its effects from one counter whatever their kind, so a replay that asks for
+ * slot `n` as another kind than the one recorded has drifted from the recorded run.
+ */
+export function forEachEffectSlot(key: string, each: (call: string, n: number, kind: string) => void): void {
+  let start = 0;
+  while (start < key.length) {
+    let end = key.indexOf(SEP, start);
+    if (end < 0) end = key.length;
+    const colon = key.indexOf(":", start);
+    if (start > 0 && colon > start && colon < end) {
+      const word = key.slice(start, colon);
+      const n = EFFECTS.has(word) ? counter(key.slice(start, end), word) : undefined;
+      if (n !== undefined) each(key.slice(0, start - 1), n, word);
+    }
+    start = end + 1;
+  }
+}
+
 /** The last segment of a path: a frame's worker name, `agent:<n>` for an `llmAgent` call. */
 export const lastSegment = (path: string) => path.slice(path.lastIndexOf(SEP) + 1);
 

@@ -1,3 +1,4 @@
+import { JournalKeyTaken } from "../errors";
 import type { JournalStore } from "../types/journal";
 
 export class MemoryJournalStore implements JournalStore {
@@ -16,7 +17,10 @@ export class MemoryJournalStore implements JournalStore {
     return new Map([...this.texts].map(([k, text]) => [k, JSON.parse(text)]));
   }
 
+  /** As every store: a key holds one step (the first written). */
   put(key: string, value: unknown, json: string = JSON.stringify(value ?? null)): void {
+    const taken = this.texts.get(key);
+    if (taken !== undefined) throw new JournalKeyTaken(key, JSON.parse(taken));
     this.texts.set(key, json);
   }
 }

@@ -10,6 +10,12 @@
 export interface JournalStore {
   load(): Map<string, unknown> | Promise<Map<string, unknown>>;
   put(key: string, value: unknown, json?: string, startedAt?: number): void | Promise<void>;
+  /**
+   * Whether the step under `key` (as last loaded) was copied from another run (a fork):
+   * recorded under that run's definitions, so its model request's fingerprint is not
+   * compared (a fork on the current definitions replays its prefix as it was recorded).
+   */
+  inherited?(key: string): boolean;
 }
 
 /** The part of a run's journal a toolset kind reads and writes (implemented by `Journal`, journal/journal.ts). */
