@@ -1,4 +1,5 @@
-import { ApprovalRequired, type PendingApproval } from "../errors";
+import { ApprovalRequired, nondeterministic, type PendingApproval } from "../errors";
+import { approvedArgsOf } from "../journal/fingerprint";
 import { approvalId } from "../ids";
 import type { Journal } from "../journal/journal";
 import { approvalKey, notifyKey } from "../journal/keys";
@@ -16,6 +17,12 @@ export interface ApprovalDecision {
   answer?: string;
   /** Set when the approver chose to approve identical calls for the rest of the run. */
   remember?: { worker: string; tool: string; args: unknown };
+  /**
+   * The arguments the decision was made on (journal/fingerprint.ts `approvedArgs`): a
+   * replay that reaches this approval with other arguments fails instead of running
+   * them under it. Absent in older journals.
+   */
+  args_hash?: string;
 }
 
 /** Keeps a pending approval where people can find and decide it: the run's job. Asked again on replay, so idempotent. */
@@ -49,16 +56,28 @@ export interface ApprovalAsk {
  */
 export async function askApproval(a: ApprovalAsk): Promise<ApprovalDecision> {
   const key = approvalKey(a.callPath);
+  const argsHash = approvedArgsOf(a.asked.args);
   const recorded = a.journal.get<ApprovalDecision>(key);
-  if (recorded) return recorded;
+  if (recorded) return bound(key, recorded, a.asked.tool, argsHash);
   const decided = a.decideWithoutAsking();
   if (decided) {
-    await a.journal.record(key, decided);
-    return decided;
+    // A person may have decided it while this activation waited: theirs is the decision (the first written).
+    return bound(key, await a.journal.record(key, argsHash === undefined ? decided : { ...decided, args_hash: argsHash }), a.asked.tool, argsHash);
   }
   const pending: PendingApproval = { key, id: await approvalId(key), callPath: a.callPath, ...a.asked, workerChain: [...a.asked.workerChain] };
   await a.host.record?.(pending);
   const notifier = a.host.notifier;
   if (notifier) await a.journal.step(notifyKey(a.callPath), () => notifier(pending));
   throw new ApprovalRequired([pending]);
+}
+
+/** `decision`, if it was made on these arguments. */
+function bound(key: string, decision: ApprovalDecision, tool: string, argsHash: string | undefined): ApprovalDecision {
+  if (decision.args_hash !== undefined && decision.args_hash !== argsHash)
+    throw nondeterministic(
+      key,
+      `a decision on ${tool} with arguments ${decision.args_hash.slice(0, 12)}`,
+      `${tool} with arguments ${argsHash?.slice(0, 12) ?? "that are not JSON"}`,
+    );
+  return decision;
 }

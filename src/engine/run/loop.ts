@@ -4,7 +4,8 @@ import { messageOf, pausedTogether, propagates, RunError, RunPaused } from "../e
 import { describeIssues, validatorFor } from "../json-schema";
 import { modelKey, toolCallKeys } from "../journal/keys";
 import { MAX_ARGS_DEPTH, nestedDeeper } from "../journal/bounds";
-import { modelStep } from "./model-step";
+import { absorb, modelStep, requestSeed } from "./model-step";
+import { hash30 } from "../journal/fingerprint";
 import { recordedMessage } from "./conversation";
 import { DEFAULT_INPUT } from "../catalog/worker-file";
 import type { CallFrame, CallSite } from "../types/callable";
@@ -39,12 +40,16 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
   };
   let tools = await list();
   let toolNames = new Set(tools.map((t) => t.name));
+  let offered = requestSeed(frame.model, tools);
   // Listed again only when a worker was created (it is a tool from the creator's next turn on).
   let listedAt = run.created.version;
   const messages: Message[] = [
     { role: "system", content: worker.instructions },
     { role: "user", content: userMessage(worker, input, frame.attachments) },
   ];
+  // What this frame's requests are made of besides the run's own recorded steps (answers, results, messages: each
+  // checked at its own key): a request's fingerprint is that, the tools offered and how many messages it holds.
+  const asked = messages.reduce(absorb, 0);
   let outputRetried = false;
   const { journal, models, prices, budget, file } = frameModels(run, frame);
   // The root worker's conversation: which user message is being answered (the input is the first), and its turns so far.
@@ -58,10 +63,23 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
       listedAt = run.created.version;
       tools = await list();
       toolNames = new Set(tools.map((t) => t.name));
+      offered = requestSeed(frame.model, tools);
     }
     // Each field named: spreading the frame's services into every turn's argument measurably slows the loop.
     const request = { messages: [...messages], tools, output: worker.output };
-    const res = await modelStep({ journal, models, prices, budget, file, key: modelKey(frame.path, turn), model: frame.model, request, usage: frame.usage });
+    const fp = hash30(String(messages.length), asked ^ offered);
+    const res = await modelStep({
+      journal,
+      models,
+      prices,
+      budget,
+      file,
+      key: modelKey(frame.path, turn),
+      model: frame.model,
+      request,
+      usage: frame.usage,
+      fp,
+    });
     messages.push({ role: "assistant", content: res.text, toolCalls: res.toolCalls });
 
     if (!res.toolCalls.length) {
@@ -98,7 +116,7 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
           return `Error: the arguments for ${call.name} are not valid JSON: ${call.arguments.slice(0, 200)}`;
         }
         if (nestedDeeper(args, MAX_ARGS_DEPTH)) return `Error: the arguments for ${call.name} nest deeper than ${MAX_ARGS_DEPTH} levels`;
-        const ctx = toolContext(run, frame, toolset, keys[i]!, frame.usage.child(), state);
+        const ctx = toolContext(run, frame, toolset, keys[i]!, frame.usage.child(), state, hash30(call.arguments));
         try {
           const value = await toolset.callTool(call.name, args, ctx);
           return typeof value === "string" ? value : JSON.stringify(value);

@@ -1,12 +1,18 @@
-import { messageOf, propagates, RunError } from "../errors";
+import { messageOf, nondeterministic, propagates, RunError } from "../errors";
+import { hash30 } from "../journal/fingerprint";
 import { MAX_STEP_BYTES } from "../journal/bounds";
 import type { Journal } from "../journal/journal";
 import { costOf } from "./usage";
 import type { Message, Model, ModelRequest, ModelResolver, ModelResponse } from "../types/model";
 import type { PriceTable, UsageSink } from "../types/usage";
 
-/** A model response as the journal keeps it: with what it cost when it was made. */
-export type RecordedResponse = ModelResponse & { model: string; costUsd: number };
+/**
+ * A model response as the journal keeps it: with what it cost when it was made, and
+ * `fp`, its request's fingerprint (`requestFingerprint`; absent in older journals).
+ * Should how a request is built change, a later version records its own `fpv` and
+ * compares only fingerprints of its version.
+ */
+export type RecordedResponse = ModelResponse & { model: string; costUsd: number; fp?: number };
 
 /** Why a model's answer cannot be its journal step (here, and where a queue consumer delivers it). */
 export const answerTooLarge = (model: string, bytes: number) =>
@@ -30,10 +36,12 @@ export interface ModelStep extends ModelServices {
   request: ModelRequest;
   /** Where the response's usage is added (also on replay). */
   usage: UsageSink;
+  /** The request's fingerprint (`requestFingerprint`): a replay that asks something else at `key` fails. */
+  fp: number;
 }
 
 /** One model request as a journal step: budget checked first, usage added (also on replay). */
-export async function modelStep({ journal, models, prices, budget, file, key, model, request, usage }: ModelStep): Promise<RecordedResponse> {
+export async function modelStep({ journal, models, prices, budget, file, key, model, request, usage, fp }: ModelStep): Promise<RecordedResponse> {
   // Unrecorded, the answer would be requested (and paid for) again on every retry: the run ends here.
   // The journal calls this only when the answer is over its bound, with the size of the JSON it made.
   const tooLarge = (recorded: RecordedResponse, bytes: number): never => {
@@ -64,12 +72,34 @@ export async function modelStep({ journal, models, prices, budget, file, key, mo
       } catch (err) {
         throw failed(err);
       }
-      return recordedResponse(r, model, costOf(model, r.usage.inputTokens, r.usage.outputTokens, prices));
+      return recordedResponse(r, model, costOf(model, r.usage.inputTokens, r.usage.outputTokens, prices), fp);
     },
     tooLarge,
   );
+  if (res.fp !== undefined && res.fp !== fp && !journal.inherited(key))
+    throw nondeterministic(key, `a request to ${res.model} #${res.fp.toString(36)}`, `a request to ${model} #${fp.toString(36)}`);
   addUsage(usage, res);
   return res;
+}
+
+/**
+ * What a model request asks, hashed: its model, the tools it offers (by name) and each
+ * message's role and text, tool calls and results (an attachment by name, type and
+ * size). Built as the messages grow (`absorb`), so a turn hashes only what it added.
+ */
+export const requestSeed = (model: string, tools: readonly { name: string }[]) => {
+  let h = hash30(model);
+  for (const t of tools) h = hash30(t.name, h);
+  return h;
+};
+
+export function absorb(h: number, m: Message): number {
+  h = hash30(m.role, h);
+  const c = m.content;
+  if (typeof c === "string") h = hash30(c, h);
+  else if (c) for (const p of c) h = hash30(p.type === "text" ? p.text : `${p.name}\u0000${p.mime}\u0000${p.size}`, h);
+  if (m.role === "assistant" && m.toolCalls) for (const t of m.toolCalls) h = hash30(t.arguments, hash30(t.name, h));
+  return m.role === "tool" ? hash30(m.toolCallId, h) : h;
 }
 
 /** The request as sent, with its journal key; each field named for the reason below (typed so a new field is not left out). */
@@ -89,8 +119,15 @@ function keyed(request: ModelRequest, key: string): ModelRequest {
  * (`{ ...r, model }`) on a slow path here, and a 10-turn run took 1.2× as long with it
  * (bench/ratio-probe.mjs A/B). Typed so that a field added to `ModelResponse` must be named here too.
  */
-function recordedResponse(r: ModelResponse, model: string, costUsd: number): RecordedResponse {
-  const recorded: { [K in keyof Required<RecordedResponse>]: RecordedResponse[K] } = { text: r.text, toolCalls: r.toolCalls, usage: r.usage, model, costUsd };
+function recordedResponse(r: ModelResponse, model: string, costUsd: number, fp: number): RecordedResponse {
+  const recorded: { [K in keyof Required<RecordedResponse>]: RecordedResponse[K] } = {
+    text: r.text,
+    toolCalls: r.toolCalls,
+    usage: r.usage,
+    model,
+    costUsd,
+    fp,
+  };
   return recorded;
 }
 
@@ -101,6 +138,7 @@ const addUsage = (usage: UsageSink, res: RecordedResponse) =>
 export async function askModel(ask: ModelServices & { key: string; model: string; usage: UsageSink; prompt: string; system?: string }): Promise<string> {
   const { prompt, system, ...step } = ask;
   const messages: Message[] = [...(system ? [{ role: "system" as const, content: system }] : []), { role: "user", content: prompt }];
-  const res = await modelStep({ ...step, request: { messages, tools: [] } });
+  const fp = messages.reduce(absorb, requestSeed(step.model, []));
+  const res = await modelStep({ ...step, request: { messages, tools: [] }, fp });
   return res.text ?? "";
 }

@@ -1,4 +1,4 @@
-import { WaitRequired, type PendingWait } from "../errors";
+import { nondeterministic, WaitRequired, type PendingWait } from "../errors";
 import { sha256Hex } from "../ids";
 import type { Journal } from "../journal/journal";
 import { shownDuration } from "./bounds";
@@ -23,7 +23,11 @@ export interface WaitAsk {
  */
 export async function awaitWait(a: WaitAsk): Promise<WaitEnd> {
   const recorded = a.journal.get<WaitEnd>(a.key);
-  if (recorded) return recorded;
+  if (recorded) {
+    const now = waitLabel(a.wait);
+    if (recorded.wait !== undefined && recorded.wait !== now) throw nondeterministic(a.key, `a wait for ${recorded.wait}`, `a wait for ${now}`);
+    return recorded;
+  }
   const pending: PendingWait = { ...a.wait, key: a.key, id: await waitId(a.key), workerChain: [...a.wait.workerChain] };
   await a.record?.(pending);
   throw new WaitRequired([pending]);
@@ -40,3 +44,6 @@ export function eventWaitResult(end: WaitEnd, name: string): EventWaitResult {
   const after = end.ended === "timeout" ? shownDuration(end.after_ms) : "its deadline";
   return { status: "timed_out", message: `timed out after ${after}: no event "${name}" arrived` };
 }
+
+/** What a wait waits for, as its recorded end names it: `sleep`, or `event:<name>`. */
+export const waitLabel = (w: Pick<PendingWait, "kind" | "name">) => (w.kind === "event" ? `event:${w.name ?? ""}` : "sleep");
