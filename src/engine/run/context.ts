@@ -5,7 +5,10 @@ import { ToolError, type PendingWait } from "../errors";
 import { boundedWait, correlationKey, durationMs, eventName, MAX_REASON_CHARS, MAX_WAIT_MS } from "../waits/bounds";
 import { awaitWait, eventWaitResult } from "../waits/wait";
 import { idempotencyKey } from "./idempotency-key";
-import { calleePath, effectKey, resultKey, stepKey, type EffectKind } from "../journal/keys";
+import { approvalKey, calleePath, effectKey, resultKey, stepKey, type EffectKind } from "../journal/keys";
+import { DeliveryOrder } from "./delivery-order";
+import { argsFingerprint, CALL_FINGERPRINT } from "../journal/fingerprint";
+import { inStep, stepRunning } from "./step-scope";
 import { askModel } from "./model-step";
 import { recordedCall } from "../toolsets/wrappers/journaled";
 import { BOUNDARY, type EFFECT_METHODS, guarded, type Effect, type SignalBoundary } from "./signal-boundary";
@@ -18,8 +21,17 @@ import type { CatalogWorker, InstanceSpec } from "../types/worker";
 import type { AgentOptions, ToolContext } from "../types/context";
 import type { StateKV } from "../types/state";
 
-export function toolContext(run: CallServices, frame: CallFrame, toolset: Toolset, callPath: string, usage: UsageMeter, state: StateKV): ToolContext {
-  return new CallContext(run, frame, toolset, callPath, usage, state);
+/** `fingerprint`: the call's (journal/fingerprint.ts `CALL_FINGERPRINT`), when its maker has it cheaply. */
+export function toolContext(
+  run: CallServices,
+  frame: CallFrame,
+  toolset: Toolset,
+  callPath: string,
+  usage: UsageMeter,
+  state: StateKV,
+  fingerprint?: number,
+): ToolContext {
+  return new CallContext(run, frame, toolset, callPath, usage, state, fingerprint);
 }
 
 /** What a context's effect methods act on: shared by a context and its `contextWith` copies, the effect counter too. */
@@ -32,11 +44,65 @@ interface CallCore {
   readonly state: StateKV;
   /** Effects so far: `n` of the next `<kind>:<n>` key. */
   n: number;
+  /** Hands its effects' results back in the journal's order (made on the first effect). */
+  order?: DeliveryOrder;
 }
 
 const CORE = Symbol("callCore");
 
-const next = (core: CallCore, kind: EffectKind) => effectKey(core.callPath, kind, ++core.n);
+/**
+ * The key of the context's next effect, `kind`. Refused inside a `ctx.step` function
+ * (step-scope.ts), before a number is taken; a number the journal holds as another
+ * kind fails the run (`nondeterministic`): the context's calls have been renumbered.
+ */
+function next(core: CallCore, kind: EffectKind): string {
+  const step = stepRunning();
+  if (step !== undefined) throw insideStep(kind, step);
+  const n = ++core.n;
+  const key = effectKey(core.callPath, kind, n);
+  core.run.journal.checkSlot(core.callPath, n, kind, key);
+  return key;
+}
+
+const insideStep = (kind: EffectKind | "step", step: string) =>
+  new ToolError(
+    `ctx.${EFFECT_NAMES[kind]} was called inside ctx.step("${step.slice(0, 80)}"): a step's function runs once and is skipped on replay, so it must not call ctx; make the call before or after the step, or a step of its own`,
+  );
+
+const EFFECT_NAMES: Record<EffectKind | "step", string> = {
+  ask: "llmAsk",
+  call: "callTool",
+  worker: "callWorker",
+  agent: "llmAgent",
+  now: "now",
+  random: "randomId",
+  human: "askHuman",
+  wait: "sleep/sleepUntil/waitForEvent",
+  step: "step",
+};
+
+/**
+ * Runs one effect of the context: `key` is taken first (in program order), `run` makes
+ * the effect, and its result reaches the caller in its turn (delivery-order.ts):
+ * `completes` is the journal step that records it.
+ */
+function effect<T>(core: CallCore, kind: EffectKind, run: (key: string) => Promise<T>, completes: (key: string) => string = (k) => k): Promise<T> {
+  let key: string;
+  let running: Promise<T>;
+  try {
+    key = next(core, kind);
+    running = run(key);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return ordered(core, completes(key), running);
+}
+
+function ordered<T>(core: CallCore, completes: string, running: Promise<T>): Promise<T> {
+  const journal = core.run.journal;
+  core.order ??= new DeliveryOrder((k) => journal.ordinal(k));
+  return core.order.deliver(completes, running);
+}
 
 type LazyMember = (typeof EFFECT_METHODS)[number] | "files";
 
@@ -46,44 +112,71 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
   llmAsk:
     (core) =>
     (prompt, opts = {}) =>
-      askModel({
-        ...frameModels(core.run, core.frame),
-        key: next(core, "ask"),
-        model: opts.model ?? core.frame.model,
-        usage: core.usage,
-        prompt,
-        system: opts.system,
-      }),
-  llmAgent: (core) => async (opts) => {
-    const { run, frame, usage } = core;
-    const base = next(core, "agent");
-    const agent = run.callables.worker(adHocWorker(run, frame, opts));
-    const meter = usage.child();
-    return recordedCall(
-      run.journal,
-      resultKey(base),
-      meter,
-      () => agent.call(typeof opts.input === "string" ? { input: opts.input } : opts.input, { path: base, parent: frame, usage: meter, model: opts.model }),
-      "llmAgent",
+      effect(core, "ask", (key) =>
+        askModel({
+          ...frameModels(core.run, core.frame),
+          key,
+          model: opts.model ?? core.frame.model,
+          usage: core.usage,
+          prompt,
+          system: opts.system,
+        }),
+      ),
+  llmAgent: (core) => (opts) =>
+    effect(
+      core,
+      "agent",
+      async (base) => {
+        const { run, frame, usage } = core;
+        const agent = run.callables.worker(adHocWorker(run, frame, opts));
+        const meter = usage.child();
+        const input = typeof opts.input === "string" ? { input: opts.input } : opts.input;
+        const fp = argsFingerprint({ instructions: opts.instructions, input });
+        return recordedCall(
+          run.journal,
+          resultKey(base),
+          meter,
+          () => agent.call(input, { path: base, parent: frame, usage: meter, model: opts.model }),
+          "llmAgent",
+          fp,
+        );
+      },
+      resultKey,
+    ),
+  callTool: (core) => (name, args) =>
+    effect(
+      core,
+      "call",
+      async (key) => core.toolset.callTool(name, args, toolContext(core.run, core.frame, core.toolset, key, core.usage.child(), core.state)),
+      resultKey,
+    ),
+  callWorker: (core) => (name, input) =>
+    effect(
+      core,
+      "worker",
+      async (base) => {
+        const { run, frame, usage } = core;
+        const callee = run.callables.get(name);
+        if (!callee) throw new ToolError(`unknown worker "${name}"; known: ${run.callables.names().join(", ")}`);
+        const meter = usage.child();
+        const call = () => callee.call(input, { path: calleePath(base, name), parent: frame, usage: meter });
+        return recordedCall(run.journal, resultKey(base), meter, call, name, argsFingerprint(input));
+      },
+      resultKey,
+    ),
+  step: (core) => (name, fn) => {
+    const outer = stepRunning();
+    if (outer !== undefined) return Promise.reject(insideStep("step", outer));
+    const key = stepKey(core.run.keyGrammar, core.callPath, name);
+    return ordered(
+      core,
+      key,
+      core.run.journal.step(key, () => inStep(name, fn)),
     );
   },
-  callTool: (core) => async (name, args) =>
-    core.toolset.callTool(name, args, toolContext(core.run, core.frame, core.toolset, next(core, "call"), core.usage.child(), core.state)),
-  callWorker: (core) => async (name, input) => {
-    const { run, frame, usage } = core;
-    const base = next(core, "worker");
-    const callee = run.callables.get(name);
-    if (!callee) throw new ToolError(`unknown worker "${name}"; known: ${run.callables.names().join(", ")}`);
-    const meter = usage.child();
-    return recordedCall(run.journal, resultKey(base), meter, () => callee.call(input, { path: calleePath(base, name), parent: frame, usage: meter }), name);
-  },
-  step:
-    ({ run, callPath }) =>
-    (key, fn) =>
-      run.journal.step(stepKey(run.keyGrammar, callPath, key), fn),
-  now: (core) => () => core.run.journal.step(next(core, "now"), () => core.run.clock.now()),
-  randomId: (core) => () => core.run.journal.step(next(core, "random"), () => crypto.randomUUID()),
-  askHuman: (core) => (q) => core.run.askHuman(core.frame, next(core, "human"), q),
+  now: (core) => () => effect(core, "now", (key) => core.run.journal.step(key, () => core.run.clock.now())),
+  randomId: (core) => () => effect(core, "random", (key) => core.run.journal.step(key, () => crypto.randomUUID())),
+  askHuman: (core) => (q) => effect(core, "human", (path) => core.run.askHuman(core.frame, path, q), approvalKey),
   sleep:
     (core) =>
     async (duration, opts = {}) => {
@@ -107,6 +200,10 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
 
 /** A wait under the call's next `wait:<n>` key (waits/wait.ts), ending at `until` or `ms` from now: its recorded end, or a pause. */
 function wait(core: CallCore, w: Pick<PendingWait, "kind" | "name" | "correlation" | "reason"> & ({ until: number } | { ms: number })) {
+  return effect(core, "wait", (key) => awaitWaitAt(core, key, w));
+}
+
+function awaitWaitAt(core: CallCore, key: string, w: Pick<PendingWait, "kind" | "name" | "correlation" | "reason"> & ({ until: number } | { ms: number })) {
   const { run, frame, callPath } = core;
   const { kind, name, correlation } = w;
   const since = run.clock.now();
@@ -115,7 +212,7 @@ function wait(core: CallCore, w: Pick<PendingWait, "kind" | "name" | "correlatio
   return awaitWait({
     journal: run.journal,
     record: run.recordWait,
-    key: next(core, "wait"),
+    key,
     wait: {
       kind,
       since,
@@ -148,6 +245,7 @@ class CallContext implements ToolContext {
   readonly depth: number;
   readonly workerChain: readonly string[];
   readonly [CORE]: CallCore;
+  readonly [CALL_FINGERPRINT]: number | undefined;
   /** Set on a copy handed to user code (`boundContext`): its effect methods made later report signals there. */
   declare [BOUNDARY]?: SignalBoundary;
   // Accessors on the prototype (below), not fields: a field would be made for every call.
@@ -171,11 +269,13 @@ class CallContext implements ToolContext {
     readonly callPath: string,
     readonly usage: UsageMeter,
     readonly state: StateKV,
+    fingerprint: number | undefined,
   ) {
     this.runId = run.runId;
     this.depth = frame.depth;
     this.workerChain = frame.chain;
     this[CORE] = { run, frame, toolset, callPath, usage, state, n: 0 };
+    this[CALL_FINGERPRINT] = fingerprint;
   }
 
   get idempotencyKey(): string {

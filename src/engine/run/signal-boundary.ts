@@ -1,4 +1,5 @@
 import { contextWith } from "./context-with";
+import { stepRunning } from "./step-scope";
 import { pausedTogether, propagates, RunPaused } from "../errors";
 import type { ToolContext } from "../types/context";
 import type { StateKV } from "../types/state";
@@ -147,22 +148,29 @@ export function boundContext(ctx: ToolContext, boundary: SignalBoundary, members
   return bound;
 }
 
-/** A state store whose failures (signals) stop the code holding it, as its ctx calls do. */
+/**
+ * A state store whose failures (signals) stop the code holding it, as its ctx calls do.
+ * Inside a `ctx.step` function a failure rejects instead: the step fails with it, and
+ * the step's own call reports it (pending there, it would hold the step open for good).
+ */
 class BoundState implements StateKV {
   constructor(
     private readonly inner: StateKV,
     private readonly boundary: SignalBoundary,
   ) {}
+  private call<R>(op: () => Promise<R>): Promise<R> {
+    return stepRunning() === undefined ? this.boundary.call(op) : op();
+  }
   get<T>(key: string): Promise<T | undefined> {
-    return this.boundary.call(() => this.inner.get<T>(key));
+    return this.call(() => this.inner.get<T>(key));
   }
   put(key: string, value: unknown): Promise<void> {
-    return this.boundary.call(() => this.inner.put(key, value));
+    return this.call(() => this.inner.put(key, value));
   }
   delete(key: string): Promise<boolean> {
-    return this.boundary.call(() => this.inner.delete(key));
+    return this.call(() => this.inner.delete(key));
   }
   list(prefix?: string): Promise<Array<[string, unknown]>> {
-    return this.boundary.call(() => this.inner.list(prefix));
+    return this.call(() => this.inner.list(prefix));
   }
 }
