@@ -1,4 +1,4 @@
-import { gatedStep, parseKey, within, type KeyGrammar } from "./keys";
+import { approvalKey, gatedStep, parseKey, within, type KeyGrammar } from "./keys";
 
 /** The longest fork point accepted: a key is a call path, far shorter than this. */
 export const MAX_FORK_KEY = 4096;
@@ -22,23 +22,26 @@ export function keyProblem(key: string, root: string, grammar: KeyGrammar): stri
 /**
  * Which steps of a prefix a fork copies (the prefix is defined in keys.ts): all but a
  * decision or notification whose gated step is not in `prefix`, so a call the fork runs
- * again is asked about again. A question's email and answer (under its `human:<n>`
- * effect) gate nothing: they are the effect, done before `at`, so they are copied like
- * any effect (else the fork would ask the person again). Not in grammar 1, whose keys
- * hold tool-call ids raw: a model could name a call `human:1` to keep its approval.
+ * again is asked about again. A question's answer (under its `human:<n>` effect) gates
+ * nothing: it is the effect, done before `at`, so it is copied like any effect (else the
+ * fork would ask the person again), and its email with it. A question whose answer
+ * came after `at` is asked again in the fork: its email is not copied either, or the
+ * fork would wait for an answer to a question it never sent. Not in grammar 1, whose
+ * keys hold tool-call ids raw: a model could name a call `human:1` to keep its approval.
  */
 export function copiedFrom(prefix: ReadonlySet<string>, grammar: KeyGrammar): (key: string) => boolean {
   return (key) => {
-    if (grammar !== 1 && isQuestionStep(key)) return true;
+    const question = grammar === 1 ? undefined : questionStep(key);
+    if (question) return question.kind === "approval" || prefix.has(approvalKey(question.call));
     const gated = gatedStep(key);
     return gated === undefined || prefix.has(gated);
   };
 }
 
-/** A question's answer (`<call>/human:<n>/approval`) or its email (`…/notify`). */
-function isQuestionStep(key: string): boolean {
+/** A question's answer (`<call>/human:<n>/approval`) or its email (`…/notify`), with the question's path. */
+function questionStep(key: string): { kind: "approval" | "notify"; call: string } | undefined {
   const p = parseKey(key);
-  if (p.kind !== "approval" && p.kind !== "notify") return false;
+  if (p.kind !== "approval" && p.kind !== "notify") return undefined;
   const q = parseKey(p.call);
-  return q.kind === "effect" && q.effect === "human";
+  return q.kind === "effect" && q.effect === "human" ? { kind: p.kind, call: p.call } : undefined;
 }
