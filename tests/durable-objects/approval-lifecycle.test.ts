@@ -103,7 +103,13 @@ describe("approvals expire without anybody acting", () => {
       object(id),
       (_o, state) => state.storage.sql.exec("SELECT value FROM journal WHERE key = ?", "expiry-writer/turn:1/tool:1/approval").one().value as string,
     );
-    expect(JSON.parse(step)).toEqual({ approved: false, by: "expiry", note: "the approval expired before anyone decided", expired: true });
+    expect(JSON.parse(step)).toEqual({
+      approved: false,
+      by: "expiry",
+      note: "the approval expired before anyone decided",
+      expired: true,
+      args_hash: expect.stringMatching(/^[0-9a-f]{32}$/),
+    });
     // And a decision arriving after that answers as the expiry did: 410.
     expect(await stub(id).decide(approval.id, { decision: "approve", by: "late" })).toEqual({
       ok: false,

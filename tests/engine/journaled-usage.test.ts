@@ -35,11 +35,12 @@ describe("a journaled tool call's usage", () => {
     const store = new MemoryJournalStore();
     const first = await executeRun(h.config, store, { runId: "usage-1", worker: "w", input: { input: "go" } });
     expect(first).toMatchObject({ status: "succeeded", output: "done", usage: { requests: 3, inputTokens: 9, outputTokens: 5 } });
-    expect(store.entries.get("w/turn:1/tool:1/result")).toEqual({ ok: true, value: "plain", name: "plain" });
+    expect(store.entries.get("w/turn:1/tool:1/result")).toEqual({ ok: true, value: "plain", name: "plain", fp: expect.any(Number) });
     expect(store.entries.get("w/turn:1/tool:2/result")).toEqual({
       ok: true,
       value: "4",
       name: "asker",
+      fp: expect.any(Number),
       usage: { requests: 1, inputTokens: 7, outputTokens: 3, costUsd: 0 },
     });
 

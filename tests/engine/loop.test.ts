@@ -175,6 +175,8 @@ describe("agent loop", () => {
       usage: { inputTokens: 3, outputTokens: 2 },
       model: "test:m",
       costUsd: 0,
+      // The request's fingerprint (model-step.ts): a replay that asks something else here fails.
+      fp: expect.any(Number),
     });
   });
 });
@@ -244,7 +246,11 @@ describe("approvals in the engine", () => {
       status: "succeeded",
       output: expect.stringContaining("written_chars"),
     });
-    expect(store.entries.get("writer/turn:1/tool:1/approval")).toEqual({ approved: true, by: "approval_mode approve_all" });
+    expect(store.entries.get("writer/turn:1/tool:1/approval")).toEqual({
+      approved: true,
+      by: "approval_mode approve_all",
+      args_hash: expect.stringMatching(/^[0-9a-f]{32}$/),
+    });
     const h2 = harness({ "w.worker": writer }, { models: { "test:w": script() } });
     expect(await h2.run({ worker: "writer", input: { input: "x" }, approvalMode: "reject_all" })).toMatchObject({
       output: "after: Error: the call to write_file was rejected by approval_mode reject_all",
