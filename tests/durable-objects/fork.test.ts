@@ -188,6 +188,22 @@ describe("forking a run", () => {
     expect(await effectCount(source)).toBe(2);
   });
 
+  it("a fork before a question's answer asks it again and sends it again: the question's email is not copied without its answer", async () => {
+    const source = "fork-question-open";
+    await stub(source).start({ id: source, worker: "fn-questioner", input: { url: effectUrl(source) }, approvalMode: "ask", budget: {} });
+    const asking = await settle(source);
+    expect((await stub(source).decide(asking.approvals[0]!.id, { decision: "approve", answer: "41", by: "test" })).ok).toBe(true);
+    await settle(source);
+    const keys = (await journalOf(source)).map((r) => r.key);
+    expect(keys).toContain("fn-questioner/human:1/notify");
+    // At the answer: the question was sent before `at`, but answered at it.
+    const forked = await fork(source, { at: "fn-questioner/human:1/approval", definitions: "current" });
+    expect((await journalOf(forked.id)).map((r) => r.key)).not.toContain("fn-questioner/human:1/notify");
+    expect(await settle(forked.id)).toMatchObject({ status: "waiting", approvals: [{ kind: "question", status: "pending" }] });
+    // The fork's own notification step: the question went out again.
+    expect((await journalOf(forked.id)).map((r) => r.key)).toContain("fn-questioner/human:1/notify");
+  });
+
   it("refuses an `at` that is not one of the source's keys, whatever it is made of, and creates nothing", async () => {
     const source = "fork-hostile";
     await sourceRun(source);
