@@ -132,7 +132,9 @@ describe("edgework eval: the flagship suite (evals/triage.yaml) with the scripte
     const bad = await edgework(dir, "eval", "labeler");
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("\\u001b[2Jkey");
-    for (const out of [run.stdout, run.stderr, bad.stdout, bad.stderr]) expect(out).not.toMatch(/[\u001b\u0007\u0080-\u009f\u202e]/);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what must not be printed.
+    const raw = /[\u001b\u0007\u0080-\u009f\u202e]/;
+    for (const out of [run.stdout, run.stderr, bad.stdout, bad.stderr]) expect(out).not.toMatch(raw);
   });
 
   it("a suite file's problems name the file and the field; nothing runs", async () => {

@@ -150,7 +150,10 @@ describe("inbound email triggers", () => {
     }
     // reply: true mails its answers to the From address: a message someone else sent in Ann's name is not hers to continue.
     const sent = (to: string) =>
-      rawMessage({ from: "ann@example.com", to, subject: "Hi", text: "Hi", messageId: `<sender-${to}>` }).replace(/^From: .*$/m, "$&\r\nSender: mallory@example.com");
+      rawMessage({ from: "ann@example.com", to, subject: "Hi", text: "Hi", messageId: `<sender-${to}>` }).replace(
+        /^From: .*$/m,
+        "$&\r\nSender: mallory@example.com",
+      );
     const chat = await deliver(inbound("ann@example.com", "help@example.com", sent("help@example.com")));
     expect(chat.setReject).toHaveBeenCalledWith(expect.stringMatching(/^the Sender header names another address than the From header; /));
     expect(await runCount()).toBe(0);

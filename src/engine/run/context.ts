@@ -96,7 +96,9 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
       const until = instant(time);
       // Bounded as ctx.sleep is; the run's clock only moves on, so a replay never refuses what was accepted.
       if (until - core.run.clock.now() > MAX_WAIT_MS)
-        throw new ToolError(`ctx.sleepUntil: ${new Date(until).toISOString()} is further ahead than the longest wait allowed here (${shownDuration(MAX_WAIT_MS)})`);
+        throw new ToolError(
+          `ctx.sleepUntil: ${new Date(until).toISOString()} is further ahead than the longest wait allowed here (${shownDuration(MAX_WAIT_MS)})`,
+        );
       await wait(core, { kind: "sleep", until, reason: opts.reason });
     },
   waitForEvent: (core) => async (name, opts) => {
