@@ -90,7 +90,14 @@ function keyed(request: ModelRequest, key: string): ModelRequest {
  * (bench/ratio-probe.mjs A/B). Typed so that a field added to `ModelResponse` must be named here too.
  */
 function recordedResponse(r: ModelResponse, model: string, costUsd: number): RecordedResponse {
-  const recorded: { [K in keyof Required<RecordedResponse>]: RecordedResponse[K] } = { text: r.text, toolCalls: r.toolCalls, usage: r.usage, model, costUsd };
+  const recorded: { [K in keyof Required<RecordedResponse>]: RecordedResponse[K] } = {
+    text: r.text,
+    toolCalls: r.toolCalls,
+    usage: r.usage,
+    streamRefused: r.streamRefused, // undefined mostly: not in the stored JSON
+    model,
+    costUsd,
+  };
   return recorded;
 }
 
