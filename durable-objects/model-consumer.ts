@@ -96,7 +96,8 @@ async function ask(env: Env, claimed: ClaimedRequest, onDelta: ((text: string) =
     const model = appModels(env, claimed.models)(claimed.model);
     const gaveUp = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${Math.round(limit / 1000)} s`)), limit)));
     const response = await Promise.race([model.request({ ...unwire(claimed.request), ...(onDelta ? { onDelta } : {}) }), gaveUp]);
-    return { ok: true, response: { text: response.text, toolCalls: response.toolCalls, usage: response.usage } };
+    const { text, toolCalls, usage, streamRefused } = response;
+    return { ok: true, response: { text, toolCalls, usage, ...(streamRefused ? { streamRefused } : {}) } };
   } catch (err) {
     return { ok: false, message: messageOf(err) };
   } finally {

@@ -59,6 +59,7 @@ export const deliveredAnswer = z.discriminatedUnion("ok", [
       toolCalls: z.array(z.object({ id: z.string(), name: z.string(), arguments: z.string() })),
       // As lenient as direct mode, which records what the provider reported.
       usage: z.object({ inputTokens: z.number().finite().nonnegative(), outputTokens: z.number().finite().nonnegative() }),
+      streamRefused: z.literal(true).optional(),
     }),
   }),
   z.object({ ok: z.literal(false), message: z.string().transform((m) => m.slice(0, 4096)) }),

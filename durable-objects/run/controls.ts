@@ -8,6 +8,7 @@
 
 import { clearRunState } from "../../src/engine";
 import { deployedVersion } from "../../src/catalog";
+import { isoInstant } from "../../src/engine/iso-time";
 import { snapshotFor, type CatalogSnapshot } from "../../src/pinned-catalog";
 import {
   PAUSED,
@@ -167,7 +168,7 @@ export class RunControls {
 
 /** Why a paused run with everything ahead is not resumed, naming what ends first of what it waits for. */
 function stillWaiting(status: RunStatusName, expiry: number | null, deadline: number | null): string {
-  const at = (ms: number) => new Date(ms).toISOString();
+  const at = (ms: number) => isoInstant(ms) ?? `${ms} ms after 1970, past any date`;
   if (status === "awaiting_approval" && expiry !== null) return `waits for a human to decide; its earliest pending approval expires at ${at(expiry)}`;
   if (expiry !== null && (deadline === null || expiry <= deadline)) return `waits for a person to answer; its earliest question expires at ${at(expiry)}`;
   return `waits for a timer or an event; its earliest wait ends at ${at(deadline!)}`;

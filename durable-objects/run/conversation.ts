@@ -11,7 +11,7 @@
  */
 
 import { sha256Hex } from "../../src/engine/ids";
-import { messageKey, parseKey } from "../../src/engine/journal/keys";
+import { messageKey, messageKeyRange, parseKey } from "../../src/engine/journal/keys";
 import { MAX_MESSAGE_CHARS, type RecordedMessage } from "../../src/engine/run/conversation";
 import { TERMINAL, type Answer, type ConversationMessage, type RunStatusName, type SentMessage } from "../../src/runs/types";
 import type { CountRow, EventRow } from "../rows";
@@ -75,7 +75,8 @@ export class RunConversation {
 
   /** The message steps after the input, in order, each with its number (2 for the first). */
   steps(worker: string): Array<MessageStep & { n: number }> {
-    return this.host.sql.all<{ key: string; value: string }>`SELECT key, value FROM journal WHERE key LIKE ${`${worker}/message:%`} ORDER BY seq`.flatMap(
+    const { from, to } = messageKeyRange(worker);
+    return this.host.sql.all<{ key: string; value: string }>`SELECT key, value FROM journal WHERE key >= ${from} AND key < ${to} ORDER BY seq`.flatMap(
       ({ key, value }) => {
         const k = parseKey(key);
         return k.kind === "message" && k.frame === worker ? [{ ...parse<MessageStep>(value), n: k.n }] : [];
@@ -117,7 +118,8 @@ export class RunConversation {
 
   /** Messages taken after the input. */
   private sent(worker: string): number {
-    return this.host.sql.one<CountRow>`SELECT count(*) AS n FROM journal WHERE key LIKE ${`${worker}/message:%`}`!.n;
+    const { from, to } = messageKeyRange(worker);
+    return this.host.sql.one<CountRow>`SELECT count(*) AS n FROM journal WHERE key >= ${from} AND key < ${to}`!.n;
   }
 }
 

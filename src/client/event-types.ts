@@ -27,6 +27,8 @@ export type RunEvent =
         tool_calls: Array<{ id: string; name: string }>;
         usage: { inputTokens: number; outputTokens: number };
         cost_usd: number;
+        /** Live text was asked for, but the model's provider refused to stream: this answer came whole, without it. */
+        stream_refused?: true;
       }
     >
   | TypedEvent<"tool", { path: string; ok: boolean; result?: string; error?: string; truncated_from?: number }>

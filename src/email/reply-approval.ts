@@ -4,6 +4,7 @@ import { parseObjectReference } from "../tokens/reply-reference";
 import { readBounded } from "../http/read-body";
 import { MAX_ANSWER_CHARS } from "../engine/approvals/ask-human";
 import { domainOf } from "../triggers/email-thread";
+import { soleFrom } from "../triggers/sole-from";
 
 /** A reply is a line of text; anything near this is not a reply to decide on (and its size is SMTP's problem, not ours). */
 export const MAX_REPLY_BYTES = 256 * 1024;
@@ -102,11 +103,11 @@ async function judge(message: ForwardableEmailMessage, env: Env): Promise<Verdic
   const email = await PostalMime.parse(raw, { maxNestingDepth: 10, maxHeadersSize: 64 * 1024 });
   // The envelope sender is what Email Routing authenticated (SPF/DKIM/DMARC); DMARC
   // aligns it with the From header, so a reply must carry one naming the same address:
-  // a missing, empty or unparsable From is refused like one naming someone else.
+  // a missing, empty or unparsable From, or one naming several addresses (sole-from.ts), is refused like one naming someone else.
   const sender = message.from.trim().toLowerCase();
-  const headerFrom = email.from?.address?.trim().toLowerCase();
-  if (!headerFrom) return { accept: false, reason: "the reply has no From header with an address; reply directly from the address the approval was sent to" };
-  if (headerFrom !== sender)
+  const headerFrom = soleFrom(email.headers, { sender: true });
+  if ("problem" in headerFrom) return { accept: false, reason: `${headerFrom.problem}; reply directly from the address the approval was sent to` };
+  if (headerFrom.address !== sender)
     return { accept: false, reason: "the From header and the envelope sender differ; reply directly from the address the approval was sent to" };
   const text = email.text ?? "";
   const decision = parseReplyDecision(text);

@@ -1,3 +1,4 @@
+import { terminalText } from "./terminal-text";
 import type { CaseResult } from "./run-case";
 import type { SuiteResult } from "./run-suite";
 
@@ -25,10 +26,18 @@ export function summarize(results: readonly SuiteResult[], threshold?: number): 
   };
 }
 
-/** The terminal report: one row per case, then why each failed case failed. */
+/** The terminal report: one row per case, then why each failed case failed; what a suite or a run wrote is escaped (terminal-text.ts). */
 export function table(report: EvalReport): string {
   const rows = report.suites.flatMap((s) =>
-    s.cases.map((c) => [s.file, c.name, c.pass ? "pass" : "FAIL", String(c.turns), String(c.tokens), `$${c.costUsd.toFixed(4)}`, `${c.ms}ms`]),
+    s.cases.map((c) => [
+      terminalText(s.file),
+      terminalText(c.name),
+      c.pass ? "pass" : "FAIL",
+      String(c.turns),
+      String(c.tokens),
+      `$${c.costUsd.toFixed(4)}`,
+      `${c.ms}ms`,
+    ]),
   );
   const head = ["suite", "case", "result", "turns", "tokens", "cost", "time"];
   const widths = head.map((h, i) => Math.min(60, Math.max(h.length, ...rows.map((r) => r[i]!.length))));
@@ -39,14 +48,14 @@ export function table(report: EvalReport): string {
       .trimEnd();
   const failures = report.suites.flatMap((s) => s.cases.filter((c) => !c.pass).map(failureText));
   const verdicts = report.suites.map(
-    (s) => `${s.file}: ${s.passed}/${s.cases.length} passed (${pct(s.rate)}; threshold ${pct(s.threshold)}) ${s.ok ? "ok" : "FAILED"}`,
+    (s) => `${terminalText(s.file)}: ${s.passed}/${s.cases.length} passed (${pct(s.rate)}; threshold ${pct(s.threshold)}) ${s.ok ? "ok" : "FAILED"}`,
   );
   return [line(head), ...rows.map(line), ...(failures.length ? ["", ...failures] : []), "", ...verdicts].join("\n");
 }
 
 function failureText(c: CaseResult): string {
-  const failed = c.checks.filter((r) => !r.pass).map((r) => `  ✗ ${r.check}\n${indent(r.detail ?? "", "      ")}`);
-  return [`FAIL ${c.suite} › ${c.name}`, ...failed].join("\n");
+  const failed = c.checks.filter((r) => !r.pass).map((r) => `  ✗ ${terminalText(r.check)}\n${indent(terminalText(r.detail ?? "", true), "      ")}`);
+  return [`FAIL ${terminalText(c.suite)} › ${terminalText(c.name)}`, ...failed].join("\n");
 }
 
 const cut = (text: string, width: number) => (text.length > width ? `${text.slice(0, width - 1)}…` : text.padEnd(width));

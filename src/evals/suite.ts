@@ -3,6 +3,7 @@ import { WorkerFileError } from "../engine/errors";
 import { issuesToErrors } from "../engine/catalog/worker-file";
 import { malformed, type ParseData } from "../engine/data-files";
 import { checkSchemas, type Check } from "./checks";
+import { terminalText } from "./terminal-text";
 
 /** A literal the request must contain (`if_asked`): bounded, matched as text, never a regex. */
 const literal = z.string().min(1).max(500);
@@ -113,9 +114,9 @@ export function parseSuite(file: string, text: string, parse: ParseData): EvalSu
   return suite;
 }
 
-/** Every problem of a suite file. */
+/** Every problem of a suite file; the message is printed, so what the file wrote is escaped (a key may hold ESC). */
 export class SuiteError extends Error {
   constructor(readonly problems: WorkerFileError[]) {
-    super(problems.map((p) => p.message).join("\n"));
+    super(terminalText(problems.map((p) => p.message).join("\n"), true));
   }
 }

@@ -3,8 +3,11 @@ import type { ScriptedTurn } from "./turns";
 
 /** The model server (model-server.ts) seen from a test in the Workers pool. */
 export interface ModelServer {
-  /** Loads `turns` for `model` (the model name a worker file names after its provider, e.g. `gpt-4o-mini` for `openai:gpt-4o-mini`), replacing what was left. */
-  script(model: string, turns: readonly ScriptedTurn[]): Promise<void>;
+  /**
+   * Loads `turns` for `model` (the model name a worker file names after its provider, e.g. `gpt-4o-mini` for `openai:gpt-4o-mini`), replacing what was left.
+   * `refuseStreaming`: the model answers every streamed request `400` with `param: "stream"`, as a server that cannot stream does.
+   */
+  script(model: string, turns: readonly ScriptedTurn[], opts?: { refuseStreaming?: boolean }): Promise<void>;
   /** The chat-completion requests `model` was sent since its script was loaded (what the worker's model saw). */
   requests(model: string): Promise<unknown[]>;
   /** A URL a tool can POST to, to count a side effect: `countEffects(id)` reads the count. */
@@ -27,8 +30,8 @@ export function modelServer(url: string, fetcher: Fetch = (input, init) => fetch
   };
   const scriptPath = (model: string) => `/scripts/${encodeURIComponent(model)}`;
   return {
-    async script(model, turns) {
-      await read(scriptPath(model), { method: "PUT", body: JSON.stringify(turns) });
+    async script(model, turns, opts = {}) {
+      await read(`${scriptPath(model)}${opts.refuseStreaming ? "?refuse_stream=1" : ""}`, { method: "PUT", body: JSON.stringify(turns) });
     },
     async requests(model) {
       return (await read<{ requests: unknown[] }>(scriptPath(model))).requests;

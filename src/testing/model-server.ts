@@ -4,6 +4,8 @@ import type { ScriptedTurn } from "./turns";
 
 interface Script {
   replies: ScriptedTurn[];
+  /** Loaded with `?refuse_stream=1`: every `stream: true` request gets a 400 naming `param: "stream"`, as some compatible servers answer. */
+  refuseStream: boolean;
   requests: unknown[];
   authorizations: Array<string | null>;
   headers: Array<Record<string, string | string[] | undefined>>;
@@ -30,6 +32,9 @@ const readBody = async (req: IncomingMessage) => {
  * `POST /gates/<gate>` opens it, so a test sees a partial answer deterministically;
  * with `chunk_delay_ms`, each chunk follows the one before by that long (a model writing).
  * With `delay_ms`, a reply is sent that long after the request came (a slow model).
+ * A script loaded with `PUT /scripts/<id>?refuse_stream=1` plays a server that cannot
+ * stream: a `stream: true` request is answered `400` with `param: "stream"` (and counted
+ * among the requests), taking no reply; the same request without streaming gets the next one.
  */
 export async function startModelServer(port = 0): Promise<{ port: number; close(): Promise<void> }> {
   const scripts = new Map<string, Script>();
@@ -61,12 +66,14 @@ export async function startModelServer(port = 0): Promise<{ port: number; close(
       gate(opened[1]!).release();
       return send(200, { opened: opened[1] });
     }
-    const byModel = req.url === "/v1/chat/completions" && req.method === "POST" ? (JSON.parse(body).model as string) : undefined;
-    const m = byModel ? [req.url, byModel, "/v1/chat/completions"] : /^\/scripts\/([^/]+)(\/v1\/chat\/completions)?$/.exec(req.url ?? "");
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const byModel = url.pathname === "/v1/chat/completions" && req.method === "POST" ? (JSON.parse(body).model as string) : undefined;
+    const m = byModel ? [url.pathname, byModel, "/v1/chat/completions"] : /^\/scripts\/([^/]+)(\/v1\/chat\/completions)?$/.exec(url.pathname);
     if (!m) return send(404, { error: { message: `no route ${req.method} ${req.url}` } });
     const id = m[1]!;
     if (!m[2] && req.method === "PUT") {
-      scripts.set(id, { replies: JSON.parse(body), requests: [], authorizations: [], headers: [] });
+      const refuseStream = url.searchParams.get("refuse_stream") === "1";
+      scripts.set(id, { replies: JSON.parse(body), refuseStream, requests: [], authorizations: [], headers: [] });
       return send(200, { ok: true });
     }
     const script = scripts.get(id);
@@ -77,6 +84,9 @@ export async function startModelServer(port = 0): Promise<{ port: number; close(
     script.requests.push(JSON.parse(body));
     script.authorizations.push(req.headers.authorization ?? null);
     script.headers.push(req.headers);
+    const streamed = JSON.parse(body).stream === true;
+    if (streamed && script.refuseStream)
+      return send(400, { error: { message: "Streaming is not supported by this server", type: "invalid_request_error", param: "stream", code: null } });
     const reply = script.replies.shift();
     if (!reply) return send(500, { error: { message: `script ${id} has no reply left for request ${script.requests.length}` } });
     if ("delay_ms" in reply && reply.delay_ms) await new Promise((r) => setTimeout(r, reply.delay_ms));
@@ -88,7 +98,7 @@ export async function startModelServer(port = 0): Promise<{ port: number; close(
       function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments) },
     }));
     const usage = reply.usage ?? { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
-    if (JSON.parse(body).stream === true) {
+    if (streamed) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       const chunk = (delta: unknown, extra: Record<string, unknown> = {}) =>
         res.write(

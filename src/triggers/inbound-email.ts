@@ -4,6 +4,7 @@ import { readBounded } from "../http/read-body";
 import { checkStart, startTriggerRun } from "../runs";
 import { runIdFor } from "./delivery";
 import { addressAllowed } from "./email-address";
+import { soleFrom } from "./sole-from";
 import { emailInput } from "./email-input";
 import { sha256Hex } from "../engine/ids";
 import { isAutomatic } from "../email/reply-approval";
@@ -57,9 +58,11 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   } catch (err) {
     return reject(`the message could not be parsed: ${(err as Error).message}`);
   }
-  // The From header is what a reader (and the worker) sees as the sender: it must pass the same list.
-  const from = parsed.from?.address?.toLowerCase();
-  if (!from) return reject("the message has no From address");
+  // The From header is what a reader (and the worker) sees as the sender: one address (sole-from.ts), passing the same list.
+  // A conversation answers it: then a Sender header must name it too.
+  const sole = soleFrom(parsed.headers, { sender: t.email.reply });
+  if ("problem" in sole) return reject(`${sole.problem}; ${t.email.to} takes mail from one sender, named alone in From`);
+  const from = sole.address;
   if (!addressAllowed(t.email.allow_from, from)) return reject(`${t.email.to} does not accept mail from ${from} (From header)`);
   // A conversation mails its answers to the From address and takes replies only from it: that must be
   // the address Email Routing authenticated (the envelope), as for approval replies, not one it merely names.

@@ -1,3 +1,5 @@
+import { isoInstant } from "../engine/iso-time";
+
 /** Arguments as people read them: pretty JSON, cut to `max` characters. */
 export function prettyArgs(args: unknown, max = 4000): string {
   const text = JSON.stringify(args, null, 2) ?? "null";
@@ -15,6 +17,7 @@ export function describeTrigger(trigger: unknown): string {
   return "unknown";
 }
 
-export const isoTime = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString().replace(/\.\d+Z$/, "Z") : "—");
+/** A time as people read it (to the second); "—" for none, or for one no Date holds (never a throw: iso-time.ts). */
+export const isoTime = (ms: number | null | undefined) => (ms && isoInstant(ms)?.replace(/\.\d+Z$/, "Z")) || "—";
 
 export const usd = (n: number | undefined) => `$${(n ?? 0).toFixed(6)}`;

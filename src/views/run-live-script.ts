@@ -36,7 +36,8 @@ export const RUN_LIVE_SCRIPT = `(function () {
     current = null;
     streaming.textContent = "";
     var calls = (d.tool_calls || []).map(function (c) { return c.name; }).join(", ");
-    line(d.path + " turn " + d.turn, (d.text || "") + (calls ? " → calls " + calls : ""));
+    var whole = d.stream_refused ? " (no live text: the provider refused to stream)" : "";
+    line(d.path + " turn " + d.turn, (d.text || "") + (calls ? " → calls " + calls : "") + whole);
   });
   es.addEventListener("tool", function (e) {
     var d = JSON.parse(e.data);

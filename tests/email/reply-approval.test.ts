@@ -88,7 +88,7 @@ describe("approve by replying", () => {
     expect(await stub(id).status()).toEqual(before);
   });
 
-  it("refuses, changing nothing, a reply whose From header is missing, empty, unparsable or names another address; the reason is logged", async () => {
+  it("refuses, changing nothing, a reply whose From header is missing, empty, unparsable, names another address or several; the reason is logged", async () => {
     const { id, mail, address } = await pausedRun("reply-no-from", [{ text: "never" }]);
     const before = await stub(id).status();
     const warn = vi.spyOn(console, "warn");
@@ -103,6 +103,10 @@ describe("approve by replying", () => {
       ["a name only", "From: Approver"],
       ["a group", "From: undisclosed-recipients:;"],
       ["another address", "From: mallory@example.com"],
+      // The approver's address first, another after it: postal-mime reads only the first.
+      ["two addresses", `From: ${APPROVER}, mallory@example.com`],
+      ["a second From header", `From: ${APPROVER}\r\nFrom: mallory@example.com`],
+      ["sent by another", `From: ${APPROVER}\r\nSender: mallory@example.com`],
     ];
     for (const [name, line] of cases) {
       const rejects = await deliver(APPROVER, address, withFrom(line));

@@ -1,14 +1,18 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { openaiModel } from "../../src/engine/model/openai";
 
 const ask = { messages: [{ role: "user" as const, content: "hi" }], tools: [{ name: "post", description: "post", parameters: { type: "object" } }] };
 
-async function scripted(replies: unknown[]): Promise<string> {
+async function scripted(replies: unknown[], query = ""): Promise<string> {
   const id = `stream-${crypto.randomUUID()}`;
-  await fetch(`${env.FAKE_OPENAI_URL}/scripts/${id}`, { method: "PUT", body: JSON.stringify(replies) });
+  await fetch(`${env.FAKE_OPENAI_URL}/scripts/${id}${query}`, { method: "PUT", body: JSON.stringify(replies) });
   return `${env.FAKE_OPENAI_URL}/scripts/${id}/v1`;
 }
+
+/** Whether each request the script took asked for a stream. */
+const streamFlags = async (baseURL: string) =>
+  ((await (await fetch(baseURL.replace(/\/v1$/, ""))).json()) as { requests: Array<{ stream?: boolean }> }).requests.map((r) => r.stream === true);
 
 describe("openai:* streaming behind onDelta", () => {
   it("passes the text piece by piece and returns the whole answer, tool calls and usage put together", async () => {
@@ -55,4 +59,67 @@ describe("openai:* timeout", () => {
     expect(asked).toBe(1);
     expect(Date.now() - t0).toBeLessThan(2_000);
   }, 20_000);
+});
+
+describe("a provider that refuses streamed requests", () => {
+  afterEach(() => vi.restoreAllMocks());
+  const refusedLines = (warn: { mock: { calls: unknown[][] } }) => warn.mock.calls.map((c) => String(c[0])).filter((l) => l.includes("model_stream_refused"));
+
+  it("400 param stream: asked again once without streaming, remembered for the provider (and logged once), each answer marked", async () => {
+    const warn = vi.spyOn(console, "warn");
+    const baseURL = await scripted([{ text: "whole" }, { text: "again" }, { text: "third" }], "?refuse_stream=1");
+    const provider = `refusing-${crypto.randomUUID()}`;
+    const pieces: string[] = [];
+    const model = openaiModel("m", { baseURL, maxRetries: 0, provider });
+    expect(await model.request({ ...ask, onDelta: (t) => pieces.push(t) })).toMatchObject({ text: "whole", streamRefused: true });
+    expect(await streamFlags(baseURL)).toEqual([true, false]);
+    // The next request of the provider (another model object, as a queue consumer makes) is not streamed at all.
+    const again = await openaiModel("m", { baseURL, maxRetries: 0, provider }).request({ ...ask, onDelta: (t) => pieces.push(t) });
+    expect(again).toMatchObject({ text: "again", streamRefused: true });
+    expect(await streamFlags(baseURL)).toEqual([true, false, false]);
+    // Without live text asked for, nothing to refuse: the answer is not marked.
+    expect(await model.request(ask)).not.toHaveProperty("streamRefused");
+    expect(pieces).toEqual([]);
+    // Logged once, naming the provider only (not its URL, which may carry a key).
+    expect(refusedLines(warn)).toEqual([JSON.stringify({ edgework: "model_stream_refused", provider })]);
+  });
+
+  it("a 400 that says in words that streaming is unsupported is a refusal too", async () => {
+    for (const message of ["Streaming is not supported for this model", "This endpoint does not support streaming", "stream=true is unsupported"]) {
+      const baseURL = await scripted([{ status: 400, body: { error: { message, type: "invalid_request_error" } } }, { text: "ok" }]);
+      const res = await openaiModel("m", { baseURL, maxRetries: 0, provider: `words-${crypto.randomUUID()}` }).request({ ...ask, onDelta: () => {} });
+      expect([message, res]).toMatchObject([message, { text: "ok", streamRefused: true }]);
+      expect(await streamFlags(baseURL)).toEqual([true, false]);
+    }
+  });
+
+  it("any other 400 is the request's own: not asked again, and the provider still streams", async () => {
+    const provider = `other-${crypto.randomUUID()}`;
+    for (const error of [
+      { message: "Invalid schema for function 'post'", type: "invalid_request_error", param: "tools" },
+      { message: "This model's maximum context length is 8192 tokens; stream responses are not affected", param: null },
+    ]) {
+      const baseURL = await scripted([{ status: 400, body: { error } }, { text: "never" }]);
+      await expect(openaiModel("m", { baseURL, maxRetries: 0, provider }).request({ ...ask, onDelta: () => {} })).rejects.toThrow(/^400 /);
+      expect(await streamFlags(baseURL)).toEqual([true]);
+    }
+    const baseURL = await scripted([{ text: "streamed", chunks: ["stre", "amed"] }]);
+    const pieces: string[] = [];
+    expect(await openaiModel("m", { baseURL, maxRetries: 0, provider }).request({ ...ask, onDelta: (t) => pieces.push(t) })).not.toHaveProperty(
+      "streamRefused",
+    );
+    expect(pieces).toEqual(["stre", "amed"]);
+  });
+
+  it("stream: false never asks for a stream, even with live text asked for; nothing refused, nothing marked", async () => {
+    const warn = vi.spyOn(console, "warn");
+    const baseURL = await scripted([{ text: "plain" }], "?refuse_stream=1");
+    const res = await openaiModel("m", { baseURL, maxRetries: 0, provider: `off-${crypto.randomUUID()}`, stream: false }).request({
+      ...ask,
+      onDelta: () => {},
+    });
+    expect(res).toEqual({ text: "plain", toolCalls: [], usage: { inputTokens: 10, outputTokens: 5 } });
+    expect(await streamFlags(baseURL)).toEqual([false]);
+    expect(refusedLines(warn)).toEqual([]);
+  });
 });

@@ -23,6 +23,8 @@ describe("models.yaml is checked with the catalog, problems as file: field: reas
       /^workers\/models\.yaml: providers\.Big: a provider name is lowercase/,
     ],
     ["timeout not a number", "providers:\n  a: { base_url: 'https://x.example/v1', timeout_ms: soon }", /^workers\/models\.yaml: providers\.a\.timeout_ms: /],
+    ["stream not a boolean", "providers:\n  a: { base_url: 'https://x.example/v1', stream: 'no' }", /^workers\/models\.yaml: providers\.a\.stream: /],
+    ["stream on Workers AI", "providers:\n  w: { binding: AI, stream: false }", /^workers\/models\.yaml: providers\.w\.stream: unknown key$/],
     [
       "price for an unknown provider",
       "prices:\n  'nope:m': { input: 1, output: 2 }",
@@ -49,13 +51,17 @@ describe("models.yaml is checked with the catalog, problems as file: field: reas
     const { config, problems } = parseModelsFiles(
       {
         "m/models.yaml":
-          "providers:\n  a: { base_url: '${A_URL}', api_key: '${A_KEY}' }\n  w: { binding: AI, gateway: gw }\nprices:\n  'a:m': { input: 1, output: 2 }",
+          "providers:\n  a: { base_url: '${A_URL}', api_key: '${A_KEY}', stream: false }\n  w: { binding: AI, gateway: gw }\nprices:\n  'a:m': { input: 1, output: 2 }",
       },
       parseYaml,
     );
     expect(problems).toEqual([]);
     expect(providerNames(config)).toEqual(["openai", "test", "a", "w"]);
-    expect(config.providers.a).toEqual({ file: "m/models.yaml", kind: "openai-compatible", config: { base_url: "${A_URL}", api_key: "${A_KEY}" } });
+    expect(config.providers.a).toEqual({
+      file: "m/models.yaml",
+      kind: "openai-compatible",
+      config: { base_url: "${A_URL}", api_key: "${A_KEY}", stream: false },
+    });
     expect(config.providers.w).toMatchObject({ kind: "workers-ai", config: { binding: "AI", gateway: "gw" } });
     expect(config.prices).toEqual({ "a:m": { input: 1, output: 2 } });
   });
@@ -149,6 +155,16 @@ describe("OpenAI-compatible providers get only what their own config names", () 
       error: { code: "model_error", message: expect.stringContaining("Incorrect API key provided: [redacted:P_KEY]") },
     });
     expect(JSON.stringify(out)).not.toContain("sk-very-secret-key");
+  });
+
+  it("stream: false reaches the provider's client: live text asked for, the request is still not streamed", async () => {
+    const id = `nostream-${crypto.randomUUID()}`;
+    await fetch(`${env.FAKE_OPENAI_URL}/scripts/${id}?refuse_stream=1`, { method: "PUT", body: JSON.stringify([{ text: "whole" }]) });
+    const { providers } = models(`providers:\n  p: { base_url: "${env.FAKE_OPENAI_URL}/scripts/${id}/v1", stream: false, max_retries: 0 }`);
+    const res = await modelResolver({ providers })("p:m").request({ messages: [{ role: "user", content: "hi" }], tools: [], onDelta: () => {} });
+    expect(res).toEqual({ text: "whole", toolCalls: [], usage: { inputTokens: 10, outputTokens: 5 } });
+    const { requests } = (await (await fetch(`${env.FAKE_OPENAI_URL}/scripts/${id}`)).json()) as { requests: Array<{ stream?: boolean }> };
+    expect(requests.map((r) => r.stream ?? false)).toEqual([false]);
   });
 
   it("an unknown provider at run time (not via the catalog) names the ones there are", () => {

@@ -27,6 +27,11 @@ describe("waitEvents", () => {
     ]);
   });
 
+  it("a wait until a time no Date holds (stored by an older version) is traced with the number, never a throw", () => {
+    const [started] = waitEvents("wait", { ended: "time", at: 5 }, { ...asked, until: 1e20 }, 0, false);
+    expect(started!.attributes["edgework.wait.until"]).toBe(1e20);
+  });
+
   it("a step that is no wait's end (a grammar-1 step named like one) makes no event", () => {
     for (const end of [null, "text", { ended: "soon", at: 1 }, { ended: "time" }, { at: 1 }])
       expect(waitEvents("wait", end, asked, 0, false), JSON.stringify(end)).toEqual([]);

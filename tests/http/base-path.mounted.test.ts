@@ -146,6 +146,21 @@ describe("edgework mounted under /agents of a consumer's Hono app", () => {
     expect(setCookies(out).find((c) => c.startsWith("__Secure-edgework_session="))).toMatch(/Max-Age=0.*Path=\/agents|Path=\/agents.*Max-Age=0/);
   });
 
+  it("sign-in's next stays under /agents: a path of the host site (or one that leaves /agents by dot segments) goes to the app's inbox", async () => {
+    const signIn = async (next: string) => {
+      const page = await call(`/agents/login?next=${encodeURIComponent(next)}`);
+      const shown = unescapeAmp(/name="next" value="([^"]*)"/.exec(await page.clone().text())![1]!);
+      const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+      const res = await call("/agents/login", form({ csrf, token: "test-token", next }, sendBack(page)));
+      expect(res.status).toBe(303);
+      return { shown, location: res.headers.get("Location") };
+    };
+    for (const next of ["/inbox", "/", "/agentsx/inbox", "/agents/../inbox", "/agents/%2e%2e/inbox", "/agents/./../admin"])
+      expect([next, await signIn(next)]).toEqual([next, { shown: "/agents/inbox", location: "/agents/inbox" }]);
+    expect(await signIn("/agents/runs/x/view?token=t")).toEqual({ shown: "/agents/runs/x/view?token=t", location: "/agents/runs/x/view?token=t" });
+    expect((await signIn("/agents")).location).toBe("/agents");
+  });
+
   it("a question's answer form, a fork's status_url and forked-from links, the inbox's fork and waiting links all carry /agents", async () => {
     const start = async (worker: string) => {
       const res = await call("/agents/runs", {

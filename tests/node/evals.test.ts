@@ -105,6 +105,38 @@ describe("edgework eval: the flagship suite (evals/triage.yaml) with the scripte
     expect(none.stderr).toContain('no case of worker "nobody" in evals/');
   });
 
+  it("what a suite or a run wrote is printed escaped: no ESC, BEL, C1 or bidi control reaches the terminal", async () => {
+    const dir = brokenPromptProject();
+    // YAML's \e is ESC, \a BEL, \x9b the C1 CSI: a title, a screen clear and a colour; U+202E reverses the line.
+    writeFileSync(
+      join(dir, "evals/hostile.yaml"),
+      [
+        "worker: labeler",
+        "cases:",
+        '  - name: "evil \\e]0;pwned\\a\\e[2J\\x9b31m\\u202Eeman"',
+        "    input: { title: t }",
+        "    script:",
+        `      labeler: [{ text: '{"label": "bug", "reason": "\\u001b[31mred \\u009b1m"}' }]`,
+        "    checks:",
+        '      - output_equals: { label: docs, reason: "\\e]52;c;Y29weQ==\\a" }',
+      ].join("\n"),
+    );
+    const run = await edgework(dir, "eval", "labeler");
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("evil \\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m\\u202eeman");
+    expect(run.stdout).toContain("\\u001b[31mred");
+    expect(run.stdout).toContain("\\u001b]52;c;Y29weQ==\\u0007");
+
+    // A suite's problem quotes its key: escaped too.
+    writeFileSync(join(dir, "evals/hostile.yaml"), ["worker: labeler", "cases:", '  - { name: x, input: {}, "\\e[2Jkey": 1 }'].join("\n"));
+    const bad = await edgework(dir, "eval", "labeler");
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("\\u001b[2Jkey");
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what must not be printed.
+    const raw = /[\u001b\u0007\u0080-\u009f\u202e]/;
+    for (const out of [run.stdout, run.stderr, bad.stdout, bad.stderr]) expect(out).not.toMatch(raw);
+  });
+
   it("a suite file's problems name the file and the field; nothing runs", async () => {
     const dir = brokenPromptProject();
     writeFileSync(

@@ -140,6 +140,29 @@ describe("inbound email triggers", () => {
     expect(await runCount()).toBe(0);
   });
 
+  it("a From naming several addresses is refused (the first one passed as the sender); a conversation also refuses a Sender of another", async () => {
+    const multi = "ann@example.com, mallory@evil.test";
+    for (const to of ["support@example.com", "help@example.com"]) {
+      const raw = rawMessage({ from: "ann@example.com", to, subject: "Hi", text: "Hi", messageId: `<multi-${to}>` }).replace(/^From: .*$/m, `From: ${multi}`);
+      expect(raw).toContain(`From: ${multi}\r\n`);
+      const m = await deliver(inbound("ann@example.com", to, raw));
+      expect(m.setReject).toHaveBeenCalledWith(`the From header names more than one address; ${to} takes mail from one sender, named alone in From`);
+    }
+    // reply: true mails its answers to the From address: a message someone else sent in Ann's name is not hers to continue.
+    const sent = (to: string) =>
+      rawMessage({ from: "ann@example.com", to, subject: "Hi", text: "Hi", messageId: `<sender-${to}>` }).replace(
+        /^From: .*$/m,
+        "$&\r\nSender: mallory@example.com",
+      );
+    const chat = await deliver(inbound("ann@example.com", "help@example.com", sent("help@example.com")));
+    expect(chat.setReject).toHaveBeenCalledWith(expect.stringMatching(/^the Sender header names another address than the From header; /));
+    expect(await runCount()).toBe(0);
+    // A trigger that answers nobody takes it (a list or an assistant sending for someone): its input names the From.
+    const plain = await deliver(inbound("ann@example.com", "support@example.com", sent("support@example.com")));
+    expect(plain.setReject).not.toHaveBeenCalled();
+    expect(await runFor("support-mail", "ann@example.com", "<sender-support@example.com>")).toMatchObject({ input: { from: "ann@example.com" } });
+  });
+
   it("an exact allow_from address is accepted, and mail to an address no trigger has is rejected", async () => {
     const ok = await deliver(
       inbound(

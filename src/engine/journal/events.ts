@@ -27,7 +27,8 @@ export function stepEvents(key: string, value: unknown, grammar: KeyGrammar = KE
       const events: StepEvent[] = k.turn === 1 ? [{ type: "call", data: { path, worker: lastSegment(path) } }] : [];
       const paths = toolCallKeys(grammar, path, k.turn, res.toolCalls);
       const calls = res.toolCalls.map((c, i) => ({ id: c.id, name: c.name, path: paths[i] }));
-      events.push({ type: "turn", data: { path, turn: k.turn, text: res.text, tool_calls: calls, usage: res.usage, cost_usd: res.costUsd } });
+      const data = { path, turn: k.turn, text: res.text, tool_calls: calls, usage: res.usage, cost_usd: res.costUsd };
+      events.push({ type: "turn", data: res.streamRefused ? { ...data, stream_refused: true } : data });
       return events;
     }
     case "result": {

@@ -60,6 +60,12 @@ export const calleePath = (call: string, name: string) => `${call}/${name}`;
 export const toolsKey = (frame: string, instance: string) => `${frame}/tools:${instance}`;
 /** A conversation's `n`-th user message to the run's root worker `root` (n ≥ 2; the run's input is the first). */
 export const messageKey = (root: string, n: number) => `${root}/message:${n}`;
+/**
+ * Every `messageKey` of `root` lies in [from, to): its prefix, and that prefix with its last
+ * character (":") replaced by the next (";"). A range, not `LIKE`: SQLite bounds a pattern at
+ * 50 bytes, and a root's name may have 64 characters.
+ */
+export const messageKeyRange = (root: string): { from: string; to: string } => ({ from: `${root}/message:`, to: `${root}/message;` });
 /** The pseudo-call of continuing past the budget before the model request `modelStep`. */
 export const budgetPath = (modelStep: string) => `${modelStep}/budget`;
 

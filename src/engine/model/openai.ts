@@ -1,5 +1,6 @@
 import OpenAI, { type ClientOptions } from "openai";
 import { dataUrl, resolveParts } from "./content-parts";
+import { refusesStreaming, streamRefusals } from "./stream-refusal";
 import type { ContentPart, Model, ModelRequest, ModelResponse } from "../types/model";
 
 export interface OpenAIOptions {
@@ -14,6 +15,10 @@ export interface OpenAIOptions {
   maxRetries?: number;
   /** How long one model request may wait for its answer to begin, retries included; never retried itself (default 60 s). */
   timeoutMs?: number;
+  /** false: never ask for a streamed answer, even for live text (a server that cannot stream). */
+  stream?: boolean;
+  /** The provider's name, for the log and for what this isolate remembers of it (stream-refusal.ts); default "openai". */
+  provider?: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -33,9 +38,16 @@ class ConfiguredOpenAI extends OpenAI {
   }
 }
 
-/** A model through the official client, against any OpenAI-compatible base URL; every option explicit (see ConfiguredOpenAI). */
+/**
+ * A model through the official client, against any OpenAI-compatible base URL; every option explicit (see ConfiguredOpenAI).
+ * With `onDelta` the answer is streamed, unless the provider says `stream: false` or has refused a
+ * streamed request in this isolate: one refused for streaming is asked again, once, without it,
+ * and the answer says so (`streamRefused`).
+ */
 export function openaiModel(model: string, opts: OpenAIOptions): Model {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const provider = opts.provider ?? "openai";
+  const baseURL = opts.baseURL || "https://api.openai.com/v1";
   const client = new ConfiguredOpenAI({
     // The client insists on a key; the null header below keeps this placeholder off the wire.
     apiKey: opts.apiKey || "none",
@@ -44,7 +56,7 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
     project: null,
     webhookSecret: null,
     logLevel: "warn",
-    baseURL: opts.baseURL || "https://api.openai.com/v1",
+    baseURL,
     defaultHeaders: { ...(opts.apiKey ? {} : { Authorization: null }), ...opts.headers },
     fetch: opts.fetch,
     maxRetries: opts.maxRetries ?? 3,
@@ -62,9 +74,19 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
       };
       const deadline = new AbortController();
       const timer = setTimeout(() => deadline.abort(), timeoutMs);
+      const whole = async () => fromCompletion(await client.chat.completions.create(params, { signal: deadline.signal }));
       try {
-        if (req.onDelta) return await streamed(client, params, req.onDelta, deadline.signal, () => clearTimeout(timer));
-        return fromCompletion(await client.chat.completions.create(params, { signal: deadline.signal }));
+        if (!req.onDelta || opts.stream === false) return await whole();
+        if (!streamRefusals.has(provider, baseURL)) {
+          try {
+            return await streamed(client, params, req.onDelta, deadline.signal, () => clearTimeout(timer));
+          } catch (err) {
+            // Asked again under the same deadline: a refusal comes before any answer began.
+            if (deadline.signal.aborted || !refusesStreaming(err)) throw err;
+            streamRefusals.remember(provider, baseURL);
+          }
+        }
+        return { ...(await whole()), streamRefused: true };
       } catch (err) {
         if (deadline.signal.aborted) throw new Error(`no answer within ${timeoutMs / 1000} s (timeout_ms)`);
         throw err;

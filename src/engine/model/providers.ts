@@ -21,6 +21,8 @@ const openaiCompatibleSpec = z.strictObject({
   headers: z.record(z.string(), z.string()).optional(),
   timeout_ms: z.number().int().positive().max(600_000).optional(),
   max_retries: z.number().int().min(0).max(10).optional(),
+  /** false: never stream (no live text), for a server that refuses streamed requests. */
+  stream: z.boolean().optional(),
 });
 
 /** Cloudflare Workers AI through an `[ai]` binding of the app; optionally through an AI Gateway. */

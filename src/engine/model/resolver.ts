@@ -37,7 +37,7 @@ export function modelResolver(opts: ResolverOptions = {}): ModelResolver {
     const [, provider, model] = MODEL_NAME.exec(name) ?? [];
     const spec = provider ? opts.providers?.[provider] : undefined;
     let m: Model;
-    if (provider === "openai") m = openaiModel(model!, { fetch: opts.fetch, ...opts.openai });
+    if (provider === "openai") m = openaiModel(model!, { fetch: opts.fetch, ...opts.openai, provider: "openai" });
     else if (name === "test:tools") m = testToolsModel;
     else if (spec) m = providerModel(provider!, model!, spec, opts);
     else {
@@ -52,11 +52,11 @@ export function modelResolver(opts: ResolverOptions = {}): ModelResolver {
 function providerModel(provider: string, model: string, spec: ProviderSpec, opts: ResolverOptions): Model {
   const where = { file: spec.file, field: `providers.${provider}` };
   const { config, substituted } = interpolate(spec.config, opts.vars ?? {}, where);
-  return redactedErrors(configuredModel(model, { ...spec, config } as ProviderSpec, where, opts), substituted);
+  return redactedErrors(configuredModel(provider, model, { ...spec, config } as ProviderSpec, where, opts), substituted);
 }
 
 /** The provider's model; `spec.config` has its `${NAME}`s filled in already. */
-function configuredModel(model: string, spec: ProviderSpec, where: { file: string; field: string }, opts: ResolverOptions): Model {
+function configuredModel(provider: string, model: string, spec: ProviderSpec, where: { file: string; field: string }, opts: ResolverOptions): Model {
   if (spec.kind === "workers-ai") {
     const config = spec.config;
     const binding = opts.binding?.(config.binding) as Partial<AiBinding> | undefined;
@@ -77,6 +77,8 @@ function configuredModel(model: string, spec: ProviderSpec, where: { file: strin
     headers: config.headers,
     timeoutMs: config.timeout_ms,
     maxRetries: config.max_retries,
+    stream: config.stream,
+    provider,
     fetch: opts.fetch,
   });
 }

@@ -2,7 +2,7 @@ import { workerFiles } from "../attachments/worker-files";
 import { frameModels, type CallServices } from "./call-frame";
 import { checkWorker } from "../catalog/catalog";
 import { ToolError, type PendingWait } from "../errors";
-import { boundedWait, correlationKey, durationMs, eventName, MAX_REASON_CHARS, MAX_WAIT_MS } from "../waits/bounds";
+import { boundedWait, correlationKey, durationMs, eventName, MAX_REASON_CHARS, MAX_WAIT_MS, shownDuration } from "../waits/bounds";
 import { awaitWait, eventWaitResult } from "../waits/wait";
 import { idempotencyKey } from "./idempotency-key";
 import { approvalKey, calleePath, effectKey, resultKey, stepKey, type EffectKind } from "../journal/keys";
@@ -186,7 +186,13 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
   sleepUntil:
     (core) =>
     async (time, opts = {}) => {
-      await wait(core, { kind: "sleep", until: instant(time), reason: opts.reason });
+      const until = instant(time);
+      // Bounded as ctx.sleep is; the run's clock only moves on, so a replay never refuses what was accepted.
+      if (until - core.run.clock.now() > MAX_WAIT_MS)
+        throw new ToolError(
+          `ctx.sleepUntil: ${new Date(until).toISOString()} is further ahead than the longest wait allowed here (${shownDuration(MAX_WAIT_MS)})`,
+        );
+      await wait(core, { kind: "sleep", until, reason: opts.reason });
     },
   waitForEvent: (core) => async (name, opts) => {
     const event = eventName(name, "ctx.waitForEvent");
@@ -226,10 +232,10 @@ function awaitWaitAt(core: CallCore, key: string, w: Pick<PendingWait, "kind" | 
   });
 }
 
-/** A point in time from code: ms since the epoch, a Date, or ISO 8601 text. */
+/** A point in time from code: ms since the epoch, a Date, or ISO 8601 text; one a Date holds (every reader shows it as one). */
 function instant(time: number | Date | string): number {
   const at = time instanceof Date ? time.getTime() : typeof time === "string" ? Date.parse(time) : time;
-  if (typeof at !== "number" || !Number.isFinite(at)) throw new ToolError(`ctx.sleepUntil: ${String(time).slice(0, 40)} is not a time`);
+  if (typeof at !== "number" || Number.isNaN(new Date(at).getTime())) throw new ToolError(`ctx.sleepUntil: ${String(time).slice(0, 40)} is not a time`);
   return at;
 }
 

@@ -124,6 +124,7 @@ function recordedResponse(r: ModelResponse, model: string, costUsd: number, fp: 
     text: r.text,
     toolCalls: r.toolCalls,
     usage: r.usage,
+    streamRefused: r.streamRefused, // undefined mostly: not in the stored JSON
     model,
     costUsd,
     fp,

@@ -1,5 +1,6 @@
 import type { ApprovalDecision } from "../approvals/ask-approval";
 import type { WaitEnd } from "../types/wait";
+import { isoInstant } from "../iso-time";
 import type { SpanEvent, SpanValue } from "./span";
 
 /**
@@ -31,7 +32,7 @@ export function waitEvents(kind: "wait" | "question", end: unknown, asked: WaitA
   if (!ended) return [];
   const events: SpanEvent[] = [];
   if (asked) {
-    const attributes: Record<string, SpanValue> = { "edgework.wait.kind": ended.kind, "edgework.wait.until": new Date(asked.until).toISOString() };
+    const attributes: Record<string, SpanValue> = { "edgework.wait.kind": ended.kind, "edgework.wait.until": isoInstant(asked.until) ?? asked.until };
     if (asked.name !== undefined) attributes["edgework.wait.name"] = asked.name;
     if (captureContent && asked.correlation !== undefined) attributes["edgework.wait.key"] = asked.correlation;
     events.push({ name: "edgework.wait.started", at: asked.since, attributes });

@@ -47,6 +47,8 @@ export interface ModelResponse {
   text: string | null;
   toolCalls: ModelToolCall[];
   usage: { inputTokens: number; outputTokens: number };
+  /** Live text was asked for, but the provider refused to stream (now or earlier in this isolate): the answer came whole, without it. */
+  streamRefused?: true;
 }
 
 /** One chat-completion style call. Implementations: openai.ts, test-model.ts. */

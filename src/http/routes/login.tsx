@@ -5,7 +5,7 @@ import { sameSecret } from "../../security/constant-time";
 import { csrfToken, randomId, signSession } from "../../tokens/session-token";
 import { Problem } from "../../views/layout";
 import { LoginPage } from "../../views/login-page";
-import { appPath } from "../base-path";
+import { appPath, basePath } from "../base-path";
 import { csrfOk, endSession, pageCookie, personOf, sessionCookie, sessionSecret, type PageCookie, type PeopleEnv } from "../middleware/people-auth";
 
 /** `GET/POST /login`, `POST /logout`: a session cookie for whoever knows the API token. */
@@ -13,11 +13,23 @@ export const login = new Hono<PeopleEnv>();
 
 const LOGIN_TTL_S = 15 * 60;
 
-/** Only a path on this site: `/inbox` (under the basePath), never `//evil.example` or `https://…`. */
+/** A path on this site, never `//evil.example` or `https://…`. */
 // No control characters, spaces or backslashes anywhere: browsers drop a tab in `/\t/evil.example` and read `//evil.example`.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this pattern refuses.
 const SAME_SITE_PATH = /^\/(?![/\\])[^\x00-\x20\x7f\\]*$/;
-const safeNext = (next: unknown) => (typeof next === "string" && SAME_SITE_PATH.test(next) && next.length <= 2048 ? next : appPath("/inbox"));
+const ORIGIN = "https://app.invalid";
+
+/**
+ * Where to go once signed in: a path of this app (under its basePath, as the browser
+ * resolves it: `/agents/../inbox` is the host site's `/inbox`), else the app's inbox.
+ */
+function safeNext(next: unknown): string {
+  if (typeof next !== "string" || next.length > 2048 || !SAME_SITE_PATH.test(next)) return appPath("/inbox");
+  const url = new URL(next, ORIGIN);
+  const base = basePath();
+  if (url.origin !== ORIGIN || (base && url.pathname !== base && !url.pathname.startsWith(`${base}/`))) return appPath("/inbox");
+  return `${url.pathname}${url.search}${url.hash}`;
+}
 
 const cookieOptions = (cookie: PageCookie, maxAge: number) => ({
   path: cookie.path,
