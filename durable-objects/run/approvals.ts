@@ -228,9 +228,14 @@ export class RunApprovals {
       .run`UPDATE approval_mail SET sent_at = NULL, due_at = ${retryAt} WHERE approval_id = ${m.approval.id} AND kind = ${m.kind} AND recipient = ${m.recipient}`;
   }
 
-  /** A send given up: nothing left to send, and its recipient never got it (no reply from them decides). */
+  /**
+   * A send given up: nothing left to send, and its recipient never got it (no reply
+   * from them decides). A request given up takes its reminder along (it could not reach them either).
+   */
   dropMail(m: DueMail): void {
     this.sql.run`DELETE FROM approval_mail WHERE approval_id = ${m.approval.id} AND kind = ${m.kind} AND recipient = ${m.recipient}`;
+    if (m.kind === "request")
+      this.sql.run`DELETE FROM approval_mail WHERE approval_id = ${m.approval.id} AND kind = 'reminder' AND recipient = ${m.recipient} AND sent_at IS NULL`;
   }
 
   /** Every address this approval was emailed to (lowercase): who may decide it by reply. */

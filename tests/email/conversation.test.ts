@@ -340,6 +340,24 @@ describe("a support conversation by email (trigger reply: true)", () => {
     expect(warnings).toEqual(["edgework: answers to email conversations are not mailed (missing the APPROVAL_EMAIL send_email binding)"]);
   });
 
+  it("without APPROVAL_REPLY_DOMAIN answers go out without a Reply-To (nothing to continue them through), with a warning once", async () => {
+    const a = await started("noreplydomain", ["a1", "a2"]);
+    await runInDurableObject(env.RUNS.getByName(a.id), (instance) => {
+      const answers = (instance as unknown as { answers: { host: { env: Env } } }).answers;
+      answers.host = { ...answers.host, env: { ...answers.host.env, APPROVAL_REPLY_DOMAIN: undefined } };
+    });
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    expect(await deliver(ANN, a.replyTo, mail({ from: ANN, subject: "Re: x", text: "m2", messageId: "<noreplydomain-2@example.com>" }))).toEqual([]);
+    expect(await settle(a.id)).toMatchObject({ status: "succeeded", output: "a2" });
+    const last = (await answersTo(ANN)).at(-1)!.parsed;
+    expect(last.inReplyTo).toBe("<noreplydomain-2@example.com>");
+    expect(last.replyTo).toBeUndefined();
+    const warnings = warn.mock.calls.map((c) => String(c[0])).filter((m) => m.includes("carry no reply address"));
+    expect(warnings).toEqual([
+      "edgework: answers to email conversations carry no reply address (APPROVAL_REPLY_DOMAIN is not set): a reply starts a new conversation",
+    ]);
+  });
+
   it("a send the binding refuses for a passing reason is retried by the run's alarm, and sent once", async () => {
     const deliverMail = vi.mocked(mailer.deliver);
     const passThrough = deliverMail.getMockImplementation()!;
