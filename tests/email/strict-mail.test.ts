@@ -81,9 +81,10 @@ describe("strict local mode: mail as production sends it", () => {
     expect(inbox).toContain(`email not delivered: ${NOT_ALLOWED}`);
   });
 
-  it("a send that keeps failing for a passing reason is tried five times with growing delays, then given up; the run stays decidable", async () => {
+  it("a send that keeps failing for a passing reason is tried five times with growing delays, then given up with its reminder; the run stays decidable", async () => {
     vi.mocked(mailer.deliver).mockRejectedValue(Object.assign(new Error("rate limited for ops@example.com"), { code: "E_RATE_LIMIT_EXCEEDED" }));
-    await startPosting("pause-writer", "strict-transient");
+    // Asks alice, reminds her after 4h, escalates to lead after 24h.
+    await startPosting("escalate-writer", "strict-transient");
     expect((await stub("strict-transient").status())!.status).toBe("awaiting_approval");
     const due = () =>
       runInDurableObject(object("strict-transient"), (_o, state) =>
@@ -108,7 +109,11 @@ describe("strict local mode: mail as production sends it", () => {
     expect(view.status).toBe("awaiting_approval");
     expect(view.approvals[0]!.email_failures).toMatchObject([{ code: "E_RATE_LIMIT_EXCEEDED", retrying: false, attempts: 5 }]);
     expect(await due()).toEqual([]);
-    expect(await alarmAt("strict-transient")).toBe(view.approvals[0]!.expires_at);
+    // Her reminder went with the request (it could not reach her either); the escalation to lead stays planned.
+    const planned = await runInDurableObject(object("strict-transient"), (_o, state) =>
+      state.storage.sql.exec<{ kind: string; recipient: string }>("SELECT kind, recipient FROM approval_mail ORDER BY kind").toArray(),
+    );
+    expect(planned).toEqual([{ kind: "escalation", recipient: "lead@example.com" }]);
   });
 
   it("a reminder refused for a lasting reason is given up at once, with its reason", async () => {
