@@ -31,7 +31,12 @@ async function startPosting(worker: string, id: string) {
 
 describe("strict local mode: mail as production sends it", () => {
   it("an approval whose approver the deployment may not mail pauses the run in one activation, the refusal recorded and final; decidable by API", async () => {
+    const log = vi.spyOn(console, "log");
     await startPosting("unverified-writer", "strict-unverified");
+    // Its log line: the code, never the address nor the reason's text.
+    const line = log.mock.calls.map((c) => String(c[0])).find((l) => l.includes('"approval_email_failed"'))!;
+    expect(JSON.parse(line)).toMatchObject({ edgework: "approval_email_failed", kind: "request", code: "E_RECIPIENT_NOT_ALLOWED", retry: false });
+    expect(line).not.toContain("@");
     const view = (await stub("strict-unverified").status())!;
     expect(view.status).toBe("awaiting_approval");
     const [approval] = view.approvals;
