@@ -59,6 +59,10 @@ export const workersProject = (
           PUBLIC_URL: "https://edgework.test",
           // Approval emails carry a Reply-To on this domain; replies go to the email() handler.
           APPROVAL_REPLY_DOMAIN: "reply.edgework.test",
+          // Mail as strict as production (src/email/strict-local.ts): only these recipients (as if verified in
+          // Email Routing), our Message-IDs replaced on send. A test of another address sees production's refusal.
+          STRICT_LOCAL: "true",
+          EMAIL_ALLOWED_RECIPIENTS: "*@example.com",
           // Webhook secrets of workers/triggers.yaml and the fixture triggers.
           GITHUB_WEBHOOK_SECRET: "It's a Secret to Everybody",
           STRIPE_WEBHOOK_SECRET: "whsec_test_secret",

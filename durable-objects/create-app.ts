@@ -5,6 +5,7 @@ import type { CodeFunction, ToolsetKind } from "../src/engine";
 import { appKinds } from "../src/engine/toolsets/app-kinds";
 import { app as http, notFoundJson } from "../src/http/app";
 import { installBasePath } from "../src/http/base-path";
+import { conversationAddressed, receiveConversationReply } from "../src/triggers/email-conversation";
 import { receiveEmail } from "../src/triggers/inbound-email";
 import { startScheduled } from "../src/triggers/scheduled";
 import { consumeModelRequests } from "./model-consumer";
@@ -62,8 +63,10 @@ export function createApp(options: AppOptions): EdgeworkApp {
       await startScheduled(env, controller);
     },
     async email(message, env, ctx) {
-      if (isApprovalReply(message, env)) return handleApprovalReply(message, env, ctx);
-      await receiveEmail(env, message);
+      const conversation = conversationAddressed(message, env);
+      if (conversation) await receiveConversationReply(env, message, conversation);
+      else if (isApprovalReply(message, env)) await handleApprovalReply(message, env, ctx);
+      else await receiveEmail(env, message);
     },
     async queue(batch, env) {
       await consumeModelRequests(batch, env);

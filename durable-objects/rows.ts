@@ -81,6 +81,19 @@ export interface ApprovalMailRow {
   sent_at: number | null;
 }
 
+/** `mail_failures`: an approval email that was not delivered (run/mail-failures.ts). */
+export interface MailFailureRow {
+  approval_id: string;
+  kind: MailKind;
+  recipient: string;
+  attempts: number;
+  code: string;
+  reason: string;
+  /** 1: given up (a lasting refusal, or the last attempt); 0: tried again later. */
+  final: number;
+  at: number;
+}
+
 /** A model request handed to the queue (MODEL_DISPATCH=queue). `answer`: JSON of model-dispatch.ts's StoredAnswer. */
 export interface ModelDispatchRow {
   key: string;

@@ -87,8 +87,19 @@ const INBOX = `CREATE TABLE IF NOT EXISTS inbox (
  */
 const ANSWER_MAIL = `CREATE TABLE IF NOT EXISTS answer_mail (n INTEGER PRIMARY KEY, due_at INTEGER NOT NULL, sent_at INTEGER, attempts INTEGER NOT NULL DEFAULT 0)`;
 
+/**
+ * Approval emails (request, reminder, escalation) that were not delivered (run/mail-failures.ts),
+ * one row per email of approval_mail's key: the latest refusal's code and reason (no address),
+ * how many sends failed, and `final` once none is tried again. A later delivery deletes the row.
+ * Made on first use: a run whose mail all went out pays nothing.
+ */
+const MAIL_FAILURES = `CREATE TABLE IF NOT EXISTS mail_failures (
+  approval_id TEXT NOT NULL, kind TEXT NOT NULL, recipient TEXT NOT NULL, attempts INTEGER NOT NULL, code TEXT NOT NULL, reason TEXT NOT NULL,
+  final INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (approval_id, kind, recipient)
+) WITHOUT ROWID`;
+
 /** The run's tables made on first use, not by `migrateRun`. */
-const ON_FIRST_USE = { model_dispatch: MODEL_DISPATCH, waits: WAITS, inbox: INBOX, answer_mail: ANSWER_MAIL } as const;
+const ON_FIRST_USE = { model_dispatch: MODEL_DISPATCH, waits: WAITS, inbox: INBOX, answer_mail: ANSWER_MAIL, mail_failures: MAIL_FAILURES } as const;
 
 /** Makes a table of ON_FIRST_USE unless this object has it (no rows written then). */
 export const makeOnFirstUse = (sql: Sql, table: keyof typeof ON_FIRST_USE) => sql.script(ON_FIRST_USE[table]);

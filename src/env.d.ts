@@ -21,6 +21,14 @@ declare namespace Cloudflare {
     APPROVAL_SECRET?: string;
     /** Domain whose Email Routing sends every address to this Worker: approval emails then carry a Reply-To there, and a reply decides. */
     APPROVAL_REPLY_DOMAIN?: string;
+    /**
+     * "true": local dev and tests apply what production enforces and local workerd does not
+     * (src/email/strict-local.ts; docs/operate.md, "Local dev as strict as production").
+     * Set by `npm run dev` and the test pool; never set it in production.
+     */
+    STRICT_LOCAL?: string;
+    /** STRICT_LOCAL: whom mail may go to (comma- or space-separated: addresses, `*@domain`, `*` for any), as the account's verified destination addresses. */
+    EMAIL_ALLOWED_RECIPIENTS?: string;
     /** Base URL of the app, for links in emails, e.g. https://edgework.example.com */
     PUBLIC_URL?: string;
     /** How long a call to /mcp waits for its run before answering with the run's id and status; default 60. */

@@ -1,5 +1,6 @@
 /**
- * A run's approvals. Owns the `approvals` and `approval_mail` tables (schema.ts);
+ * A run's approvals. Owns the `approvals` and `approval_mail` tables (schema.ts), and
+ * through MailFailures the emails that were not delivered (`mail_failures`);
  * reads decisions from the journal (APPROVALS_CURRENT). Needs from its host: the
  * SQL, `event` (approval_requested) and `noted` (approval_recorded: its row is the
  * journal step). The caller runs each method inside its transaction.
@@ -17,15 +18,16 @@ import { json, parse } from "../sql";
 import type { SqliteJournalStore } from "../sqlite-journal";
 import type { RunHost } from "./host";
 import { logRunEvent } from "./log";
+import { MailFailures } from "./mail-failures";
 
 /** How long a pending approval waits for a decision before it counts as rejected (APPROVAL_TTL_SECONDS, default a week). */
 export const approvalTtlMs = (env: Env) => numberVar(env, "APPROVAL_TTL_SECONDS", 7 * 86_400) * 1000;
 
-/** A follow-up email that is due, with the approval it is about. */
+/** An email that is due (a follow-up, or a request tried again), with the approval it is about. */
 export interface DueMail {
-  kind: Exclude<MailKind, "request">;
+  kind: MailKind;
   recipient: string;
-  /** Whom the approval was first emailed to (for the escalation's note). */
+  /** Whom the approval was first emailed to (for the escalation's note; null for a request). */
   originallyTo: string | null;
   approval: ApprovalView;
 }
@@ -75,10 +77,15 @@ const recordedEvent = (id: string, d: ApprovalDecision) => ({ approval_id: id, s
  * approval_recorded event watchers see (recordedEvents) are read from it.
  */
 export class RunApprovals {
+  /** Its emails that were not delivered. */
+  readonly failures: MailFailures;
+
   constructor(
     private readonly host: Pick<RunHost, "sql" | "event" | "noted">,
     private readonly journal: SqliteJournalStore,
-  ) {}
+  ) {
+    this.failures = new MailFailures(host.sql);
+  }
 
   private get sql() {
     return this.host.sql;
@@ -173,28 +180,32 @@ export class RunApprovals {
   }
 
   /**
-   * Records the request email as sent to `to` and plans its follow-ups (reminder to
-   * the same address, escalation to others), timed from when the approval was asked.
-   * Idempotent: a retried notification plans nothing twice.
+   * Records the request email to `to` — sent, to be tried again at `retryAt`, or given
+   * up — and plans its follow-ups, timed from when the approval was asked: a reminder
+   * to the same address (none when its request was given up: it cannot reach them),
+   * an escalation to others. Idempotent: a retried notification plans nothing twice.
    */
-  planMail(approvalId: string, to: string, now: number, plan: FollowUp | undefined): void {
+  planMail(approvalId: string, to: string, now: number, plan: FollowUp | undefined, request: "sent" | "given_up" | { retryAt: number }): void {
     const asked = this.sql.one<Pick<ApprovalRow, "created_at">>`SELECT created_at FROM approvals WHERE id = ${approvalId}`!.created_at;
     const add = (kind: MailKind, recipient: string, due: number, sent: number | null) =>
       this.sql
         .run`INSERT INTO approval_mail (approval_id, kind, recipient, due_at, sent_at) VALUES (${approvalId}, ${kind}, ${lower(recipient)}, ${due}, ${sent}) ON CONFLICT DO NOTHING`;
-    add("request", to, now, now);
-    if (plan?.remindAfterMs) add("reminder", to, asked + plan.remindAfterMs, null);
+    if (request === "sent")
+      this.sql.run`INSERT INTO approval_mail (approval_id, kind, recipient, due_at, sent_at) VALUES (${approvalId}, 'request', ${lower(to)}, ${now}, ${now})
+        ON CONFLICT DO UPDATE SET sent_at = excluded.sent_at`;
+    else if (request !== "given_up") add("request", to, request.retryAt, null);
+    if (plan?.remindAfterMs && request !== "given_up") add("reminder", to, asked + plan.remindAfterMs, null);
     if (plan?.escalateAfterMs) for (const r of plan.escalateTo ?? []) add("escalation", r, asked + plan.escalateAfterMs, null);
   }
 
   /**
-   * The follow-ups due now of approvals still pending, claimed (marked sent) before
-   * they go out: a crash between claim and send loses that email, never repeats it.
+   * The emails due now of approvals still pending (follow-ups, requests tried again),
+   * claimed (marked sent) before they go out: a crash between claim and send loses
+   * that email, never repeats it.
    */
   claimDueMail(now: number): DueMail[] {
-    // Only follow-ups are unsent: a request is recorded as sent (planMail).
     const due = this.sql.all<
-      Pick<ApprovalMailRow, "approval_id" | "recipient"> & { kind: DueMail["kind"] }
+      Pick<ApprovalMailRow, "approval_id" | "recipient" | "kind">
     >`SELECT m.approval_id, m.kind, m.recipient FROM approval_mail m JOIN ${APPROVALS_CURRENT} a ON a.id = m.approval_id
       WHERE m.sent_at IS NULL AND m.due_at <= ${now} AND a.status = 'pending' AND a.expires_at > m.due_at ORDER BY m.due_at, m.recipient`;
     const views = new Map(this.list().map((a) => [a.id, a]));
@@ -203,14 +214,29 @@ export class RunApprovals {
       const first = this.sql.one<
         Pick<ApprovalMailRow, "recipient">
       >`SELECT recipient FROM approval_mail WHERE approval_id = ${m.approval_id} AND kind = 'request'`;
-      return { kind: m.kind, recipient: m.recipient, originallyTo: first?.recipient ?? null, approval: views.get(m.approval_id)! };
+      return {
+        kind: m.kind,
+        recipient: m.recipient,
+        originallyTo: m.kind === "request" ? null : (first?.recipient ?? null),
+        approval: views.get(m.approval_id)!,
+      };
     });
   }
 
-  /** A send that failed for sure (the binding threw) is tried again at the next alarm. */
+  /** A send that failed for sure (the binding threw) is tried again at `retryAt`. */
   unclaim(m: DueMail, retryAt: number): void {
     this.sql
       .run`UPDATE approval_mail SET sent_at = NULL, due_at = ${retryAt} WHERE approval_id = ${m.approval.id} AND kind = ${m.kind} AND recipient = ${m.recipient}`;
+  }
+
+  /**
+   * A send given up: nothing left to send, and its recipient never got it (no reply
+   * from them decides). A request given up takes its reminder along (it could not reach them either).
+   */
+  dropMail(m: DueMail): void {
+    this.sql.run`DELETE FROM approval_mail WHERE approval_id = ${m.approval.id} AND kind = ${m.kind} AND recipient = ${m.recipient}`;
+    if (m.kind === "request")
+      this.sql.run`DELETE FROM approval_mail WHERE approval_id = ${m.approval.id} AND kind = 'reminder' AND recipient = ${m.recipient} AND sent_at IS NULL`;
   }
 
   /** Every address this approval was emailed to (lowercase): who may decide it by reply. */
@@ -242,6 +268,7 @@ export class RunApprovals {
   }
 
   list(): ApprovalView[] {
+    const failures = this.failures.byApproval();
     return this.sql.all<ApprovalRow>`SELECT * FROM ${APPROVALS_CURRENT} AS approvals_current ORDER BY created_at, id`.map((r) => ({
       id: r.id,
       kind: r.kind ?? "approval",
@@ -260,6 +287,7 @@ export class RunApprovals {
       created_at: r.created_at,
       decided_at: r.decided_at ?? null,
       expires_at: r.expires_at,
+      email_failures: failures.get(r.id) ?? [],
     }));
   }
 

@@ -31,6 +31,9 @@ const LOGGED: Record<string, readonly string[]> = {
   approval_requested: ["approval_id", "tool"],
   approval_recorded: ["approval_id", "status"],
   approval_refused: ["approval_id", "via", "refusal"],
+  // A send the platform refused: its code (never the address or the reason's text) and whether it is tried again.
+  approval_email_failed: ["approval_id", "kind", "code", "retry"],
+  answer_email_failed: ["message", "code", "retry"],
   wait_ended: ["wait_id", "kind", "how"],
   event_received: ["name", "applied", "duplicate"],
   event_dropped: ["id", "name"],

@@ -174,7 +174,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return this.conversation.send(text, { id });
   }
 
-  /** A reply to one of the run's answer mails: `mac` from our Message-ID it names (email-reply.ts). */
+  /** A reply to one of the run's answer mails: `mac` from the reference its Reply-To carries (email-reply.ts). */
   async continueByEmail(mac: string, reply: EmailReply): Promise<Answer<SentMessage>> {
     return continueByEmail(this.host(), this.conversation, mac, reply);
   }

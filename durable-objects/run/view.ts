@@ -1,6 +1,6 @@
 /**
  * What a run shows its watchers: the run view, its events and created workers.
- * Owns no table: reads `journal` and `events` (schema.ts), the pinned catalog, the
+ * Owns no table: reads `journal` and `events` (schema.ts; the answers not mailed from answer-mail.ts's events), the pinned catalog, the
  * versions the run ran under, the approvals and the waits. Needs from its host: the SQL, `row` and `keyGrammar`.
  */
 
@@ -10,7 +10,7 @@ import { journalUsage } from "../../src/engine/journal/run-usage";
 import { findCreation, workerFileText } from "../../src/engine/run/created-workers";
 import { forkedFrom, type JournalStepView } from "../../src/runs/fork";
 import { pausedOn } from "../../src/runs/question-waits";
-import { TERMINAL, type Answer, type RunEvent, type RunView } from "../../src/runs/types";
+import { TERMINAL, type Answer, type AnswerEmailFailure, type RunEvent, type RunView } from "../../src/runs/types";
 import type { EventRow, JournalRow } from "../rows";
 import { parse } from "../sql";
 import type { SqliteJournalStore } from "../sqlite-journal";
@@ -65,7 +65,15 @@ export class RunReader {
       forked_from: forkedFrom(parse(run.trigger)),
       timeline: timelineOf(this.host.sql, rows, tree, run),
       messages: this.parts.conversation.messages(journal),
+      answer_email_failures: this.answerEmailFailures(),
     };
+  }
+
+  /** A conversation by email: the answers given up (answer-mail.ts), from their events. */
+  private answerEmailFailures(): AnswerEmailFailure[] {
+    return this.host.sql.all<{ message: number; reason: string; code: string | null; at: number }>`
+      SELECT data ->> '$.message' AS message, data ->> '$.error' AS reason, data ->> '$.code' AS code, at FROM events
+      WHERE type = 'answer_email_failed' AND NOT (data ->> '$.retry') ORDER BY seq`.map((r) => ({ ...r, code: r.code ?? "E_UNKNOWN" }));
   }
 
   /** A worker this run created, as `.worker` file text. */

@@ -37,10 +37,10 @@ export type RunEvent =
   | TypedEvent<"approval_notified", { path: string } & Record<string, unknown>>
   | TypedEvent<"approval_decided", { path: string; approved: boolean; by: string; decider?: Decider; note: string | null }>
   | TypedEvent<"approval_emailed" | "approval_reminder_emailed" | "approval_escalation_emailed", { approval_id: string; to: string }>
-  | TypedEvent<"approval_email_failed", { approval_id: string; kind: string; to: string; error: string }>
+  | TypedEvent<"approval_email_failed", { approval_id: string; kind: string; to: string; error: string; code: string; retry: boolean }>
   /** An email trigger with `reply: true`: the answer to message `message` was mailed back, or a send failed (`retry`: it is tried again). */
-  | TypedEvent<"answer_emailed", { message: number; to: string }>
-  | TypedEvent<"answer_email_failed", { message: number; error: string; retry: boolean }>
+  | TypedEvent<"answer_emailed", { message: number; to: string; message_id?: string }>
+  | TypedEvent<"answer_email_failed", { message: number; error: string; code: string; retry: boolean }>
   | TypedEvent<"event_dropped", { id: string; name: string; reason: string }>
   | TypedEvent<"step", { key: string }>
   | { id: null; type: "model_delta"; data: { stream: number; text: string } }

@@ -76,6 +76,16 @@ export interface ApprovalView {
   created_at: number;
   decided_at: number | null;
   expires_at: number;
+  /** Its emails that were not delivered (request, reminder, escalation), and why; `retrying`: another attempt is planned. */
+  email_failures: Array<{
+    kind: "request" | "reminder" | "escalation";
+    to: string;
+    reason: string;
+    code: string;
+    retrying: boolean;
+    attempts: number;
+    at: number;
+  }>;
 }
 
 export interface AttachmentRecord {
@@ -175,6 +185,8 @@ export interface Run {
   timeline: RunTimeline;
   /** The conversation with the root worker: the input, each message sent since (`runs.sendMessage`), each answer. */
   messages: Array<{ role: "user" | "assistant"; text: string; at: number }>;
+  /** A conversation by email: answers that could not be mailed back, and why. */
+  answer_email_failures: Array<{ message: number; reason: string; code: string; at: number }>;
 }
 
 /** `POST /runs/:id/messages`: the run answers message number `message` (the input is 1). */

@@ -1,19 +1,10 @@
 import { answerHtml, answerText } from "../views/answer-email";
+import { isMessageId } from "./message-id";
 import { buildMime } from "./mime";
 
-/**
- * A Message-ID as a thread header may carry it: `<left@right>` of printable ASCII
- * without spaces, angle brackets or a second `@`, at most MAX_ID_CHARS. A sender's
- * ids are hostile; one that does not fit is left out of In-Reply-To and References
- * (those headers are written as given: a CR or LF would add a header).
- */
-const MSG_ID = /^<[\x21-\x3b\x3d\x3f\x41-\x7e]+@[\x21-\x3b\x3d\x3f\x41-\x7e]+>$/;
-const MAX_ID_CHARS = 250;
 /** References keeps the thread's first id and the last ones: mail clients need no more to thread, and the header stays short. */
 export const MAX_REFERENCES = 10;
 const MAX_SUBJECT = 200;
-
-export const isMessageId = (id: unknown): id is string => typeof id === "string" && id.length <= MAX_ID_CHARS && MSG_ID.test(id);
 
 /** The thread as References lists it: its ids that fit, the first and the last MAX_REFERENCES - 1. */
 export function threadReferences(ids: ReadonlyArray<string | null | undefined>): string[] {
@@ -39,8 +30,10 @@ export interface AnswerMail {
   /** The first message's subject, as the sender wrote it. */
   subject: string;
   answer: string;
-  /** Ours: conversation-id.ts. */
+  /** Ours: conversation-id.ts (for threading only: the platform may replace it). */
   messageId: string;
+  /** Where the sender's reply goes: the conversation's reference on the reply domain (conversation-id.ts); none without one. */
+  replyTo?: string;
   /** The message this answers, if its id fits. */
   inReplyTo: string | null;
   /** The thread before this answer, oldest first (bounded here). */
@@ -57,6 +50,7 @@ export async function answerMime(m: AnswerMail): Promise<string> {
     from: m.from,
     fromName: "",
     to: m.to,
+    ...(m.replyTo ? { replyTo: m.replyTo } : {}),
     subject: replySubject(m.subject),
     text: answerText(m.answer),
     html: await answerHtml(m.answer),

@@ -65,7 +65,7 @@ async function replyAddress(env: Env, run: ApprovalRun, approvalId: string): Pro
 
 /**
  * Sends one approval email to `to` (with a link bound to them): the request, or a follow-up.
- * Throws if the send fails (the caller retries later).
+ * Throws if the send fails, as the binding does (send-failure.ts tells whether to try again).
  */
 export async function sendApprovalEmail(
   env: Env,
@@ -98,6 +98,6 @@ export async function sendApprovalEmail(
     text: question ? questionText(question) : approvalText(content),
     html: question ? await questionHtml(question) : await approvalHtml(content),
   });
-  await mailer.send(env.APPROVAL_EMAIL, { from: env.APPROVAL_FROM!, to, raw });
+  await mailer.send(env, { from: env.APPROVAL_FROM!, to, raw });
   return { emailed: true, to };
 }

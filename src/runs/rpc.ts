@@ -36,7 +36,7 @@ export interface RunRpc {
   createdWorker(name: string): Promise<Answer<{ text: string }>>;
   /** The next message of a finished run's conversation (POST /runs/:id/messages); the same `id` again adds none. */
   sendMessage(text: string, id?: string): Promise<Answer<SentMessage>>;
-  /** A reply to one of the run's answer mails: `mac` from our Message-ID it names (src/tokens/conversation-id.ts). */
+  /** A reply to one of the run's answer mails: `mac` from the conversation reference of its Reply-To (src/tokens/conversation-id.ts). */
   continueByEmail(mac: string, reply: EmailReply): Promise<Answer<SentMessage>>;
   /** Re-arms the activation of a run that should be running. */
   resume(): Promise<Answer<{ status: RunStatusName }>>;

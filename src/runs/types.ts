@@ -43,6 +43,30 @@ export interface ApprovalView {
   created_at: number;
   decided_at: number | null;
   expires_at: number;
+  /** Its emails that were not delivered: the request, a reminder or an escalation (empty when all went out). */
+  email_failures: EmailFailureView[];
+}
+
+/** An email that was not delivered, and why (a reason that names no address: durable-objects/run/mail-failures.ts). */
+export interface EmailFailureView {
+  kind: "request" | "reminder" | "escalation";
+  to: string;
+  reason: string;
+  /** The platform's error code (`E_RECIPIENT_NOT_ALLOWED`…), `E_UNKNOWN` when it gave none we know. */
+  code: string;
+  /** Another attempt is planned (a failure that may pass); false: given up. */
+  retrying: boolean;
+  attempts: number;
+  at: number;
+}
+
+/** An answer of an email conversation that was not mailed, and why (given up: durable-objects/run/answer-mail.ts). */
+export interface AnswerEmailFailure {
+  /** The answer's number in the conversation (1: the answer to the first mail). */
+  message: number;
+  reason: string;
+  code: string;
+  at: number;
 }
 
 /**
@@ -97,6 +121,8 @@ export interface RunView {
   timeline: Timeline;
   /** The conversation with the root worker: its input, each message sent since (POST /runs/:id/messages), each answer. */
   messages: ConversationMessage[];
+  /** A conversation by email: answers that could not be mailed back, and why. */
+  answer_email_failures: AnswerEmailFailure[];
 }
 
 /** One message of a run's conversation; `at`: when it was sent or answered (ms). */
@@ -157,8 +183,8 @@ export type SentMessage = { status: RunStatusName; message: number; duplicate?: 
 export interface EmailReply {
   /** The From address (lowercase), checked against the run's initiator. */
   from: string;
-  /** The trigger address it arrived at (lowercase): only the conversation's own trigger takes its replies. */
-  to: string;
+  /** The message's size in bytes, checked against its trigger's `max_bytes`. */
+  size: number;
   /** The reply's Message-ID if it has one that fits a thread header (the next answer's In-Reply-To). */
   messageId: string | null;
   /** What identifies this delivery (sender and Message-ID, else the bytes): a redelivery adds no message. */

@@ -1,46 +1,81 @@
-import type { Email } from "postal-mime";
-import { isMessageId } from "../email/answer-mail";
+import PostalMime from "postal-mime";
+import { emailTriggers } from "../catalog";
+import { isMessageId } from "../email/message-id";
+import { isApprovalReply, isAutomatic } from "../email/reply-approval";
 import { replyText } from "../email/reply-text";
+import { MAX_MESSAGE_CHARS } from "../engine/run/conversation";
 import { sha256Hex } from "../engine/ids";
+import { readBounded } from "../http/read-body";
 import type { RunRpc } from "../runs";
 import type { EmailReply } from "../runs/types";
-import { parseConversationMessageId } from "../tokens/conversation-id";
-import { MAX_MESSAGE_CHARS } from "../engine/run/conversation";
-import { domainOf } from "./email-thread";
+import { parseConversationReference } from "../tokens/conversation-id";
+import { emailInput } from "./email-input";
+import type { InboundMessage, InboundOutcome } from "./inbound-email";
+import type { EmailTrigger } from "./triggers-file";
 
-/** Only this much of In-Reply-To and of References is looked at, and at most this many ids in it. */
-const MAX_HEADER_CHARS = 8 * 1024;
-const MAX_IDS = 100;
+/** Why a reply whose reference does not check out is refused: it says no more (no MAC, no object). */
+export const NO_CONVERSATION = "this reply names no conversation of ours; write a new message to start one";
 
-/** The run object and MAC of one of our answers a reply names (a forged one too: the run checks the MAC). */
-export type ThreadReference = { objectId: string; mac: string };
+const localOf = (address: string) => address.slice(0, address.lastIndexOf("@"));
 
-/**
- * The answer of ours a message replies to: the first of our Message-IDs
- * (conversation-id.ts, on the trigger's domain) in In-Reply-To, else the last in
- * References. Ids of other domains or grammars are ignored; null when none is ours.
- */
-export function threadReference(parsed: Pick<Email, "inReplyTo" | "references">, triggerAddress: string): ThreadReference | null {
-  const domain = domainOf(triggerAddress);
-  const ids = (header: string | undefined) =>
-    (header ?? "")
-      .slice(0, MAX_HEADER_CHARS)
-      .match(/<[^<>]*>/g)
-      ?.slice(0, MAX_IDS) ?? [];
-  const ours = (list: string[]) => list.map((id) => parseConversationMessageId(id, domain)).filter((r) => r !== null);
-  return ours(ids(parsed.inReplyTo))[0] ?? ours(ids(parsed.references)).at(-1) ?? null;
+/** The run object and MAC a message to the reply domain names as a conversation (conversation-id.ts), else null (an approval's, or nothing). */
+export function conversationAddressed(message: { to: string }, env: Env): { objectId: string; mac: string } | null {
+  return isApprovalReply(message, env) ? parseConversationReference(localOf(message.to.trim())) : null;
 }
 
 /**
- * Hands a reply to the run its reference names, which checks the MAC and the sender
- * and takes the text above the quote as the conversation's next message. An
- * object id that is not one of this namespace is refused like a bad MAC: a
- * reference that does not check out never starts a run.
+ * A reply to one of our answer mails, through its Reply-To (conversation-id.ts):
+ * automatic mail is dropped silently (no loop with an auto-responder); a message over
+ * every conversing trigger's `max_bytes` is refused before it is read; the From header
+ * must be the envelope sender (what Email Routing authenticated: the conversation
+ * checks that address). The run the reference names checks its MAC, its trigger and
+ * the sender (durable-objects/run/email-reply.ts) and takes the text above the quote
+ * as its next message. Every refusal is `setReject(reason)`; a reference that does
+ * not check out starts nothing.
  */
-export async function continueConversation(
+export async function receiveConversationReply(
   env: Env,
-  ref: ThreadReference,
-  reply: { from: string; to: string; messageId: string | null; deliveryId: string; text: string },
+  message: InboundMessage,
+  ref: { objectId: string; mac: string },
+  triggers: Iterable<EmailTrigger> = emailTriggers().values(),
+): Promise<InboundOutcome> {
+  const reject = (reason: string): InboundOutcome => {
+    message.setReject(reason);
+    return { rejected: reason };
+  };
+  if (isAutomatic(message.headers)) return { ignored: "automatic message" };
+  // The run knows its trigger (and checks its max_bytes); before that, no conversation is larger than the largest of them.
+  const limit = Math.max(0, ...[...triggers].filter((t) => t.email.reply).map((t) => t.email.max_bytes));
+  if (!limit) return reject(NO_CONVERSATION);
+  if (message.rawSize > limit) return reject(`the reply is ${message.rawSize} bytes; a conversation accepts at most ${limit}`);
+  const raw = await readBounded(message.raw, limit);
+  if (!raw) return reject(`the reply is larger than ${limit} bytes`);
+  let parsed: Awaited<ReturnType<typeof PostalMime.parse>>;
+  try {
+    parsed = await PostalMime.parse(raw, { attachmentEncoding: "arraybuffer" });
+  } catch (err) {
+    return reject(`the reply could not be parsed: ${(err as Error).message}`);
+  }
+  const from = parsed.from?.address?.toLowerCase();
+  if (!from) return reject("the reply has no From address");
+  if (from !== message.from.trim().toLowerCase())
+    return reject(`the From header (${from}) and the envelope sender differ; reply directly from the address that started the conversation`);
+  const input = emailInput(parsed, from, message.to);
+  // As for a first message: keyed with the sender, one cannot pre-empt another's id; without one, the bytes identify it.
+  const deliveryId = parsed.messageId ? `message-id:${from}\n${parsed.messageId}` : `sha256:${await sha256Hex(raw)}`;
+  const continued = await continueConversation(env, ref, { from, messageId: input.message_id, deliveryId, text: input.text, size: message.rawSize });
+  return "error" in continued ? reject(continued.error) : continued;
+}
+
+/**
+ * Hands a reply to the run its reference names, which checks the MAC, its trigger and
+ * the sender and takes the text above the quote as the conversation's next message. An
+ * object id that is not one of this namespace is refused like a bad MAC.
+ */
+async function continueConversation(
+  env: Env,
+  ref: { objectId: string; mac: string },
+  reply: { from: string; messageId: string | null; deliveryId: string; text: string; size: number },
 ): Promise<{ message: number; duplicate: boolean } | { error: string }> {
   let stub: RunRpc;
   try {
@@ -50,14 +85,11 @@ export async function continueConversation(
   }
   const message: EmailReply = {
     from: reply.from,
-    to: reply.to,
     messageId: isMessageId(reply.messageId) ? reply.messageId : null,
     deliveryId: await sha256Hex(reply.deliveryId),
     text: replyText(reply.text, MAX_MESSAGE_CHARS),
+    size: reply.size,
   };
   const answer = await stub.continueByEmail(ref.mac, message);
   return answer.ok ? { message: answer.message, duplicate: answer.duplicate === true } : { error: answer.error };
 }
-
-/** Why a reply whose reference does not check out is refused: it says no more (no MAC, no object). */
-export const NO_CONVERSATION = "this reply names no conversation of ours; write a new message to start one";

@@ -8,9 +8,7 @@ import { soleFrom } from "./sole-from";
 import { emailInput } from "./email-input";
 import { sha256Hex } from "../engine/ids";
 import { isAutomatic } from "../email/reply-approval";
-import { continueConversation, threadReference } from "./email-conversation";
-import { domainOf, emailTriggerRecord } from "./email-thread";
-import { parseConversationMessageId } from "../tokens/conversation-id";
+import { emailTriggerRecord } from "./email-thread";
 import type { EmailTrigger } from "./triggers-file";
 
 /** The part of Cloudflare's ForwardableEmailMessage the trigger uses. */
@@ -20,7 +18,7 @@ export type InboundOutcome =
   | { rejected: string }
   | { ignored: string }
   | { trigger: string; run_id: string; created: boolean }
-  | { trigger: string; message: number; duplicate: boolean };
+  | { message: number; duplicate: boolean };
 
 /**
  * A message arrived through Email Routing: find the trigger by the envelope
@@ -31,8 +29,9 @@ export type InboundOutcome =
  * envelope sender). Every refusal is `setReject(reason)`: the sender gets a bounce
  * saying why, and nothing starts. A trigger with `reply: true` mails its runs'
  * answers back: automatic mail to it is dropped silently (no loop with an
- * auto-responder), and a reply naming one of our answers continues that run
- * (email-conversation.ts) instead of starting one.
+ * auto-responder). Replies to those answers come back through their Reply-To on the
+ * reply domain (email-conversation.ts), never here: a mail here starts a run, whatever
+ * In-Reply-To it names (ids only thread mail clients; relays rewrite them).
  */
 export async function receiveEmail(env: Env, message: InboundMessage, triggers: Iterable<EmailTrigger> = emailTriggers().values()): Promise<InboundOutcome> {
   const reject = (reason: string): InboundOutcome => {
@@ -44,7 +43,7 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   const t = all.find((x) => x.email.to === to);
   if (!t) return reject(`no trigger receives mail for ${to}`);
   // One of our own answer mails (a conversation's sender may be another trigger's address): dropped, neither a run nor a bounce to ourselves.
-  if (isOurAnswer(message.headers.get("message-id"), all)) return { ignored: "one of our own answer mails" };
+  if (isOurAnswer(message.headers, all)) return { ignored: "one of our own answer mails" };
   if (!addressAllowed(t.email.allow_from, message.from)) return reject(`${t.email.to} does not accept mail from ${message.from}`);
   if (t.email.reply && isAutomatic(message.headers)) return { ignored: "automatic message" };
   if (message.rawSize > t.email.max_bytes) return reject(`the message is ${message.rawSize} bytes; ${t.email.to} accepts at most ${t.email.max_bytes}`);
@@ -73,11 +72,6 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   // Message-IDs are chosen by the sender: keyed with the sender, one cannot pre-empt another's.
   // Without one, the bytes identify the message (a redelivery repeats them).
   const messageKey = parsed.messageId ? `message-id:${from}\n${parsed.messageId}` : `sha256:${await sha256Hex(raw)}`;
-  const ref = t.email.reply ? threadReference(parsed, t.email.to) : null;
-  if (ref) {
-    const continued = await continueConversation(env, ref, { from, to: t.email.to, messageId: input.message_id, deliveryId: messageKey, text: input.text });
-    return "error" in continued ? reject(continued.error) : { trigger: t.name, message: continued.message, duplicate: continued.duplicate };
-  }
   const checked = checkStart(t.worker, input);
   if ("status" in checked) return reject(checked.error);
   const id = await runIdFor(t.name, messageKey);
@@ -85,8 +79,22 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   return { trigger: t.name, run_id: id, created: started.created };
 }
 
-/** Whether a Message-ID is one a conversation of ours minted (conversation-id.ts), on any email trigger's domain. */
-function isOurAnswer(messageId: string | null, triggers: readonly EmailTrigger[]): boolean {
-  const id = messageId?.slice(0, 1000);
-  return !!id && triggers.some((x) => parseConversationMessageId(id, domainOf(x.email.to)) !== null);
+/**
+ * Whether a message is one of our own answer mails: it says it is automatic
+ * (Auto-Submitted, as every answer does) and its From header names exactly one
+ * address, one of our email triggers'. Not by Message-ID: Email Sending and relays
+ * replace ours. Mail from anyone else that claims so is dropped, never routed: a
+ * stranger can only silence their own message that pretends to come from us.
+ */
+function isOurAnswer(headers: Headers, triggers: readonly EmailTrigger[]): boolean {
+  const auto = headers.get("auto-submitted")?.trim().toLowerCase();
+  if (!auto || auto === "no") return false;
+  const from = soleAddress(headers.get("from"));
+  return !!from && triggers.some((x) => x.email.to === from);
+}
+
+/** `addr`, `<addr>` or `Name <addr>`, lowercase; null for anything else (several addresses, a group, an `@` in the name). */
+function soleAddress(header: string | null): string | null {
+  const m = /^\s*(?:[^<>@,;]*<([^<>\s@]+@[^<>\s@]+)>|([^<>\s@,;]+@[^<>\s@,;]+))\s*$/.exec((header ?? "").slice(0, 1000));
+  return m ? (m[1] ?? m[2])!.toLowerCase() : null;
 }

@@ -5,12 +5,15 @@ import { Badge, Page } from "./layout";
 import { LogoutForm } from "./login-page";
 import type { CallDescription } from "../engine/types/toolset";
 import { appPath } from "../http/base-path";
-import { RUN_STATUSES, type WaitView } from "../runs/types";
+import { RUN_STATUSES, type EmailFailureView, type WaitView } from "../runs/types";
+import { EmailFailures } from "./email-failures";
 import { describeWait } from "./waits-view";
 
 export interface InboxApproval extends PendingApprovalItem {
   args?: unknown;
   call?: CallDescription;
+  /** Its emails that were not delivered, and why (read from its run with its arguments). */
+  emailFailures?: EmailFailureView[];
   /** Where a person decides it: its approval page (a link signed for them), else the run page. */
   decideLink: string;
 }
@@ -59,6 +62,7 @@ export function InboxPage(props: {
               <td>
                 <code>{a.tool}</code> in run <a href={appPath(`/runs/${encodeURIComponent(a.run_id)}/view`)}>{a.run_id.slice(0, 8)}</a>
                 {a.args !== undefined ? <CallView call={a.call} args={a.args} max={1200} /> : null}
+                {a.emailFailures ? <EmailFailures failures={a.emailFailures} /> : null}
               </td>
               <td>{a.worker_chain.join(" → ")}</td>
               <td>{ago(a.created_at, now)}</td>

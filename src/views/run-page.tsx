@@ -4,6 +4,7 @@ import { rolledUpUsage } from "../engine/journal/run-usage";
 import { AttachmentList } from "./attachments";
 import { ResultView } from "./call-view";
 import { ConversationView } from "./conversation-view";
+import { AnswerEmailFailures, EmailFailures } from "./email-failures";
 import { describeTrigger, isoTime, prettyArgs, usd } from "./format";
 import { Badge, Page } from "./layout";
 import { RUN_LIVE_SCRIPT } from "./run-live-script";
@@ -123,6 +124,7 @@ export function RunPage(props: { run: RunView; events: string }) {
           <ConversationView messages={run.messages} />
         </>
       ) : null}
+      <AnswerEmailFailures failures={run.answer_email_failures} />
       {run.status === "succeeded" ? (
         <>
           <h2>Output</h2>
@@ -165,6 +167,7 @@ export function RunPage(props: { run: RunView; events: string }) {
                 {a.deciders?.ask ? <div>may decide: {a.deciders.ask.join(", ")}</div> : null}
                 {a.note ? <div>“{a.note}”</div> : null}
                 {a.answer ? <div>answer: “{a.answer.length > 600 ? `${a.answer.slice(0, 600)}…` : a.answer}”</div> : null}
+                <EmailFailures failures={a.email_failures} />
               </td>
             </tr>
           ))}

@@ -61,6 +61,7 @@ function runView(): RunView {
     forked_from: null,
     timeline,
     messages: [],
+    answer_email_failures: [],
   };
 }
 

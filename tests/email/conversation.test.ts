@@ -1,21 +1,22 @@
 import { listDurableObjectIds, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { createMimeMessage } from "mimetext/browser";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MAX_REFERENCES, threadReferences } from "../../src/email/answer-mail";
 import { mailer, type OutgoingMail } from "../../src/email/mailer";
 import { MAX_MESSAGE_CHARS } from "../../src/engine/run/conversation";
-import { conversationMessageId } from "../../src/tokens/conversation-id";
-import { objectReference, parseObjectReference, replyReference } from "../../src/tokens/reply-reference";
-import { emailTriggers } from "../../src/catalog";
+import { conversationReference, parseConversationReference } from "../../src/tokens/conversation-id";
+import { objectReference, replyReference } from "../../src/tokens/reply-reference";
 import { runIdFor } from "../../src/triggers/delivery";
-import { receiveEmail } from "../../src/triggers/inbound-email";
 import { modelRequests, script, settle, stub } from "../durable-objects/helpers";
 import { captureMail, deliver, parseMail } from "./support";
 
 const HELP = "help@example.com";
 const ANN = "ann@example.com";
-const OUR_ID = /^<[a-z2-7]{63}\.(\d+)@example\.com>$/;
+/** Where replies to our answers go: the conversation's reference (conversation-id.ts) on the reply domain. */
+const REPLY_TO = /^c[a-z2-7]{63}@reply\.edgework\.test$/;
+/** The strict local mode replaces our Message-IDs on send, as Email Sending does. */
+const PLATFORM_ID = /^<[0-9a-f-]{36}@email\.strict-local\.invalid>$/;
 
 let sent: OutgoingMail[] = [];
 beforeEach(() => {
@@ -46,7 +47,7 @@ async function answersTo(to: string) {
   return Promise.all(sent.filter((m) => m.to === to).map(async (m) => ({ mail: m, parsed: await parseMail(m) })));
 }
 
-/** A conversation started by `from`'s first mail, answered once: the run's id and our first answer's Message-ID. */
+/** A conversation started by `from`'s first mail, answered once: the run's id, our first answer's Message-ID (as delivered) and its Reply-To. */
 async function started(tag: string, answers: string[], from = ANN) {
   await script(
     "mail-chat",
@@ -57,11 +58,14 @@ async function started(tag: string, answers: string[], from = ANN) {
   const id = await runIdOf(from, first);
   expect(await settle(id)).toMatchObject({ status: "succeeded", output: answers[0] });
   const answer = (await answersTo(from)).find((a) => a.parsed.inReplyTo === first)!;
-  return { id, first, ours: answer.parsed.messageId! };
+  return { id, first, ours: answer.parsed.messageId!, replyTo: answer.parsed.replyTo![0]!.address! };
 }
 
+/** The reply address of run `id`'s answers, minted as the app mints it (the test knows the secret). */
+const replyAddressOf = async (id: string) => `${await conversationReference(env.RUNS.idFromName(id).toString(), env.APPROVAL_SECRET!)}@reply.edgework.test`;
+
 describe("a support conversation by email (trigger reply: true)", () => {
-  it("round-trips: mail in → answer mailed back → reply → second answer, threaded; one history, usage summed", async () => {
+  it("round-trips: mail in → answer mailed back → reply to its Reply-To → second answer, threaded; one history, usage summed", async () => {
     await script("mail-chat", [{ text: "Unplug it." }, { text: "Then call the fire brigade <b>now</b>." }]);
     const first = "<trip-1@example.com>";
     expect(await deliver(ANN, HELP, mail({ from: "Ann <ann@example.com>", subject: "Printer on fire", text: "It's on fire.", messageId: first }))).toEqual([]);
@@ -81,18 +85,20 @@ describe("a support conversation by email (trigger reply: true)", () => {
     const a1 = one!.parsed;
     expect(a1.from?.address).toBe(HELP);
     expect(a1.to?.map((t) => t.address)).toEqual([ANN]);
+    expect(a1.replyTo?.map((t) => t.address)).toEqual([await replyAddressOf(id)]);
+    expect(a1.replyTo![0]!.address).toMatch(REPLY_TO);
     expect(a1.subject).toBe("Re: Printer on fire");
     expect(a1.inReplyTo).toBe(first);
     expect(a1.references).toBe(first);
-    expect(a1.messageId).toMatch(OUR_ID);
-    expect(OUR_ID.exec(a1.messageId!)![1]).toBe("1");
+    expect(a1.messageId).toMatch(PLATFORM_ID);
     expect(a1.headers.find((h) => h.key === "auto-submitted")?.value).toBe("auto-replied");
     expect(a1.text).toContain("Unplug it.");
 
-    // Ann replies above the quoted answer, from her client: Re: Re: must not pile up.
+    // Ann replies above the quoted answer, from her client (to the Reply-To): Re: Re: must not pile up.
     const reply = "<trip-2@example.com>";
     const raw = mail({
       from: ANN,
+      to: a1.replyTo![0]!.address!,
       subject: "Re: Printer on fire",
       text: "It is still smoking.",
       messageId: reply,
@@ -100,7 +106,7 @@ describe("a support conversation by email (trigger reply: true)", () => {
       references: [first, a1.messageId!],
       quote: a1.text!,
     });
-    expect(await deliver(ANN, HELP, raw)).toEqual([]);
+    expect(await deliver(ANN, a1.replyTo![0]!.address!, raw)).toEqual([]);
     expect((await stub(id).status())!.status).toBe("running");
     const done = await settle(id);
     expect(done).toMatchObject({ status: "succeeded", output: "Then call the fire brigade <b>now</b>." });
@@ -110,8 +116,10 @@ describe("a support conversation by email (trigger reply: true)", () => {
     const a2 = answers[1]!.parsed;
     expect(a2.subject).toBe("Re: Printer on fire");
     expect(a2.inReplyTo).toBe(reply);
+    // The first answer is referenced by the id it went out with, not by ours.
     expect(a2.references!.split(/\s+/)).toEqual([first, a1.messageId, reply]);
-    expect(OUR_ID.exec(a2.messageId!)![1]).toBe("2");
+    expect(a2.messageId).toMatch(PLATFORM_ID);
+    expect(a2.replyTo![0]!.address).toBe(a1.replyTo![0]!.address);
     // The answer is model output: markup in it is text in the HTML part.
     expect(a2.html).toContain("&lt;b&gt;now&lt;/b&gt;");
     expect(a2.html).not.toContain("<b>now</b>");
@@ -135,40 +143,78 @@ describe("a support conversation by email (trigger reply: true)", () => {
     ]);
   });
 
+  it("continues across three replies when every Message-ID is replaced on send; replies with only the Reply-To (no In-Reply-To, no References) reach the right run", async () => {
+    // Bea's conversation first: the fake model's script is one per worker.
+    const b = await started("three-b", ["b1"], "bea@example.com");
+    const a = await started("three", ["a1", "a2", "a3", "a4"]);
+    for (const n of [2, 3, 4]) {
+      const raw = mail({ from: ANN, to: a.replyTo, subject: "Re: Printer", text: `m${n}`, messageId: `<three-r${n}@example.com>` });
+      expect(raw).not.toMatch(/^(in-reply-to|references):/im);
+      expect(await deliver(ANN, a.replyTo, raw)).toEqual([]);
+      expect(await settle(a.id)).toMatchObject({ status: "succeeded", output: `a${n}` });
+    }
+    expect(await userTexts(a.id)).toEqual([expect.any(String), "m2", "m3", "m4"]);
+    expect(await userTexts(b.id)).toHaveLength(1);
+    const answers = (await answersTo(ANN)).map((x) => x.parsed);
+    expect(answers).toHaveLength(4);
+    for (const x of answers) {
+      expect(x.messageId).toMatch(PLATFORM_ID);
+      expect(x.replyTo![0]!.address).toBe(a.replyTo);
+    }
+    // Each answer threads under the reply it answers and the answers before it, as they went out.
+    expect(answers[3]!.references!.split(/\s+/)).toEqual([
+      a.first,
+      answers[0]!.messageId,
+      "<three-r2@example.com>",
+      answers[1]!.messageId,
+      "<three-r3@example.com>",
+      answers[2]!.messageId,
+      "<three-r4@example.com>",
+    ]);
+    const sentIds = (await stub(a.id).eventsSince("0-0", 500))!.events.filter((e) => e.type === "answer_emailed").map((e) => e.data.message_id);
+    expect(sentIds).toEqual(answers.map((x) => x.messageId));
+  });
+
   it("a reply whose reference is forged, or carries another run's MAC, is refused and starts nothing", async () => {
     const a = await started("forge-a", ["a1"]);
     const b = await started("forge-b", ["b1"], "bea@example.com");
-    const refOf = (id: string) => parseObjectReference(id.slice(1, 64))!;
+    const refOf = (address: string) => parseConversationReference(address.split("@")[0]!)!;
     const bytes = (hex: string) => Uint8Array.from(hex.match(/../g)!, (h) => parseInt(h, 16));
     // A's object id with B's MAC: a valid MAC, of another run.
-    const swapped = `<${objectReference(refOf(a.ours).objectId, bytes(refOf(b.ours).mac))}.1@example.com>`;
+    const swapped = `c${objectReference(refOf(a.replyTo).objectId, bytes(refOf(b.replyTo).mac))}@reply.edgework.test`;
     // One character of A's MAC changed.
-    const flipped = `<${a.ours.slice(1, 58)}${a.ours[58] === "a" ? "b" : "a"}${a.ours.slice(59)}`;
+    const flipped = `${a.replyTo.slice(0, 60)}${a.replyTo[60] === "a" ? "b" : "a"}${a.replyTo.slice(61)}`;
     const before = await runObjects();
     for (const [n, forged] of [swapped, flipped].entries()) {
-      const rejects = await deliver(
-        ANN,
-        HELP,
-        mail({ from: ANN, subject: "Re: x", text: "let me in", messageId: `<forge-r${n}@example.com>`, inReplyTo: forged }),
-      );
+      const rejects = await deliver(ANN, forged, mail({ from: ANN, to: forged, subject: "Re: x", text: "let me in", messageId: `<forge-r${n}@example.com>` }));
       expect(rejects).toEqual(["this reply names no conversation of ours; write a new message to start one"]);
     }
     expect(await runObjects()).toBe(before);
     expect(await userTexts(a.id)).toHaveLength(1);
+    expect(await userTexts(b.id)).toHaveLength(1);
   });
 
-  it("only the sender who started it can reply; another allowed address is refused", async () => {
+  it("only the sender who started it can reply; another allowed address, or another conversation's sender, is refused", async () => {
     const a = await started("who", ["a1"]);
+    const b = await started("who-b", ["b1"], "bea@example.com");
     const rejects = await deliver(
       "bob@example.com",
-      HELP,
-      mail({ from: "bob@example.com", subject: "Re: x", text: "me too", messageId: "<who-r@example.com>", inReplyTo: a.ours }),
+      a.replyTo,
+      mail({ from: "bob@example.com", subject: "Re: x", text: "me too", messageId: "<who-r@example.com>" }),
     );
     expect(rejects).toEqual(["only the address that started this conversation can reply to it"]);
+    // Bea holds her own reference; Ann's is not hers to use.
+    const crossed = await deliver(
+      "bea@example.com",
+      a.replyTo,
+      mail({ from: "bea@example.com", subject: "Re: x", text: "hi", messageId: "<who-b2@example.com>" }),
+    );
+    expect(crossed).toEqual(["only the address that started this conversation can reply to it"]);
     expect(await userTexts(a.id)).toHaveLength(1);
+    expect(await userTexts(b.id)).toHaveLength(1);
   });
 
-  it("a run that failed mails no answer, and a reply naming its thread is refused with the reason", async () => {
+  it("a run that failed mails no answer, and a reply to its reference is refused with the reason", async () => {
     const call = { tool_calls: [{ name: "no_such_tool", arguments: {} }] };
     await script("mail-chat", [call, call, call]);
     const first = "<failed-1@example.com>";
@@ -176,66 +222,82 @@ describe("a support conversation by email (trigger reply: true)", () => {
     const id = await runIdOf(ANN, first);
     expect(await settle(id)).toMatchObject({ status: "failed" });
     expect(sent.filter((m) => m.to === ANN && m.raw.includes(first))).toHaveLength(0);
-    // The id its answer would have had (minted as the app would: the test knows the secret).
-    const ours = (await conversationMessageId(env.RUNS.idFromName(id).toString(), 1, "example.com", env.APPROVAL_SECRET!))!;
-    const rejects = await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: F", text: "well?", messageId: "<failed-2@example.com>", inReplyTo: ours }));
+    // The address its answer would have had (minted as the app would: the test knows the secret).
+    const address = await replyAddressOf(id);
+    const rejects = await deliver(ANN, address, mail({ from: ANN, subject: "Re: F", text: "well?", messageId: "<failed-2@example.com>" }));
     expect(rejects).toEqual([expect.stringContaining("the run failed")]);
   });
 
   it("the same reply delivered twice adds one message; a second reply while the run answers is refused", async () => {
     const a = await started("twice", ["a1", "a2", "a3"]);
     const raw = mail({ from: ANN, subject: "Re: x", text: "second", messageId: "<twice-r@example.com>", inReplyTo: a.ours });
-    expect(await deliver(ANN, HELP, raw)).toEqual([]);
+    expect(await deliver(ANN, a.replyTo, raw)).toEqual([]);
     // A relay's redelivery (another header, same Message-ID from the same sender): the same message, answered ok.
-    expect(await deliver(ANN, HELP, `Received: by relay.example.com\r\n${raw}`)).toEqual([]);
-    const busy = await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: x", text: "third", messageId: "<twice-r3@example.com>", inReplyTo: a.ours }));
+    expect(await deliver(ANN, a.replyTo, `Received: by relay.example.com\r\n${raw}`)).toEqual([]);
+    const busy = await deliver(ANN, a.replyTo, mail({ from: ANN, subject: "Re: x", text: "third", messageId: "<twice-r3@example.com>" }));
     expect(busy).toEqual([expect.stringContaining("the run is running")]);
     await settle(a.id);
     // Delivered again after the answer: still one message.
-    expect(await deliver(ANN, HELP, raw)).toEqual([]);
+    expect(await deliver(ANN, a.replyTo, raw)).toEqual([]);
     expect(await userTexts(a.id)).toEqual([expect.any(String), "second"]);
     expect((await answersTo(ANN)).filter((x) => x.parsed.inReplyTo === "<twice-r@example.com>")).toHaveLength(1);
   });
 
   it("a long reply is cut to the message bound; an empty one (only the quote) is refused; automatic mail is dropped silently", async () => {
     const a = await started("bounds", ["a1", "a2"]);
-    const quoteOnly = await deliver(
-      ANN,
-      HELP,
-      mail({ from: ANN, subject: "Re: x", text: "", messageId: "<bounds-e@example.com>", inReplyTo: a.ours, quote: "a1" }),
-    );
+    const quoteOnly = await deliver(ANN, a.replyTo, mail({ from: ANN, subject: "Re: x", text: "", messageId: "<bounds-e@example.com>", quote: "a1" }));
     expect(quoteOnly).toEqual(["the reply has no text above the quoted message"]);
-    const auto = mail({ from: ANN, subject: "Out of office", text: "I am away.", messageId: "<bounds-auto@example.com>", inReplyTo: a.ours });
-    expect(await deliver(ANN, HELP, auto, { "Auto-Submitted": "auto-replied" })).toEqual([]);
+    const auto = mail({ from: ANN, subject: "Out of office", text: "I am away.", messageId: "<bounds-auto@example.com>" });
+    expect(await deliver(ANN, a.replyTo, auto, { "Auto-Submitted": "auto-replied" })).toEqual([]);
     expect(await userTexts(a.id)).toHaveLength(1);
 
-    const long = mail({ from: ANN, subject: "Re: x", text: "z".repeat(MAX_MESSAGE_CHARS + 5000), messageId: "<bounds-l@example.com>", inReplyTo: a.ours });
-    expect(await deliver(ANN, HELP, long)).toEqual([]);
+    const long = mail({ from: ANN, subject: "Re: x", text: "z".repeat(MAX_MESSAGE_CHARS + 5000), messageId: "<bounds-l@example.com>" });
+    expect(await deliver(ANN, a.replyTo, long)).toEqual([]);
     const taken = (await userTexts(a.id))[1]!;
     expect(taken.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
     expect(taken).toMatch(/^z+\n\[… the rest of the reply cut\]$/);
     // Over the trigger's max_bytes: refused before it is read, as any mail.
-    const huge = mail({ from: ANN, subject: "Re: x", text: "y".repeat(70_000), messageId: "<bounds-h@example.com>", inReplyTo: a.ours });
-    expect((await deliver(ANN, HELP, huge))[0]).toMatch(/accepts at most 65536/);
+    const huge = mail({ from: ANN, subject: "Re: x", text: "y".repeat(70_000), messageId: "<bounds-h@example.com>" });
+    expect((await deliver(ANN, a.replyTo, huge))[0]).toMatch(/accepts at most 65536/);
   });
 
-  it("a mail naming our answer to a trigger without reply: true starts a new run, as any mail does", async () => {
+  it("a mail to a trigger's own address starts a new run whatever In-Reply-To names: replies travel only through the Reply-To", async () => {
     const a = await started("noreply", ["a1"]);
+    await script("mail-chat", [{ text: "new" }]);
     const before = await runObjects();
-    const raw = mail({ from: ANN, to: "support@example.com", subject: "Re: x", text: "hello", messageId: "<noreply-r@example.com>", inReplyTo: a.ours });
-    expect(await deliver(ANN, "support@example.com", raw)).toEqual([]);
-    expect(await runObjects()).toBe(before + 1);
+    for (const to of ["support@example.com", HELP]) {
+      const raw = mail({
+        from: ANN,
+        to,
+        subject: "Re: x",
+        text: "hello",
+        messageId: `<noreply-${to}@example.com>`,
+        inReplyTo: a.ours,
+        references: [a.first, a.ours],
+      });
+      expect(await deliver(ANN, to, raw)).toEqual([]);
+    }
+    expect(await runObjects()).toBe(before + 2);
     expect(await userTexts(a.id)).toHaveLength(1);
   });
 
-  it("our own answer mail delivered to one of our triggers (its sender is one of our addresses) starts nothing and bounces nothing", async () => {
+  it("our own answer mail delivered to one of our triggers (its sender is one of our addresses) starts nothing and bounces nothing, whatever its Message-ID", async () => {
     const a = await started("own", ["a1"]);
     const answer = sent.find((m) => m.to === ANN)!;
+    expect((await parseMail(answer)).messageId).toMatch(PLATFORM_ID);
     const before = await runObjects();
-    for (const to of ["support@example.com", HELP])
-      expect(await deliver(HELP, to, answer.raw.replaceAll(ANN, to), { "message-id": a.ours, "auto-submitted": "no" })).toEqual([]);
+    // As Email Routing hands it over: its headers (From: our trigger, Auto-Submitted) read from the message itself.
+    for (const to of ["support@example.com", HELP]) expect(await deliver("bounces@cloudflare.example", to, answer.raw.replaceAll(ANN, to))).toEqual([]);
     expect(await runObjects()).toBe(before);
     expect(await userTexts(a.id)).toHaveLength(1);
+    // Someone who writes From: our trigger without saying it is automatic is read as any mail (support@ allows *@example.com).
+    const human = mail({ from: HELP, to: "support@example.com", subject: "hi", text: "from the desk", messageId: "<own-human@example.com>" });
+    expect(await deliver(HELP, "support@example.com", human)).toEqual([]);
+    expect(await runObjects()).toBe(before + 1);
+    // A From naming our trigger among others is not ours either.
+    const several = mail({ from: ANN, to: "support@example.com", subject: "hi", text: "two", messageId: "<own-several@example.com>" });
+    expect(await deliver(ANN, "support@example.com", several, { From: `${HELP}, ${ANN}`, "Auto-Submitted": "auto-replied" })).toEqual([]);
+    expect(await runObjects()).toBe(before + 2);
   });
 
   it("CR/LF in the subject or a folded Message-ID adds no header to the answer mail", async () => {
@@ -270,9 +332,7 @@ describe("a support conversation by email (trigger reply: true)", () => {
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     const before = sent.length;
     for (const n of [2, 3]) {
-      expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: x", text: `m${n}`, messageId: `<nomail-${n}@example.com>`, inReplyTo: a.ours }))).toEqual(
-        [],
-      );
+      expect(await deliver(ANN, a.replyTo, mail({ from: ANN, subject: "Re: x", text: `m${n}`, messageId: `<nomail-${n}@example.com>` }))).toEqual([]);
       expect(await settle(a.id)).toMatchObject({ status: "succeeded", output: `a${n}` });
     }
     expect(sent.length).toBe(before);
@@ -280,14 +340,31 @@ describe("a support conversation by email (trigger reply: true)", () => {
     expect(warnings).toEqual(["edgework: answers to email conversations are not mailed (missing the APPROVAL_EMAIL send_email binding)"]);
   });
 
-  it("a send the binding refuses is retried by the run's alarm, and sent once", async () => {
-    vi.restoreAllMocks(); // this test captures mail itself
-    const original = mailer.send;
+  it("without APPROVAL_REPLY_DOMAIN answers go out without a Reply-To (nothing to continue them through), with a warning once", async () => {
+    const a = await started("noreplydomain", ["a1", "a2"]);
+    await runInDurableObject(env.RUNS.getByName(a.id), (instance) => {
+      const answers = (instance as unknown as { answers: { host: { env: Env } } }).answers;
+      answers.host = { ...answers.host, env: { ...answers.host.env, APPROVAL_REPLY_DOMAIN: undefined } };
+    });
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    expect(await deliver(ANN, a.replyTo, mail({ from: ANN, subject: "Re: x", text: "m2", messageId: "<noreplydomain-2@example.com>" }))).toEqual([]);
+    expect(await settle(a.id)).toMatchObject({ status: "succeeded", output: "a2" });
+    const last = (await answersTo(ANN)).at(-1)!.parsed;
+    expect(last.inReplyTo).toBe("<noreplydomain-2@example.com>");
+    expect(last.replyTo).toBeUndefined();
+    const warnings = warn.mock.calls.map((c) => String(c[0])).filter((m) => m.includes("carry no reply address"));
+    expect(warnings).toEqual([
+      "edgework: answers to email conversations carry no reply address (APPROVAL_REPLY_DOMAIN is not set): a reply starts a new conversation",
+    ]);
+  });
+
+  it("a send the binding refuses for a passing reason is retried by the run's alarm, and sent once", async () => {
+    const deliverMail = vi.mocked(mailer.deliver);
+    const passThrough = deliverMail.getMockImplementation()!;
     let refuse = true;
-    vi.spyOn(mailer, "send").mockImplementation(async (binding, m) => {
+    deliverMail.mockImplementation(async (binding, m) => {
       if (refuse && m.to === "retry@example.com") throw new Error("binding down");
-      sent.push(m);
-      return original.call(mailer, binding, m);
+      return passThrough(binding, m);
     });
     await script("mail-chat", [{ text: "a1" }]);
     const first = "<retry-1@example.com>";
@@ -295,8 +372,13 @@ describe("a support conversation by email (trigger reply: true)", () => {
     const id = await runIdOf("retry@example.com", first);
     expect(await settle(id)).toMatchObject({ status: "succeeded" });
     expect(sent.filter((m) => m.to === "retry@example.com")).toHaveLength(0);
-    const events = async () => (await stub(id).eventsSince("0-0", 500))!.events.map((e) => e.type);
-    expect(await events()).toContain("answer_email_failed");
+    const events = async () => (await stub(id).eventsSince("0-0", 500))!.events;
+    expect((await events()).find((e) => e.type === "answer_email_failed")?.data).toEqual({
+      message: 1,
+      error: "the send failed: binding down",
+      code: "E_UNKNOWN",
+      retry: true,
+    });
     refuse = false;
     // Not before its retry is due; then once, however often the alarm runs.
     await runAlarm(id);
@@ -305,7 +387,26 @@ describe("a support conversation by email (trigger reply: true)", () => {
     await runAlarm(id);
     await runAlarm(id);
     expect(sent.filter((m) => m.to === "retry@example.com")).toHaveLength(1);
-    expect((await events()).filter((t) => t === "answer_emailed")).toHaveLength(1);
+    expect((await events()).filter((e) => e.type === "answer_emailed")).toHaveLength(1);
+    expect((await stub(id).status())!.answer_email_failures).toEqual([]);
+  });
+
+  it("a send refused for a lasting reason is given up at once, its reason on the run and its page", async () => {
+    vi.mocked(mailer.deliver).mockRejectedValueOnce(Object.assign(new Error("no"), { code: "E_RECIPIENT_SUPPRESSED" }));
+    await script("mail-chat", [{ text: "a1" }]);
+    const first = "<lasting-1@example.com>";
+    expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "L", text: "hi", messageId: first }))).toEqual([]);
+    const id = await runIdOf(ANN, first);
+    expect(await settle(id)).toMatchObject({ status: "succeeded" });
+    const reason = "the recipient is on the suppression list (an earlier message bounced or was reported as spam)";
+    const failed = (await stub(id).eventsSince("0-0", 500))!.events.filter((e) => e.type === "answer_email_failed");
+    expect(failed.map((e) => e.data)).toEqual([{ message: 1, error: reason, code: "E_RECIPIENT_SUPPRESSED", retry: false }]);
+    expect((await stub(id).status())!.answer_email_failures).toEqual([{ message: 1, reason, code: "E_RECIPIENT_SUPPRESSED", at: expect.any(Number) }]);
+    await stub(id).advanceClock(3_600_000);
+    await runAlarm(id);
+    expect(sent.filter((m) => m.to === ANN && m.raw.includes(first))).toHaveLength(0);
+    const page = await exports.default.fetch(new Request(`https://edgework.test/runs/${id}/view`, { headers: { Authorization: "Bearer test-token" } }));
+    expect(await page.text()).toContain(`email not delivered: ${reason} (answer 1)`);
   });
 });
 
@@ -313,8 +414,8 @@ describe("attacks on a conversation by mail", () => {
   it("a reply whose From names the sender but whose envelope is another allowed address is refused", async () => {
     const a = await started("spoof", ["a1", "a2"]);
     // Bob (allowed: *@example.com) writes From: Ann; Email Routing authenticated only his envelope.
-    const spoofed = mail({ from: ANN, subject: "Re: x", text: "send me her invoices", messageId: "<spoof-r@example.com>", inReplyTo: a.ours });
-    const rejects = await deliver("bob@example.com", HELP, spoofed);
+    const spoofed = mail({ from: ANN, subject: "Re: x", text: "send me her invoices", messageId: "<spoof-r@example.com>" });
+    const rejects = await deliver("bob@example.com", a.replyTo, spoofed);
     expect(rejects).toEqual([expect.stringContaining("envelope sender")]);
     expect(await userTexts(a.id)).toHaveLength(1);
   });
@@ -329,33 +430,11 @@ describe("attacks on a conversation by mail", () => {
     expect(sent.filter((m) => m.to === "cat@example.com")).toHaveLength(0);
   });
 
-  it("a reply sent to another reply: true trigger on the same domain does not continue the conversation (that trigger's allow_from is not this one's)", async () => {
-    const a = await started("cross", ["a1", "a2"]);
-    const chat = emailTriggers().get("chat-mail")!;
-    // A second desk on the domain, open to the sender; the conversation's own desk could have dropped them since.
-    const desk = { ...chat, name: "desk", email: { ...chat.email, to: "desk@example.com" } };
-    const raw = new TextEncoder().encode(
-      mail({ from: ANN, to: "desk@example.com", subject: "Re: x", text: "via the other desk", messageId: "<cross-r@example.com>", inReplyTo: a.ours }),
-    );
-    const rejects: string[] = [];
-    const message = {
-      from: ANN,
-      to: "desk@example.com",
-      raw: new Response(raw).body!,
-      rawSize: raw.byteLength,
-      headers: new Headers(),
-      setReject: (reason: string) => rejects.push(reason),
-    };
-    await receiveEmail(env, message, [chat, desk]);
-    expect(rejects).toEqual([expect.stringContaining("help@example.com")]);
-    expect(await userTexts(a.id)).toHaveLength(1);
-  });
-
   it("an answer claimed for sending by an activation that died before the send's outcome is not lost silently: an event says so, once", async () => {
-    vi.restoreAllMocks(); // this test captures mail itself
-    vi.spyOn(mailer, "send").mockImplementation(async (_binding, m) => {
+    vi.mocked(mailer.deliver).mockImplementation(async (_binding, m) => {
       if (m.to === "crash@example.com") throw new Error("binding down");
       sent.push(m);
+      return undefined;
     });
     await script("mail-chat", [{ text: "a1" }]);
     const first = "<crash-1@example.com>";
@@ -371,37 +450,35 @@ describe("attacks on a conversation by mail", () => {
     await runAlarm(id);
     const failed = (await stub(id).eventsSince("0-0", 500))!.events.filter((e) => e.type === "answer_email_failed");
     expect(failed.map((e) => e.data)).toEqual([
-      { message: 1, error: "binding down", retry: true },
-      { message: 1, error: expect.stringContaining("may not have been sent"), retry: false },
+      { message: 1, error: "the send failed: binding down", code: "E_UNKNOWN", retry: true },
+      { message: 1, error: expect.stringContaining("may not have been sent"), code: "E_UNKNOWN", retry: false },
     ]);
   });
 
-  it("an approval reply reference's MAC on the run's object is no conversation id; an id with a huge or non-numeric n names no thread", async () => {
+  it("an approval's reply reference of the run's object is no conversation reference, with or without the prefix", async () => {
     const a = await started("sep", ["a1", "a2"]);
     const objectId = env.RUNS.idFromName(a.id).toString();
-    // What an approval's Reply-To of this very run would carry (prefix "reply\0"), moved into a Message-ID.
+    // What an approval's Reply-To of this very run would carry (its MAC's prefix "reply\0"), given the conversation's marker.
     const approvalRef = (await replyReference(objectId, "approval-1", env.APPROVAL_SECRET!))!;
     const before = await runObjects();
-    const refused = await deliver(
-      ANN,
-      HELP,
-      mail({ from: ANN, subject: "Re: x", text: "t", messageId: "<sep-r1@example.com>", inReplyTo: `<${approvalRef}.1@example.com>` }),
-    );
-    expect(refused).toEqual(["this reply names no conversation of ours; write a new message to start one"]);
-    // Our id with n out of grammar is not ours: the mail starts a run of its own, never this one's next message.
-    for (const [k, n] of ["1000", "1e3", "01"].entries()) {
-      const id = a.ours.replace(/\.1@/, `.${n}@`);
-      expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: x", text: "t", messageId: `<sep-n${k}@example.com>`, inReplyTo: id }))).toEqual([]);
-    }
-    expect(await runObjects()).toBe(before + 3);
+    const prefixed = `c${approvalRef}@reply.edgework.test`;
+    expect(await deliver(ANN, prefixed, mail({ from: ANN, subject: "Re: x", text: "t", messageId: "<sep-r1@example.com>" }))).toEqual([
+      "this reply names no conversation of ours; write a new message to start one",
+    ]);
+    // The conversation's reference without its marker is an approval's address: it names no approval of the run.
+    const bare = `${a.replyTo.slice(1)}`;
+    const refused = await deliver(ANN, bare, mail({ from: ANN, subject: "Re: x", text: "yes", messageId: "<sep-r2@example.com>" }));
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).not.toBe("");
+    expect(await runObjects()).toBe(before);
     expect(await userTexts(a.id)).toHaveLength(1);
   });
 
   it("an auto-responder that marks its reply only with X-Autoreply or X-Autorespond does not continue the conversation (no mail loop with a robot)", async () => {
     const a = await started("robot", ["a1", "a2", "a3"]);
     for (const [k, header] of ["X-Autoreply", "X-Autorespond"].entries()) {
-      const auto = mail({ from: ANN, subject: "Re: x", text: "Thank you for your message.", messageId: `<robot-${k}@example.com>`, inReplyTo: a.ours });
-      expect(await deliver(ANN, HELP, auto, { [header]: "yes" })).toEqual([]);
+      const auto = mail({ from: ANN, subject: "Re: x", text: "Thank you for your message.", messageId: `<robot-${k}@example.com>` });
+      expect(await deliver(ANN, a.replyTo, auto, { [header]: "yes" })).toEqual([]);
     }
     expect(await userTexts(a.id)).toHaveLength(1);
   });
@@ -427,7 +504,7 @@ describe("attacks on a conversation by mail", () => {
     expect((await answersTo(ANN)).filter((a) => a.parsed.inReplyTo === first)).toHaveLength(1);
   });
 
-  it("a subject with Unicode line separators adds no header; thousands of ids in References are read up to the bound", async () => {
+  it("a subject with Unicode line separators adds no header; a reply with thousands of ids in References still goes through its Reply-To", async () => {
     await script("mail-chat", [{ text: "a1" }, { text: "a2" }]);
     const first = "<refs-1@example.com>";
     const subject = "Hi\u2028Bcc: evil@evil.test\u0085X-Injected: 1\u2029";
@@ -435,15 +512,16 @@ describe("attacks on a conversation by mail", () => {
     const id = await runIdOf(ANN, first);
     await settle(id);
     const heads = () => sent.filter((m) => m.to === ANN).map((m) => m.raw.split("\r\n\r\n")[0]!);
-    const ours = (await parseMail(sent.filter((m) => m.to === ANN).at(-1)!)).messageId!;
-    // Ours first, then 2,500 foreign ids (about 60 KB, inside the trigger's max_bytes): only the first 8 KiB and 100 ids are looked at.
-    const references = [ours, ...Array.from({ length: 2500 }, (_, i) => `<x${i}@example.com>`)];
-    expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "Re: x", text: "many refs", messageId: "<refs-r@example.com>", references }))).toEqual([]);
+    const answer = await parseMail(sent.filter((m) => m.to === ANN).at(-1)!);
+    // 2,500 foreign ids (about 60 KB, inside the trigger's max_bytes): nothing reads them to route.
+    const references = [answer.messageId!, ...Array.from({ length: 2500 }, (_, i) => `<x${i}@example.com>`)];
+    const replyTo = answer.replyTo![0]!.address!;
+    expect(await deliver(ANN, replyTo, mail({ from: ANN, subject: "Re: x", text: "many refs", messageId: "<refs-r@example.com>", references }))).toEqual([]);
     expect(await userTexts(id)).toEqual([expect.any(String), "many refs"]);
     await settle(id);
     expect(heads()).toHaveLength(2);
     for (const head of heads()) expect(head).not.toMatch(/^(bcc|x-injected):/im);
-    expect((await parseMail(sent.filter((m) => m.to === ANN).at(-1)!)).references!.split(/\s+/)).toEqual([first, ours, "<refs-r@example.com>"]);
+    expect((await parseMail(sent.filter((m) => m.to === ANN).at(-1)!)).references!.split(/\s+/)).toEqual([first, answer.messageId, "<refs-r@example.com>"]);
   });
 });
 

@@ -6,11 +6,15 @@ import { vi } from "vitest";
 import { mailer, type OutgoingMail } from "../../src/email/mailer";
 import worker from "../support/test-worker";
 
-/** Captures every email the app sends (and still sends it through the binding). */
+/**
+ * Captures every email the app sends, as the binding is handed it (after the strict
+ * local mode replaced its Message-ID: what a recipient would get), and still sends it.
+ * `vi.mocked(mailer.deliver)` then fails a send as the platform would.
+ */
 export function captureMail(): OutgoingMail[] {
   const sent: OutgoingMail[] = [];
-  const original = mailer.send;
-  vi.spyOn(mailer, "send").mockImplementation(async (binding, mail) => {
+  const original = mailer.deliver;
+  vi.spyOn(mailer, "deliver").mockImplementation(async (binding, mail) => {
     sent.push(mail);
     return original.call(mailer, binding, mail);
   });
@@ -33,16 +37,33 @@ export function replyTo(original: { text?: string; subject?: string }, from: str
   return msg.asRaw();
 }
 
-/** Delivers a message to the app's email() handler as Email Routing would; returns the reasons it was rejected with. */
+/** The header block of a raw message, unfolded, as Email Routing hands it to the handler (`message.headers`). */
+function headersOf(raw: string): Headers {
+  const headers = new Headers();
+  const head = raw.split(/\r?\n\r?\n/)[0]!.replace(/\r?\n[ \t]+/g, " ");
+  for (const line of head.split(/\r?\n/)) {
+    const colon = line.indexOf(":");
+    if (colon > 0 && /^[!-9;-~]+$/.test(line.slice(0, colon))) headers.append(line.slice(0, colon), line.slice(colon + 1).trim());
+  }
+  return headers;
+}
+
+/**
+ * Delivers a message to the app's email() handler as Email Routing would (its headers
+ * read from the raw message, `headers` added or replacing them); returns the reasons
+ * it was rejected with.
+ */
 export async function deliver(from: string, to: string, raw: string, headers: Record<string, string> = {}): Promise<string[]> {
   const bytes = new TextEncoder().encode(raw);
   const rejects: string[] = [];
+  const all = headersOf(raw);
+  for (const [name, value] of Object.entries(headers)) all.set(name, value);
   const message = {
     from,
     to,
     raw: new Response(bytes).body!,
     rawSize: bytes.byteLength,
-    headers: new Headers(headers),
+    headers: all,
     setReject: (reason: string) => rejects.push(reason),
     forward: async () => {},
     reply: async () => {},

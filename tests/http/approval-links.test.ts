@@ -167,23 +167,46 @@ describe("approval by email link", () => {
     expect(sent).toHaveLength(1);
   });
 
-  it("a failing send is retried by the alarm, never dropped; the approval is decidable meanwhile", async () => {
-    vi.mocked(mailer.send).mockRejectedValueOnce(new Error("mail relay down"));
+  it("a send that fails for a passing reason pauses the run at once; the alarm sends it again later, once; decidable meanwhile", async () => {
+    vi.mocked(mailer.deliver).mockRejectedValueOnce(new Error("mail relay down"));
     await script("pause-writer", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl("mail-retry"), method: "POST" } }] }, { text: "done" }]);
     const id = "mail-retry";
     await stub(id).start({ id, worker: "pause-writer", input: { input: "x" }, approvalMode: "ask", budget: {} });
-    const { runDurableObjectAlarm } = await import("cloudflare:test");
+    const { runDurableObjectAlarm, runInDurableObject } = await import("cloudflare:test");
     const { env } = await import("cloudflare:workers");
     await runDurableObjectAlarm(env.RUNS.getByName(id));
+    // One activation: paused, no retry of the run, the failure and its reason on the approval.
     const mid = (await stub(id).status())!;
-    expect(mid.status).toBe("running");
-    expect(mid.approvals).toHaveLength(1);
-    const retry = (await stub(id).eventsSince())!.events.find((e) => e.type === "run_retry");
-    expect(retry?.data).toMatchObject({ attempt: 1, detail: "sending the approval email for fx_fetch failed: mail relay down" });
-    // Next alarm: the email goes out, the run pauses.
-    const view = await settle(id);
+    expect(mid.status).toBe("awaiting_approval");
+    expect(mid.approvals[0]!.email_failures).toEqual([
+      {
+        kind: "request",
+        to: "approver@example.com",
+        reason: "the send failed: mail relay down",
+        code: "E_UNKNOWN",
+        retrying: true,
+        attempts: 1,
+        at: expect.any(Number),
+      },
+    ]);
+    const events = (await stub(id).eventsSince())!.events;
+    expect(events.some((e) => e.type === "run_retry")).toBe(false);
+    expect(events.find((e) => e.type === "approval_email_failed")?.data).toMatchObject({ kind: "request", code: "E_UNKNOWN", retry: true });
+    expect(sent).toHaveLength(0);
+    // Its retry is a minute out: not before; then once, however often the alarm runs.
+    expect(await runDurableObjectAlarm(env.RUNS.getByName(id))).toBe(true);
+    expect(sent).toHaveLength(0);
+    await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
+      state.storage.sql.exec("UPDATE approval_mail SET due_at = due_at - 61000");
+    });
+    await runDurableObjectAlarm(env.RUNS.getByName(id));
+    await runDurableObjectAlarm(env.RUNS.getByName(id));
+    expect(sent.map((m) => m.to)).toEqual(["approver@example.com"]);
+    const view = (await stub(id).status())!;
     expect(view.status).toBe("awaiting_approval");
-    expect(sent.filter(Boolean)).toHaveLength(1);
+    expect(view.approvals[0]!.email_failures).toEqual([]);
+    await stub(id).decide(view.approvals[0]!.id, { decision: "approve", by: "test" });
+    expect(await settle(id)).toMatchObject({ status: "succeeded" });
   });
 
   it("approving identical calls for the rest of the run: the same call later does not ask again", async () => {

@@ -1,4 +1,5 @@
-import { exports } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { mailer, type OutgoingMail } from "../../src/email/mailer";
 import type { StartRun } from "../../src/runs/types";
@@ -141,9 +142,15 @@ describe("who may answer: approvals whose policy names people", () => {
   });
 
   it("a send that fails for the second recipient is retried for that one only: nobody gets two emails", async () => {
-    const send = vi.mocked(mailer.send);
+    const send = vi.mocked(mailer.deliver);
     send.mockImplementationOnce(send.getMockImplementation()!).mockRejectedValueOnce(new Error("mail relay down"));
     await pausedRun("named-writer", "named-retry");
+    expect(sent.map((m) => m.to)).toEqual(["lead@example.com"]);
+    // The retry of bob's is due a minute later: the paused run's alarm sends it.
+    await runInDurableObject(env.RUNS.getByName("named-retry"), (_o, state) => {
+      state.storage.sql.exec("UPDATE approval_mail SET due_at = due_at - 61000 WHERE sent_at IS NULL");
+    });
+    await runDurableObjectAlarm(env.RUNS.getByName("named-retry"));
     expect(sent.map((m) => m.to)).toEqual(["lead@example.com", "bob@example.com"]);
     const emailed = (await stub("named-retry").eventsSince())!.events.filter((e) => e.type === "approval_emailed").map((e) => e.data.to);
     expect(emailed).toEqual(["lead@example.com", "bob@example.com"]);
