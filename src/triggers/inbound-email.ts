@@ -11,6 +11,7 @@ import { continueConversation, threadReference } from "./email-conversation";
 import { domainOf, emailTriggerRecord } from "./email-thread";
 import { parseConversationMessageId } from "../tokens/conversation-id";
 import type { EmailTrigger } from "./triggers-file";
+import { dmarcPassed } from "./dmarc";
 
 /** The part of Cloudflare's ForwardableEmailMessage the trigger uses. */
 export type InboundMessage = Pick<ForwardableEmailMessage, "from" | "to" | "raw" | "rawSize" | "headers" | "setReject">;
@@ -65,6 +66,9 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   // the address Email Routing authenticated (the envelope), as for approval replies, not one it merely names.
   if (t.email.reply && from !== message.from.trim().toLowerCase())
     return reject(`the From header (${from}) and the envelope sender differ; ${t.email.to} converses only with mail sent directly from its From address`);
+
+  if (t.email.require_dmarc && !dmarcPassed(parsed.headers))
+    return reject(`${t.email.to} accepts only mail whose receiving server reports dmarc=pass (its topmost Authentication-Results header)`);
 
   const input = emailInput(parsed, from, to);
   // Message-IDs are chosen by the sender: keyed with the sender, one cannot pre-empt another's.
