@@ -3,6 +3,7 @@
 // working directory). Exit code 1 on any problem, 2 on a usage error.
 import { buildArgs } from "../cli/build-args.mjs";
 import { bundleCatalog, checkCatalog } from "../cli/catalog.mjs";
+import { devBanner } from "../cli/dev-rules.mjs";
 import { doctorCommand } from "../cli/doctor.mjs";
 import { evalCommand } from "../cli/eval.mjs";
 import { newWorker } from "../cli/new-worker.mjs";
@@ -26,6 +27,9 @@ const HELP = `edgework <command>
                         also ask the account (verified addresses, Email Sending, queues, secrets);
                         --account-id <id>, --api-base <url>
 
+  dev-rules             which of production's rules local dev (wrangler dev) enforces and which it does not
+                        (npm run dev prints it at start)
+
   --help                this text`;
 
 const commands = {
@@ -45,6 +49,9 @@ const commands = {
   },
   eval: evalCommand,
   doctor: doctorCommand,
+  async "dev-rules"() {
+    console.log(devBanner());
+  },
   async schema(args) {
     if (args.includes("--stdout")) return void process.stdout.write(await workerSchemaText());
     console.log(`wrote ${await writeWorkerSchema()}`);
