@@ -23,6 +23,6 @@ export function devBanner() {
     ...NOT_EMULATED.map((r) => `  ✗ ${r}`),
   ];
   if (EMULATED.length) lines.push("Enforced here as in production:", ...EMULATED.map((r) => `  ✓ ${r.rule} (${r.by})`));
-  lines.push("Before a deploy: npx edgework doctor (docs/operate.md, \"Local dev and production\").");
+  lines.push("Before a deploy: npx edgework doctor (what production will refuse or lack; docs/operate.md).");
   return lines.join("\n");
 }
