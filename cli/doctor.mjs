@@ -16,7 +16,10 @@ function option(args, name) {
   return value;
 }
 
-/** Runs the checks on `project`; returns the report's lines and whether a problem was found. */
+/**
+ * Runs the checks on `project`; returns the report's lines and the problems found.
+ * @param {{ project: string; args?: string[]; env?: Record<string, string | undefined>; fetch?: typeof globalThis.fetch }} options
+ */
 export async function doctor({ project, args = [], env = process.env, fetch = globalThis.fetch }) {
   const token = option(args, "--token") ?? env.CLOUDFLARE_API_TOKEN;
   const read = await readProject(project);
@@ -31,11 +34,14 @@ export async function doctor({ project, args = [], env = process.env, fetch = gl
     });
   }
   const found = account?.error ? { ...diagnose(read, null), accountError: account.error } : diagnose(read, account);
-  const lines = [`edgework doctor: ${read.file ?? "no wrangler configuration"}${read.config?.name ? ` (${read.config.name})` : ""}${account && !account.error ? ", with the account" : ""}`];
+  const lines = [
+    `edgework doctor: ${read.file ?? "no wrangler configuration"}${read.config?.name ? ` (${read.config.name})` : ""}${account && !account.error ? ", with the account" : ""}`,
+  ];
   for (const p of found.problems) lines.push(`✗ ${p.what}\n    fix: ${p.fix}`);
   for (const a of found.advice) lines.push(`! ${a}`);
   if (found.accountError) lines.push(`· the account could not be read: ${found.accountError}`);
-  if (found.unchecked.length) lines.push(`· not checked${token ? "" : " without a token (--token or CLOUDFLARE_API_TOKEN)"}:`, ...found.unchecked.map((u) => `    ${u}`));
+  if (found.unchecked.length)
+    lines.push(`· not checked${token ? "" : " without a token (--token or CLOUDFLARE_API_TOKEN)"}:`, ...found.unchecked.map((u) => `    ${u}`));
   lines.push(
     found.problems.length
       ? `${found.problems.length} problem${found.problems.length === 1 ? "" : "s"} production will refuse or lack.`

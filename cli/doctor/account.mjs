@@ -40,7 +40,9 @@ async function accountId(api, given) {
   const r = await api.get("/accounts");
   if (r.error) return r;
   if (r.result?.length === 1) return { id: r.result[0].id };
-  return { error: `the token reaches ${r.result?.length ?? 0} accounts: name one with account_id in the wrangler configuration, CLOUDFLARE_ACCOUNT_ID or --account-id` };
+  return {
+    error: `the token reaches ${r.result?.length ?? 0} accounts: name one with account_id in the wrangler configuration, CLOUDFLARE_ACCOUNT_ID or --account-id`,
+  };
 }
 
 /** The zone a domain is in (the domain or its nearest parent with a zone), or null. */

@@ -69,7 +69,8 @@ export function buildMime(m: {
   const name = m.fromName ?? "edgework";
   const own = Object.entries(m.headers ?? {});
   for (const [key, value] of own) {
-    if (!/^[\x21-\x39\x3b-\x7e]+$/.test(key) || /[\r\n]/.test(value.replaceAll(`${CRLF} `, ""))) throw new Error(`header ${JSON.stringify(key)}: not a single header line`);
+    if (!/^[\x21-\x39\x3b-\x7e]+$/.test(key) || /[\r\n]/.test(value.replaceAll(`${CRLF} `, "")))
+      throw new Error(`header ${JSON.stringify(key)}: not a single header line`);
   }
   const hasId = own.some(([key]) => key.toLowerCase() === "message-id");
   const boundary = randomHex();

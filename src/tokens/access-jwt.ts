@@ -19,7 +19,8 @@ const CLIENT_ID = /^[\x21-\x7e]{1,200}$/;
 /** The identity a verified token's claims name, or null: a person by `sub`, a service token by its client id. */
 function identityOf(claims: Record<string, unknown>): { sub: string; email: string | null } | null {
   if (typeof claims.sub === "string" && claims.sub !== "") return { sub: claims.sub, email: typeof claims.email === "string" ? claims.email : null };
-  if (claims.sub === "" && typeof claims.common_name === "string" && CLIENT_ID.test(claims.common_name)) return { sub: `service-token:${claims.common_name}`, email: null };
+  if (claims.sub === "" && typeof claims.common_name === "string" && CLIENT_ID.test(claims.common_name))
+    return { sub: `service-token:${claims.common_name}`, email: null };
   return null;
 }
 

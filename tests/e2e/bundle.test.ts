@@ -3,7 +3,6 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-// @ts-expect-error: a plain JavaScript script module
 import { totalUpload } from "../../scripts/wrangler-upload.mjs";
 
 /** What `wrangler deploy` would upload (its [build] step included). */
@@ -13,7 +12,10 @@ describe("the deployed bundle", () => {
 
   it("carries no YAML parser (files are parsed at build time), no zod JSON Schema converter, no ajv or core-js, with no [alias]; the whole upload stays under 500 KiB gzip", () => {
     const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", EDGEWORK_WORKER_DIRS: "" };
-    const output = execFileSync("node_modules/.bin/wrangler", ["deploy", "--dry-run", "--outdir", out, "--metafile", join(out, "meta.json")], { env, encoding: "utf8" });
+    const output = execFileSync("node_modules/.bin/wrangler", ["deploy", "--dry-run", "--outdir", out, "--metafile", join(out, "meta.json")], {
+      env,
+      encoding: "utf8",
+    });
     const meta = JSON.parse(readFileSync(join(out, "meta.json"), "utf8")) as {
       inputs: Record<string, unknown>;
       outputs: Record<string, { inputs?: Record<string, { bytesInOutput: number }> }>;
@@ -32,7 +34,11 @@ describe("the deployed bundle", () => {
     const present = Object.entries(bundled)
       .filter(([, i]) => i.bytesInOutput > 0)
       .map(([f]) => f);
-    expect(present.filter((f) => /zod\/v4\/classic\/from-json-schema|node_modules\/(ajv|ajv-formats|fast-uri|core-js-pure|@babel\/runtime-corejs3|mimetext)\//.test(f))).toEqual([]);
+    expect(
+      present.filter((f) =>
+        /zod\/v4\/classic\/from-json-schema|node_modules\/(ajv|ajv-formats|fast-uri|core-js-pure|@babel\/runtime-corejs3|mimetext)\//.test(f),
+      ),
+    ).toEqual([]);
     expect(readFileSync("wrangler.toml", "utf8")).not.toMatch(/^\s*\[alias\]/m);
     // The platform's measure: the whole upload, compressed, as wrangler reports it.
     expect(totalUpload(output).gzipKiB).toBeLessThanOrEqual(500);

@@ -119,7 +119,7 @@ describe("hostile MCP servers", () => {
       const model = recordingModel([{ name: "hm_count", args: {} }]);
       const out = await run(`hm: { use: mcp, url: "${at(mode)}" }`, model);
       expect(out.status).toBe("succeeded");
-      expect(toolMessages(model)[0]).toMatch(new RegExp(`^Error: MCP server "hm" \\(127\\.0\\.0\\.1:\\d+\\): calling count failed: `));
+      expect(toolMessages(model)[0]).toMatch(/^Error: MCP server "hm" \(127\.0\.0\.1:\d+\): calling count failed: /);
       expect(toolMessages(model)[0]).toMatch(reason);
     }
   });

@@ -227,7 +227,12 @@ describe("Cloudflare Access", () => {
     expect(first.status).toBe(200);
     expect(await first.text()).toContain("service-token:5b3c1f.access");
     expect(await (await open({ ...service, common_name: "9e0d2a.access" })).text()).toContain("service-token:9e0d2a.access");
-    for (const claims of [{ ...service, common_name: undefined }, { ...service, common_name: "" }, { ...service, common_name: "a b" }, { ...service, sub: undefined }])
+    for (const claims of [
+      { ...service, common_name: undefined },
+      { ...service, common_name: "" },
+      { ...service, common_name: "a b" },
+      { ...service, sub: undefined },
+    ])
       expect((await open(claims)).status, JSON.stringify(claims)).toBe(401);
   });
 });

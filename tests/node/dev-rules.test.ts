@@ -2,7 +2,6 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-// @ts-expect-error: the CLI is plain JavaScript
 import { devBanner, EMULATED, NOT_EMULATED } from "../../cli/dev-rules.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));

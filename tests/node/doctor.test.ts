@@ -5,7 +5,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error: the CLI is plain JavaScript
 import { doctor } from "../../cli/doctor.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -35,11 +34,11 @@ const complete = (extra = "") =>
     );
 
 /** A fake Cloudflare API on 127.0.0.1: `state` says what the account has. */
-const state = {
+const state: { verified: string[]; queues: string[]; secrets: string[]; sending: string[]; seen: string[] } = {
   verified: ["ann@example.com"],
   queues: ["my-edgework-app-model-requests"],
   secrets: ["API_TOKEN", "APPROVAL_SECRET", "GITHUB_WEBHOOK_SECRET", "OPENAI_API_KEY"],
-  sending: [] as string[],
+  sending: [],
   seen: [] as string[],
 };
 let server: Server;
@@ -48,7 +47,8 @@ beforeAll(async () => {
   server = createServer((req: IncomingMessage, res) => {
     const url = new URL(req.url!, "http://x");
     state.seen.push(`${req.headers.authorization} ${url.pathname}`);
-    const ok = (result: unknown) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ success: true, result, result_info: { total_pages: 1 } }));
+    const ok = (result: unknown) =>
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ success: true, result, result_info: { total_pages: 1 } }));
     if (url.pathname === "/accounts") return ok([{ id: "acc1" }]);
     if (url.pathname === "/accounts/acc1/email/routing/addresses")
       return ok([...state.verified.map((email) => ({ email, verified: "2026-01-01T00:00:00Z" })), { email: "bob@example.com", verified: null }]);
@@ -101,9 +101,14 @@ describe("edgework doctor", () => {
     state.secrets = ["API_TOKEN"];
     try {
       const dir = project({ ".dev.vars": "STRIPE_KEY=x\n" }, complete());
-      writeFileSync(join(dir, "workers/triggers.yaml"), `${readFileSync(join(dir, "workers/triggers.yaml"), "utf8")}\nsupport:\n  worker: triage\n  email: { to: "support@agents.example.com", allow_from: ["*@example.com"], reply: true }\n`);
+      writeFileSync(
+        join(dir, "workers/triggers.yaml"),
+        `${readFileSync(join(dir, "workers/triggers.yaml"), "utf8")}\nsupport:\n  worker: triage\n  email: { to: "support@agents.example.com", allow_from: ["*@example.com"], reply: true }\n`,
+      );
       const r = await run(dir, ["--token", "t0k", "--api-base", apiBase]);
-      expect(whats(r)).toMatch(/ann@example\.com \(\[vars\] APPROVER_EMAIL\) is not a verified Email Routing destination address, and mail\.example\.com is not onboarded to Email Sending/);
+      expect(whats(r)).toMatch(
+        /ann@example\.com \(\[vars\] APPROVER_EMAIL\) is not a verified Email Routing destination address, and mail\.example\.com is not onboarded to Email Sending/,
+      );
       expect(whats(r)).toMatch(/queue my-edgework-app-model-requests does not exist in the account/);
       expect(whats(r)).toMatch(/secret APPROVAL_SECRET \(edgework\) is not set on the deployed Worker/);
       expect(whats(r)).toMatch(/secret STRIPE_KEY \(\.dev\.vars\) is not set/);
@@ -118,8 +123,13 @@ describe("edgework doctor", () => {
   });
 
   it("reads the binding's allowed_destination_addresses, wrangler.jsonc, a missing nodejs_compat, Durable Objects and the queue consumer", async () => {
-    const narrowed = complete().replace('[[send_email]]\nname = "APPROVAL_EMAIL"', '[[send_email]]\nname = "APPROVAL_EMAIL"\nallowed_destination_addresses = ["bob@example.com"]');
-    expect(whats(await run(project({}, narrowed)))).toMatch(/ann@example\.com \(\[vars\] APPROVER_EMAIL\) is not in APPROVAL_EMAIL's allowed_destination_addresses/);
+    const narrowed = complete().replace(
+      '[[send_email]]\nname = "APPROVAL_EMAIL"',
+      '[[send_email]]\nname = "APPROVAL_EMAIL"\nallowed_destination_addresses = ["bob@example.com"]',
+    );
+    expect(whats(await run(project({}, narrowed)))).toMatch(
+      /ann@example\.com \(\[vars\] APPROVER_EMAIL\) is not in APPROVAL_EMAIL's allowed_destination_addresses/,
+    );
     const dir = project();
     rmSync(join(dir, "wrangler.toml"));
     writeFileSync(
@@ -140,7 +150,9 @@ describe("edgework doctor", () => {
 
   it("advises against Email Routing on an apex domain; a folder without configuration is one problem", async () => {
     const dir = project({}, complete('\nAPPROVAL_REPLY_DOMAIN = "example.com"'));
-    expect((await run(dir)).lines.join("\n")).toMatch(/APPROVAL_REPLY_DOMAIN receives mail on example\.com, an apex domain: enabling Email Routing there replaces its MX records/);
+    expect((await run(dir)).lines.join("\n")).toMatch(
+      /APPROVAL_REPLY_DOMAIN receives mail on example\.com, an apex domain: enabling Email Routing there replaces its MX records/,
+    );
     const empty = mkdtempSync(join(tmpdir(), "edgework-doctor-"));
     made.push(empty);
     expect(whats(await run(empty))).toMatch(/no wrangler\.toml, wrangler\.json or wrangler\.jsonc/);

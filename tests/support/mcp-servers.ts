@@ -122,11 +122,21 @@ const HOSTILE_TOOLS = {
     structured: { v: "x" },
   },
   mismatch: {
-    tool: { name: "count", description: "Answers a string where its output schema says a number", inputSchema: { type: "object" }, outputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] } },
+    tool: {
+      name: "count",
+      description: "Answers a string where its output schema says a number",
+      inputSchema: { type: "object" },
+      outputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
+    },
     structured: { n: "seven" },
   },
   unstructured: {
-    tool: { name: "count", description: "Has an output schema and answers no structured content", inputSchema: { type: "object" }, outputSchema: { type: "object", properties: { n: { type: "number" } } } },
+    tool: {
+      name: "count",
+      description: "Has an output schema and answers no structured content",
+      inputSchema: { type: "object" },
+      outputSchema: { type: "object", properties: { n: { type: "number" } } },
+    },
     structured: undefined,
   },
 } satisfies Record<string, { tool: Tool; structured: Record<string, unknown> | undefined }>;
@@ -134,6 +144,9 @@ const HOSTILE_TOOLS = {
 function hostileServer({ tool, structured }: (typeof HOSTILE_TOOLS)[keyof typeof HOSTILE_TOOLS]): LowLevelServer {
   const s = new LowLevelServer({ name: "hostile", version: "1" }, { capabilities: { tools: {} } });
   s.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [tool as Tool] }));
-  s.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: "text", text: "see structuredContent" }], ...(structured ? { structuredContent: structured } : {}) }));
+  s.setRequestHandler(CallToolRequestSchema, async () => ({
+    content: [{ type: "text", text: "see structuredContent" }],
+    ...(structured ? { structuredContent: structured } : {}),
+  }));
   return s;
 }

@@ -110,7 +110,9 @@ support-mail:
     expect(problems(`a: { worker: support, email: { to: "s@example.com", allow_from: ["*@example.com"], max_bytes: 26214400 } }`)).toEqual([
       "workers/triggers.yaml: a.email.max_bytes: at most 10485760 (10 MiB): a message is parsed in memory, attachments and all, within the Worker's 128 MB",
     ]);
-    expect(problems(`a: { worker: support, email: { to: "s@example.com", allow_from: ["*@example.com"], max_bytes: 10485760, require_dmarc: true } }`)).toEqual([]);
+    expect(problems(`a: { worker: support, email: { to: "s@example.com", allow_from: ["*@example.com"], max_bytes: 10485760, require_dmarc: true } }`)).toEqual(
+      [],
+    );
     expect(problems(`a: { worker: support, email: { to: "s@example.com", allow_from: ["*@example.com"], require_dmarc: "yes" } }`)[0]).toMatch(
       /^workers\/triggers\.yaml: a\.email\.require_dmarc: /,
     );

@@ -44,7 +44,8 @@ export class McpClient extends Protocol<ClientRequest, ClientNotification, Clien
         InitializeResultSchema,
         options,
       );
-      if (!SUPPORTED_PROTOCOL_VERSIONS.includes(result.protocolVersion)) throw new Error(`Server's protocol version is not supported: ${result.protocolVersion}`);
+      if (!SUPPORTED_PROTOCOL_VERSIONS.includes(result.protocolVersion))
+        throw new Error(`Server's protocol version is not supported: ${result.protocolVersion}`);
       // HTTP transports send the negotiated version in a header from now on.
       transport.setProtocolVersion?.(result.protocolVersion);
       await this.notification({ method: "notifications/initialized" });

@@ -107,7 +107,7 @@ export class McpSession {
       const client = await this.connect();
       const left = this.deadline - Date.now();
       if (left <= 0) this.fail(`calling ${name}`, `no time left of timeout_ms (${this.opts.timeoutMs} ms) after connecting`);
-      return (await client.callTool({ name, arguments: args }, { timeout: left }));
+      return await client.callTool({ name, arguments: args }, { timeout: left });
     } catch (err) {
       if (err instanceof ToolError) throw err;
       this.fail(`calling ${name}`, err);
