@@ -155,6 +155,7 @@ export function diagnose({ file, config, devVars, approvals, triggers }, account
 
   // Secrets: the required ones, webhook secrets, and what .dev.vars sets that [vars] does not.
   const needed = new Map(REQUIRED_SECRETS.map((n) => [n, "edgework"]));
+  if (String(vars.DEFAULT_MODEL ?? "").startsWith("openai:")) needed.set("OPENAI_API_KEY", "DEFAULT_MODEL");
   for (const s of triggers.secrets) needed.set(s.name, s.where);
   for (const n of devVars) if (!(n in vars) && !needed.has(n)) needed.set(n, ".dev.vars");
   if (account?.secrets?.result) {
