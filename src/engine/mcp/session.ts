@@ -1,8 +1,8 @@
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf, ToolError } from "../errors";
 import { McpClient } from "./client";
 import { BoundedOutputValidator } from "./output-validator";
+import { HttpTransport } from "./transport";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -38,7 +38,7 @@ function capped(res: Response, max: number): Response {
 }
 
 /**
- * One MCP session through our client on the SDK's protocol and transport, opened at first use (a replay whose
+ * One MCP session through our client and transport on the SDK's protocol, opened at first use (a replay whose
  * steps are all recorded never contacts the server) and closed with its instance.
  * Failures become `ToolError`s naming the server and the reason.
  */
@@ -64,12 +64,7 @@ export class McpSession {
   private connect(): Promise<McpClient> {
     this.client ??= (async () => {
       const client = new McpClient({ name: "edgework", version: "1" }, new BoundedOutputValidator(() => this.deadline - Date.now()));
-      const transport = new StreamableHTTPClientTransport(new URL(this.opts.url), {
-        fetch: this.fetch,
-        requestInit: { headers: this.opts.headers },
-        // A session lives for one call: a dropped stream is an error to report, not to chase.
-        reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
-      });
+      const transport = new HttpTransport(new URL(this.opts.url), this.fetch, this.opts.headers);
       try {
         await client.connect(transport, { timeout: this.opts.timeoutMs });
       } catch (err) {
@@ -122,7 +117,7 @@ export class McpSession {
     this.client = undefined;
     const client = await pending?.catch(() => undefined);
     if (!client) return;
-    await (client.transport as StreamableHTTPClientTransport | undefined)?.terminateSession().catch(() => undefined);
+    await (client.transport as HttpTransport | undefined)?.terminateSession().catch(() => undefined);
     await client.close();
   }
 }
