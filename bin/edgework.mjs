@@ -3,6 +3,9 @@
 // working directory). Exit code 1 on any problem, 2 on a usage error.
 import { buildArgs } from "../cli/build-args.mjs";
 import { bundleCatalog, checkCatalog } from "../cli/catalog.mjs";
+import { devCommand } from "../cli/dev.mjs";
+import { devBanner, strictLocal } from "../cli/dev-rules.mjs";
+import { doctorCommand } from "../cli/doctor.mjs";
 import { evalCommand } from "../cli/eval.mjs";
 import { newWorker } from "../cli/new-worker.mjs";
 import { workerSchemaText, writeWorkerSchema } from "../cli/schema.mjs";
@@ -20,6 +23,15 @@ const HELP = `edgework <command>
   new worker <name>     write workers/<name>.worker from a template (never over an existing file)
   schema [--stdout]     write schemas/worker.schema.json (the editor JSON Schema of worker files), or print it
   eval [worker]         run the suites in evals/*.yaml (docs/evals.md); exit code 1 under a threshold
+  doctor                what production will refuse or lack (wrangler configuration, secrets, email, queues),
+                        each problem with its fix; exit code 1 if any. --token <t> (or CLOUDFLARE_API_TOKEN):
+                        also ask the account (verified addresses, Email Sending, queues, secrets);
+                        --account-id <id>, --api-base <url>
+
+  dev [wrangler args]   wrangler dev in the strict local mode (STRICT_LOCAL=true unless .dev.vars says
+                        otherwise: mail only to EMAIL_ALLOWED_RECIPIENTS, our Message-IDs replaced), after
+                        saying which of production's rules it enforces and which it does not
+  dev-rules             that list alone
 
   --help                this text`;
 
@@ -39,6 +51,11 @@ const commands = {
     console.log(`wrote ${newWorker(args[1])}`);
   },
   eval: evalCommand,
+  doctor: doctorCommand,
+  dev: devCommand,
+  async "dev-rules"(args) {
+    console.log(devBanner(strictLocal(args)));
+  },
   async schema(args) {
     if (args.includes("--stdout")) return void process.stdout.write(await workerSchemaText());
     console.log(`wrote ${await writeWorkerSchema()}`);

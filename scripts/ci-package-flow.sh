@@ -2,7 +2,7 @@
 # The path a user takes, offline (no registry beyond what `npm ci` fetched): pack both
 # packages, create a project from the packed scaffolder, install the packed library
 # into it, run its tests, typecheck it, run its demo end to end (the run pauses and is
-# approved through edgework/client), and measure its bundle.
+# approved through edgework/client), check its wrangler.toml and doctor, and measure its bundle.
 # Usage: scripts/ci-package-flow.sh [result-file]; writes "<passed> <failed>" there
 # (.ci/run adds them to its count) and ends with one "package flow: …" line.
 # PACKAGE_FLOW_KEEP=1 keeps the temporary folder (the packs and the project) to look at.
@@ -45,7 +45,12 @@ install() {
 }
 in_project() { (cd "$project" && "$@"); }
 demo() { cp "$repo/scripts/package-flow/demo-approved.mjs" "$project/" && in_project node demo-approved.mjs; }
-bundle() { in_project npx wrangler deploy --dry-run --outdir dist >/dev/null && node "$repo/scripts/package-flow/bundle-size.mjs" "$project/dist" 250; }
+# Then its start-up, for the record (module evaluation and first request, one fresh process: bench/startup-probe.mjs).
+bundle() { node "$repo/scripts/package-flow/bundle-size.mjs" "$project" 500 && echo "startup: $(node "$repo/bench/startup-probe.mjs" "$project/dist/index.js")"; }
+# What a user copies patches nothing inside edgework's dependencies: no [alias] table.
+no_alias() { if grep -nE '^\s*\[alias\]' "$project/wrangler.toml"; then echo "the scaffolded wrangler.toml has an [alias] table"; return 1; fi; }
+# The scaffolded project's first-deploy check: it lists what is missing (exit code 1) and names PUBLIC_URL among it.
+doctor() { local out; out="$(cd "$project" && env -u CLOUDFLARE_API_TOKEN npx edgework doctor)"; local code=$?; echo "$out" | tail -3; [ "$code" -eq 1 ] && grep -q "PUBLIC_URL is not set" <<<"$out"; }
 
 step "npm pack edgework and create-edgework" pack
 step "create a project from the packed scaffolder" create
@@ -53,5 +58,7 @@ step "install the packed library offline" install
 step "the project's npm test" in_project npm test
 step "the project's npm run typecheck" in_project npm run typecheck
 step "the project's demo, approved through edgework/client" demo
-step "the project's bundle (wrangler deploy --dry-run) within 250 KiB gzip" bundle
+step "the project's wrangler.toml has no [alias]" no_alias
+step "the project's npx edgework doctor lists what a first deploy lacks" doctor
+step "the project's bundle (wrangler's Total Upload) within 500 KiB gzip" bundle
 finish

@@ -19,6 +19,9 @@ export default defineConfig({
             // triage's `github` toolset may reach the model server, whose effect URLs stand in for GitHub's.
             GITHUB_API_HOST: modelServer,
             GITHUB_TOKEN: "test-github-token",
+            // As strict as production: mail only to verified addresses (here, these), our Message-IDs replaced on send.
+            STRICT_LOCAL: "true",
+            EMAIL_ALLOWED_RECIPIENTS: "*@example.com",
           },
         },
       };

@@ -1,6 +1,4 @@
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import type { RunView } from "../runs/types";
 import { TERMINAL } from "../runs/types";
 import { numberVar } from "../config";
@@ -8,6 +6,7 @@ import { catalog } from "../catalog";
 import { workerToolDef } from "../engine/catalog/catalog";
 import { checkStart, runView, startRun } from "../runs";
 import { basePath } from "../http/base-path";
+import { McpServer } from "./server";
 
 const POLL_MS = 500;
 const DEFAULT_WAIT_SECONDS = 60;
@@ -48,8 +47,8 @@ function finished(view: RunView, links: { run_url: string; status_url: string })
  * schema). A call starts a durable run like POST /runs and waits up to
  * MCP_WAIT_SECONDS for it, sending progress if the client asked for it.
  */
-export function workersServer(env: Env, origin: string): Server {
-  const server = new Server({ name: "edgework", version: "1" }, { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+export function workersServer(env: Env, origin: string): McpServer {
+  const server = new McpServer({ name: "edgework", version: "1" }, { tools: {} });
   const base = (env.PUBLIC_URL || origin).replace(/\/+$/, "") + basePath();
   const waitMs = numberVar(env, "MCP_WAIT_SECONDS", DEFAULT_WAIT_SECONDS) * 1000;
 

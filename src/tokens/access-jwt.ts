@@ -6,7 +6,23 @@ export interface AccessConfig {
   aud: string;
 }
 
+/**
+ * `sub`: who the token proves, one identity per person or service token. A person's is
+ * Access's user id; a service token's JWT has an empty `sub` (every service token the
+ * same one), so it is `service-token:` and its client id (`common_name`).
+ */
 export type AccessCheck = { ok: true; email: string | null; sub: string } | { ok: false; reason: string };
+
+/** A service token's client id as Access writes it (`<hex>.access`); anything else names no one. */
+const CLIENT_ID = /^[\x21-\x7e]{1,200}$/;
+
+/** The identity a verified token's claims name, or null: a person by `sub`, a service token by its client id. */
+function identityOf(claims: Record<string, unknown>): { sub: string; email: string | null } | null {
+  if (typeof claims.sub === "string" && claims.sub !== "") return { sub: claims.sub, email: typeof claims.email === "string" ? claims.email : null };
+  if (claims.sub === "" && typeof claims.common_name === "string" && CLIENT_ID.test(claims.common_name))
+    return { sub: `service-token:${claims.common_name}`, email: null };
+  return null;
+}
 
 /** `https://myteam.cloudflareaccess.com`: the issuer, and where the signing keys are. */
 export function accessIssuer(teamDomain: string): string {
@@ -92,6 +108,7 @@ export async function verifyAccessJwt(jwt: string, config: AccessConfig, now = D
   const sec = now / 1000;
   if (typeof claims.exp !== "number" || sec >= claims.exp) return { ok: false, reason: "expired" };
   if (typeof claims.nbf === "number" && sec < claims.nbf) return { ok: false, reason: "not valid yet (nbf)" };
-  if (typeof claims.sub !== "string") return { ok: false, reason: "no subject" };
-  return { ok: true, sub: claims.sub, email: typeof claims.email === "string" ? claims.email : null };
+  const who = identityOf(claims);
+  if (!who) return { ok: false, reason: "no subject (nor a service token's common_name)" };
+  return { ok: true, ...who };
 }

@@ -10,6 +10,7 @@ import { sha256Hex } from "../engine/ids";
 import { isAutomatic } from "../email/reply-approval";
 import { emailTriggerRecord } from "./email-thread";
 import type { EmailTrigger } from "./triggers-file";
+import { dmarcPassed } from "./dmarc";
 
 /** The part of Cloudflare's ForwardableEmailMessage the trigger uses. */
 export type InboundMessage = Pick<ForwardableEmailMessage, "from" | "to" | "raw" | "rawSize" | "headers" | "setReject">;
@@ -67,6 +68,9 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   // the address Email Routing authenticated (the envelope), as for approval replies, not one it merely names.
   if (t.email.reply && from !== message.from.trim().toLowerCase())
     return reject(`the From header (${from}) and the envelope sender differ; ${t.email.to} converses only with mail sent directly from its From address`);
+
+  if (t.email.require_dmarc && !dmarcPassed(parsed.headers))
+    return reject(`${t.email.to} accepts only mail whose receiving server reports dmarc=pass (its topmost Authentication-Results header)`);
 
   const input = emailInput(parsed, from, to);
   // Message-IDs are chosen by the sender: keyed with the sender, one cannot pre-empt another's.

@@ -81,6 +81,15 @@ export const scheduleTriggerSchema = z.strictObject({
 });
 
 /**
+ * The largest `max_bytes` an email trigger may set. Email Routing hands over up to
+ * 25 MiB, but the message is read whole and parsed with its attachments decoded
+ * (raw bytes, decoded attachments and UTF-16 text side by side: several times its
+ * size) in an isolate whose 128 MB also holds the app and every other request it
+ * serves at the moment.
+ */
+export const MAX_EMAIL_BYTES = 10 * 1024 * 1024;
+
+/**
  * `email: {to, allow_from}`: a message to that address from an allowed sender starts the worker.
  * `reply: true`: the run's answers are mailed back to the sender, whose replies continue it.
  */
@@ -92,14 +101,16 @@ export const emailTriggerSchema = z.strictObject({
       .regex(ADDRESS, "must be one address such as support@example.com")
       .transform((a) => a.toLowerCase()),
     allow_from: z.array(z.string().regex(ALLOW_FROM, 'entries are an address or "*@domain"')).min(1),
-    /** Larger messages are rejected before they are read. */
+    /** Larger messages are rejected before they are read; at most MAX_EMAIL_BYTES. */
     max_bytes: z
       .number()
       .int()
       .positive()
-      .max(25 * 1024 * 1024)
+      .max(MAX_EMAIL_BYTES, `at most ${MAX_EMAIL_BYTES} (10 MiB): a message is parsed in memory, attachments and all, within the Worker's 128 MB`)
       .default(1024 * 1024),
     reply: z.boolean().default(false),
+    /** Refuse a message unless the receiving MTA's topmost Authentication-Results says dmarc=pass (src/triggers/dmarc.ts). */
+    require_dmarc: z.boolean().default(false),
   }),
   approval_mode: approvalMode,
   budget: budgetSchema.optional(),

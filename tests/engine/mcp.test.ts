@@ -111,6 +111,19 @@ describe("hostile MCP servers", () => {
     );
   });
 
+  it("structured content that does not match the tool's output schema, or is missing, is a tool error naming the server and the reason", async () => {
+    for (const [mode, reason] of [
+      ["mismatch", /Structured content does not match the tool's output schema: .*n/],
+      ["unstructured", /Tool count has an output schema but did not return structured content/],
+    ] as const) {
+      const model = recordingModel([{ name: "hm_count", args: {} }]);
+      const out = await run(`hm: { use: mcp, url: "${at(mode)}" }`, model);
+      expect(out.status).toBe("succeeded");
+      expect(toolMessages(model)[0]).toMatch(/^Error: MCP server "hm" \(127\.0\.0\.1:\d+\): calling count failed: /);
+      expect(toolMessages(model)[0]).toMatch(reason);
+    }
+  });
+
   it("a redirect, even to the same origin, is not followed: an error naming the server, and no second request", async () => {
     const before = { redirect: await hits("redirect"), redirected: await hits("redirected") };
     const out = await run(`hr: { use: mcp, url: "${at("redirect")}" }`, recordingModel([]));

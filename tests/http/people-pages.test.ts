@@ -204,6 +204,37 @@ describe("Cloudflare Access", () => {
     // Without Access configured, the header opens nothing.
     expect((await call("/inbox", { headers: { "Cf-Access-Jwt-Assertion": await sign(good) } })).status).toBe(401);
   });
+
+  it("a service token (empty sub) is known by its client id, each its own identity; one with no client id, or a person's without sub, opens nothing", async () => {
+    // Its own team: keys are cached per issuer for the isolate, and this test signs with a pair of its own.
+    const issuer = "https://edgework-services.cloudflareaccess.com";
+    const serviceEnv = { ...accessEnv, ACCESS_TEAM_DOMAIN: "edgework-services" };
+    const { jwk, sign } = await keys();
+    const realFetch = globalThis.fetch;
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) =>
+      (input instanceof Request ? input.url : String(input)).startsWith(issuer) ? Response.json({ keys: [jwk] }) : realFetch(input, init),
+    );
+    const now = Math.floor(Date.now() / 1000);
+    // What Access signs for a service token: no email, an empty sub, the client id as common_name.
+    const service = { iss: issuer, aud: ["aud-tag-1"], sub: "", common_name: "5b3c1f.access", type: "app", identity_nonce: "", iat: now, exp: now + 300 };
+    const open = async (claims: Record<string, unknown>) =>
+      app.fetch(new Request(`${BASE}/inbox`, { headers: { "Cf-Access-Jwt-Assertion": await sign(claims) } }), serviceEnv, {
+        waitUntil() {},
+        passThroughOnException() {},
+        props: {},
+      } as unknown as ExecutionContext);
+    const first = await open(service);
+    expect(first.status).toBe(200);
+    expect(await first.text()).toContain("service-token:5b3c1f.access");
+    expect(await (await open({ ...service, common_name: "9e0d2a.access" })).text()).toContain("service-token:9e0d2a.access");
+    for (const claims of [
+      { ...service, common_name: undefined },
+      { ...service, common_name: "" },
+      { ...service, common_name: "a b" },
+      { ...service, sub: undefined },
+    ])
+      expect((await open(claims)).status, JSON.stringify(claims)).toBe(401);
+  });
 });
 
 describe("security headers on every new page", () => {

@@ -54,7 +54,9 @@ export async function startEverything(): Promise<{ port: number; child: ChildPro
  * `/hostile/regex/mcp` (tool `match`, whose outputSchema's pattern `^(a+)+$`
  * backtracks on the `"aaa…a!"` it returns), `/hostile/blowup/mcp` (tool `deep`, an
  * outputSchema whose anyOf/$ref chain doubles 24 times), and `/hostile/redirect/mcp`
- * (every request redirected, 307, to `/hostile/redirected/mcp` on the same origin).
+ * (every request redirected, 307, to `/hostile/redirected/mcp` on the same origin),
+ * `/hostile/mismatch/mcp` and `/hostile/unstructured/mcp` (tool `count`, whose structured
+ * content does not match its outputSchema, or is missing).
  */
 export async function startCountingServer(doomed?: ChildProcess): Promise<{ port: number; close(): Promise<void> }> {
   let counts: Record<string, number> = {};
@@ -119,11 +121,32 @@ const HOSTILE_TOOLS = {
     tool: { name: "deep", description: "Has an output schema that expands 2^24 times", inputSchema: { type: "object" }, outputSchema: blowupSchema(24) },
     structured: { v: "x" },
   },
-} satisfies Record<string, { tool: Tool; structured: Record<string, unknown> }>;
+  mismatch: {
+    tool: {
+      name: "count",
+      description: "Answers a string where its output schema says a number",
+      inputSchema: { type: "object" },
+      outputSchema: { type: "object", properties: { n: { type: "number" } }, required: ["n"] },
+    },
+    structured: { n: "seven" },
+  },
+  unstructured: {
+    tool: {
+      name: "count",
+      description: "Has an output schema and answers no structured content",
+      inputSchema: { type: "object" },
+      outputSchema: { type: "object", properties: { n: { type: "number" } } },
+    },
+    structured: undefined,
+  },
+} satisfies Record<string, { tool: Tool; structured: Record<string, unknown> | undefined }>;
 
 function hostileServer({ tool, structured }: (typeof HOSTILE_TOOLS)[keyof typeof HOSTILE_TOOLS]): LowLevelServer {
   const s = new LowLevelServer({ name: "hostile", version: "1" }, { capabilities: { tools: {} } });
   s.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [tool as Tool] }));
-  s.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: "text", text: "see structuredContent" }], structuredContent: structured }));
+  s.setRequestHandler(CallToolRequestSchema, async () => ({
+    content: [{ type: "text", text: "see structuredContent" }],
+    ...(structured ? { structuredContent: structured } : {}),
+  }));
   return s;
 }

@@ -53,7 +53,7 @@ support-mail:
     );
     expect(app.schedules.get("nightly-digest")).toMatchObject({ worker: "digest", schedule: "0 6 * * *", input: { since_hours: 24 } });
     expect(app.emails.get("support-mail")).toMatchObject({
-      email: { to: "support@example.com", allow_from: ["*@example.com"], max_bytes: 1048576, reply: false },
+      email: { to: "support@example.com", allow_from: ["*@example.com"], max_bytes: 1048576, reply: false, require_dmarc: false },
     });
     expect(app.triggers.size).toBe(0);
   });
@@ -104,6 +104,18 @@ support-mail:
       /^workers\/triggers\.yaml: a\.email\.reply: /,
     );
     expect(problems(`a: { worker: support, email: { to: "s@example.com", allow_from: ["*@example.com"], reply: true } }`)).toEqual([]);
+  });
+
+  it("max_bytes is capped at 10 MiB (a message is parsed whole, attachments decoded, within 128 MB); require_dmarc is a boolean", () => {
+    expect(problems(`a: { worker: support, email: { to: "s@example.com", allow_from: ["*@example.com"], max_bytes: 26214400 } }`)).toEqual([
+      "workers/triggers.yaml: a.email.max_bytes: at most 10485760 (10 MiB): a message is parsed in memory, attachments and all, within the Worker's 128 MB",
+    ]);
+    expect(problems(`a: { worker: support, email: { to: "s@example.com", allow_from: ["*@example.com"], max_bytes: 10485760, require_dmarc: true } }`)).toEqual(
+      [],
+    );
+    expect(problems(`a: { worker: support, email: { to: "s@example.com", allow_from: ["*@example.com"], require_dmarc: "yes" } }`)[0]).toMatch(
+      /^workers\/triggers\.yaml: a\.email\.require_dmarc: /,
+    );
   });
 });
 

@@ -1,8 +1,8 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { messageOf, ToolError } from "../errors";
+import { McpClient } from "./client";
 import { BoundedOutputValidator } from "./output-validator";
+import { HttpTransport } from "./transport";
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -38,12 +38,12 @@ function capped(res: Response, max: number): Response {
 }
 
 /**
- * One MCP session through the official client, opened at first use (a replay whose
+ * One MCP session through our client and transport on the SDK's protocol, opened at first use (a replay whose
  * steps are all recorded never contacts the server) and closed with its instance.
  * Failures become `ToolError`s naming the server and the reason.
  */
 export class McpSession {
-  private client?: Promise<Client>;
+  private client?: Promise<McpClient>;
   /** When the tool call under way must be over, its result checked included. */
   private deadline = Infinity;
 
@@ -61,15 +61,10 @@ export class McpSession {
     throw new ToolError(`${this.opts.label}: ${what} failed: ${reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS)}…` : reason}`);
   }
 
-  private connect(): Promise<Client> {
+  private connect(): Promise<McpClient> {
     this.client ??= (async () => {
-      const client = new Client({ name: "edgework", version: "1" }, { jsonSchemaValidator: new BoundedOutputValidator(() => this.deadline - Date.now()) });
-      const transport = new StreamableHTTPClientTransport(new URL(this.opts.url), {
-        fetch: this.fetch,
-        requestInit: { headers: this.opts.headers },
-        // A session lives for one call: a dropped stream is an error to report, not to chase.
-        reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
-      });
+      const client = new McpClient({ name: "edgework", version: "1" }, new BoundedOutputValidator(() => this.deadline - Date.now()));
+      const transport = new HttpTransport(new URL(this.opts.url), this.fetch, this.opts.headers);
       try {
         await client.connect(transport, { timeout: this.opts.timeoutMs });
       } catch (err) {
@@ -107,7 +102,7 @@ export class McpSession {
       const client = await this.connect();
       const left = this.deadline - Date.now();
       if (left <= 0) this.fail(`calling ${name}`, `no time left of timeout_ms (${this.opts.timeoutMs} ms) after connecting`);
-      return (await client.callTool({ name, arguments: args }, undefined, { timeout: left })) as CallToolResult;
+      return await client.callTool({ name, arguments: args }, { timeout: left });
     } catch (err) {
       if (err instanceof ToolError) throw err;
       this.fail(`calling ${name}`, err);
@@ -122,7 +117,7 @@ export class McpSession {
     this.client = undefined;
     const client = await pending?.catch(() => undefined);
     if (!client) return;
-    await (client.transport as StreamableHTTPClientTransport | undefined)?.terminateSession().catch(() => undefined);
+    await (client.transport as HttpTransport | undefined)?.terminateSession().catch(() => undefined);
     await client.close();
   }
 }

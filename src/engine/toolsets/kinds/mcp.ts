@@ -47,7 +47,7 @@ export function mcpFetch(serverUrl: string, headers: Record<string, string>): Fe
 }
 
 /**
- * A remote MCP server's tools (Streamable HTTP, official SDK client). The tools
+ * A remote MCP server's tools (Streamable HTTP: our client on the SDK's protocol, src/engine/mcp/). The tools
  * come from the server at run time: `dynamic`, so the engine journals the list
  * each call sees. Default approval from annotations: `readOnlyHint: true` allows,
  * anything else asks.

@@ -1,1 +1,0 @@
-export { defineProperty as default } from "./babel-runtime";

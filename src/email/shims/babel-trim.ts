@@ -1,1 +1,0 @@
-export { trimInstanceProperty as default } from "./babel-runtime";
