@@ -1,0 +1,138 @@
+// Review of issue 28 (replay order, fingerprints, ctx inside ctx.step): black-box cases
+// that the change gets wrong. Each test states what should happen; it fails on the
+// reviewed main.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineFunction, executeRun, MemoryJournalStore, type Model, type ModelRequest } from "../../src/engine";
+import { approvedArgsOf } from "../../src/engine/journal/fingerprint";
+import { counterKind, harness, workerFile } from "./helpers";
+
+/** A model that answers each prompt with its own text, after `delays[prompt]` ms, spending `tokens[prompt]` input tokens. */
+function model(delays: Record<string, number>, tokens: Record<string, number>): Model & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    async request(req: ModelRequest) {
+      const prompt = String(req.messages.at(-1)!.content);
+      asked.push(prompt);
+      const ms = delays[prompt] ?? 0;
+      if (ms) await new Promise((r) => setTimeout(r, ms));
+      return { text: `answer to ${prompt}`, toolCalls: [], usage: { inputTokens: tokens[prompt] ?? 0, outputTokens: 0 } };
+    },
+  };
+}
+
+type Paused = { status: string; pending: Array<{ key: string; args: unknown; tool: string }> };
+
+/** A person's decision as the run's object records it: bound to the arguments stored with the pending approval. */
+const decide = (store: MemoryJournalStore, p: { key: string; args: unknown }, approved: boolean) =>
+  store.put(p.key, { approved, by: "boss", args_hash: approvedArgsOf(p.args) });
+
+describe("budget approvals are bound to arguments that replay does not reproduce", () => {
+  // B is slow and spends 10 tokens; C is fast and spends 10; A is asked after C's answer.
+  const fn = defineFunction({
+    name: "spender",
+    description: "Two parallel branches of model calls under a token budget",
+    input: z.strictObject({}),
+    async run(_input, ctx) {
+      return Promise.all([
+        ctx.llmAsk("B", { model: "test:m" }),
+        (async () => {
+          await ctx.llmAsk("C", { model: "test:m" });
+          return ctx.llmAsk("A", { model: "test:m" });
+        })(),
+      ]);
+    },
+  });
+
+  it("a person approves going past the budget; the replay reaches the same approval and fails nondeterministic instead of continuing", async () => {
+    const m = model({ B: 30 }, { A: 1, B: 10, C: 10 });
+    const h = harness({}, { functions: [fn], models: { "test:m": m } });
+    const store = new MemoryJournalStore();
+    const req = { runId: "budget-par", worker: "spender", input: {}, budget: { maxTokens: 10, onExceed: "ask" as const } };
+
+    const first = (await executeRun(h.config, store, req)) as unknown as Paused;
+    expect(first.status).toBe("awaiting_approval");
+    const [p] = first.pending;
+    // Asked when C had answered and B had not: 10 tokens used.
+    expect(p).toMatchObject({ key: "spender/ask:3/budget/approval", tool: "continue_past_budget", args: { used_tokens: 10 } });
+    decide(store, p!, true);
+
+    // The code is deterministic and the person said "continue". On replay B's recorded usage is
+    // counted at once (before C's answer is handed back), so the check at A sees 20 tokens, asks
+    // "the same" approval with other arguments, and the bound decision refuses it.
+    const second = await executeRun(h.config, store, req);
+    expect(second).toMatchObject({ status: "succeeded", output: ["answer to B", "answer to A"] });
+  });
+});
+
+describe("budget approvals in plain worker files (no code of the user's)", () => {
+  it("two sub-workers in one turn: the approval a person gave is refused on replay as nondeterministic", async () => {
+    const { kind } = counterKind();
+    const reply = (r: { text?: string; calls?: string[]; tokens: number; ms?: number }): Model => ({
+      async request(req) {
+        if (r.ms) await new Promise((ok) => setTimeout(ok, r.ms));
+        const called = req.messages.some((m) => m.role === "tool");
+        const calls = !called && r.calls ? r.calls.map((name, i) => ({ id: `c${i}`, name, arguments: name === "increment" ? "{}" : '{"input":"go"}' })) : [];
+        return { text: calls.length ? null : (r.text ?? "done"), toolCalls: calls, usage: { inputTokens: calls.length || !r.calls ? r.tokens : 1, outputTokens: 0 } };
+      },
+    });
+    const h = harness(
+      {
+        "boss.worker": workerFile("name: boss\nmodel: test:boss\ntoolsets:\n  workers: [slow, busy]"),
+        "slow.worker": workerFile("name: slow\nmodel: test:slow"),
+        "busy.worker": workerFile("name: busy\nmodel: test:busy\ntoolsets:\n  counter: { use: counter }"),
+      },
+      {
+        kinds: [kind],
+        models: {
+          "test:boss": reply({ calls: ["slow", "busy"], tokens: 0 }),
+          "test:slow": reply({ text: "slow done", tokens: 10, ms: 30 }),
+          "test:busy": reply({ calls: ["increment"], tokens: 10 }),
+        },
+      },
+    );
+    const store = new MemoryJournalStore();
+    const req = { runId: "budget-loop", worker: "boss", input: { input: "go" }, budget: { maxTokens: 10, onExceed: "ask" as const } };
+    const first = (await executeRun(h.config, store, req)) as unknown as Paused;
+    expect(first.pending).toMatchObject([{ key: "boss/turn:1/tool:2/busy/turn:2/model/budget/approval", args: { used_tokens: 10 } }]);
+    decide(store, first.pending[0]!, true);
+    expect(await executeRun(h.config, store, req)).toMatchObject({ status: "succeeded" });
+  });
+});
+
+describe("Promise.race, which the determinism contract says is fine", () => {
+  it("a model answer raced against a timeout: the answer comes at once, but the run sleeps until the timeout", async () => {
+    const fn = defineFunction({
+      name: "timeout-race",
+      description: "Asks the model, with a one-hour timeout",
+      input: z.strictObject({}),
+      run: async (_input, ctx) =>
+        Promise.race([ctx.llmAsk("quick", { model: "test:m" }), ctx.sleep("1h").then(() => "timed out")]),
+    });
+    const h = harness({}, { functions: [fn], models: { "test:m": model({}, {}) } });
+    const out = await executeRun(h.config, new MemoryJournalStore(), { runId: "race-1", worker: "timeout-race", input: {} });
+    // The race was won by the answer; the run instead waits for the hour (status "waiting").
+    expect(out).toMatchObject({ status: "succeeded", output: "answer to quick" });
+  });
+
+  it("an event wait raced against a shorter sleep: once the sleep has ended the race is decided, yet the run waits on for the event", async () => {
+    const fn = defineFunction({
+      name: "event-or-reminder",
+      description: "Waits for an event for a week, or an hour, whichever first",
+      input: z.strictObject({}),
+      run: async (_input, ctx) =>
+        Promise.race([ctx.waitForEvent("approved", { timeout: "7d" }).then(() => "event"), ctx.sleep("1h").then(() => "an hour passed")]),
+    });
+    const h = harness({}, { functions: [fn] });
+    const store = new MemoryJournalStore();
+    const req = { runId: "race-2", worker: "event-or-reminder", input: {} };
+    const first = (await executeRun(h.config, store, req)) as unknown as { status: string; waits: Array<{ key: string; kind: string }> };
+    expect(first.status).toBe("waiting");
+    const sleep = first.waits.find((w) => w.kind === "sleep")!;
+    // The hour passes: the run's object records the sleep's end (as RunWaits.end does) and replays.
+    store.put(sleep.key, { ended: "time", at: Date.now(), wait: "sleep" });
+    const second = await executeRun(h.config, store, req);
+    expect(second).toMatchObject({ status: "succeeded", output: "an hour passed" });
+  });
+});
