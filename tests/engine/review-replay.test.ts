@@ -6,6 +6,7 @@ import { z } from "zod";
 import { defineFunction, executeRun, MemoryJournalStore, type Model, type ModelRequest } from "../../src/engine";
 import { approvedArgsOf } from "../../src/engine/journal/fingerprint";
 import { counterKind, harness, workerFile } from "./helpers";
+import { defineToolset, tool } from "../../src/engine";
 
 /** A model that answers each prompt with its own text, after `delays[prompt]` ms, spending `tokens[prompt]` input tokens. */
 function model(delays: Record<string, number>, tokens: Record<string, number>): Model & { asked: string[] } {
@@ -20,6 +21,20 @@ function model(delays: Record<string, number>, tokens: Record<string, number>): 
       return { text: `answer to ${prompt}`, toolCalls: [], usage: { inputTokens: tokens[prompt] ?? 0, outputTokens: 0 } };
     },
   };
+}
+
+/** A `post` tool that asks for approval (run with approve_all here) and counts what it posted. */
+function poster() {
+  const posted: string[] = [];
+  const kind = defineToolset({
+    kind: "poster",
+    config: z.strictObject({}),
+    create: () => ({}),
+    tools: {
+      post: tool({ description: "Posts (asks first)", input: z.strictObject({ text: z.string() }), run: ({ text }) => (posted.push(text), `posted ${text}`) }),
+    },
+  });
+  return { kind, posted };
 }
 
 type Paused = { status: string; pending: Array<{ key: string; args: unknown; tool: string }> };
@@ -134,5 +149,80 @@ describe("Promise.race, which the determinism contract says is fine", () => {
     store.put(sleep.key, { ended: "time", at: Date.now(), wait: "sleep" });
     const second = await executeRun(h.config, store, req);
     expect(second).toMatchObject({ status: "succeeded", output: "an hour passed" });
+  });
+});
+
+describe("a failed ctx.step (not recorded, runs again) racing a recorded result", () => {
+  it("after a replay each branch still gets the id it got the first time (they are silently swapped)", async () => {
+    const seen: Array<{ a: string; b: string }> = [];
+    const fn = defineFunction({
+      name: "fallback",
+      description: "A flaky fetch with a fallback, beside a model call; then a sleep",
+      input: z.strictObject({}),
+      async run(_input, ctx) {
+        const [a, b] = await Promise.all([
+          (async () => {
+            try {
+              // A fetch that fails after 20 ms, every time (a step whose function throws is not recorded).
+              await ctx.step("fetch", async () => {
+                await new Promise((r) => setTimeout(r, 20));
+                throw new Error("upstream answered 503");
+              });
+              return "fetched";
+            } catch {
+              return `A:${await ctx.randomId()}`;
+            }
+          })(),
+          (async () => {
+            await ctx.llmAsk("B", { model: "test:m" });
+            return `B:${await ctx.randomId()}`;
+          })(),
+        ]);
+        seen.push({ a, b });
+        await ctx.sleep("1m");
+        return { a, b };
+      },
+    });
+    // B's answer takes 40 ms the first time: A's failure comes first, so A takes random:3, B random:4.
+    const h = harness({}, { functions: [fn], models: { "test:m": model({ B: 40 }, {}) } });
+    const store = new MemoryJournalStore();
+    const req = { runId: "fallback-1", worker: "fallback", input: {} };
+    const first = (await executeRun(h.config, store, req)) as unknown as { status: string; waits: Array<{ key: string }> };
+    expect(first.status).toBe("waiting");
+    store.put(first.waits[0]!.key, { ended: "time", at: Date.now(), wait: "sleep" });
+    const second = await executeRun(h.config, store, req);
+    // The replay hands B's recorded answer back at once; the fetch fails again 20 ms later. B now takes random:3,
+    // A's id, and A takes B's: the output's ids are swapped, and no check notices (an id has no fingerprint).
+    expect(second).toMatchObject({ status: "succeeded", output: seen[0] });
+  });
+
+  it("the same code with a tool call in each branch: a legitimate replay fails nondeterministic", async () => {
+    const { kind, posted } = poster();
+    const fn = defineFunction({
+      name: "fallback-post",
+      description: "A flaky fetch with a fallback post, beside a model call and its post; then a sleep",
+      input: z.strictObject({}),
+      toolsets: { poster: { use: "poster" } },
+      async run(_input, ctx) {
+        await Promise.all([
+          ctx
+            .step("fetch", async () => {
+              await new Promise((r) => setTimeout(r, 20));
+              throw new Error("upstream answered 503");
+            })
+            .catch(() => ctx.callTool("post", { text: "fetch failed" })),
+          ctx.llmAsk("B", { model: "test:m" }).then((s) => ctx.callTool("post", { text: s })),
+        ]);
+        await ctx.sleep("1m");
+        return posted.length;
+      },
+    });
+    const h = harness({}, { kinds: [kind], functions: [fn], models: { "test:m": model({ B: 40 }, {}) } });
+    const store = new MemoryJournalStore();
+    const req = { runId: "fallback-2", worker: "fallback-post", input: {}, approvalMode: "approve_all" as const };
+    const first = (await executeRun(h.config, store, req)) as unknown as { status: string; waits: Array<{ key: string }> };
+    expect(first.status).toBe("waiting");
+    store.put(first.waits[0]!.key, { ended: "time", at: Date.now(), wait: "sleep" });
+    expect(await executeRun(h.config, store, req)).toMatchObject({ status: "succeeded" });
   });
 });
