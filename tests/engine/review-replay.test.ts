@@ -112,7 +112,11 @@ describe("budget approvals in plain worker files (no code of the user's)", () =>
     const first = (await executeRun(h.config, store, req)) as unknown as Paused;
     expect(first.pending).toMatchObject([{ key: "boss/turn:1/tool:2/busy/turn:2/model/budget/approval", args: { used_tokens: 10 } }]);
     decide(store, first.pending[0]!, true);
-    expect(await executeRun(h.config, store, req)).toMatchObject({ status: "succeeded" });
+    // Approved, busy's second turn runs; the boss's next request is over the extended budget (20 tokens) and asks anew.
+    expect(await executeRun(h.config, store, req)).toMatchObject({
+      status: "awaiting_approval",
+      pending: [{ key: "boss/turn:2/model/budget/approval", args: { max_tokens: 20 } }],
+    });
   });
 });
 
