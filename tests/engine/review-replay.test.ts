@@ -230,3 +230,57 @@ describe("a failed ctx.step (not recorded, runs again) racing a recorded result"
     expect(await executeRun(h.config, store, req)).toMatchObject({ status: "succeeded" });
   });
 });
+
+describe("a deploy that changes a kind's code between activations", () => {
+  it("a run paused for approval survives a new tool added to a kind it uses (its recorded turns were answered all the same)", async () => {
+    const kindWith = (extra: boolean) =>
+      defineToolset({
+        kind: "notes",
+        config: z.strictObject({}),
+        create: () => ({}),
+        tools: {
+          write: tool({ description: "Writes a note (asks first)", input: z.strictObject({ text: z.string() }), run: ({ text }) => `wrote ${text}` }),
+          ...(extra ? { read: tool({ description: "Reads the notes", input: z.strictObject({}), readOnly: true, run: () => "no notes" }) } : {}),
+        },
+      });
+    const m: Model = {
+      async request(req) {
+        const called = req.messages.some((x) => x.role === "tool");
+        return called
+          ? { text: "done", toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } }
+          : { text: null, toolCalls: [{ id: "c1", name: "write", arguments: '{"text":"hi"}' }], usage: { inputTokens: 1, outputTokens: 1 } };
+      },
+    };
+    const files = { "w.worker": workerFile("name: w\nmodel: test:m\ntoolsets:\n  notes: { use: notes }") };
+    const store = new MemoryJournalStore();
+    const req = { runId: "deploy-1", worker: "w", input: { input: "note this" } };
+    const before = harness(files, { kinds: [kindWith(false)], models: { "test:m": m } });
+    const paused = (await executeRun(before.config, store, req)) as unknown as Paused;
+    expect(paused.pending).toMatchObject([{ key: "w/turn:1/tool:1/approval", tool: "write" }]);
+    decide(store, paused.pending[0]!, true);
+    // Deployed meanwhile: the kind has one more tool. The same worker file, the same recorded answers.
+    const after = harness(files, { kinds: [kindWith(true)], models: { "test:m": m } });
+    expect(await executeRun(after.config, store, req)).toMatchObject({ status: "succeeded", output: "done" });
+  });
+
+  it("a run paused for approval survives a change of DEFAULT_MODEL (its worker names no model; its recorded turns stand)", async () => {
+    const { kind } = poster();
+    const m: Model = {
+      async request(req) {
+        const called = req.messages.some((x) => x.role === "tool");
+        return called
+          ? { text: "done", toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } }
+          : { text: null, toolCalls: [{ id: "c1", name: "post", arguments: '{"text":"hi"}' }], usage: { inputTokens: 1, outputTokens: 1 } };
+      },
+    };
+    const files = { "w.worker": workerFile("name: w\ntoolsets:\n  poster: { use: poster }") };
+    const store = new MemoryJournalStore();
+    const req = { runId: "deploy-2", worker: "w", input: { input: "post" } };
+    const before = harness(files, { kinds: [kind], models: { "test:old": m, "test:new": m }, defaultModel: "test:old" });
+    const paused = (await executeRun(before.config, store, req)) as unknown as Paused;
+    expect(paused.pending).toMatchObject([{ key: "w/turn:1/tool:1/approval", tool: "post" }]);
+    decide(store, paused.pending[0]!, true);
+    const after = harness(files, { kinds: [kind], models: { "test:old": m, "test:new": m }, defaultModel: "test:new" });
+    expect(await executeRun(after.config, store, req)).toMatchObject({ status: "succeeded", output: "done" });
+  });
+});
