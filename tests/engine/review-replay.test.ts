@@ -6,7 +6,7 @@ import { z } from "zod";
 import { defineFunction, executeRun, MemoryJournalStore, type Model, type ModelRequest } from "../../src/engine";
 import { approvedArgsOf } from "../../src/engine/journal/fingerprint";
 import { counterKind, harness, workerFile } from "./helpers";
-import { defineToolset, tool } from "../../src/engine";
+import { defineToolset, RunInterrupted, tool } from "../../src/engine";
 
 /** A model that answers each prompt with its own text, after `delays[prompt]` ms, spending `tokens[prompt]` input tokens. */
 function model(delays: Record<string, number>, tokens: Record<string, number>): Model & { asked: string[] } {
@@ -282,5 +282,51 @@ describe("a deploy that changes a kind's code between activations", () => {
     decide(store, paused.pending[0]!, true);
     const after = harness(files, { kinds: [kind], models: { "test:old": m, "test:new": m }, defaultModel: "test:new" });
     expect(await executeRun(after.config, store, req)).toMatchObject({ status: "succeeded", output: "done" });
+  });
+});
+
+describe("ctx inside ctx.step while a parallel call has met a signal", () => {
+  /** `run`'s outcome, or a note that it is still pending long after it needed to settle (it needs no I/O but a 20 ms timer). */
+  const settledOrStuck = (run: Promise<unknown>) =>
+    Promise.race([run.catch((err: unknown) => err), new Promise((ok) => setTimeout(() => ok("still pending after 2 s: the activation hangs"), 2000))]);
+
+  // A step that fetches (20 ms), then — against the contract — asks ctx; it catches the refusal, as the issue's own test does.
+  const misuse = (ctx: { now(): Promise<number> }) => async () => {
+    await new Promise((r) => setTimeout(r, 20));
+    try {
+      return await ctx.now();
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+
+  it("a model request handed to the queue beside it: the refusal never comes, the step never ends, the run hangs", async () => {
+    const handOff: Model = {
+      request: async () => {
+        throw new RunInterrupted("dispatched", "test");
+      },
+    };
+    const fn = defineFunction({
+      name: "step-beside-handoff",
+      description: "A model request (handed off) beside a step that misuses ctx",
+      input: z.strictObject({}),
+      run: async (_input, ctx) => Promise.all([ctx.llmAsk("x", { model: "test:handoff" }), ctx.step("fetch", misuse(ctx))]),
+    });
+    const h = harness({}, { functions: [fn], models: { "test:handoff": handOff } });
+    const out = await settledOrStuck(h.run({ runId: "stuck-1", worker: "step-beside-handoff", input: {} }));
+    // Should end this activation as a hand-off (RunInterrupted), the step's call refused.
+    expect(out).toBeInstanceOf(RunInterrupted);
+  });
+
+  it("a sleep beside it: the run should pause for the sleep; it hangs instead", async () => {
+    const fn = defineFunction({
+      name: "step-beside-sleep",
+      description: "A sleep beside a step that misuses ctx",
+      input: z.strictObject({}),
+      run: async (_input, ctx) => Promise.all([ctx.sleep("1h"), ctx.step("fetch", misuse(ctx))]),
+    });
+    const h = harness({}, { functions: [fn] });
+    const out = await settledOrStuck(h.run({ runId: "stuck-2", worker: "step-beside-sleep", input: {} }));
+    expect(out).toMatchObject({ status: "waiting" });
   });
 });
