@@ -89,7 +89,11 @@ describe("budget approvals in plain worker files (no code of the user's)", () =>
         if (r.ms) await new Promise((ok) => setTimeout(ok, r.ms));
         const called = req.messages.some((m) => m.role === "tool");
         const calls = !called && r.calls ? r.calls.map((name, i) => ({ id: `c${i}`, name, arguments: name === "increment" ? "{}" : '{"input":"go"}' })) : [];
-        return { text: calls.length ? null : (r.text ?? "done"), toolCalls: calls, usage: { inputTokens: calls.length || !r.calls ? r.tokens : 1, outputTokens: 0 } };
+        return {
+          text: calls.length ? null : (r.text ?? "done"),
+          toolCalls: calls,
+          usage: { inputTokens: calls.length || !r.calls ? r.tokens : 1, outputTokens: 0 },
+        };
       },
     });
     const h = harness(
@@ -126,8 +130,7 @@ describe("Promise.race, which the determinism contract says is fine", () => {
       name: "timeout-race",
       description: "Asks the model, with a one-hour timeout",
       input: z.strictObject({}),
-      run: async (_input, ctx) =>
-        Promise.race([ctx.llmAsk("quick", { model: "test:m" }), ctx.sleep("1h").then(() => "timed out")]),
+      run: async (_input, ctx) => Promise.race([ctx.llmAsk("quick", { model: "test:m" }), ctx.sleep("1h").then(() => "timed out")]),
     });
     const h = harness({}, { functions: [fn], models: { "test:m": model({}, {}) } });
     const out = await executeRun(h.config, new MemoryJournalStore(), { runId: "race-1", worker: "timeout-race", input: {} });
