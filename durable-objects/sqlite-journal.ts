@@ -1,5 +1,6 @@
 import { JournalKeyTaken, StorageError, type JournalStore } from "../src/engine";
-import { keyWriter } from "../src/engine/journal/keys";
+import { keyWriter, type KeyGrammar } from "../src/engine/journal/keys";
+import { keyGrammarOf } from "./schema";
 import type { JournalRow } from "./rows";
 import { json, parse, type Sql } from "./sql";
 
@@ -19,6 +20,8 @@ export const PERMANENT = /SQLITE_TOOBIG|SQLITE_FULL/;
 export class SqliteJournalStore implements JournalStore {
   /** Every key the table holds, once read; kept up to date by every write of this object. */
   private keys?: Set<string>;
+  /** The journal's key grammar (schema.ts `keyGrammarOf`), once read. */
+  private grammar?: KeyGrammar;
   /** A fork's copied steps (fork.ts marks the last one's seq): what the source recorded, under its definitions. */
   private copied?: Set<string>;
 
@@ -47,7 +50,9 @@ export class SqliteJournalStore implements JournalStore {
    * A key that holds a step already is refused (`JournalKeyTaken`, with that step's value).
    */
   put(key: string, value: unknown, text: string = json(value), startedAt?: number): void {
-    if (keyWriter(key) === "host") throw new StorageError(`the engine may not write journal key ${key}: the run's host records it`, true);
+    // Not in grammar 1, whose keys hold names as they came (a step named ".../wait:1" ends like a wait's key).
+    if (keyWriter(key) === "host" && (this.grammar ??= keyGrammarOf(this.sql)) !== 1)
+      throw new StorageError(`the engine may not write journal key ${key}: the run's host records it`, true);
     this.insert(key, text, startedAt);
   }
 
@@ -60,6 +65,7 @@ export class SqliteJournalStore implements JournalStore {
   /** Rows were written past this store (a fork's copy): it reads the keys again when next it needs them. */
   forget(): void {
     this.keys = undefined;
+    this.grammar = undefined;
   }
 
   private insert(key: string, text: string, startedAt?: number): void {

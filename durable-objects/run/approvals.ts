@@ -8,7 +8,7 @@
 
 import { MAX_ANSWER_CHARS } from "../../src/engine/approvals/ask-human";
 import { recordedAddress, refusalOf, type ApprovalDecision, type Decider, type DeciderPolicy, type PendingApproval } from "../../src/engine";
-import { approvedArgs } from "../../src/engine/journal/fingerprint";
+import { approvedArgs, bindsArguments } from "../../src/engine/journal/fingerprint";
 import type { FollowUp } from "../../src/engine/types/worker";
 import { numberVar } from "../../src/config";
 import { TERMINAL, type Answer, type ApprovalView, type DecisionRequest, type RunStatusName } from "../../src/runs/types";
@@ -303,7 +303,7 @@ export class RunApprovals {
 
   /** One row: the journal step (see the class comment), bound to the arguments it was asked for. */
   private resolve(ap: Pick<ApprovalRow, "id" | "key" | "args">, decision: ApprovalDecision): void {
-    this.journal.record(ap.key, { ...decision, args_hash: approvedArgs(ap.args) });
+    this.journal.record(ap.key, bindsArguments(ap.key) ? { ...decision, args_hash: approvedArgs(ap.args) } : decision);
     this.host.noted("approval_recorded", recordedEvent(ap.id, decision));
   }
 }

@@ -223,12 +223,12 @@ export class JournalKeyTaken extends Error {
  * A replay met another call at a recorded key than the one recorded there: the run
  * fails rather than hand one call's result, decision or clock reading to another.
  */
-export const nondeterministic = (key: string, recorded: string, now: string) =>
-  new RunError(
-    "nondeterministic",
-    `${key}: recorded for ${recorded}, now asked for ${now}. Code that holds a ctx must make the same ctx calls, with the same arguments, whatever order its parallel calls finish in (docs/architecture.md, "Determinism contract")`,
-    true,
-  );
+export const nondeterministic = (
+  key: string,
+  recorded: string,
+  now: string,
+  why = "Code that holds a ctx must make the same ctx calls, with the same arguments, whatever order its parallel calls finish in",
+) => new RunError("nondeterministic", `${key}: recorded for ${recorded}, now asked for ${now}. ${why} (docs/architecture.md, "Determinism contract")`, true);
 
 /** Errors that must travel up through tool calls instead of becoming a tool result. */
 export function propagates(err: unknown): boolean {

@@ -14,8 +14,15 @@ describe("parallel ctx calls in a run's object (fn-fan-out)", () => {
     await stub(id).start({ id, worker: "fn-fan-out", input: { url: effectUrl(id) }, approvalMode: "ask", budget: {} });
     expect(await settle(id)).toMatchObject({ status: "awaiting_approval" });
 
-    const [fast] = await pending(id);
-    expect((fast!.args as { url: string; body: string }).url).toBe(`${effectUrl(id)}-fast`);
+    // Both posts wait for a person; the fast item's summary came first, so its post is the context's call 3.
+    const asked = await pending(id);
+    expect(asked.map((a) => [(a.args as { url: string }).url, a.call_path])).toEqual(
+      expect.arrayContaining([
+        [`${effectUrl(id)}-fast`, "fn-fan-out/call:3"],
+        [`${effectUrl(id)}-slow`, "fn-fan-out/call:4"],
+      ]),
+    );
+    const fast = asked.find((a) => (a.args as { url: string }).url.endsWith("-fast"));
     expect(await stub(id).decide(fast!.id, { decision: "approve", by: "a test" })).toMatchObject({ ok: true });
 
     // The replay hands the recorded summaries back in the order they came: the fast item's post is call 3 again.

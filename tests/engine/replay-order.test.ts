@@ -82,12 +82,14 @@ describe("parallel ctx calls replay onto the calls they were recorded for", () =
 
     const first = await executeRun(h.config, store, req);
     expect(first).toMatchObject({ status: "awaiting_approval" });
-    // B's summary came first, so B's post was the first call made: it is the one asked about.
-    expect(pendingTexts(first)).toEqual(["summary of B"]);
-    expect((first as { pending: Array<{ key: string }> }).pending[0]!.key).toBe("fan-out/call:3/approval");
+    // B's summary came first, so B's post was the first call made (call:3), A's the next: both are asked about.
+    const keyOf = (outcome: unknown, text: string) =>
+      (outcome as { pending: Array<{ key: string; args: { text: string } }> }).pending.find((p) => p.args.text === text)?.key;
+    expect(keyOf(first, "summary of B")).toBe("fan-out/call:3/approval");
+    expect(keyOf(first, "summary of A")).toBe("fan-out/call:4/approval");
     approveAt(store, first, "summary of B");
 
-    // The replay gets both summaries from the journal at once; B's still reaches B first.
+    // The replay gets both summaries from the journal at once; B's still reaches B first, so B's approval reaches B's post.
     const second = await executeRun(h.config, store, req);
     expect(posted).toEqual(["summary of B"]);
     expect(second).toMatchObject({ status: "awaiting_approval" });

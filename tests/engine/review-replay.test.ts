@@ -43,7 +43,7 @@ type Paused = { status: string; pending: Array<{ key: string; args: unknown; too
 const decide = (store: MemoryJournalStore, p: { key: string; args: unknown }, approved: boolean) =>
   store.put(p.key, { approved, by: "boss", args_hash: approvedArgsOf(p.args) });
 
-describe("budget approvals are bound to arguments that replay does not reproduce", () => {
+describe("budget approvals are not bound to the usage figures they show (a replay may count them in another order)", () => {
   // B is slow and spends 10 tokens; C is fast and spends 10; A is asked after C's answer.
   const fn = defineFunction({
     name: "spender",
@@ -60,7 +60,7 @@ describe("budget approvals are bound to arguments that replay does not reproduce
     },
   });
 
-  it("a person approves going past the budget; the replay reaches the same approval and fails nondeterministic instead of continuing", async () => {
+  it("a person approves going past the budget; the replay reaches the same approval and continues (it failed nondeterministic)", async () => {
     const m = model({ B: 30 }, { A: 1, B: 10, C: 10 });
     const h = harness({}, { functions: [fn], models: { "test:m": m } });
     const store = new MemoryJournalStore();
@@ -82,7 +82,7 @@ describe("budget approvals are bound to arguments that replay does not reproduce
 });
 
 describe("budget approvals in plain worker files (no code of the user's)", () => {
-  it("two sub-workers in one turn: the approval a person gave is refused on replay as nondeterministic", async () => {
+  it("two sub-workers in one turn: the approval a person gave holds on replay (it was refused as nondeterministic)", async () => {
     const { kind } = counterKind();
     const reply = (r: { text?: string; calls?: string[]; tokens: number; ms?: number }): Model => ({
       async request(req) {
@@ -124,8 +124,8 @@ describe("budget approvals in plain worker files (no code of the user's)", () =>
   });
 });
 
-describe("Promise.race, which the determinism contract says is fine", () => {
-  it("a model answer raced against a timeout: the answer comes at once, but the run sleeps until the timeout", async () => {
+describe("Promise.race against a wait is decided by whichever comes first", () => {
+  it("a model answer raced against a timeout: the answer wins at once (the run slept until the timeout)", async () => {
     const fn = defineFunction({
       name: "timeout-race",
       description: "Asks the model, with a one-hour timeout",
@@ -138,7 +138,7 @@ describe("Promise.race, which the determinism contract says is fine", () => {
     expect(out).toMatchObject({ status: "succeeded", output: "answer to quick" });
   });
 
-  it("an event wait raced against a shorter sleep: once the sleep has ended the race is decided, yet the run waits on for the event", async () => {
+  it("an event wait raced against a shorter sleep: once the sleep has ended the race is decided (the run waited on for the event)", async () => {
     const fn = defineFunction({
       name: "event-or-reminder",
       description: "Waits for an event for a week, or an hour, whichever first",
@@ -159,8 +159,8 @@ describe("Promise.race, which the determinism contract says is fine", () => {
   });
 });
 
-describe("a failed ctx.step (not recorded, runs again) racing a recorded result", () => {
-  it("after a replay each branch still gets the id it got the first time (they are silently swapped)", async () => {
+describe("a failed ctx.step is recorded, and replays in its turn beside a recorded result", () => {
+  it("after a replay each branch still gets the id it got the first time (they were silently swapped)", async () => {
     const seen: Array<{ a: string; b: string }> = [];
     const fn = defineFunction({
       name: "fallback",
@@ -170,7 +170,7 @@ describe("a failed ctx.step (not recorded, runs again) racing a recorded result"
         const [a, b] = await Promise.all([
           (async () => {
             try {
-              // A fetch that fails after 20 ms, every time (a step whose function throws is not recorded).
+              // A fetch that fails after 20 ms, every time (its error is recorded: the step does not run again).
               await ctx.step("fetch", async () => {
                 await new Promise((r) => setTimeout(r, 20));
                 throw new Error("upstream answered 503");
@@ -203,7 +203,7 @@ describe("a failed ctx.step (not recorded, runs again) racing a recorded result"
     expect(second).toMatchObject({ status: "succeeded", output: seen[0] });
   });
 
-  it("the same code with a tool call in each branch: a legitimate replay fails nondeterministic", async () => {
+  it("the same code with a tool call in each branch: the replay succeeds (it failed nondeterministic)", async () => {
     const { kind, posted } = poster();
     const fn = defineFunction({
       name: "fallback-post",
@@ -303,7 +303,7 @@ describe("ctx inside ctx.step while a parallel call has met a signal", () => {
     }
   };
 
-  it("a model request handed to the queue beside it: the refusal never comes, the step never ends, the run hangs", async () => {
+  it("a model request handed to the queue beside it: the call inside the step is refused and the run hands off (it hung)", async () => {
     const handOff: Model = {
       request: async () => {
         throw new RunInterrupted("dispatched", "test");
@@ -321,7 +321,7 @@ describe("ctx inside ctx.step while a parallel call has met a signal", () => {
     expect(out).toBeInstanceOf(RunInterrupted);
   });
 
-  it("a sleep beside it: the run should pause for the sleep; it hangs instead", async () => {
+  it("a sleep beside it: the call inside the step is refused and the run pauses for the sleep (it hung)", async () => {
     const fn = defineFunction({
       name: "step-beside-sleep",
       description: "A sleep beside a step that misuses ctx",

@@ -1,5 +1,5 @@
 import { ApprovalRequired, nondeterministic, type PendingApproval } from "../errors";
-import { approvedArgsOf } from "../journal/fingerprint";
+import { approvedArgsOf, bindsArguments } from "../journal/fingerprint";
 import { approvalId } from "../ids";
 import type { Journal } from "../journal/journal";
 import { approvalKey, notifyKey } from "../journal/keys";
@@ -56,7 +56,7 @@ export interface ApprovalAsk {
  */
 export async function askApproval(a: ApprovalAsk): Promise<ApprovalDecision> {
   const key = approvalKey(a.callPath);
-  const argsHash = approvedArgsOf(a.asked.args);
+  const argsHash = bindsArguments(key) ? approvedArgsOf(a.asked.args) : undefined;
   const recorded = a.journal.get<ApprovalDecision>(key);
   if (recorded) return bound(key, recorded, a.asked.tool, argsHash);
   const decided = a.decideWithoutAsking();
@@ -73,7 +73,7 @@ export async function askApproval(a: ApprovalAsk): Promise<ApprovalDecision> {
 
 /** `decision`, if it was made on these arguments. */
 function bound(key: string, decision: ApprovalDecision, tool: string, argsHash: string | undefined): ApprovalDecision {
-  if (decision.args_hash !== undefined && decision.args_hash !== argsHash)
+  if (decision.args_hash !== undefined && bindsArguments(key) && decision.args_hash !== argsHash)
     throw nondeterministic(
       key,
       `a decision on ${tool} with arguments ${decision.args_hash.slice(0, 12)}`,

@@ -1,4 +1,5 @@
 import { sha256Hex } from "../run/idempotency-key";
+import { parseKey } from "./keys";
 
 /**
  * What a recorded step was recorded for, so a replay that meets another call at its
@@ -48,6 +49,13 @@ export function argsFingerprint(args: unknown): number | undefined {
  * arguments fails instead of running them under it.
  */
 export const approvedArgs = (argsJson: string) => sha256Hex(argsJson).slice(0, 32);
+
+/**
+ * Whether the decision under `key` is bound to the arguments it was asked with: a call's
+ * approval or a question is; continuing past the budget is not (its "arguments" are the
+ * usage so far, which a replay may count in another order: the decision is about the run).
+ */
+export const bindsArguments = (key: string) => parseKey(key).kind !== "budget_approval";
 
 /** `approvedArgs` of arguments as the gate holds them. */
 export function approvedArgsOf(args: unknown): string | undefined {

@@ -59,6 +59,11 @@ export class Journal {
     return this.recorded.get(key) as T | undefined;
   }
 
+  /** Whether a step under `key` is executing now (not yet recorded). */
+  executing(key: string): boolean {
+    return this.inFlight.has(key);
+  }
+
   /** Whether the step under `key` was copied from a fork's source (JournalStore `inherited`). */
   inherited(key: string): boolean {
     return this.store.inherited?.(key) ?? false;

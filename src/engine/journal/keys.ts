@@ -13,6 +13,7 @@ import { sha256Hex } from "../run/idempotency-key";
  *                                         human:n, a question, has its /approval and /notify below it;
  *                                         wait:n a timer or event wait, whose end the host records there)
  *   <call>/step:<name>                    ctx.step(name), the name encoded (below)
+ *   <call>/step-error:<name>              its function's error, when it threw (the step's outcome then)
  *   <call>/result | /approval | /notify | /worker-create
  *   <model step>/budget/approval | /notify    continuing past the budget, asked before that request
  *   <frame>/tools:<instance>              a dynamic instance's recorded tool list
@@ -90,6 +91,11 @@ export function stepKey(grammar: KeyGrammar, call: string, name: string): string
   return `${call}/step:${grammar === 1 ? name : stepName(name)}`;
 }
 
+/** The error `ctx.step(name)`'s function threw, under `call` (recorded instead of a value: a step's outcome either way). */
+export function stepErrorKey(grammar: KeyGrammar, call: string, name: string): string {
+  return `${call}/step-error:${grammar === 1 ? name : stepName(name)}`;
+}
+
 /**
  * `name` as one segment: "%" and "/" percent-encoded, and a lone surrogate as `%uXXXX`
  * (the store keeps UTF-8, where it would come back as U+FFFD: two names one key, and
@@ -120,7 +126,8 @@ export type ParsedKey =
   | { kind: "result" | "approval" | "notify" | "creation"; call: string }
   /** `call`: the budget pseudo-call (`budgetPath(modelStep)`). */
   | { kind: "budget_approval"; call: string; modelStep: string }
-  | { kind: "step"; call: string; name: string }
+  /** `failed`: the error its function threw (`step-error:<name>`). */
+  | { kind: "step"; call: string; name: string; failed?: true }
   | { kind: "effect"; call: string; effect: string; n: number }
   | { kind: "tools"; frame: string; instance: string }
   /** `frame`: the run's root worker. */
@@ -158,6 +165,7 @@ export function parseKey(key: string): ParsedKey {
   if (colon < 0) return OTHER;
   const word = last.slice(0, colon);
   if (word === "step") return { kind: "step", call: parent, name: last.slice(colon + 1) };
+  if (word === "step-error") return { kind: "step", call: parent, name: last.slice(colon + 1), failed: true };
   if (word === "tools") return { kind: "tools", frame: parent, instance: last.slice(colon + 1) };
   const n = counter(last, word);
   // Only directly under the root (one segment): no deeper frame has a conversation.

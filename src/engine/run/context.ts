@@ -1,11 +1,11 @@
 import { workerFiles } from "../attachments/worker-files";
 import { frameModels, type CallServices } from "./call-frame";
 import { checkWorker } from "../catalog/catalog";
-import { ToolError, type PendingWait } from "../errors";
+import { messageOf, propagates, RunError, ToolError, type PendingWait } from "../errors";
 import { boundedWait, correlationKey, durationMs, eventName, MAX_REASON_CHARS, MAX_WAIT_MS, shownDuration } from "../waits/bounds";
 import { awaitWait, eventWaitResult } from "../waits/wait";
 import { idempotencyKey } from "./idempotency-key";
-import { approvalKey, calleePath, effectKey, resultKey, stepKey, type EffectKind } from "../journal/keys";
+import { approvalKey, calleePath, effectKey, resultKey, stepErrorKey, stepKey, type EffectKind } from "../journal/keys";
 import { DeliveryOrder } from "./delivery-order";
 import { argsFingerprint, CALL_FINGERPRINT } from "../journal/fingerprint";
 import { inStep, stepRunning } from "./step-scope";
@@ -98,10 +98,43 @@ function effect<T>(core: CallCore, kind: EffectKind, run: (key: string) => Promi
   return ordered(core, completes(key), running);
 }
 
-function ordered<T>(core: CallCore, completes: string, running: Promise<T>): Promise<T> {
+function ordered<T>(core: CallCore, completes: string, running: Promise<T>, failedKey?: string): Promise<T> {
   const journal = core.run.journal;
   core.order ??= new DeliveryOrder((k) => journal.ordinal(k));
-  return core.order.deliver(completes, running);
+  return core.order.deliver(completes, running, failedKey);
+}
+
+/** A step's error as the journal keeps it: its message, bounded. */
+interface RecordedStepError {
+  error: string;
+}
+const MAX_STEP_ERROR_CHARS = 8000;
+
+/**
+ * `ctx.step(name, fn)`: `fn`'s value, recorded; or its error, recorded too (under
+ * `step-error:<name>`), so a replay meets the same failure at the same point of the
+ * journal's order as the first run did — run again, a failure would come back at another
+ * time (or not at all) and move every later call. Either way the step runs once. Signals
+ * are no outcome: they stop the activation, and the step runs again on replay.
+ */
+function memoized<T>(core: CallCore, name: string, fn: () => T | Promise<T>): Promise<T> {
+  const { journal, keyGrammar } = core.run;
+  const key = stepKey(keyGrammar, core.callPath, name);
+  const failedKey = stepErrorKey(keyGrammar, core.callPath, name);
+  // The same name twice at once in one context: a mistake of the code, refused (not recorded: the first one's outcome will be).
+  if (journal.executing(key))
+    return Promise.reject(new ToolError(`ctx.step("${name.slice(0, 80)}") is already running: two steps of one call may not share a name`));
+  const failed = journal.get<RecordedStepError>(failedKey);
+  const running: Promise<T> = failed
+    ? Promise.reject(new ToolError(failed.error))
+    : journal
+        .step(key, () => inStep(name, fn))
+        .catch(async (err: unknown) => {
+          if (propagates(err) || err instanceof RunError) throw err;
+          const recorded = await journal.record<RecordedStepError>(failedKey, { error: messageOf(err).slice(0, MAX_STEP_ERROR_CHARS) });
+          throw new ToolError(recorded.error);
+        });
+  return ordered(core, key, running, failedKey);
 }
 
 type LazyMember = (typeof EFFECT_METHODS)[number] | "files";
@@ -166,13 +199,7 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
     ),
   step: (core) => (name, fn) => {
     const outer = stepRunning();
-    if (outer !== undefined) return Promise.reject(insideStep("step", outer));
-    const key = stepKey(core.run.keyGrammar, core.callPath, name);
-    return ordered(
-      core,
-      key,
-      core.run.journal.step(key, () => inStep(name, fn)),
-    );
+    return outer === undefined ? memoized(core, name, fn) : Promise.reject(insideStep("step", outer));
   },
   now: (core) => () => effect(core, "now", (key) => core.run.journal.step(key, () => core.run.clock.now())),
   randomId: (core) => () => effect(core, "random", (key) => core.run.journal.step(key, () => crypto.randomUUID())),

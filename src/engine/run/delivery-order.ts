@@ -1,3 +1,5 @@
+import { nextTask } from "./next-task";
+
 /**
  * A context's results handed back to the code that asked for them, one at a time, in
  * the order the journal recorded them, each after that code has run as far as it can
@@ -19,12 +21,15 @@ export class DeliveryOrder {
 
   constructor(private readonly ordinal: (key: string) => number | undefined) {}
 
-  /** `running`'s outcome, handed on in the turn of the journal step under `key` that records it. */
-  deliver<T>(key: string, running: Promise<T>): Promise<T> {
+  /**
+   * `running`'s outcome, handed on in the turn of the journal step that records it: under
+   * `key`, or under `failedKey` when it failed (a step's error is recorded apart from its value).
+   */
+  deliver<T>(key: string, running: Promise<T>, failedKey = key): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       running.then(
         (value) => this.queue(key, () => resolve(value)),
-        (err: unknown) => this.queue(key, () => reject(err)),
+        (err: unknown) => this.queue(failedKey, () => reject(err)),
       );
     });
   }
@@ -50,14 +55,4 @@ export class DeliveryOrder {
       if (this.ready.length) this.schedule();
     });
   }
-}
-
-/**
- * Resolves once everything already queued has run, microtasks included: a new task.
- * `setImmediate` where the runtime has it (Node: `setTimeout(0)` waits a millisecond),
- * else `setTimeout(0)` (workerd: no delay).
- */
-function nextTask(): Promise<void> {
-  const immediate = (globalThis as { setImmediate?: (fn: () => void) => unknown }).setImmediate;
-  return new Promise<void>((resolve) => (immediate ? immediate(resolve) : setTimeout(resolve, 0)));
 }

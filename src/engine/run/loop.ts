@@ -4,7 +4,7 @@ import { messageOf, pausedTogether, propagates, RunError, RunPaused } from "../e
 import { describeIssues, validatorFor } from "../json-schema";
 import { modelKey, toolCallKeys } from "../journal/keys";
 import { MAX_ARGS_DEPTH, nestedDeeper } from "../journal/bounds";
-import { absorb, modelStep, requestSeed } from "./model-step";
+import { absorb, modelStep } from "./model-step";
 import { hash30 } from "../journal/fingerprint";
 import { recordedMessage } from "./conversation";
 import { DEFAULT_INPUT } from "../catalog/worker-file";
@@ -40,15 +40,15 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
   };
   let tools = await list();
   let toolNames = new Set(tools.map((t) => t.name));
-  let offered = requestSeed(frame.model, tools);
   // Listed again only when a worker was created (it is a tool from the creator's next turn on).
   let listedAt = run.created.version;
   const messages: Message[] = [
     { role: "system", content: worker.instructions },
     { role: "user", content: userMessage(worker, input, frame.attachments) },
   ];
-  // What this frame's requests are made of besides the run's own recorded steps (answers, results, messages: each
-  // checked at its own key): a request's fingerprint is that, the tools offered and how many messages it holds.
+  // A request's fingerprint: what the run pinned of it (its worker's instructions, its input) and how many messages it
+  // holds; the rest are the run's own recorded steps, each checked at its own key. Not the model or the tools offered:
+  // a deploy may change DEFAULT_MODEL or add a tool to a kind, and the recorded answers stand.
   const asked = messages.reduce(absorb, 0);
   let outputRetried = false;
   const { journal, models, prices, budget, file } = frameModels(run, frame);
@@ -63,11 +63,10 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
       listedAt = run.created.version;
       tools = await list();
       toolNames = new Set(tools.map((t) => t.name));
-      offered = requestSeed(frame.model, tools);
     }
     // Each field named: spreading the frame's services into every turn's argument measurably slows the loop.
     const request = { messages: [...messages], tools, output: worker.output };
-    const fp = hash30(String(messages.length), asked ^ offered);
+    const fp = hash30(String(messages.length), asked);
     const res = await modelStep({
       journal,
       models,

@@ -77,22 +77,22 @@ export async function modelStep({ journal, models, prices, budget, file, key, mo
     tooLarge,
   );
   if (res.fp !== undefined && res.fp !== fp && !journal.inherited(key))
-    throw nondeterministic(key, `a request to ${res.model} #${res.fp.toString(36)}`, `a request to ${model} #${fp.toString(36)}`);
+    throw nondeterministic(
+      key,
+      `a request #${res.fp.toString(36)}`,
+      `another request #${fp.toString(36)}`,
+      "The messages a model step is asked with must be those it was recorded for: a worker's instructions and input come from the definitions the run started on, a ctx.llmAsk's prompt from code that must ask the same on replay",
+    );
   addUsage(usage, res);
   return res;
 }
 
 /**
- * What a model request asks, hashed: its model, the tools it offers (by name) and each
- * message's role and text, tool calls and results (an attachment by name, type and
- * size). Built as the messages grow (`absorb`), so a turn hashes only what it added.
+ * A model request's messages, hashed as they are built: each message's role and text,
+ * tool calls and results (an attachment by name, type and size). Not the model or the
+ * tools offered, which a deploy may change under a paused run (DEFAULT_MODEL, a kind's
+ * new tool) while its recorded answers stand.
  */
-export const requestSeed = (model: string, tools: readonly { name: string }[]) => {
-  let h = hash30(model);
-  for (const t of tools) h = hash30(t.name, h);
-  return h;
-};
-
 export function absorb(h: number, m: Message): number {
   h = hash30(m.role, h);
   const c = m.content;
@@ -139,7 +139,7 @@ const addUsage = (usage: UsageSink, res: RecordedResponse) =>
 export async function askModel(ask: ModelServices & { key: string; model: string; usage: UsageSink; prompt: string; system?: string }): Promise<string> {
   const { prompt, system, ...step } = ask;
   const messages: Message[] = [...(system ? [{ role: "system" as const, content: system }] : []), { role: "user", content: prompt }];
-  const fp = messages.reduce(absorb, requestSeed(step.model, []));
+  const fp = messages.reduce(absorb, 0);
   const res = await modelStep({ ...step, request: { messages, tools: [] }, fp });
   return res.text ?? "";
 }

@@ -1,4 +1,5 @@
 import { contextWith } from "./context-with";
+import { nextTask } from "./next-task";
 import { stepRunning } from "./step-scope";
 import { pausedTogether, propagates, RunPaused } from "../errors";
 import type { ToolContext } from "../types/context";
@@ -32,14 +33,26 @@ const never = (): Promise<never> => new Promise<never>(() => {});
  * The line between engine code and user code that holds a `ctx` (a function's body,
  * a kind's tool): no engine signal crosses it into user code, as an activity in
  * Temporal's workflows is a pending promise, never an exception. A ctx call that
- * meets a signal reports it here and stays pending; the boundary, once none of its
- * calls is in flight, rejects to the engine with the signals combined. After a
- * signal nothing of the body runs on: new calls stay pending without acting, and
- * whatever it returns or throws is ignored (replay runs it again).
+ * meets a signal stays pending, and the signal is reported here:
+ * - a pause (an approval, a question, a timer, an event wait) parks its call: the body
+ *   runs on as far as it can without it (`Promise.race` against a timeout is decided by
+ *   whichever comes first); once nothing of it is in flight and it has not ended, it is
+ *   blocked, and the boundary rejects with every pause it parked. A body that ends
+ *   meanwhile ends the call if it parked only timers and event waits (they have no
+ *   effect: a race's loser is left behind); an approval or a question it parked is
+ *   still waited for (a call it started and did not await is an effect all the same).
+ * - anything else (an interruption, a storage failure, a fatal error) stops the body:
+ *   new calls stay pending without acting, and once none is in flight the boundary
+ *   rejects with it (and what was parked); whatever the body returns or throws is
+ *   ignored (replay runs it again).
  */
 export class SignalBoundary {
   private inFlight = 0;
   private signal: unknown = undefined;
+  /** The pauses of the calls parked so far. */
+  private parked: RunPaused | undefined;
+  /** A check whether the body is blocked on its parked calls is due at the next task. */
+  private checking = false;
   /** The body's outcome once it settled (before a signal), and `run`'s promise to settle. */
   private ended = false;
   private ok = false;
@@ -79,12 +92,39 @@ export class SignalBoundary {
   /** Settles `run`'s promise once nothing is in flight: with the signal if one was met, else with the body's outcome. */
   private settle(): void {
     if (this.inFlight > 0) return;
-    if (this.signal !== undefined) this.reject!(this.signal);
+    if (this.signal !== undefined) this.reject!(this.parked ? combinedSignal(this.signal, this.parked) : this.signal);
+    else if (this.ended && this.parked?.pending.length && this.ok) this.reject!(this.parked);
     else if (this.ended) (this.ok ? this.resolve! : this.reject!)(this.outcome);
   }
 
-  /** `effect` as the body sees it: its value or real failure, or pending forever once a signal is met here. */
+  /**
+   * Nothing is in flight but parked calls: once the body has run as far as it can (a
+   * new task: every microtask it queued has run), if it has still not ended nor made a
+   * call, it waits on them, and the activation pauses with them.
+   */
+  private checkBlocked(): void {
+    if (this.checking) return;
+    this.checking = true;
+    void nextTask().then(() => {
+      this.checking = false;
+      if (!this.ended && this.signal === undefined && this.inFlight === 0 && this.parked) this.reject!(this.parked);
+    });
+  }
+
+  /**
+   * `effect` as the body sees it: its value or real failure, or pending forever once a
+   * signal is met here. Not inside a `ctx.step` function: there a ctx call is refused and
+   * a state failure rejects (pending, either would hold the step open for good, and the
+   * activation with it); the step's own call reports a signal, the step records an error.
+   */
   call<R>(effect: () => Promise<R>): Promise<R> {
+    if (stepRunning() !== undefined) {
+      try {
+        return effect();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
     if (this.signal !== undefined) return never();
     this.inFlight++;
     let running: Promise<R>;
@@ -96,6 +136,11 @@ export class SignalBoundary {
     return running.then(
       (value) => (this.done() ? never() : value),
       (err: unknown) => {
+        if (err instanceof RunPaused) {
+          this.parked = this.parked ? pausedTogether(this.parked, err) : err;
+          this.done();
+          return never();
+        }
         if (propagates(err)) this.report(err);
         if (this.done()) return never();
         throw err;
@@ -103,10 +148,15 @@ export class SignalBoundary {
     );
   }
 
-  /** One call less in flight (the last may settle `run`: a signal met, or a body that returned before it); true once a signal is met (the body must not go on). */
+  /**
+   * One call less in flight (the last may settle `run`: a signal met, or a body that
+   * returned before it, or find the body blocked on what it parked); true once a signal
+   * is met (the body must not go on).
+   */
   private done(): boolean {
     this.inFlight--;
     if (this.ended || this.signal !== undefined) this.settle();
+    else if (this.inFlight === 0 && this.parked) this.checkBlocked();
     return this.signal !== undefined;
   }
 
@@ -148,29 +198,22 @@ export function boundContext(ctx: ToolContext, boundary: SignalBoundary, members
   return bound;
 }
 
-/**
- * A state store whose failures (signals) stop the code holding it, as its ctx calls do.
- * Inside a `ctx.step` function a failure rejects instead: the step fails with it, and
- * the step's own call reports it (pending there, it would hold the step open for good).
- */
+/** A state store whose failures (signals) stop the code holding it, as its ctx calls do. */
 class BoundState implements StateKV {
   constructor(
     private readonly inner: StateKV,
     private readonly boundary: SignalBoundary,
   ) {}
-  private call<R>(op: () => Promise<R>): Promise<R> {
-    return stepRunning() === undefined ? this.boundary.call(op) : op();
-  }
   get<T>(key: string): Promise<T | undefined> {
-    return this.call(() => this.inner.get<T>(key));
+    return this.boundary.call(() => this.inner.get<T>(key));
   }
   put(key: string, value: unknown): Promise<void> {
-    return this.call(() => this.inner.put(key, value));
+    return this.boundary.call(() => this.inner.put(key, value));
   }
   delete(key: string): Promise<boolean> {
-    return this.call(() => this.inner.delete(key));
+    return this.boundary.call(() => this.inner.delete(key));
   }
   list(prefix?: string): Promise<Array<[string, unknown]>> {
-    return this.call(() => this.inner.list(prefix));
+    return this.boundary.call(() => this.inner.list(prefix));
   }
 }

@@ -60,7 +60,15 @@ export class Redacted extends WrapperToolset {
   override async callTool(name: string, args: unknown, ctx: ToolContext): Promise<unknown> {
     const redact = this.redact;
     // Redacted before it is recorded, so the first run and every replay see the same value.
-    const step: ToolContext["step"] = (key, fn) => ctx.step(key, async () => redactDeep(await fn(), redact) as Awaited<ReturnType<typeof fn>>);
+    // A value and an error alike: both are recorded (a step's error is its outcome too).
+    const step: ToolContext["step"] = (key, fn) =>
+      ctx.step(key, async () => {
+        try {
+          return redactDeep(await fn(), redact) as Awaited<ReturnType<typeof fn>>;
+        } catch (err) {
+          throw redactError(err, redact);
+        }
+      });
     try {
       const files = ctx.files && savedWithoutSecrets(ctx.files, this.secrets);
       const waits = effectsWithoutSecrets(ctx, name, this.secrets, redact);
