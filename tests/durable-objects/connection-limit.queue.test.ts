@@ -1,8 +1,11 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MODEL_CONNECTIONS } from "../../durable-objects/model-consumer";
-import { CLAIM_TIMEOUT_MS, dispatchTiming, ModelDispatch } from "../../durable-objects/model-dispatch";
+import { CLAIM_TIMEOUT_MS, dispatchTiming, ModelDispatch, modelQueue } from "../../durable-objects/model-dispatch";
+import { Sql } from "../../durable-objects/sql";
+import { RunInterrupted } from "../../src/engine";
+import { ConnectionSlots } from "../../src/engine/net/connection-slots";
 import { modelRequests, script, stub } from "./helpers";
 import { consume, holdDispatches, settleQueued } from "./queue-dispatch";
 
@@ -88,4 +91,21 @@ describe("the queue consumer and the six connections of its batch", () => {
     expect(askedByRun).toHaveBeenCalledTimes(10 - MODEL_CONNECTIONS);
     expect(await modelRequests(MODEL)).toHaveLength(10);
   }, 30_000);
+
+  it("a run's hand-off to the queue (a send the platform counts) takes its turn in the activation's line", async () => {
+    const sent = vi.spyOn(modelQueue, "send").mockResolvedValue();
+    await runInDurableObject(env.RUNS.getByName("cl-send"), async (_o, state) => {
+      const dispatch = new ModelDispatch({ ctx: state, env, sql: new Sql(state.storage.sql), wakeSoon: async () => {} });
+      const line = new ConnectionSlots(1);
+      const busy = await line.acquire();
+      const never = async () => Promise.reject(new Error("not asked directly"));
+      const model = dispatch.models(() => ({ request: never }), { providers: {}, prices: {} } as never, line)(`openai:${MODEL}`);
+      const handOff = model.request({ key: `${MODEL}/turn:1/model`, messages: [{ role: "user", content: "go" }], tools: [] }).catch((e) => e);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(sent).not.toHaveBeenCalled();
+      busy.release();
+      expect(await handOff).toBeInstanceOf(RunInterrupted);
+      expect(sent).toHaveBeenCalledTimes(1);
+    });
+  });
 });
