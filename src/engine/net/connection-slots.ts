@@ -17,7 +17,7 @@ export type { Connection, Connections };
 
 export const MAX_CONNECTIONS = 6;
 /** How long a request may wait for a connection before it fails (each of the six ahead has its own time limit). */
-export const DEFAULT_CONNECTION_WAIT_MS = 120_000;
+const DEFAULT_CONNECTION_WAIT_MS = 120_000;
 
 /** A request waited longer than its bound for a connection. */
 export class ConnectionWaitError extends Error {
