@@ -15,7 +15,7 @@ export const RULES = [
     strict: true,
   },
   { rule: "Email Sending replaces the Message-ID of outgoing mail", by: "the strict local mode", strict: true },
-  { rule: "at most six connections wait for response headers at once per invocation", by: null },
+  { rule: "at most six connections wait for response headers at once per invocation", by: "edgework's connection line, always on (production too)" },
   {
     rule: "CPU time ([limits] cpu_ms), 128 MB of memory and an alarm's 15-minute wall time end a handler without a catch; a failing alarm is retried about six times, then dropped",
     by: null,

@@ -4,6 +4,7 @@ import { defaultPrices } from "../src/engine/run/usage";
 import { definitions as current, deployedVarNames, type Definitions } from "../src/catalog";
 import type { PriceTable } from "../src/engine/types/usage";
 import { numberVar } from "../src/config";
+import { ConnectionSlots, type Connections } from "../src/engine/net/connection-slots";
 
 /** The built-in prices, then models.yaml's, then the MODEL_PRICES var over both. */
 function prices(env: Env, models: Definitions["models"]): PriceTable {
@@ -33,8 +34,9 @@ export const plainVarNames = (env: Env): string[] => {
  * The models of a run's models.yaml as this app resolves them: the run's object in
  * direct mode, the model-dispatch consumer in queue mode (so both make the same request).
  */
-export function appModels(env: Env, models: Definitions["models"]): ModelResolver {
+export function appModels(env: Env, models: Definitions["models"], connections?: Connections): ModelResolver {
   return modelResolver({
+    connections,
     openai: { apiKey: env.OPENAI_API_KEY, baseURL: env.OPENAI_BASE_URL },
     providers: models.providers,
     vars: stringVars(env),
@@ -54,7 +56,7 @@ export function dispatchMode(env: Env): "direct" | "queue" {
 }
 
 /**
- * The engine's configuration from the app's vars and secrets; ports come from the
+ * The engine's configuration for one activation, from the app's vars and secrets; ports come from the
  * Durable Object. `definitions`: the workers and models.yaml a run pinned (default: the current deploy's).
  */
 export function engineConfig(
@@ -63,10 +65,13 @@ export function engineConfig(
   { catalog, models }: Definitions = current(),
 ): EngineConfig {
   const vars = stringVars(env);
+  // One line of connections for the activation: its model requests and its toolsets' requests take turns in it.
+  const connections = new ConnectionSlots();
   return {
     ...ports,
+    connections,
     catalog,
-    models: appModels(env, models),
+    models: appModels(env, models, connections),
     maxDepth: numberVar(env, "MAX_DEPTH", DEFAULT_MAX_DEPTH),
     prices: prices(env, models),
     defaultModel: env.DEFAULT_MODEL || "test:tools",

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { messageOf, RunInterrupted, ToolError, type Toolset } from "../src/engine";
 import { instanceInit } from "../src/engine/toolsets/instances";
+import { ConnectionSlots } from "../src/engine/net/connection-slots";
 import { UsageMeter } from "../src/engine/run/usage";
 import { deployedKinds } from "../src/catalog";
 import type { Bridged, GlobalCall, GlobalResult, ToolContextBridge } from "./global-toolsets-bridge";
@@ -17,6 +18,11 @@ export class GlobalToolsetsDO extends DurableObject<Env> {
   private readonly sql: Sql;
   private readonly states: SqliteStateBackend;
   private readonly instances = new Map<string, Promise<Toolset>>();
+  /**
+   * One line of connections for every instance here: an instance outlives the call that
+   * made it, so its requests cannot take turns by invocation; sharing six is never more than one allows.
+   */
+  private readonly connections = new ConnectionSlots();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -30,7 +36,7 @@ export class GlobalToolsetsDO extends DurableObject<Env> {
     if (!kind) return { ok: false, error: `unknown toolset kind "${call.kind}" in the global toolsets` };
     let ts = this.instances.get(call.key);
     if (!ts) {
-      ts = kind.instantiate(call.key, call.config, instanceInit(this.states, "global", "global", call.name, call.key));
+      ts = kind.instantiate(call.key, call.config, instanceInit(this.states, "global", "global", call.name, call.key, this.connections));
       this.instances.set(call.key, ts);
       ts.catch(() => this.instances.delete(call.key));
     }

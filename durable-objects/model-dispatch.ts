@@ -16,6 +16,7 @@ import type { ModelDispatchRow } from "./rows";
 import { madeOnFirstUse, makeOnFirstUse } from "./schema";
 import { json, parse, type Sql } from "./sql";
 import type { ContentPart, Message } from "../src/engine/types/model";
+import { ConnectionSlots, type Connection, type Connections } from "../src/engine/net/connection-slots";
 
 /**
  * How long a claim holds without renewal before the run's alarm sends the request
@@ -133,8 +134,11 @@ export class ModelDispatch {
     return this.host.sql;
   }
 
-  /** The run's models in queue mode: each resolved as direct mode would (same errors), then handed off. */
-  models(direct: ModelResolver, pinned: ModelsConfig): ModelResolver {
+  /**
+   * The run's models in queue mode: each resolved as direct mode would (same errors), then handed off.
+   * `connections`: the activation's (a queue send is one of the connections the platform counts).
+   */
+  models(direct: ModelResolver, pinned: ModelsConfig, connections: Connections = new ConnectionSlots()): ModelResolver {
     return (name) => {
       direct(name);
       // Without it every hand-off would fail to send and be sent again a minute later, forever.
@@ -145,7 +149,7 @@ export class ModelDispatch {
           true,
         );
       }
-      return { request: (req) => this.request(name, req, pinned, direct), requested: (key) => this.requested(key) } satisfies Model;
+      return { request: (req) => this.request(name, req, pinned, direct, connections), requested: (key) => this.requested(key) } satisfies Model;
     };
   }
 
@@ -204,7 +208,7 @@ export class ModelDispatch {
     return this.table().one`SELECT 1 AS sent FROM model_dispatch WHERE key = ${key}` !== undefined;
   }
 
-  private async request(model: string, req: ModelRequest, models: ModelsConfig, direct: ModelResolver): Promise<ModelResponse> {
+  private async request(model: string, req: ModelRequest, models: ModelsConfig, direct: ModelResolver, connections: Connections): Promise<ModelResponse> {
     const key = req.key;
     if (!key) throw new Error("a model request handed to the queue needs its journal key");
     const row = this.table().one<
@@ -238,11 +242,15 @@ export class ModelDispatch {
     this.table().run`INSERT INTO model_dispatch (key, model, attempt, sent_at) VALUES (${key}, ${model}, ${attempt}, ${now})
       ON CONFLICT (key) DO UPDATE SET model = excluded.model, attempt = excluded.attempt, sent_at = excluded.sent_at`;
     this.waiting.set(key, { model, attempt, request: req, models });
+    let connection: Connection | undefined;
     try {
+      connection = await connections.acquire();
       await modelQueue.send(this.host.env.MODEL_QUEUE, { run: this.host.ctx.id.toString(), key, attempt });
     } catch (err) {
-      // The row stays: the timeout alarm sends it again.
+      // The row stays: the timeout alarm sends it again (also after no connection came free).
       console.warn(JSON.stringify({ edgework: "model_dispatch_send_failed", key, attempt, error: err instanceof Error ? err.message : String(err) }));
+    } finally {
+      connection?.release();
     }
     throw new RunInterrupted("dispatched", key);
   }

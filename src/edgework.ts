@@ -19,5 +19,7 @@ export type { Decider, DeciderPolicy, HumanAnswer, HumanQuestion } from "./engin
 export type { EventWaitResult } from "./engine/types/wait";
 export type { CodeFunction } from "./engine/types/worker";
 export type { InstanceInit, ToolsetKind } from "./engine/types/kind";
+export { connectedFetch, whenConnected } from "./engine/net/connection-slots";
+export type { Connections } from "./engine/types/connections";
 export type { CallDescription, Policy } from "./engine/types/toolset";
 export type { Scope, StateKV } from "./engine/types/state";

@@ -132,7 +132,7 @@ export class RunActivation {
     // Direct mode streams to watchers from here; queue mode hands model requests off (the consumer forwards their
     // text) and streams from here only a request it asks itself (nobody claimed the hand-off).
     const streaming = deltas.streaming(config.models);
-    const models = dispatchMode(host.env) === "queue" ? dispatch.models(streaming, definitions.models) : streaming;
+    const models = dispatchMode(host.env) === "queue" ? dispatch.models(streaming, definitions.models, config.connections) : streaming;
     // Waits read the run's clock (a seam: the test pool moves it forward).
     const outcome = await executeRun({ ...config, models, clock: { now: () => host.now() } }, traced.store, {
       runId: run.id,

@@ -8,6 +8,7 @@ import { callTree } from "../../src/engine/journal/call-tree";
 import { ApprovalPage } from "../../src/views/approval-page";
 import { RunPage } from "../../src/views/run-page";
 import type { ApprovalView } from "../../src/runs/types";
+import { ConnectionSlots, type Connections } from "../../src/engine/net/connection-slots";
 import { deskRunView, fakeOpenAI, harness, workerFile } from "./helpers";
 
 const ACCEPTS = `attachments: { max_files: 4, max_bytes: 5000000, types: ["image/*", "application/pdf", "text/*"] }`;
@@ -49,6 +50,7 @@ async function callOnce(
     extra?: Record<string, string>;
     calls?: ScriptedReply[];
     approvalMode?: "ask" | "approve_all";
+    connections?: Connections;
   } = {},
 ) {
   const { model: callee, seen } = readingModel();
@@ -57,6 +59,7 @@ async function callOnce(
     { "desk.worker": desk, "reader.worker": reader(opts.readerModel ?? "test:reader"), "plain.worker": plain, ...opts.extra },
     { models: { "test:caller": caller, "test:reader": callee } },
   );
+  if (opts.connections) h.config.connections = opts.connections;
   const runId = `att-${crypto.randomUUID()}`;
   const disk = h.config.states!.open("run", runId, "~files");
   for (const [path, [bytes, type]] of Object.entries(opts.files ?? {})) await writeBytes(disk, path, bytes, type);
@@ -168,6 +171,18 @@ describe("attachments", () => {
     expect(ok.seen[0]![1]).toEqual({ type: "image", mime: "image/png", base64: toBase64(PNG) });
     const redirected = await callOnce({ input: "x", attachments: ["https://img.example.com/go"] });
     expect(redirected.result().error).toMatch(/redirect 1 to https:\/\/evil\.example\.net\/steal refused/);
+  });
+
+  it("an attachment's URL is fetched in the activation's line for its connections", async () => {
+    const fetched = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(PNG, { headers: { "content-type": "image/png" } }));
+    const line = new ConnectionSlots(1);
+    const busy = await line.acquire();
+    const call = callOnce({ input: "x", attachments: ["https://img.example.com/cat.png"] }, { connections: line });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fetched).not.toHaveBeenCalled();
+    busy.release();
+    expect((await call).result()).toMatchObject({ ok: true });
+    expect(fetched).toHaveBeenCalledTimes(1);
   });
 
   it("a GET that saves into files asks like a write (nothing is fetched or written before a decision)", async () => {

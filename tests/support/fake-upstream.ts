@@ -10,7 +10,10 @@ import type { AddressInfo } from "node:net";
  * - `/<id>/loop/<n>` redirects to `/<id>/loop/<n+1>` forever;
  * - `/<id>/huge` streams 128 MiB, `/<id>/endless` never ends; both log the bytes
  *   sent and whether the client hung up before the end;
- * - `/<id>/stall` sends headers and one chunk, then nothing, until the client hangs up.
+ * - `/<id>/stall` sends headers and one chunk, then nothing, until the client hangs up;
+ * - `/<id>/slow/<ms>` answers its path after `ms` (headers included: a slow upstream).
+ * The log also counts the test's requests waiting for their response headers: at most
+ * how many at once (`maxWaiting`), and the order of arrivals and answers (`order`).
  */
 interface Seen {
   port: number;
@@ -54,6 +57,7 @@ function stream(res: ServerResponse, total: number | undefined, log: Stream) {
 export async function startFakeUpstream(): Promise<{ ports: [number, number]; close(): Promise<void> }> {
   const requests = new Map<string, Seen[]>();
   const streams = new Map<string, Stream[]>();
+  const waiting = new Map<string, { now: number; max: number; order: string[] }>();
   const handler = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://x");
     const [, id = "", route = "", arg = ""] = url.pathname.split("/");
@@ -61,7 +65,21 @@ export async function startFakeUpstream(): Promise<{ ports: [number, number]; cl
       res.writeHead(status, { "content-type": "application/json", ...headers });
       res.end(JSON.stringify(body));
     };
-    if (id === "log") return json(200, { requests: requests.get(route) ?? [], streams: streams.get(route) ?? [] });
+    if (id === "log") {
+      const w = waiting.get(route);
+      return json(200, { requests: requests.get(route) ?? [], streams: streams.get(route) ?? [], maxWaiting: w?.max ?? 0, order: w?.order ?? [] });
+    }
+    // Waiting from arrival until the response's headers go out.
+    const w = waiting.get(id) ?? { now: 0, max: 0, order: [] };
+    waiting.set(id, w);
+    w.max = Math.max(w.max, ++w.now);
+    w.order.push(`arrived ${url.pathname}`);
+    const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.writeHead = ((...args: unknown[]) => {
+      w.now--;
+      w.order.push(`answered ${url.pathname}`);
+      return writeHead(...args);
+    }) as typeof res.writeHead;
     const seen: Seen = { port: req.socket.localPort!, method: req.method!, path: url.pathname, headers: req.headers, body: await readBody(req) };
     requests.set(id, [...(requests.get(id) ?? []), seen]);
     if (route === "echo") return json(200, seen);
@@ -71,6 +89,10 @@ export async function startFakeUpstream(): Promise<{ ports: [number, number]; cl
       const log: Stream = { sent: 0, finished: false, closedEarly: false };
       streams.set(id, [...(streams.get(id) ?? []), log]);
       return stream(res, route === "huge" ? HUGE : undefined, log);
+    }
+    if (route === "slow") {
+      await new Promise((r) => setTimeout(r, Number(arg)));
+      return json(200, { path: url.pathname });
     }
     if (route === "stall") {
       res.writeHead(200, { "content-type": "text/plain" });

@@ -1,5 +1,6 @@
 import { ToolError } from "../errors";
 import { allowList } from "../net/allow-list";
+import { whenConnected, type Connections } from "../net/connection-slots";
 import { guardedFetch } from "../net/guarded-fetch";
 import { readBodyCapped } from "../net/read-body";
 import { interpolate, type Substitution } from "../toolsets/interpolate";
@@ -13,6 +14,8 @@ import type { CallFrame } from "../types/callable";
 export interface RunVars {
   readonly vars: Readonly<Record<string, string | undefined>>;
   secretsOf(filled: readonly Substitution[]): Substitution[];
+  /** Where the activation's requests take their turn (net/connection-slots.ts). */
+  readonly connections: Connections;
 }
 
 interface HttpConfig {
@@ -55,10 +58,12 @@ export async function fetchForAttachment(run: RunVars, caller: CallFrame, ref: s
   const chosen = reaching.find((_, n) => refusals[n] === undefined);
   if (!chosen) throw new ToolError(`attachment "${ref}": ${caller.worker.name} may not fetch it unasked: ${refusals.join("; ")}`);
   const { config, secrets } = chosen;
-  const fetch = guardedFetch({ allow: allowList(config.allow), headers: config.headers });
   let res: Response;
   try {
-    res = await fetch(url, { signal: AbortSignal.timeout(config.timeout_ms) });
+    // The instance's timeout_ms counts from when the request starts, not from its wait for a connection.
+    res = await whenConnected(run.connections, (fetch) =>
+      guardedFetch({ allow: allowList(config.allow), headers: config.headers, fetch })(url, { signal: AbortSignal.timeout(config.timeout_ms) }),
+    );
   } catch (err) {
     // A refused redirect quotes the upstream's Location, which may echo a header.
     const redact = redactor(secrets);

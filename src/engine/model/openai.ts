@@ -1,6 +1,7 @@
 import OpenAI, { type ClientOptions } from "openai";
 import { dataUrl, resolveParts } from "./content-parts";
 import { refusesStreaming, streamRefusals } from "./stream-refusal";
+import { whenConnected, type Connections } from "../net/connection-slots";
 import type { ContentPart, Model, ModelRequest, ModelResponse } from "../types/model";
 
 export interface OpenAIOptions {
@@ -11,9 +12,11 @@ export interface OpenAIOptions {
   headers?: Record<string, string>;
   /** Injected in tests; the platform's fetch otherwise. */
   fetch?: typeof fetch;
+  /** The invocation's connections (net/connection-slots.ts): each request takes its turn; without, requests go out at once. */
+  connections?: Connections;
   /** Retries with exponential backoff on 408/409/429/5xx and network errors. */
   maxRetries?: number;
-  /** How long one model request may wait for its answer to begin, retries included; never retried itself (default 60 s). */
+  /** How long one model request may wait for its answer to begin, retries included, from when it had a connection; never retried itself (default 60 s). */
   timeoutMs?: number;
   /** false: never ask for a streamed answer, even for live text (a server that cannot stream). */
   stream?: boolean;
@@ -72,27 +75,33 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
         ...(req.tools.length ? { tools: req.tools.map((t) => ({ type: "function" as const, function: t })), parallel_tool_calls: true } : {}),
         ...(req.output ? { response_format: { type: "json_schema" as const, json_schema: { name: "output", schema: req.output } } } : {}),
       };
-      const deadline = new AbortController();
-      const timer = setTimeout(() => deadline.abort(), timeoutMs);
-      const whole = async () => fromCompletion(await client.chat.completions.create(params, { signal: deadline.signal }));
-      try {
-        if (!req.onDelta || opts.stream === false) return await whole();
-        if (!streamRefusals.has(provider, baseURL)) {
-          try {
-            return await streamed(client, params, req.onDelta, deadline.signal, () => clearTimeout(timer));
-          } catch (err) {
-            // Asked again under the same deadline: a refusal comes before any answer began.
-            if (deadline.signal.aborted || !refusesStreaming(err)) throw err;
-            streamRefusals.remember(provider, baseURL);
+      const ask = async (connected?: OpenAI): Promise<ModelResponse> => {
+        const api = connected ?? client;
+        // From when the request had a connection: a wait in line behind other requests takes none of it.
+        const deadline = new AbortController();
+        const timer = setTimeout(() => deadline.abort(), timeoutMs);
+        const whole = async () => fromCompletion(await api.chat.completions.create(params, { signal: deadline.signal }));
+        try {
+          if (!req.onDelta || opts.stream === false) return await whole();
+          if (!streamRefusals.has(provider, baseURL)) {
+            try {
+              return await streamed(api, params, req.onDelta, deadline.signal, () => clearTimeout(timer));
+            } catch (err) {
+              // Asked again under the same deadline: a refusal comes before any answer began.
+              if (deadline.signal.aborted || !refusesStreaming(err)) throw err;
+              streamRefusals.remember(provider, baseURL);
+            }
           }
+          return { ...(await whole()), streamRefused: true };
+        } catch (err) {
+          if (deadline.signal.aborted) throw new Error(`no answer within ${timeoutMs / 1000} s (timeout_ms)`);
+          throw err;
+        } finally {
+          clearTimeout(timer);
         }
-        return { ...(await whole()), streamRefused: true };
-      } catch (err) {
-        if (deadline.signal.aborted) throw new Error(`no answer within ${timeoutMs / 1000} s (timeout_ms)`);
-        throw err;
-      } finally {
-        clearTimeout(timer);
-      }
+      };
+      // Each request of this one (a retry, the unstreamed one after a refusal) takes its turn; the first is sent at once.
+      return opts.connections ? whenConnected(opts.connections, (fetch) => ask(client.withOptions({ fetch })), opts.fetch) : ask();
     },
   };
 }

@@ -7,6 +7,7 @@ import { redactedErrors } from "./redacted";
 import { testToolsModel } from "./test-model";
 import { workersAiModel, type AiBinding } from "./workers-ai";
 import type { Model, ModelResolver } from "../types/model";
+import type { Connections } from "../net/connection-slots";
 
 export interface ResolverOptions {
   /** The built-in `openai:` provider. */
@@ -19,6 +20,8 @@ export interface ResolverOptions {
   binding?: (name: string) => unknown;
   /** Injected in tests into every OpenAI-compatible client. */
   fetch?: typeof fetch;
+  /** The invocation's connections, for every OpenAI-compatible client (the run's: EngineConfig.connections). */
+  connections?: Connections;
   /** Named models (scripted fixtures in tests, `test:<name>`). */
   extra?: Record<string, Model>;
 }
@@ -37,7 +40,7 @@ export function modelResolver(opts: ResolverOptions = {}): ModelResolver {
     const [, provider, model] = MODEL_NAME.exec(name) ?? [];
     const spec = provider ? opts.providers?.[provider] : undefined;
     let m: Model;
-    if (provider === "openai") m = openaiModel(model!, { fetch: opts.fetch, ...opts.openai, provider: "openai" });
+    if (provider === "openai") m = openaiModel(model!, { fetch: opts.fetch, connections: opts.connections, ...opts.openai, provider: "openai" });
     else if (name === "test:tools") m = testToolsModel;
     else if (spec) m = providerModel(provider!, model!, spec, opts);
     else {
@@ -80,5 +83,6 @@ function configuredModel(provider: string, model: string, spec: ProviderSpec, wh
     stream: config.stream,
     provider,
     fetch: opts.fetch,
+    connections: opts.connections,
   });
 }

@@ -28,6 +28,7 @@ import type { Budget } from "../types/budget";
 import type { CatalogWorker } from "../types/worker";
 import type { RunServices } from "./services";
 import type { StateBackend } from "../types/state";
+import { ConnectionSlots, type Connections } from "../net/connection-slots";
 
 /** What the platform gives the engine: all of it ports, none of it Cloudflare. */
 export interface EngineConfig {
@@ -53,6 +54,11 @@ export interface EngineConfig {
   vars?: Readonly<Record<string, string | undefined>>;
   /** Names in `vars` whose values are configuration, shown where secrets are redacted; every other value is a secret. Default none. */
   plainVars?: readonly string[];
+  /**
+   * The activation's connections (net/connection-slots.ts): every request the run makes takes its turn here.
+   * Give `models` the same (the host builds both); default a fresh line of six for this activation.
+   */
+  connections?: Connections;
 }
 
 export interface RunRequest {
@@ -139,6 +145,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     vars: config.vars ?? {},
     secretsOf: secretsAmong(config.vars ?? {}, config.plainVars ?? []),
     usage: new UsageMeter(),
+    connections: config.connections ?? new ConnectionSlots(),
   };
   const calls = callServices(run);
   const usage = () => run.usage.snapshot();

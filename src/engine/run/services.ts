@@ -14,6 +14,7 @@ import type { StateBackend } from "../types/state";
 import type { Toolset } from "../types/toolset";
 import type { PriceTable } from "../types/usage";
 import type { UsageMeter } from "./usage";
+import type { Connections } from "../net/connection-slots";
 
 /** Everything one run's worker calls share during one activation. */
 export interface RunServices {
@@ -49,4 +50,6 @@ export interface RunServices {
   /** The secrets among values filled into a config (what its instance must redact). */
   secretsOf: (filled: readonly Substitution[]) => Substitution[];
   usage: UsageMeter;
+  /** Where this activation's requests take their turn for one of the invocation's connections (net/connection-slots.ts). */
+  connections: Connections;
 }

@@ -27,6 +27,7 @@ import type { CreatedWorkers } from "../run/created-workers";
 import type { Catalog } from "../types/catalog";
 import type { Callables } from "../types/callable";
 import type { GlobalToolsets, Logger } from "../types/ports";
+import { ConnectionSlots, type Connections } from "../net/connection-slots";
 
 /**
  * What building a call's toolset uses of its run (run/executor.ts hands it the run's
@@ -59,11 +60,20 @@ export interface CallToolset {
 /** Owned instances, closed in reverse order of creation. */
 type Owned = Array<{ name: string; ts: Toolset }>;
 
-export function instanceInit(states: StateBackend, scope: Scope, scopeId: string, name: string, key: string): InstanceInit {
+/** `connections`: the line its requests wait in (the activation's; a global instance's, its object's). */
+export function instanceInit(
+  states: StateBackend,
+  scope: Scope,
+  scopeId: string,
+  name: string,
+  key: string,
+  connections: Connections = new ConnectionSlots(),
+): InstanceInit {
   return {
     name,
     state: states.open(scope, scopeId, key),
     shared: (namespace) => states.open(scope, scopeId, `~${namespace}`),
+    connections,
   };
 }
 
@@ -166,7 +176,7 @@ async function scopedInstance(
   owned: Owned,
 ): Promise<Toolset> {
   const make = async (scope: Scope, scopeId: string) =>
-    redacted(await i.kind.instantiate(i.key, i.spec.config, instanceInit(run.states, scope, scopeId, i.name, i.key)), i.secrets);
+    redacted(await i.kind.instantiate(i.key, i.spec.config, instanceInit(run.states, scope, scopeId, i.name, i.key, run.connections)), i.secrets);
   const scope = i.spec.scope ?? i.kind.scope;
   if (scope === "call") {
     const ts = await make("call", callScopeId(run.runId, frame.path));

@@ -4,6 +4,7 @@ import type { JournalSteps } from "./journal";
 import type { Scope, StateKV } from "./state";
 import type { ToolDef, Toolset } from "./toolset";
 import type { CatalogWorker, WorkerSpec } from "./worker";
+import type { Connections } from "./connections";
 
 export interface InstanceInit {
   /** The instance name in the worker file (`src` in `src: {use: files}`). */
@@ -12,6 +13,12 @@ export interface InstanceInit {
   state: StateKV;
   /** State shared by every instance in this scope that opens the same namespace. */
   shared(namespace: string): StateKV;
+  /**
+   * Where the instance's requests take their turn for one of the invocation's six
+   * connections: make them with `connectedFetch(init.connections)` (or `whenConnected`,
+   * to start a time limit when the request starts), never the global `fetch`.
+   */
+  connections: Connections;
 }
 
 /** A created worker as the journal keeps it: a worker file's fields, and who made it with which instance (run/created-workers.ts). */

@@ -1,7 +1,8 @@
 import * as z from "zod";
 import { propagates, ToolError } from "../../errors";
 import { allowEntryProblem, allowList } from "../../net/allow-list";
-import { guardedFetch, type GuardedFetch, type GuardedResponse } from "../../net/guarded-fetch";
+import { ConnectionWaitError, whenConnected, type Connections } from "../../net/connection-slots";
+import { guardedFetch, type GuardedResponse, type OutboundPolicy } from "../../net/guarded-fetch";
 import { cappedText, readBodyCapped } from "../../net/read-body";
 import { saveResponse } from "../../attachments/save-response";
 import { defineToolset, tool } from "../define";
@@ -75,14 +76,14 @@ function describeRequest(args: { url: string; method: string; headers?: Record<s
   return { summary: `${method} ${url.host}${url.pathname}${url.search}${saved}`, ...(parts.length ? { details: parts.join("\n\n") } : {}) };
 }
 
-type Self = z.output<typeof config> & { fetch: GuardedFetch };
+type Self = z.output<typeof config> & { policy: OutboundPolicy; connections: Connections };
 
 /** `fetch` confined to an allow-list of hosts and ports on every hop; responses read up to a cap, with a flag saying so. */
 export const http = defineToolset({
   kind: "http",
   description: "HTTP requests to allowed hosts",
   config,
-  create: (c): Self => ({ ...c, fetch: guardedFetch({ allow: allowList(c.allow), headers: c.headers }) }),
+  create: (c, init): Self => ({ ...c, policy: { allow: allowList(c.allow), headers: c.headers }, connections: init.connections }),
   tools: {
     fetch: tool({
       description:
@@ -112,26 +113,31 @@ export const http = defineToolset({
         if (args.body !== undefined && !headers.has("content-type") && isJson(args.body)) headers.set("content-type", "application/json");
         const hasOwnKey = headers.has("idempotency-key") || Object.keys(self.headers).some((h) => h.toLowerCase() === "idempotency-key");
         if (self.idempotency_key && !hasOwnKey && !SAFE_METHODS.has(effectiveMethod(args))) headers.set("idempotency-key", ctx.idempotencyKey);
-        const signal = AbortSignal.timeout(self.timeout_ms);
         // A bad target is refused before anything is fetched.
         if (args.save_to !== undefined && !ctx.files) throw new ToolError("save_to: a global-scoped http instance cannot reach a worker's files");
         const target = args.save_to === undefined ? undefined : ctx.files!.locate(args.save_to);
-        let res: GuardedResponse;
         try {
-          res = await self.fetch(url, { method: args.method, headers, body: SAFE_METHODS.has(args.method) ? undefined : args.body, signal });
-          if (target) return await saveResponse(res, target, self.max_download_bytes);
-          // A cap in bytes is a cap in characters too: no character is shorter than a byte.
-          const body = await readBodyCapped(res, self.max_response_chars);
-          return {
-            status: res.status,
-            content_type: res.headers.get("content-type"),
-            final_url: res.finalUrl,
-            body: cappedText(body),
-            truncated: body.truncated,
-          };
+          // timeout_ms counts from when the request starts: a call waiting for one of the invocation's
+          // connections behind slow ones loses none of it (the wait has its own bound, connection-slots.ts).
+          return await whenConnected(self.connections, async (fetch) => {
+            const signal = AbortSignal.timeout(self.timeout_ms);
+            const body = SAFE_METHODS.has(args.method) ? undefined : args.body;
+            const res: GuardedResponse = await guardedFetch({ ...self.policy, fetch })(url, { method: args.method, headers, body, signal });
+            if (target) return await saveResponse(res, target, self.max_download_bytes);
+            // A cap in bytes is a cap in characters too: no character is shorter than a byte.
+            const read = await readBodyCapped(res, self.max_response_chars);
+            return {
+              status: res.status,
+              content_type: res.headers.get("content-type"),
+              final_url: res.finalUrl,
+              body: cappedText(read),
+              truncated: read.truncated,
+            };
+          });
         } catch (err) {
           // A state store that cannot write (save_to) stops the activation: never a tool result.
           if (err instanceof ToolError || propagates(err)) throw err;
+          if (err instanceof ConnectionWaitError) throw new ToolError(`request to ${url.host} never started: ${err.message}`, { cause: err });
           const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
           throw new ToolError(timedOut ? `request to ${url.host} timed out after ${self.timeout_ms} ms` : `request to ${url.host} failed: ${String(err)}`, {
             cause: err,

@@ -6,6 +6,7 @@ import { McpSession, type FetchLike } from "../../mcp/session";
 import { MCP_TOOL_LIMITS, offeredTools } from "../../mcp/tool-list";
 import { usesVars } from "../interpolate";
 import { allowList } from "../../net/allow-list";
+import { connectedFetch, type Connections } from "../../net/connection-slots";
 import { guardedFetch } from "../../net/guarded-fetch";
 import { toolDefOf } from "../wrappers/journaled-tools";
 import type { ToolsetKind } from "../../types/kind";
@@ -34,11 +35,19 @@ const config = z.strictObject({
  * The transport's only way out: the URL policy, and the `http` kind's guarded fetch
  * confined to the server's own origin and following no redirect (a 3xx is an error,
  * as the README promises), so the configured headers (secrets) never leave that URL.
+ * Each request takes its turn for one of the invocation's connections until its
+ * response headers arrive (a long-lived event stream holds none after that).
  */
-export function mcpFetch(serverUrl: string, headers: Record<string, string>): FetchLike {
+export function mcpFetch(serverUrl: string, headers: Record<string, string>, connections: Connections): FetchLike {
   const server = new URL(serverUrl);
   // An https server stays https on every hop (a plain-http loopback server is for development).
-  const guarded = guardedFetch({ allow: allowList([server.host]), headers, httpsOnly: server.protocol === "https:", maxRedirects: 0 });
+  const guarded = guardedFetch({
+    allow: allowList([server.host]),
+    headers,
+    httpsOnly: server.protocol === "https:",
+    maxRedirects: 0,
+    fetch: connectedFetch(connections),
+  });
   return async (url, init) => {
     const target = new URL(url);
     if (!reachable(target)) throw new Error(`refused to reach ${target.protocol}//${target.host}: only https, or http to a loopback address`);
@@ -66,7 +75,7 @@ export const mcp: ToolsetKind = {
     const keep = (name: string) => !patterns || patterns.some((matches) => matches(name));
     // Exposed names carry the instance prefix and must still fit the 64-character rule.
     const maxNameLength = 64 - (init.name === "mcp" ? 0 : init.name.length + 1);
-    const session = new McpSession({ url: c.url, headers: c.headers, timeoutMs: c.timeout_ms, fetch: mcpFetch(c.url, c.headers), label });
+    const session = new McpSession({ url: c.url, headers: c.headers, timeoutMs: c.timeout_ms, fetch: mcpFetch(c.url, c.headers, init.connections), label });
     return {
       id,
       async listTools() {
