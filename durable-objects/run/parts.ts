@@ -5,6 +5,7 @@
 
 import type { Journal } from "../../src/engine/journal/journal";
 import type { OtelVars } from "../../src/otel/exporter";
+import type { EventDelivery } from "../../src/runs/types";
 import { ModelDispatch } from "../model-dispatch";
 import { SqliteStateBackend } from "../sqlite-state";
 import { RunActivation } from "./activation";
@@ -60,7 +61,8 @@ export function runParts(host: RunHost, seams: PartSeams) {
   journal.startedEarlier = (key) => dispatch.handedOffAt(key);
   const tracing = new RunTracing(host);
   const deltas = new DeltaBuffer();
-  const pause = new RunPause(host, { approvals, waits, mail, record, lifecycle }, seams.indexRetryMs);
+  const signalled = (ev: EventDelivery) => controls.deliverEvent(ev, false);
+  const pause = new RunPause(host, { approvals, waits, mail, record, lifecycle, signalled }, seams.indexRetryMs);
   const conversation: RunConversation = new RunConversation(host, { journal, pinned, lifecycle });
   const answers: RunAnswerMail = new RunAnswerMail(host, conversation);
   const activation = new RunActivation(
@@ -68,7 +70,7 @@ export function runParts(host: RunHost, seams: PartSeams) {
     { states, journal, lifecycle, record, pinned, versions, approvals, waits, mail, pause, answers, dispatch, deltas, tracing },
     seams,
   );
-  const controls = new RunControls(host, {
+  const controls: RunControls = new RunControls(host, {
     lifecycle,
     approvals,
     waits,

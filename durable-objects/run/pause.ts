@@ -3,12 +3,13 @@
  * ends what is due through RunApprovals and RunWaits, sends follow-up mail through
  * RunMail, and registers correlated waits with the wait index. Needs from its host:
  * `ctx` (transactions), `env` (the index binding), `row`, `now`, `wakeSoon`, `arm`, `io`;
- * a pause that ended meanwhile is made running through the lifecycle.
+ * a pause that ended meanwhile is made running through the lifecycle, and a signal the
+ * index kept for a wait it did not know yet is delivered as any event (controls.ts).
  */
 
 import type { RunOutcome } from "../../src/engine";
 import { waitIndex } from "../../src/runs/rpc";
-import { PAUSED } from "../../src/runs/types";
+import { PAUSED, type EventDelivery } from "../../src/runs/types";
 import type { RunRow } from "../rows";
 import type { RunApprovals } from "./approvals";
 import type { RunHost } from "./host";
@@ -31,6 +32,8 @@ export class RunPause {
       mail: RunMail;
       record: Pick<RunRecord, "noted">;
       lifecycle: Pick<RunLifecycle, "activate" | "status">;
+      /** Delivers a signal as the signal trigger would (RunControls.deliverEvent, not buffered). */
+      signalled(ev: EventDelivery): Promise<unknown>;
     },
     /** How soon a registration the wait index refused is sent again. */
     private readonly indexRetryMs: number,
@@ -83,19 +86,23 @@ export class RunPause {
 
   /**
    * Tells the correlation index (one object per event and key) which runs a signal may
-   * wake; idempotent, so sent at every pause. False when an index object could not be
-   * reached: the pause's alarm comes sooner and sends it again (the run keeps waiting).
+   * wake; idempotent, so sent at every pause. Each index answers with the signals it kept
+   * since the wait was asked: one that came before this registration reached no run, and
+   * is delivered now. False when an index object could not be reached: the pause's alarm
+   * comes sooner and sends it again (the run keeps waiting).
    */
   private async registerCorrelated(): Promise<boolean> {
     const runId = this.host.row()!.id;
+    const register = async (w: ReturnType<RunWaits["correlated"]>[number]) =>
+      (await waitIndex(this.host.env, w.name!, w.correlation!)).register(runId, w.id, w.until, w.created_at);
+    let missed: EventDelivery[][];
     try {
-      await this.host.io("pause.wait-index", () =>
-        Promise.all(this.parts.waits.correlated().map(async (w) => (await waitIndex(this.host.env, w.name!, w.correlation!)).register(runId, w.id, w.until))),
-      );
-      return true;
+      missed = await this.host.io("pause.wait-index", () => Promise.all(this.parts.waits.correlated().map(register)));
     } catch {
       this.parts.record.noted("wait_index_failed", {});
       return false;
     }
+    for (const ev of missed.flat()) await this.parts.signalled(ev);
+    return true;
   }
 }

@@ -1,4 +1,6 @@
+import { sign } from "@octokit/webhooks-methods";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { IoPoint } from "../../durable-objects/run/io";
 import { SOON_MS } from "../support/test-objects";
@@ -114,12 +116,44 @@ describe("a run that ended under an older edgework (issue 28 item 5, invariant 2
 describe("a wake-up once requested is never moved later (invariant 3)", () => {
   it("an event landing while the pause registers its waits with the wait index keeps its wake-up", async () => {
     const id = "lc-arm-event";
-    await stub(id).start({ id, worker: "fn-waiter", input: { event: "go", key: "k-1" }, approvalMode: "ask", budget: {} });
+    await stub(id).start({ id, worker: "fn-ask-and-wait", input: { event: "go", key: "k-1" }, approvalMode: "ask", budget: {} });
     const held = await landAt(id, { point: "pause.wait-index" }, () => stub(id).deliverEvent({ name: "go", id: "ev-1", key: "k-1", payload: 1 }, true));
     expect(held).toMatchObject({ reached: true, landed: { ok: true, applied: true } });
-    // Not the wait's deadline an hour out: the run wakes to take the event.
+    // Not the question's expiry a week out: the run wakes to take the event (and pauses again for the question).
     await expectWoken(id, "the event's wake-up");
-    expect(await settle(id)).toMatchObject({ status: "succeeded", output: { status: "received", id: "ev-1" } });
+    const paused = await settle(id);
+    expect(paused).toMatchObject({ status: "waiting", waits: [{ kind: "question" }] });
+    expect(await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", answer: "42", by: "test" })).toMatchObject({ ok: true });
+    expect(await settle(id)).toMatchObject({
+      status: "succeeded",
+      output: { answer: { answer: "42", answered: true }, got: { status: "received", id: "ev-1" } },
+    });
+  });
+
+  it("a signal that comes while the pause registers its wait (the index does not list the run yet) is taken all the same", async () => {
+    const id = "lc-signal";
+    await stub(id).start({ id, worker: "fn-ask-and-wait", input: { event: "ci_finished", key: "sha-lc" }, approvalMode: "ask", budget: {} });
+    const body = JSON.stringify({ action: "completed", check_suite: { head_sha: "sha-lc", conclusion: "success" } });
+    const signal = async () =>
+      exports.default.fetch(
+        new Request("https://edgework.test/hooks/ci-signal", {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "X-Hub-Signature-256": await sign("It's a Secret to Everybody", body),
+            "X-GitHub-Delivery": "gh-lc-1",
+          },
+          body,
+        }),
+      );
+    const held = await landAt(id, { point: "pause.wait-index" }, async () => (await signal()).json());
+    // No run was listed for it yet: the index kept it, and handed it over with the registration.
+    expect(held).toMatchObject({ reached: true, landed: { signal: "ci_finished", woken: 0 } });
+    await expectWoken(id, "the signal's wake-up");
+    const paused = await settle(id);
+    expect(paused).toMatchObject({ status: "waiting", waits: [{ kind: "question" }] });
+    await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", answer: "42", by: "test" });
+    expect(await settle(id)).toMatchObject({ status: "succeeded", output: { got: { status: "received", payload: { check_suite: { head_sha: "sha-lc" } } } } });
   });
 
   it("a second alarm while one runs only asks for a wake-up after it (invariant 5): one activation, each effect once", async () => {
