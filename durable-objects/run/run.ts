@@ -158,7 +158,9 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** MODEL_DISPATCH=queue: the consumer takes a handed-off request, once (null: nothing to do). */
   async claimModelRequest(key: string, attempt: number): Promise<ClaimedRequest | null> {
     const claimed = this.live() ? await this.parts.dispatch.claim(key, attempt) : null;
-    if (claimed) this.parts.deltas.claimed(key, attempt);
+    // Read again after the claim's await: a run cancelled meanwhile asks nobody for the model's answer.
+    if (!claimed || !this.live()) return null;
+    this.parts.deltas.claimed(key, attempt);
     return claimed;
   }
 
