@@ -93,11 +93,15 @@ export class RunPause {
    */
   private async registerCorrelated(): Promise<boolean> {
     const runId = this.host.row()!.id;
-    const register = async (w: ReturnType<RunWaits["correlated"]>[number]) =>
-      (await waitIndex(this.host.env, w.name!, w.correlation!)).register(runId, w.id, w.until, w.created_at);
     let missed: EventDelivery[][];
     try {
-      missed = await this.host.io("pause.wait-index", () => Promise.all(this.parts.waits.correlated().map(register)));
+      missed = await this.host.io("pause.wait-index", () =>
+        Promise.all(
+          this.parts.waits
+            .correlated()
+            .map(async (w) => (await waitIndex(this.host.env, w.name!, w.correlation!)).register(runId, w.id, w.until, w.created_at)),
+        ),
+      );
     } catch {
       this.parts.record.noted("wait_index_failed", {});
       return false;

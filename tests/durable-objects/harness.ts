@@ -1,6 +1,6 @@
 import { sign } from "@octokit/webhooks-methods";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import type { IoPoint } from "../../durable-objects/run/io";
 import type { TestRunDO } from "../support/test-objects";
 import { SOON_MS } from "../support/test-objects";
