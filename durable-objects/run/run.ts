@@ -218,7 +218,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.deleted = await finishedRunAlarm(this.host(), this.parts.lifecycle);
   }
 
-  // ——— Seams a subclass may override (the test pool's TestRunDO does: tests/support/test-run-do.ts) ———
+  // ——— Seams a subclass may override (the test pool's TestRunDO does: tests/support/test-objects.ts) ———
 
   /** How long one activation may run before it checkpoints. */
   protected activationBudgetMs(): number {
@@ -235,7 +235,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return this.env as OtelVars;
   }
 
-  /** Before each step of an activation (after the cancel check). */
+  /** Before each step of an activation (before its cancel check). */
   protected async stepStarting(_key: string, _journal: Journal): Promise<void> {}
 
   /** After the engine returned an outcome, before it is recorded. */
