@@ -208,14 +208,9 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     await this.io("alarm.answer-mail", () => answers.sendDue());
     const run = this.row();
     if (!run) return;
-    if (TERMINAL.includes(run.status)) return this.finishRetention();
-    if (PAUSED.includes(run.status) && (await pause.stillPaused(run))) return;
-    await activation.run(run, retryCount);
-  }
-
-  /** An ended run's one alarm: delete it when its retention is over (retention.ts). */
-  private async finishRetention(): Promise<void> {
-    this.deleted = await finishedRunAlarm(this.host(), this.parts.lifecycle);
+    // An ended run's one alarm: delete it when its retention is over (retention.ts).
+    if (TERMINAL.includes(run.status)) this.deleted = await finishedRunAlarm(this.host(), this.parts.lifecycle);
+    else if (!PAUSED.includes(run.status) || !(await pause.stillPaused(run))) await activation.run(run, retryCount);
   }
 
   // ——— Seams a subclass may override (the test pool's TestRunDO does: tests/support/test-objects.ts) ———

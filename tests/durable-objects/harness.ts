@@ -146,6 +146,8 @@ interface Landed {
   ok: boolean;
   wakes: boolean;
   answer: unknown;
+  /** A request that may wait for the held I/O itself (a second alarm flushes the index reports in flight): awaited after the release. */
+  finishing?: Promise<unknown>;
 }
 
 async function land(sc: Scenario, id: string, request: Request, fork: string): Promise<Landed> {
@@ -196,8 +198,8 @@ async function land(sc: Scenario, id: string, request: Request, fork: string): P
       return done(a, true, false);
     }
     case "second-alarm": {
-      const a = await runInDurableObject(object(id), (instance) => (instance as TestRunDO).alarm());
-      return done(a, true, false);
+      const finishing = runInDurableObject(object(id), (instance) => (instance as TestRunDO).alarm());
+      return { ...done(null, true, false), finishing };
     }
   }
 }
@@ -244,6 +246,7 @@ export async function interleave(sc: Scenario, hold: Hold, request: Request, occ
     );
     if (!held.reached) continue;
     landed = requested!.landed;
+    await landed.finishing;
     await checkRightAfter(id, landed, requested!.journal, violated);
   }
   if (!landed) return { reached: false, violations };
