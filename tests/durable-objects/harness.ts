@@ -205,53 +205,80 @@ async function land(sc: Scenario, id: string, request: Request, fork: string): P
 }
 
 export interface Interleaving {
-  reached: boolean;
+  /** How many of the landings asked for landed (a run that ended first passes no more points). */
+  landed: number;
   violations: string[];
 }
 
-/**
- * Drives `sc` from its start to its end, holding the object at `hold` during the
- * `occurrence`-th drive step that passes the point, with `request` landed there.
- */
-export async function interleave(sc: Scenario, hold: Hold, request: Request, occurrence = 1): Promise<Interleaving> {
+/** One request landed at a pass through a point: the `occurrence`-th drive step passing it, counted from the landing before. */
+export interface Landing {
+  hold: Hold;
+  request: Request;
+  occurrence?: number;
+}
+
+/** Drives `sc` from its start to its end, holding the object at `hold` during the `occurrence`-th drive step that passes the point, with `request` landed there. */
+export function interleave(sc: Scenario, hold: Hold, request: Request, occurrence = 1): Promise<Interleaving> {
   const id = `il-${sc.tag}-${hold.point}-${hold.nth ?? 1}-${occurrence}-${hold.when ?? "before"}-${request}`.replaceAll(".", "_");
+  return interleaveAll(sc, id, [{ hold, request, occurrence }]);
+}
+
+/** The same with several landings, in order (the seeded variant). */
+export async function interleaveAll(sc: Scenario, id: string, landings: Landing[]): Promise<Interleaving> {
   const violations: string[] = [];
   const violated = (what: string) => violations.push(`${id}: ${what}`);
   await sc.start(id);
-  let landed: Landed | undefined;
-  let afterCancel: { effects: Record<string, number>; models: number } | undefined;
-  let toSkip = occurrence - 1;
+  const landed: Array<Landed & { hold: Hold }> = [];
+  let afterCancel: { effects: Record<string, number>; models: number; hold: Hold } | undefined;
+  let toSkip = (landings[0]?.occurrence ?? 1) - 1;
   for (let step = 0; step < 40; step++) {
     const view = await stub(id).status();
     if (!view) break; // retention deleted it
-    const drive = await sc.next(id, view, landed ? null : hold.point);
+    const target = landings[landed.length];
+    const drive = await sc.next(id, view, target ? target.hold.point : null);
     if (!drive) break;
-    if (landed || toSkip > 0) {
+    if (!target || toSkip > 0) {
       await stub(id).tracePoints();
       await drive();
-      if (!landed && (await stub(id).tracePoints()).includes(hold.point)) toSkip--;
+      if (target && (await stub(id).tracePoints()).includes(target.hold.point)) toSkip--;
       continue;
     }
     let requested: { landed: Landed; journal: number } | undefined;
     const held = await landAt(
       id,
-      hold,
+      target.hold,
       async () => {
-        const l = await land(sc, id, request, `${id}-fork`);
-        if (l.request === "cancel" && l.ok) afterCancel = await counts(sc, id);
+        const l = await land(sc, id, target.request, `${id}-fork${landed.length}`);
+        if (l.request === "cancel" && l.ok && !afterCancel) afterCancel = { ...(await counts(sc, id)), hold: target.hold };
         requested = { landed: l, journal: await journalSize(id) };
         return l;
       },
       drive,
     );
     if (!held.reached) continue;
-    landed = requested!.landed;
-    await landed.finishing;
-    await checkRightAfter(id, landed, requested!.journal, violated);
+    const l = requested!.landed;
+    await l.finishing;
+    landed.push({ ...l, hold: target.hold });
+    toSkip = (landings[landed.length]?.occurrence ?? 1) - 1;
+    await checkRightAfter(id, l, requested!.journal, violated);
   }
-  if (!landed) return { reached: false, violations };
-  await checkAtEnd(sc, id, hold, landed, afterCancel, violated);
-  return { reached: true, violations };
+  if (landed.length) await checkAtEnd(sc, id, landed, afterCancel, violated);
+  return { landed: landed.length, violations };
+}
+
+/** The io points each drive step of a run left alone passes, in order (what the seeded variant draws its landings from). */
+export async function traceOf(sc: Scenario, id: string): Promise<IoPoint[][]> {
+  await sc.start(id);
+  const drives: IoPoint[][] = [];
+  for (let step = 0; step < 40; step++) {
+    const view = await stub(id).status();
+    const drive = view && (await sc.next(id, view, null));
+    if (!drive) break;
+    await stub(id).tracePoints();
+    await drive();
+    drives.push([...new Set(await stub(id).tracePoints())]);
+  }
+  return drives;
 }
 
 async function counts(sc: Scenario, id: string) {
@@ -278,9 +305,8 @@ async function checkRightAfter(id: string, landed: Landed, journalThen: number, 
 async function checkAtEnd(
   sc: Scenario,
   id: string,
-  hold: Hold,
-  landed: Landed,
-  afterCancel: { effects: Record<string, number>; models: number } | undefined,
+  landed: Landed[],
+  afterCancel: { effects: Record<string, number>; models: number; hold: Hold } | undefined,
   violated: (what: string) => void,
 ): Promise<void> {
   const end = await counts(sc, id);
@@ -294,7 +320,7 @@ async function checkAtEnd(
     if (view && view.status !== "cancelled") violated(`a cancel answered ok, and the run ended ${view.status}`);
     for (const [key, n] of Object.entries(end.effects)) if (n > afterCancel.effects[key]!) violated(`effect ${key} posted after the cancel answered`);
     // Only the model request the held await was making may finish.
-    const inFlight = hold.point === "model.request" ? 1 : 0;
+    const inFlight = afterCancel.hold.point === "model.request" ? 1 : 0;
     if (end.models > afterCancel.models + inFlight) violated("a model request made after the cancel answered");
     return;
   }
@@ -307,7 +333,7 @@ async function checkAtEnd(
   if (sc.output !== undefined && JSON.stringify(view.output) !== JSON.stringify(sc.output)) violated(`output ${JSON.stringify(view.output)}`);
   const gated = view.approvals.find((a) => a.kind === "approval");
   if (gated && gated.status !== "approved") violated(`the approval is ${gated.status}`);
-  if (landed.request === "decide" && landed.ok && gated?.decided_by !== "harness") violated("the decision landed is not the one recorded");
+  if (landed.some((l) => l.request === "decide" && l.ok) && gated?.decided_by !== "harness") violated("the decision landed is not the one recorded");
   const alarm = await alarmOf(id);
   if (alarm === null || alarm > view.updated_at + 31 * DAY) violated("an ended run without its retention alarm");
 }
