@@ -14,30 +14,35 @@
  *                                      └────converse─── succeeded (a conversation's next message)
  *   cancel: queued | running | awaiting_approval | waiting ─▶ cancelled
  *
- * Invariants, each with the test that guards it (tests/durable-objects/lifecycle.test.ts
+ * Invariants, each with the tests that guard it (in tests/durable-objects/lifecycle.test.ts
  * unless named otherwise; the interleaving harness, interleavings*.test.ts, checks 1, 3, 6
- * and 7 at every await of the object):
+ * and 7 at every io point of the object, io.ts):
  * 1. A transition reads the status it starts from in the transaction that writes it; one
  *    it may not start from is refused, writes nothing, and is a value its caller handles.
  *    Nothing writes `running` or an outcome over an ended run. ("a cancel landing in the
- *    alarm's first await sticks", "an outcome reached after a cancel is not recorded")
+ *    alarm's await … sticks: the run never runs", "an outcome the engine reached after a
+ *    cancel answered is not recorded", "no step starts after a cancel answered")
  * 2. A run whose row says it ended (an object from before schema version 4: RUN_CURRENT
  *    keeps that status whatever its events say) takes no transition. ("a run that finished
- *    under schema version 3 refuses a message with 409")
+ *    under schema version 3 refuses a message with 409, and records nothing")
  * 3. A wake-up once requested is never moved later: `wake` brings the alarm forward, and
  *    every other alarm (`arm`: a pause's deadline, a hand-off's lapse, a retry, retention)
- *    is at most the earliest wake-up requested since the alarm last started. ("a decision
- *    while the pause registers its waits keeps its wake-up", "a decision during a queue-mode
- *    activation wakes the run at once", "a message while an ended run's alarm mails its answer is answered")
- * 4. An alarm is consumed when it starts: requests before it are served by it. One that throws
- *    forgets what it knew of the alarm (the runtime retries it, and a test's
- *    runDurableObjectAlarm deletes it): the next `wake` or `arm` reads storage again.
- *    ("an alarm that throws leaves a later wake-up armed")
- * 5. Alarms of one object never overlap: the runtime runs one at a time, and a second
- *    (runDurableObjectAlarm in tests) only asks for a wake-up after it. ("a second alarm while one runs")
+ *    is at most the earliest wake-up requested since the alarm last started. ("a deadline
+ *    never moves a wake-up later…", "an event landing while the pause registers its waits
+ *    with the wait index keeps its wake-up", "a message landing while the ending activation
+ *    mails its answer is answered", lifecycle.queue.test.ts "a decision landing during a
+ *    queue-mode activation wakes the run at once…")
+ * 4. An alarm consumes the wake-ups requested before it starts (it reads the run after them).
+ *    One that throws forgets what it knew of the alarm (the runtime retries it; a test's
+ *    runDurableObjectAlarm deleted it): the next `wake` or `arm` reads storage. ("… an alarm
+ *    that starts consumes the wake-ups before it", "an alarm that throws forgets the alarm it knew…")
+ * 5. Alarms of one object never overlap: the runtime runs one at a time, and a second (a
+ *    test's helper can) only asks for a wake-up after it. ("a second alarm while one runs is
+ *    not started", "a second alarm while one runs only asks for a wake-up after it…")
  * 6. Nothing decides on a row read before an await: the alarm awaits first and then reads
- *    the run; each later await is followed by a transition that checks again. ("a message
- *    landing in an ended run's alarm is answered")
+ *    the run; each later await is followed by a transition or a read that checks again.
+ *    ("a message landing in an ended run's alarm (…) is answered…", "a message to a run
+ *    past its retention is refused…", and the harness's cancel at a consumer's claim)
  * 7. A queued or running run has an alarm, unless one is running. (the harness, after every interleaving)
  */
 

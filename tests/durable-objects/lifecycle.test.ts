@@ -3,6 +3,8 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { IoPoint } from "../../durable-objects/run/io";
+import { RunLifecycle } from "../../durable-objects/run/lifecycle";
+import { Sql } from "../../durable-objects/sql";
 import { SOON_MS } from "../support/test-objects";
 import { effectCount, effectUrl, modelRequests, script, settle, stub } from "./helpers";
 import { alarmOf, expectWoken, landAt, object, statusEvents } from "./interleave";
@@ -169,5 +171,57 @@ describe("a wake-up once requested is never moved later (invariant 3)", () => {
     expect(await statusEvents(id)).toEqual(["run_queued", "run_running", "run_succeeded"]);
     expect(await effectCount(id)).toBe(1);
     expect(await modelRequests("chat-writer")).toHaveLength(2);
+  });
+});
+
+describe("the alarm rule, one writer at a time (RunLifecycle's wake and arm)", () => {
+  /** A lifecycle over a bare object's storage: its alarm as written, nothing pulling it forward. */
+  const withLifecycle = (name: string, fn: (l: RunLifecycle, storage: DurableObjectStorage) => Promise<void>) =>
+    runInDurableObject(object(name), (_o, state) => {
+      const host = { ctx: state, sql: new Sql(state.storage.sql), event: () => {} };
+      const lifecycle = new RunLifecycle(host, { voidPending: () => {} }, { store: (at) => state.storage.setAlarm(at), clamp: (at) => at });
+      return fn(lifecycle, state.storage);
+    });
+  const t = Date.now() + DAY;
+
+  it("a deadline never moves a wake-up later; an alarm that starts consumes the wake-ups before it (invariants 3, 4)", async () => {
+    await withLifecycle("lc-rule-deadline", async (lifecycle, storage) => {
+      expect(lifecycle.alarmStarting()).toBe(true);
+      await lifecycle.wake(t);
+      await lifecycle.arm(t + 60_000); // a pause's deadline after it
+      expect(await storage.getAlarm()).toBe(t);
+      await lifecycle.arm(t - 60_000); // one before it
+      expect(await storage.getAlarm()).toBe(t - 60_000);
+      await lifecycle.wake(t + 120_000); // a later wake-up brings nothing forward
+      expect(await storage.getAlarm()).toBe(t - 60_000);
+      lifecycle.alarmEnded(false);
+      // The next alarm serves what was asked before it: its deadline is its own.
+      expect(lifecycle.alarmStarting()).toBe(true);
+      await lifecycle.arm(t + 60_000);
+      expect(await storage.getAlarm()).toBe(t + 60_000);
+      lifecycle.alarmEnded(false);
+    });
+  });
+
+  it("an alarm that throws forgets the alarm it knew: the next wake-up is written, whatever the runtime did with the alarm (invariant 4)", async () => {
+    await withLifecycle("lc-rule-throw", async (lifecycle, storage) => {
+      expect(lifecycle.alarmStarting()).toBe(true);
+      await lifecycle.wake(t);
+      lifecycle.alarmEnded(true);
+      // The runtime owns the alarm of a handler that threw (it retries it; a test's helper deleted it).
+      await storage.deleteAlarm();
+      await lifecycle.wake(t + 60_000);
+      expect(await storage.getAlarm()).toBe(t + 60_000);
+    });
+  });
+
+  it("a second alarm while one runs is not started (invariant 5)", async () => {
+    await withLifecycle("lc-rule-overlap", async (lifecycle) => {
+      expect(lifecycle.alarmStarting()).toBe(true);
+      expect(lifecycle.alarmStarting()).toBe(false);
+      lifecycle.alarmEnded(false);
+      expect(lifecycle.alarmStarting()).toBe(true);
+      lifecycle.alarmEnded(false);
+    });
   });
 });
