@@ -66,14 +66,16 @@ export class RunControls {
     const snapshot = pinned === undefined ? await snapshotFor(req.worker) : pinned; // before the check: no await between it and the insert
     const deleted = tombstoneOf(ctx);
     if (deleted) return { id: req.id, status: deleted.status, created: false };
-    const existing = this.host.row();
-    if (existing) return { id: existing.id, status: existing.status, created: false };
     const now = Date.now();
     const catalog = catalogColumns(snapshot);
-    this.parts.lifecycle.start(req.worker, () => {
+    const started = this.parts.lifecycle.start(req.worker, () => {
       sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at, catalog_version, catalog_files, edgework_version)
         VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now}, ${catalog.version}, ${catalog.files}, ${deployedVersion()})`;
     });
+    if (!started) {
+      const existing = this.host.row()!;
+      return { id: existing.id, status: existing.status, created: false };
+    }
     await this.host.wakeSoon();
     return { id: req.id, status: "queued", created: true };
   }
