@@ -51,6 +51,8 @@ export const workersProject = (
           // The OTLP receiver of the tracing tests; tracing itself stays off unless a test points a run at it.
           OTLP_RECEIVER_URL: `http://127.0.0.1:${inject("otlpReceiverPort")}`,
           API_TOKEN: "test-token",
+          // The seeded interleavings' seed, to run a failing one again (empty: drawn from the clock).
+          HARNESS_SEED: process.env.HARNESS_SEED ?? "",
           // Short, so the /mcp test of a run that outlasts the window is quick.
           MCP_WAIT_SECONDS: "2",
           // Approval emails on (APPROVER_EMAIL unset: workers without approval.notify get none).

@@ -77,7 +77,7 @@ export class ToolContextBridge extends RpcTarget {
   }
 }
 
-interface GlobalToolsetsStub {
+export interface GlobalToolsetsStub {
   callTool(call: GlobalCall, bridge: ToolContextBridge): Promise<GlobalResult>;
 }
 

@@ -2,7 +2,7 @@
  * MODEL_DISPATCH=queue for one run: hands model requests to the queue and takes the
  * consumer's answers back. Owns the `model_dispatch` table (schema.ts, made on first
  * use). Needs from its host (run/host.ts): `ctx` (the object's id, for the consumer
- * to reach it), `env` (MODEL_QUEUE), the SQL, and `wakeSoon` (an answer arrived).
+ * to reach it), `env` (MODEL_QUEUE), the SQL, `wakeSoon` (an answer arrived) and `io`.
  */
 
 import * as z from "zod";
@@ -122,13 +122,11 @@ interface Waiting {
 export class ModelDispatch {
   /** Requests handed off and not yet claimed: memory only (an evicted object's are rebuilt by replay or sent again). */
   private readonly waiting = new Map<string, Waiting>();
-  /** The run was woken (an answer, a lost hand-off) since this activation began: its alarm is armed already. */
-  private woken = false;
   private tableMade = false;
   /** When each answer returned in this activation was handed off: its step began then, not at the replay that records it. */
   private readonly handedOff = new Map<string, number>();
 
-  constructor(private readonly host: Pick<RunHost, "ctx" | "env" | "sql" | "wakeSoon">) {}
+  constructor(private readonly host: Pick<RunHost, "ctx" | "env" | "sql" | "wakeSoon" | "io">) {}
 
   private get sql(): Sql {
     return this.host.sql;
@@ -163,16 +161,12 @@ export class ModelDispatch {
     return this.sql;
   }
 
-  begin(): void {
-    this.woken = false;
-  }
-
   /**
-   * After an activation that handed requests off: the alarm to arm (when the earliest
-   * unclaimed hand-off or unrenewed claim lapses), or null when a wake-up is armed already.
+   * After an activation that handed requests off: the deadline to arm, when the earliest
+   * unclaimed hand-off or unrenewed claim lapses (an answer delivered meanwhile asked for
+   * its own wake-up, which the lifecycle keeps).
    */
-  rearmAt(): number | null {
-    if (this.woken) return null;
+  rearmAt(): number {
     return this.earliestLapse() ?? Date.now() + dispatchTiming.leaseMs;
   }
 
@@ -229,7 +223,7 @@ export class ModelDispatch {
     }
     // Read here, in the run's activation: an attached file that changed fails the run at once
     // (fatal), instead of failing every consumer's claim until the hand-offs run out.
-    await readAttachments(req);
+    await this.host.io("model.attachments", () => readAttachments(req));
     const attempt = (row?.attempt ?? 0) + 1;
     // Each attempt was lost or its consumer died: something is wrong that sending again will not fix.
     if (attempt > MAX_ATTEMPTS)
@@ -244,8 +238,10 @@ export class ModelDispatch {
     this.waiting.set(key, { model, attempt, request: req, models });
     let connection: Connection | undefined;
     try {
-      connection = await connections.acquire();
-      await modelQueue.send(this.host.env.MODEL_QUEUE, { run: this.host.ctx.id.toString(), key, attempt });
+      await this.host.io("model.hand-off", async () => {
+        connection = await connections.acquire();
+        await modelQueue.send(this.host.env.MODEL_QUEUE, { run: this.host.ctx.id.toString(), key, attempt });
+      });
     } catch (err) {
       // The row stays: the timeout alarm sends it again (also after no connection came free).
       console.warn(JSON.stringify({ edgework: "model_dispatch_send_failed", key, attempt, error: err instanceof Error ? err.message : String(err) }));
@@ -286,13 +282,13 @@ export class ModelDispatch {
     const waiting = this.waiting.get(key);
     if (row.claimed === attempt || !waiting || waiting.attempt !== attempt) {
       this.table().run`UPDATE model_dispatch SET sent_at = 0, lease_until = 0 WHERE key = ${key}`;
-      await this.wakeRun();
+      await this.host.wakeSoon();
       return null;
     }
     this.waiting.delete(key);
     const leaseMs = dispatchTiming.leaseMs;
     this.table().run`UPDATE model_dispatch SET claimed = ${attempt}, lease_until = ${now + leaseMs} WHERE key = ${key}`;
-    return { model: waiting.model, leaseMs, request: await wire(waiting.request), models: waiting.models };
+    return { model: waiting.model, leaseMs, request: await this.host.io("claim.wire", () => wire(waiting.request)), models: waiting.models };
   }
 
   /** The consumer holding `attempt` is alive: its lease runs on. False: the request is no longer wanted (answered, sent again, run ended). */
@@ -324,13 +320,8 @@ export class ModelDispatch {
     }
     this.table().run`UPDATE model_dispatch SET answer = ${json(stored)} WHERE key = ${key}`;
     this.waiting.delete(key);
-    await this.wakeRun();
-    return true;
-  }
-
-  private async wakeRun(): Promise<void> {
-    this.woken = true;
     await this.host.wakeSoon();
+    return true;
   }
 }
 
@@ -374,8 +365,8 @@ export function unwire(req: WireRequest): ModelRequest {
  * the hand-off lapses: checked as the run's object starts, so a restart that lost the
  * alarm (local dev keeps none) cannot leave a dead consumer's claim unnoticed.
  */
-export async function armDispatchLapse(host: Pick<RunHost, "ctx" | "row" | "setAlarm">, dispatch: ModelDispatch): Promise<void> {
-  if (host.row()?.status !== "running" || (await host.ctx.storage.getAlarm()) !== null) return;
+export async function armDispatchLapse(host: Pick<RunHost, "row" | "arm">, armedAt: () => Promise<number | null>, dispatch: ModelDispatch): Promise<void> {
+  if (host.row()?.status !== "running" || (await armedAt()) !== null) return;
   const at = dispatch.earliestLapse();
-  if (at !== null) await host.setAlarm(at);
+  if (at !== null) await host.arm(at);
 }

@@ -1,17 +1,31 @@
 /**
  * One activation of a run: replay its journal through the engine with this object's
- * ports, then record what it came to and arm the next alarm. Owns no table. Needs from
- * its host: `ctx` (transactions), `env`, `row`, `now`, `keyGrammar`, `wakeSoon`,
- * `setAlarm`; the test seams come in `ActivationSeams`.
+ * ports, then record what it came to (through the lifecycle, which refuses it for a run
+ * cancelled meanwhile) and arm the next alarm. Owns no table. Needs from its host: `ctx`
+ * (transactions), `env`, `row`, `now`, `keyGrammar`, `wakeSoon`, `arm` and `io` (every
+ * model request, global tool call and notification goes through it); the test seams
+ * come in `ActivationSeams`.
  */
 
-import { clearRunState, executeRun, isPaused, messageOf, RunError, RunInterrupted, StorageError, type Catalog, type RunOutcome } from "../../src/engine";
+import {
+  clearRunState,
+  executeRun,
+  isPaused,
+  messageOf,
+  RunError,
+  RunInterrupted,
+  StorageError,
+  type Catalog,
+  type ModelResolver,
+  type RunOutcome,
+} from "../../src/engine";
 import type { Journal } from "../../src/engine/journal/journal";
 import { emptyUsage } from "../../src/engine/run/usage";
 import { deployedVersion, type Definitions } from "../../src/catalog";
 import type { OtelVars } from "../../src/otel/exporter";
+import { TERMINAL } from "../../src/runs/types";
 import { dispatchMode, engineConfig } from "../engine-config";
-import { rpcGlobals } from "../global-toolsets-bridge";
+import { rpcGlobals, type GlobalToolsetsStub } from "../global-toolsets-bridge";
 import type { ModelDispatch } from "../model-dispatch";
 import type { RunRow } from "../rows";
 import { parse } from "../sql";
@@ -21,6 +35,7 @@ import { approvalTtlMs, type RunApprovals } from "./approvals";
 import type { RunCatalog } from "./catalog";
 import type { DeltaBuffer } from "./deltas";
 import type { RunHost } from "./host";
+import type { RunLifecycle } from "./lifecycle";
 import type { LoggedJournalStore } from "./log";
 import { mailRun, type RunMail } from "./mail";
 import type { RunPause } from "./pause";
@@ -49,7 +64,8 @@ export interface ActivationSeams {
 export interface ActivationParts {
   states: SqliteStateBackend;
   journal: LoggedJournalStore;
-  record: RunRecord;
+  lifecycle: Pick<RunLifecycle, "activate" | "settle" | "status">;
+  record: Pick<RunRecord, "event">;
   pinned: RunCatalog;
   versions: RunVersions;
   approvals: RunApprovals;
@@ -63,7 +79,7 @@ export interface ActivationParts {
   tracing: RunTracing;
 }
 
-type ActivationHost = Pick<RunHost, "ctx" | "env" | "row" | "now" | "keyGrammar" | "wakeSoon" | "setAlarm">;
+type ActivationHost = Pick<RunHost, "ctx" | "env" | "row" | "now" | "keyGrammar" | "wakeSoon" | "arm" | "io">;
 
 export class RunActivation {
   /** The catalog of the activation in progress (the run's pinned one). */
@@ -83,16 +99,15 @@ export class RunActivation {
 
   /** Replays the journal and continues the run until it ends, pauses or is interrupted. */
   async run(run: RunRow, retryCount: number): Promise<void> {
-    const { record, versions, dispatch, pinned, states, tracing } = this.parts;
-    if (this.host.row()!.status !== "running") record.running(); // an expiry recorded just now set it
-    versions.activatedUnder(deployedVersion());
+    const { lifecycle, versions, pinned, states, tracing } = this.parts;
+    if (!lifecycle.activate().ok) return; // it ended: nothing runs
     this.cancelled = false;
-    dispatch.begin();
+    versions.activatedUnder(deployedVersion());
     // The definitions the run started on; a deploy that cannot run them fails the run (no retry would help).
     const definitions = pinned.definitions(run.worker);
     if (definitions instanceof RunError) {
-      record.outcome({ status: "failed", error: { code: definitions.code, message: definitions.message }, usage: parse(run.usage) ?? emptyUsage() });
-      return clearRunState(states, run.id);
+      await clearRunState(states, run.id);
+      return this.settle({ status: "failed", error: { code: definitions.code, message: definitions.message }, usage: parse(run.usage) ?? emptyUsage() });
     }
     this.catalog = definitions.catalog;
     let outcome: RunOutcome;
@@ -121,17 +136,20 @@ export class RunActivation {
       host.env,
       {
         states,
-        globals: rpcGlobals(() => host.env.GLOBAL_TOOLSETS.getByName("global") as never),
+        globals: rpcGlobals(() => {
+          const singleton = host.env.GLOBAL_TOOLSETS.getByName("global") as unknown as GlobalToolsetsStub;
+          return { callTool: (call, bridge) => host.io("global.call", () => singleton.callTool(call, bridge)) };
+        }),
         beforeStep: traced.beforeStep,
         recordApproval: (pending) => host.ctx.storage.transactionSync(() => approvals.request(pending, Date.now(), approvalTtlMs(host.env))),
         recordWait: (wait) => waits.request(wait),
-        notifier: (pending) => mail.requestApproval(pending, mailRun(run)),
+        notifier: (pending) => host.io("approval.email", () => mail.requestApproval(pending, mailRun(run))),
       },
       definitions,
     );
     // Direct mode streams to watchers from here; queue mode hands model requests off (the consumer forwards their
     // text) and streams from here only a request it asks itself (nobody claimed the hand-off).
-    const streaming = deltas.streaming(config.models);
+    const streaming = deltas.streaming(this.asked(config.models));
     const models = dispatchMode(host.env) === "queue" ? dispatch.models(streaming, definitions.models, config.connections) : streaming;
     // Waits read the run's clock (a seam: the test pool moves it forward).
     const outcome = await executeRun({ ...config, models, clock: { now: () => host.now() } }, traced.store, {
@@ -142,37 +160,51 @@ export class RunActivation {
       budget: parse(run.budget),
       keyGrammar: grammar,
     });
-    await seams.outcomeReached();
+    await host.io("activation.outcome", () => seams.outcomeReached());
     return outcome;
   }
 
-  /** Checkpoint before the next step once the activation's wall-time budget is spent (after some progress). */
+  /** The models as the engine asks them: each request the object makes itself goes through the `model.request` seam. */
+  private asked(models: ModelResolver): ModelResolver {
+    return (name) => {
+      const model = models(name);
+      return { ...model, request: (req) => this.host.io("model.request", () => model.request(req)) };
+    };
+  }
+
+  /**
+   * Before each step: stop for a cancel (checked after the step's last await, so no step starts
+   * after a cancel answered), and checkpoint once the activation's wall-time budget is spent (after some progress).
+   */
   private async beforeStep(key: string, journal: Journal, deadline: number): Promise<void> {
+    await this.host.io("activation.step", () => this.seams.stepStarting(key, journal));
     if (this.cancelled) throw new RunInterrupted("cancelled");
-    await this.seams.stepStarting(key, journal);
     if (journal.executed > 0 && Date.now() > deadline) throw new RunInterrupted("checkpoint");
   }
 
   /** An activation stopped on purpose: checkpointed, to retry later, handed off (queue mode), cancelled, or a test fault. */
   private async onInterrupted(err: RunInterrupted): Promise<void> {
+    if (err.reason === "fault") throw err;
+    // Cancelled (for this stop, or meanwhile): nothing follows; the cancel armed retention.
+    if (this.parts.lifecycle.status() !== "running") return;
     if (err.reason === "checkpoint") {
       this.parts.record.event("run_checkpoint", {});
-      await this.host.wakeSoon();
+      return this.host.wakeSoon();
     }
-    if (err.reason === "retry") await this.retryLater(err.detail ?? "");
-    if (err.reason === "fault") throw err;
-    const at = err.reason === "dispatched" && this.host.row()?.status === "running" ? this.parts.dispatch.rearmAt() : null;
-    if (at !== null) await this.host.setAlarm(at); // a lost hand-off or answer is sent again then
+    if (err.reason === "retry") return this.retryLater(err.detail ?? "");
+    // A lost hand-off or answer is sent again then; an answer delivered meanwhile asked its own wake-up, which `arm` keeps.
+    if (err.reason === "dispatched") return this.host.arm(this.parts.dispatch.rearmAt());
   }
 
   /** Records what the activation came to, and arms the run's next alarm: the pause's, or retention's. */
   private async settle(outcome: RunOutcome): Promise<void> {
-    if (this.host.row()?.status !== "running") return; // cancelled while this activation ran
-    const { record, pause, answers } = this.parts;
-    record.outcome(outcome, () => answers.plan(outcome));
+    const { lifecycle, pause, answers } = this.parts;
+    if (!lifecycle.settle(outcome, () => answers.plan(outcome)).ok) return; // cancelled while this activation ran
     if (isPaused(outcome)) return pause.arm(outcome);
-    await answers.sendDue();
-    await this.host.setAlarm(deletionDue(this.host.env, this.host.row()!.updated_at)); // retention: the ended run's one alarm
+    await this.host.io("settle.answer-mail", () => answers.sendDue());
+    // Read after the await: a message that came meanwhile made the run running again, and asked its wake-up.
+    const run = this.host.row()!;
+    if (TERMINAL.includes(run.status)) await this.host.arm(deletionDue(this.host.env, run.updated_at)); // retention: the ended run's one alarm
   }
 
   /** Re-arms the alarm with backoff (30 s doubling, at most an hour) after a transient failure (one row: the event counts retries). */
@@ -180,7 +212,7 @@ export class RunActivation {
     const retries = (this.host.row()?.retries ?? 0) + 1;
     this.parts.record.event("run_retry", { detail, attempt: retries });
     const delay = Math.min(30_000 * 2 ** (retries - 1), 3_600_000);
-    await this.host.setAlarm(Date.now() + delay);
+    await this.host.arm(Date.now() + delay);
   }
 }
 

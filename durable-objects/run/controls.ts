@@ -1,9 +1,10 @@
 /**
  * What the app asks a run to do: start it, decide one of its approvals (by the app or
  * an emailed reply), cancel it, resume it. Owns the `run` table's first row (the
- * start); the rest are events and journal steps. Needs from its host: `ctx`
- * (transactions, the alarm, the object's id), `env` (APPROVAL_SECRET, retention), the
- * SQL, `row`, `event`, `wakeSoon` and `setAlarm`.
+ * start); the rest are events and journal steps. Every status it changes goes through
+ * the lifecycle (lifecycle.ts), which checks the status it starts from. Needs from its
+ * host: `ctx` (transactions, the object's id), `env` (APPROVAL_SECRET, retention), the
+ * SQL, `row`, `noted`, `now`, `wakeSoon` and `arm`.
  */
 
 import { clearRunState } from "../../src/engine";
@@ -31,13 +32,15 @@ import type { SqliteStateBackend } from "../sqlite-state";
 import { runEnded, type RunApprovals } from "./approvals";
 import { catalogColumns } from "./catalog";
 import type { RunHost } from "./host";
+import type { RunLifecycle } from "./lifecycle";
 import { deletionDue, tombstoneOf } from "./retention";
 import type { RunWaits } from "./waits";
 
-type ControlsHost = Pick<RunHost, "ctx" | "env" | "sql" | "row" | "event" | "noted" | "wakeSoon" | "setAlarm" | "now">;
+type ControlsHost = Pick<RunHost, "ctx" | "env" | "sql" | "row" | "noted" | "wakeSoon" | "arm" | "now">;
 
 /** The parts of the run the controls act on, and how a cancel stops an activation in flight. */
 export interface ControlledParts {
+  lifecycle: Pick<RunLifecycle, "start" | "cancel" | "status" | "armedAt">;
   approvals: RunApprovals;
   waits: RunWaits;
   states: SqliteStateBackend;
@@ -64,15 +67,16 @@ export class RunControls {
     const snapshot = pinned === undefined ? await snapshotFor(req.worker) : pinned; // before the check: no await between it and the insert
     const deleted = tombstoneOf(ctx);
     if (deleted) return { id: req.id, status: deleted.status, created: false };
-    const existing = this.host.row();
-    if (existing) return { id: existing.id, status: existing.status, created: false };
     const now = Date.now();
     const catalog = catalogColumns(snapshot);
-    ctx.storage.transactionSync(() => {
+    const started = this.parts.lifecycle.start(req.worker, () => {
       sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at, catalog_version, catalog_files, edgework_version)
         VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now}, ${catalog.version}, ${catalog.files}, ${deployedVersion()})`;
-      this.host.event("run_queued", { worker: req.worker });
     });
+    if (!started) {
+      const existing = this.host.row()!;
+      return { id: existing.id, status: existing.status, created: false };
+    }
     await this.host.wakeSoon();
     return { id: req.id, status: "queued", created: true };
   }
@@ -81,8 +85,11 @@ export class RunControls {
   async decide(approvalId: string, d: DecisionRequest): Promise<Answer<{ approved: boolean }>> {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
-    const who = { status: run.status, initiator: initiatorOf(parse(run.trigger)) };
-    const { answer, recorded } = this.host.ctx.storage.transactionSync(() => this.parts.approvals.decide(approvalId, d, who, Date.now()));
+    const initiator = initiatorOf(parse(run.trigger));
+    // The status read in the transaction that records the decision: an ended run's approvals are void.
+    const { answer, recorded } = this.host.ctx.storage.transactionSync(() =>
+      this.parts.approvals.decide(approvalId, d, { status: this.parts.lifecycle.status()!, initiator }, Date.now()),
+    );
     if (recorded) await this.host.wakeSoon();
     return answer;
   }
@@ -114,28 +121,26 @@ export class RunControls {
    * wakes the run, which replays past the wait with the event as its result.
    */
   async deliverEvent(ev: EventDelivery, buffer: boolean): Promise<Answer<EventOutcome>> {
-    const run = this.host.row();
-    if (!run) return { ok: false, status: 404, error: "unknown run" };
-    const answer = this.host.ctx.storage.transactionSync(() => this.parts.waits.deliver(ev, run.status, buffer, this.host.now()));
+    const status = this.parts.lifecycle.status();
+    if (!status) return { ok: false, status: 404, error: "unknown run" };
+    const answer = this.host.ctx.storage.transactionSync(() => this.parts.waits.deliver(ev, status, buffer, this.host.now()));
     this.host.noted("event_received", { name: ev.name, applied: answer.ok && answer.applied, duplicate: answer.ok && answer.duplicate });
-    if (answer.ok && answer.applied && PAUSED.includes(run.status)) await this.host.wakeSoon();
+    // A wait recorded by an activation in flight is taken too: its pause (pause.ts `arm`) sees it ended.
+    if (answer.ok && answer.applied && PAUSED.includes(status)) await this.host.wakeSoon();
     return answer;
   }
 
   async cancel(): Promise<Answer<{ status: "cancelled" }>> {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
-    if (TERMINAL.includes(run.status)) return { ok: false, status: 409, error: runEnded(run.status) };
+    const moved = this.parts.lifecycle.cancel();
+    if (!moved.ok) return { ok: false, status: 409, error: runEnded(moved.from!) };
     this.parts.stopActivation();
-    const now = Date.now();
-    this.host.ctx.storage.transactionSync(() => {
-      this.parts.approvals.voidPending(now);
-      this.host.event("run_cancelled", {});
-    });
-    await clearRunState(this.parts.states, run.id);
     this.parts.dispatch.forget();
-    await this.host.setAlarm(deletionDue(this.host.env, this.host.row()!.updated_at)); // retention (from when the event says it ended): replaces any activation or expiry alarm
     this.parts.cancelled(run);
+    await clearRunState(this.parts.states, run.id);
+    // Retention, from when the event says it ended: replaces a pause's deadline, never a wake-up requested.
+    await this.host.arm(deletionDue(this.host.env, this.host.row()!.updated_at));
     return { ok: true, status: "cancelled" };
   }
 
@@ -147,6 +152,8 @@ export class RunControls {
    * the earliest of them).
    */
   async resume(): Promise<Answer<{ status: RunStatusName }>> {
+    // The operator's tool for a lost alarm: what storage holds, not what this instance remembers.
+    const armed = await this.parts.lifecycle.armedAt();
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
     const { status } = run;
@@ -157,8 +164,7 @@ export class RunControls {
     const deadline = waits.nextDeadline();
     const due = (expiry !== null && expiry <= Date.now()) || (deadline !== null && deadline <= this.host.now());
     if (PAUSED.includes(status) && !due && (expiry !== null || deadline !== null)) {
-      if ((await this.host.ctx.storage.getAlarm()) === null)
-        await this.host.setAlarm(Math.min(...[approvals.nextWakeUp(), deadline].filter((t): t is number => t !== null)));
+      if (armed === null) await this.host.arm(Math.min(...[approvals.nextWakeUp(), deadline].filter((t): t is number => t !== null)));
       return { ok: false, status: 409, error: `the run ${stillWaiting(status, expiry, deadline)}` };
     }
     await this.host.wakeSoon();

@@ -5,20 +5,22 @@
  * answers it as a new turn. One message at a time: only a run that succeeded takes one,
  * and taking it sets the run running again. A message may carry an id (an API caller's,
  * an emailed reply's delivery): its hash is kept on the step, and the same id again adds
- * nothing. Owns no table: writes the message step and the `run_running` event, reads
- * `journal` and `events`. Needs from its host: `ctx` (transactions), the SQL, `row`,
- * `event`, `wakeSoon`.
+ * nothing. Owns no table: writes the message step with the lifecycle's `converse`
+ * (succeeded → running, checked where it is written), reads `journal` and `events`.
+ * Needs from its host: `env` (retention), the SQL, `row`, `wakeSoon`.
  */
 
 import { sha256Hex } from "../../src/engine/ids";
 import { messageKey, messageKeyRange, parseKey } from "../../src/engine/journal/keys";
 import { MAX_MESSAGE_CHARS, type RecordedMessage } from "../../src/engine/run/conversation";
 import { TERMINAL, type Answer, type ConversationMessage, type RunStatusName, type SentMessage } from "../../src/runs/types";
-import type { CountRow, EventRow } from "../rows";
+import type { CountRow, EventRow, RunRow } from "../rows";
 import { parse } from "../sql";
 import type { LoggedJournalStore } from "./log";
 import type { RunCatalog } from "./catalog";
 import type { RunHost } from "./host";
+import type { RunLifecycle } from "./lifecycle";
+import { deletionDue, retentionDays } from "./retention";
 
 export { MAX_MESSAGE_CHARS };
 
@@ -42,33 +44,31 @@ export type MessageOrigin = { id?: string } & Pick<MessageStep, "email">;
 /** Why a message is refused. */
 type Refusal = Extract<Answer, { ok: false }>;
 
-type ConversationHost = Pick<RunHost, "ctx" | "sql" | "row" | "event" | "wakeSoon">;
+type ConversationHost = Pick<RunHost, "env" | "sql" | "row" | "wakeSoon">;
 
 export class RunConversation {
   constructor(
     private readonly host: ConversationHost,
-    private readonly parts: { journal: LoggedJournalStore; pinned: RunCatalog },
+    private readonly parts: { journal: LoggedJournalStore; pinned: RunCatalog; lifecycle: Pick<RunLifecycle, "converse" | "endedInRow"> },
   ) {}
 
   /** Records `text` as the conversation's next message and wakes the run to answer it; a message whose id was taken before changes nothing. */
   async send(text: unknown, origin: MessageOrigin = {}): Promise<Answer<SentMessage>> {
-    const run = this.host.row();
-    if (!run) return { ok: false, status: 404, error: "unknown run" };
     // Hashed with where it came from: an API caller's id never matches a mail's, and any id fits the step.
     const id = origin.id === undefined ? undefined : await sha256Hex(`${origin.email ? "email" : "api"}\n${origin.id}`);
+    const run = this.host.row(); // after the await
+    if (!run) return { ok: false, status: 404, error: "unknown run" };
     const taken = id === undefined ? undefined : this.steps(run.worker).find((m) => m.id === id);
     if (taken) return { ok: true, status: run.status, message: taken.n, duplicate: true };
-    const refused = this.refusal(run.status, run.worker) ?? textProblem(text);
+    const refused = this.refusal(run.status, run) ?? textProblem(text);
     if (refused) return refused;
     const n = this.sent(run.worker) + 2;
     if (n - 1 > MAX_MESSAGES) return { ok: false, status: 409, error: `the run took ${MAX_MESSAGES} messages, its most; start a new run` };
     const bytes = this.host.sql.one<CountRow>`SELECT coalesce(sum(length(CAST(value AS BLOB))), 0) AS n FROM journal`!.n;
     if (bytes > MAX_HISTORY_BYTES) return { ok: false, status: 413, error: `the run's history is ${bytes} bytes, over ${MAX_HISTORY_BYTES}: start a new run` };
     const message: MessageStep = { text: text as string, at: Date.now(), ...(id ? { id } : {}), ...(origin.email ? { email: origin.email } : {}) };
-    this.host.ctx.storage.transactionSync(() => {
-      this.parts.journal.record(messageKey(run.worker, n), message);
-      this.host.event("run_running", { message: n });
-    });
+    const moved = this.parts.lifecycle.converse(n, () => this.parts.journal.record(messageKey(run.worker, n), message));
+    if (!moved.ok) return this.refusal(moved.from!, run)!;
     await this.host.wakeSoon();
     return { ok: true, status: "running", message: n };
   }
@@ -104,11 +104,24 @@ export class RunConversation {
     });
   }
 
-  /** Why the run cannot take a message now: it has not ended (one message at a time), did not succeed, or its root is code. */
-  private refusal(status: RunStatusName, worker: string): Refusal | undefined {
+  /**
+   * Why the run cannot take a message now: it has not ended (one message at a time), did not succeed,
+   * ended under an older version, is past its retention (being deleted), or its root is code.
+   */
+  private refusal(status: RunStatusName, run: Pick<RunRow, "worker" | "updated_at">): Refusal | undefined {
+    const { worker } = run;
     if (!TERMINAL.includes(status)) return { ok: false, status: 409, error: `the run is ${status}: send the next message once it has answered` };
     if (status !== "succeeded")
       return { ok: false, status: 409, error: `the run ${status === "cancelled" ? "was cancelled" : "failed"}; only a run that succeeded continues` };
+    // Its outcome is in its row, which its events cannot change (lifecycle.ts endedInRow): it could never answer.
+    if (this.parts.lifecycle.endedInRow())
+      return { ok: false, status: 409, error: "the run ended under an older edgework, before conversations: it takes no messages; start a new run" };
+    if (Date.now() >= deletionDue(this.host.env, run.updated_at))
+      return {
+        ok: false,
+        status: 409,
+        error: `the run's retention (${retentionDays(this.host.env)} days, RUN_RETENTION_DAYS) is over: it is being deleted; start a new run`,
+      };
     const defs = this.parts.pinned.definitions(worker);
     const root = defs instanceof Error ? undefined : defs.catalog.get(worker);
     if (!root) return { ok: false, status: 409, error: `the run's worker "${worker}" is not in its catalog any more` };

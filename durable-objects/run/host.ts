@@ -2,6 +2,7 @@ import type { Catalog } from "../../src/engine";
 import type { KeyGrammar } from "../../src/engine/journal/keys";
 import type { RunRow } from "../rows";
 import type { Sql } from "../sql";
+import type { Io } from "./io";
 
 /**
  * What the collaborators of one run (approvals.ts, mail.ts, index-sync.ts, controls.ts,
@@ -17,10 +18,14 @@ export interface RunHost {
   event(type: string, data: Record<string, unknown>): void;
   /** A fact another row already records (e.g. a journal step): its log line and index report, no row. */
   noted(type: string, data: Record<string, unknown>): void;
-  /** Arms the alarm to run the next activation now. */
+  /** A wake-up requested now: the next activation comes at once (lifecycle.ts `wake`). */
   wakeSoon(): Promise<void>;
-  /** Arms the run's one alarm (every alarm the run sets goes through here). */
-  setAlarm(at: number): Promise<void>;
+  /** A wake-up requested for `at`: the alarm comes no later (lifecycle.ts `wake`). */
+  wake(at: number): Promise<void>;
+  /** The run's next deadline: its alarm, never later than a wake-up requested (lifecycle.ts `arm`). */
+  arm(at: number): Promise<void>;
+  /** Every await that lets other requests in goes through here (io.ts). */
+  io: Io;
   /** The time waits are measured by (RunDO's clock seam). */
   now(): number;
   /** The catalog of the activation in progress (the run's pinned one), if any. */

@@ -1,7 +1,7 @@
 /**
  * A run's reports to the run index. Owns no table: reads `run`, `approvals`,
  * `events` and `journal` to build the summary. Needs from its host: `ctx`
- * (waitUntil, the alarm), `env` (the RUN_INDEX binding) and the SQL.
+ * (waitUntil), `env` (the RUN_INDEX binding), the SQL, `wake` (a retry) and `io`.
  */
 
 import { runIndex } from "../../src/runs/rpc";
@@ -46,7 +46,7 @@ export class RunIndexSync {
   private acked = 0;
 
   constructor(
-    private readonly host: Pick<RunHost, "ctx" | "env" | "sql">,
+    private readonly host: Pick<RunHost, "ctx" | "env" | "sql" | "wake" | "io">,
     /** How long a failed report waits before it is sent again. */
     private readonly retryMs: number,
   ) {}
@@ -81,16 +81,15 @@ export class RunIndexSync {
   private async report(): Promise<void> {
     const summary = this.summary();
     if (!summary) return;
-    const { ctx, env, sql } = this.host;
+    const { env, sql } = this.host;
     try {
-      await runIndex(env).upsert(summary);
+      await this.host.io("index.report", () => runIndex(env).upsert(summary));
       this.acked = Math.max(this.acked, summary.version);
       if (!this.behind()) this.retryAt = undefined;
     } catch {
       logRunEvent(sql, "index_report_failed", { version: summary.version });
       this.retryAt = Date.now() + this.retryMs;
-      const armed = await ctx.storage.getAlarm();
-      if (armed === null || armed > this.retryAt) await ctx.storage.setAlarm(this.retryAt);
+      await this.host.wake(this.retryAt);
     }
   }
 

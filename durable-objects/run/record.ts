@@ -1,22 +1,19 @@
 /**
  * What a run records about itself besides its journal. Owns the writes to `events`:
- * each event is a row there (a `run_*` event is also the run's status: RUN_CURRENT in
- * schema.ts), then its log line (log.ts) and its report to the run index (index-sync.ts).
- * Needs from its host: `ctx` (transactions) and the SQL.
+ * each event is a row there (a status event, `run_queued` to `run_cancelled`, is also the
+ * run's status: RUN_CURRENT in schema.ts; only lifecycle.ts writes those), then its log
+ * line (log.ts) and its report to the run index (index-sync.ts). Needs from its host: the SQL.
  */
 
-import { isPaused, waitingFor, type RunOutcome, type WaitingFor } from "../../src/engine";
 import { json } from "../sql";
-import type { RunApprovals } from "./approvals";
 import type { RunHost } from "./host";
 import type { RunIndexSync } from "./index-sync";
 import { logRunEvent } from "./log";
 
 export class RunRecord {
   constructor(
-    private readonly host: Pick<RunHost, "ctx" | "sql">,
+    private readonly host: Pick<RunHost, "sql">,
     private readonly index: Pick<RunIndexSync, "noted">,
-    private readonly approvals: Pick<RunApprovals, "voidPending">,
   ) {}
 
   /** Records a run event: its row, after the journal's last step, then what `noted` does. */
@@ -31,30 +28,4 @@ export class RunRecord {
     logRunEvent(this.host.sql, type, data);
     this.index.noted(type);
   }
-
-  /** One row: the event is the status. */
-  running(): void {
-    this.event("run_running", {});
-  }
-
-  /**
-   * Saves an activation's outcome in one row, the event that ends or pauses the run
-   * (run_current reads it from there); a run that ended (not paused) voids its pending approvals in the same transaction,
-   * as `alongside` writes what goes with the outcome (an answer mail planned: answer-mail.ts).
-   */
-  outcome(outcome: RunOutcome, alongside?: () => void): void {
-    const now = Date.now();
-    this.host.ctx.storage.transactionSync(() => {
-      alongside?.();
-      if (!isPaused(outcome)) this.approvals.voidPending(now);
-      const result = outcome.status === "succeeded" ? { output: outcome.output } : outcome.status === "failed" ? { error: outcome.error } : pauseData(outcome);
-      this.event(`run_${outcome.status}`, { ...result, usage: outcome.usage });
-    });
-  }
-}
-
-/** A pause's event data: its timers, events and questions (`waiting_for`; a question by its id), when it has any. */
-function pauseData(paused: Parameters<typeof waitingFor>[0]): { waiting_for?: WaitingFor[] } {
-  const waiting = waitingFor(paused);
-  return waiting.length ? { waiting_for: waiting } : {};
 }

@@ -1,16 +1,18 @@
 /**
  * Retention of a finished run. Deletes every table of the run's object and leaves
  * one KV row (the tombstone). Needs from its host: `ctx` (storage), `env`
- * (RUN_RETENTION_DAYS, RUN_INDEX), the SQL and `setAlarm`.
+ * (RUN_RETENTION_DAYS, RUN_INDEX), the SQL, `arm` and `io`; and the lifecycle (the
+ * run's status, its alarm cleared).
  */
 
 import { numberVar } from "../../src/config";
 import { runIndex } from "../../src/runs/rpc";
 import { logRunEvent } from "./log";
-import type { RunStatusName } from "../../src/runs/types";
+import { TERMINAL, type RunStatusName } from "../../src/runs/types";
 import type { RunRow } from "../rows";
 import { RUN_CURRENT } from "../schema";
 import type { RunHost } from "./host";
+import type { RunLifecycle } from "./lifecycle";
 
 const DAY_MS = 86_400_000;
 /** A retention deletion that could not reach the index is tried again this much later. */
@@ -40,24 +42,31 @@ export const deletionDue = (env: Env, finishedAt: number) => finishedAt + retent
  * delivery replayed after the retention (webhook signatures carry no time) or a
  * redelivered email must not start the run again. Returns whether it deleted the run.
  */
-export async function finishedRunAlarm({ ctx, env, sql, setAlarm }: Pick<RunHost, "ctx" | "env" | "sql" | "setAlarm">): Promise<boolean> {
+export async function finishedRunAlarm(
+  { ctx, env, sql, arm, io }: Pick<RunHost, "ctx" | "env" | "sql" | "arm" | "io">,
+  lifecycle: Pick<RunLifecycle, "status" | "clear">,
+): Promise<boolean> {
   const run = sql.one<Pick<RunRow, "id" | "worker" | "status" | "updated_at">>`SELECT id, worker, status, updated_at FROM ${RUN_CURRENT} AS run_current`!;
   const due = deletionDue(env, run.updated_at);
   const now = Date.now();
   if (now < due) {
-    await setAlarm(due);
+    await arm(due);
     return false;
   }
   const days = retentionDays(env);
   try {
-    await runIndex(env).retire({ id: run.id, worker: run.worker, retention_days: days, finished_at: run.updated_at, deleted_at: now });
+    await io("retention.retire", () =>
+      runIndex(env).retire({ id: run.id, worker: run.worker, retention_days: days, finished_at: run.updated_at, deleted_at: now }),
+    );
   } catch {
     // The run stays whole until the index knows it is gone (it never lists a run that cannot be read).
-    await setAlarm(now + RETIRE_RETRY_MS);
+    await arm(now + RETIRE_RETRY_MS);
     return false;
   }
+  // Read again after the await: only an ended run is deleted (one past its retention takes no message: conversation.ts).
+  if (!TERMINAL.includes(lifecycle.status()!)) return false;
   logRunEvent(sql, "run_deleted", { retention_days: days });
-  await ctx.storage.deleteAlarm();
+  await lifecycle.clear();
   await ctx.storage.deleteAll();
   ctx.storage.kv.put<RunTombstone>(TOMBSTONE, { status: run.status, deleted_at: now });
   return true;

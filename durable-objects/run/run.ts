@@ -1,10 +1,11 @@
 /**
  * RunDO, the Durable Object of one run. Owns the run's SQLite (schema.ts: `run`,
  * `journal`, `state`; `events` through record.ts, `approvals` and `approval_mail` through approvals.ts)
- * and its alarm. Its collaborators in this folder reach it through RunHost (host.ts);
- * its RPC methods and its alarm delegate to them: what the app asks (controls.ts, view.ts,
- * conversation.ts, fork.ts), the model-request queue (model-dispatch.ts), one
- * activation of the engine (activation.ts) and a pause (pause.ts).
+ * and its alarm, whose every write and every status change go through the lifecycle
+ * (lifecycle.ts). Its collaborators in this folder (made in parts.ts) reach it through
+ * RunHost (host.ts); its RPC methods and its alarm delegate to them: what the app asks
+ * (controls.ts, view.ts, conversation.ts, fork.ts), the model-request queue
+ * (model-dispatch.ts), one activation of the engine (activation.ts) and a pause (pause.ts).
  */
 
 import { DurableObject } from "cloudflare:workers";
@@ -30,31 +31,15 @@ import {
   type SentMessage,
   type StartRun,
 } from "../../src/runs/types";
-import { armDispatchLapse, ModelDispatch, recordableAnswer, type ClaimedRequest } from "../model-dispatch";
+import { armDispatchLapse, recordableAnswer, type ClaimedRequest } from "../model-dispatch";
 import type { RunRow } from "../rows";
 import { keyGrammarOf, migrateRun, RUN_CURRENT } from "../schema";
 import { Sql } from "../sql";
-import { SqliteStateBackend } from "../sqlite-state";
-import { RunActivation } from "./activation";
-import { RunAnswerMail } from "./answer-mail";
-import { RunApprovals } from "./approvals";
-import { RunCatalog } from "./catalog";
-import { RunControls } from "./controls";
-import { RunConversation } from "./conversation";
-import { DeltaBuffer } from "./deltas";
 import { continueByEmail } from "./email-reply";
-import { RunFork } from "./fork";
 import type { RunHost } from "./host";
-import { RunIndexSync } from "./index-sync";
-import { LoggedJournalStore } from "./log";
-import { RunMail } from "./mail";
-import { RunPause } from "./pause";
-import { RunRecord } from "./record";
+import type { IoPoint } from "./io";
+import { runParts, type RunParts } from "./parts";
 import { finishedRunAlarm } from "./retention";
-import { RunTracing } from "./tracing";
-import { RunVersions } from "./versions";
-import { RunReader } from "./view";
-import { RunWaits } from "./waits";
 
 /** How long one activation may run before it checkpoints (ACTIVATION_BUDGET_MS). */
 const ACTIVATION_BUDGET_MS = 5 * 60_000;
@@ -72,21 +57,7 @@ const INDEX_RETRY_MS = 30_000;
  */
 export class RunDO extends DurableObject<Env> implements RunRpc {
   protected readonly sql: Sql;
-  private readonly index: RunIndexSync;
-  private readonly controls: RunControls;
-  private readonly conversation: RunConversation;
-  /** A conversation by mail: the answers mailed back (answer-mail.ts). */
-  private readonly answers: RunAnswerMail;
-  private readonly reader: RunReader;
-  private readonly forks: RunFork;
-  private readonly pause: RunPause;
-  private readonly activation: RunActivation;
-  /** Its events (and so its status) and outcomes. */
-  private readonly record: RunRecord;
-  /** Model text as it streams, for watchers of the run page (memory only). */
-  private readonly deltas = new DeltaBuffer();
-  /** MODEL_DISPATCH=queue: model requests handed to the queue, answers delivered back. */
-  private readonly dispatch: ModelDispatch;
+  private readonly parts: RunParts;
   /** How the run's journal keys are written (schema.ts keyGrammarOf), read when first needed. */
   private grammar?: KeyGrammar;
   /** Retention deleted the run: this instance answers as for an unknown run. */
@@ -97,131 +68,99 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     this.sql = new Sql(ctx.storage.sql);
     migrateRun(this.sql);
     const host = this.host();
-    const states = new SqliteStateBackend(this.sql);
-    const journal = new LoggedJournalStore(this.sql);
-    const index = new RunIndexSync(host, this.indexRetryMs());
-    const approvals = new RunApprovals(host, journal);
-    const record = new RunRecord(host, index, approvals);
-    const waits = new RunWaits(host, journal);
-    const pinned = new RunCatalog(this.sql);
-    const versions = new RunVersions(this.sql);
-    const mail = new RunMail(host, approvals);
-    const dispatch = new ModelDispatch(host);
-    journal.startedEarlier = (key) => dispatch.handedOffAt(key);
-    const tracing = new RunTracing(host);
-    const pause = new RunPause(host, { approvals, waits, mail, record }, this.indexRetryMs());
-    const conversation = new RunConversation(host, { journal, pinned });
-    const answers = new RunAnswerMail(host, conversation);
-    const activation = new RunActivation(
-      host,
-      { states, journal, record, pinned, versions, approvals, waits, mail, pause, answers, dispatch, deltas: this.deltas, tracing },
-      {
-        budgetMs: () => this.activationBudgetMs(),
-        otelVars: () => this.otelVars(),
-        stepStarting: (key, j) => this.stepStarting(key, j),
-        outcomeReached: () => this.outcomeReached(),
-      },
-    );
-    const controls = new RunControls(host, {
-      approvals,
-      waits,
-      states,
-      dispatch,
-      stopActivation: () => activation.stop(),
-      cancelled: (run) => tracing.cancelled(run, this.keyGrammar, this.otelVars()),
+    this.parts = runParts(host, {
+      indexRetryMs: this.indexRetryMs(),
+      budgetMs: () => this.activationBudgetMs(),
+      otelVars: () => this.otelVars(),
+      stepStarting: (key, j) => this.stepStarting(key, j),
+      outcomeReached: () => this.outcomeReached(),
+      storeAlarm: (at) => this.setAlarm(at),
     });
-    this.index = index;
-    this.record = record;
-    this.dispatch = dispatch;
-    this.pause = pause;
-    this.activation = activation;
-    this.controls = controls;
-    this.conversation = conversation;
-    this.answers = answers;
-    this.reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation });
-    this.forks = new RunFork(host, { pinned, journal, start: (req, p) => controls.start(req, p) });
-    void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, dispatch));
+    const { lifecycle, dispatch } = this.parts;
+    void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, () => lifecycle.armedAt(), dispatch));
   }
 
   // ——— RPC: what the app asks (src/runs/rpc.ts): controls.ts and view.ts ———
 
   async start(req: StartRun): Promise<{ id: string; status: RunStatusName; created: boolean }> {
-    return this.controls.start(req);
+    return this.parts.controls.start(req);
   }
 
   async decide(approvalId: string, d: DecisionRequest): Promise<Answer<{ approved: boolean }>> {
-    return this.controls.decide(approvalId, d);
+    return this.parts.controls.decide(approvalId, d);
   }
 
   async decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<{ approved: boolean }>> {
-    return this.controls.decideByReply(mac, reply);
+    return this.parts.controls.decideByReply(mac, reply);
   }
 
   async cancel(): Promise<Answer<{ status: "cancelled" }>> {
-    return this.controls.cancel();
+    return this.parts.controls.cancel();
   }
 
   async resume(): Promise<Answer<{ status: RunStatusName }>> {
-    return this.controls.resume();
+    return this.parts.controls.resume();
   }
 
   async deliverEvent(ev: EventDelivery, buffer: boolean): Promise<Answer<EventOutcome>> {
-    return this.controls.deliverEvent(ev, buffer);
+    return this.parts.controls.deliverEvent(ev, buffer);
   }
 
   /** `POST /runs/:id/messages`: the next message of a finished run's conversation (conversation.ts); `id`: the same id again adds none. */
   async sendMessage(text: string, id?: string): Promise<Answer<SentMessage>> {
-    return this.conversation.send(text, { id });
+    return this.parts.conversation.send(text, { id });
   }
 
   /** A reply to one of the run's answer mails: `mac` from the reference its Reply-To carries (email-reply.ts). */
   async continueByEmail(mac: string, reply: EmailReply): Promise<Answer<SentMessage>> {
-    return continueByEmail(this.host(), this.conversation, mac, reply);
+    return continueByEmail(this.host(), this.parts.conversation, mac, reply);
   }
 
   async status(): Promise<RunView | null> {
-    return this.reader.status();
+    return this.parts.reader.status();
   }
 
   /** `GET /runs/:id/workers/:name` */
   async createdWorker(name: string): Promise<Answer<{ text: string }>> {
-    return this.reader.createdWorker(name);
+    return this.parts.reader.createdWorker(name);
   }
 
   async eventsSince(cursor = "0-0", limit = 200): Promise<{ events: RunEvent[]; done: boolean } | null> {
-    return this.reader.eventsSince(cursor, limit);
+    return this.parts.reader.eventsSince(cursor, limit);
   }
 
   /** Model text streamed after cursor `seq` (not persisted; see DeltaBuffer). */
   async deltasSince(seq = 0): Promise<{ deltas: ModelDelta[]; next: number }> {
-    return this.deltas.since(seq);
+    return this.parts.deltas.since(seq);
   }
 
   /** `GET /runs/:id/journal` */
   async journalSteps(after: number, limit: number): Promise<{ steps: JournalStepView[]; next: number | null } | null> {
-    return this.reader.journalSteps(after, limit);
+    return this.parts.reader.journalSteps(after, limit);
   }
 
   // ——— RPC: forking (fork.ts): `fork` asked of the new run, the others of its source ———
 
   async fork(req: ForkRun): Promise<Answer<{ status: RunStatusName; created: boolean; copied: ForkCopy }>> {
-    return this.forks.fork(req);
+    return this.parts.forks.fork(req);
   }
 
   async forkSource(at: string): Promise<Answer<{ source: ForkSource }>> {
-    return this.forks.source(at);
+    return this.parts.forks.source(at);
   }
 
   async forkRows(atSeq: number, after: number): Promise<Answer<ForkRows>> {
-    return this.forks.rows(atSeq, after);
+    return this.parts.forks.rows(atSeq, after);
   }
 
   // ——— RPC: the model-request queue's consumer (model-consumer.ts; model-dispatch.ts) ———
 
   /** MODEL_DISPATCH=queue: the consumer takes a handed-off request, once (null: nothing to do). */
   async claimModelRequest(key: string, attempt: number): Promise<ClaimedRequest | null> {
-    const claimed = this.live() ? await this.dispatch.claim(key, attempt) : null;
-    if (claimed) this.deltas.claimed(key, attempt);
+    const claimed = this.live() ? await this.parts.dispatch.claim(key, attempt) : null;
+    // Read again after the claim's await: a run cancelled meanwhile asks nobody for the model's answer.
+    if (!claimed || !this.live()) return null;
+    this.parts.deltas.claimed(key, attempt);
     return claimed;
   }
 
@@ -231,40 +170,50 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
    */
   async forwardModelText(key: string, attempt: number, n: number, text: string): Promise<{ watched: boolean }> {
     if (typeof text !== "string" || !this.live()) return { watched: false };
-    this.deltas.forwarded(key, attempt, n, text);
-    return { watched: this.deltas.watched() };
+    this.parts.deltas.forwarded(key, attempt, n, text);
+    return { watched: this.parts.deltas.watched() };
   }
 
   /** The consumer holding a claim is alive (it renews while the model thinks); false: stop, nobody wants the answer. */
   async renewModelClaim(key: string, attempt: number): Promise<boolean> {
-    return this.live() && this.dispatch.renew(key, attempt);
+    return this.live() && this.parts.dispatch.renew(key, attempt);
   }
 
   /** The consumer's answer to a claimed request; recorded once, then the run wakes to record it in its journal. */
   async deliverModelAnswer(key: string, attempt: number, answer: unknown): Promise<{ recorded: boolean }> {
-    const recorded = this.live() && (await this.dispatch.deliver(key, attempt, recordableAnswer(answer)));
-    this.deltas.delivered(key);
+    const recorded = this.live() && (await this.parts.dispatch.deliver(key, attempt, recordableAnswer(answer)));
+    this.parts.deltas.delivered(key);
     return { recorded };
   }
 
   // ——— The alarm: one activation (activation.ts), or retention, or a paused run's follow-ups (pause.ts) ———
 
   override async alarm(info?: AlarmInvocationInfo): Promise<void> {
+    const { lifecycle } = this.parts;
+    // Another alarm of this object is running (the runtime never does this; a test's helper can): ask again, for after it.
+    if (!lifecycle.alarmStarting()) return this.wakeSoon();
+    let threw = true;
+    try {
+      await this.activate(info?.retryCount ?? 0);
+      threw = false;
+    } finally {
+      lifecycle.alarmEnded(threw);
+    }
+  }
+
+  /** The alarm's awaits come first; then it reads the run, and decides on what it read (lifecycle.ts, invariant 6). */
+  private async activate(retryCount: number): Promise<void> {
+    const { index, answers, pause, activation } = this.parts;
+    await this.io("alarm.index-flush", () => index.flush());
+    await this.io("alarm.answer-mail", () => answers.sendDue());
     const run = this.row();
     if (!run) return;
-    await this.index.flush();
-    await this.answers.sendDue();
-    if (TERMINAL.includes(run.status)) return this.finishRetention();
-    if (PAUSED.includes(run.status) && (await this.pause.stillPaused(run))) return;
-    await this.activation.run(run, info?.retryCount ?? 0);
+    // An ended run's one alarm: delete it when its retention is over (retention.ts).
+    if (TERMINAL.includes(run.status)) this.deleted = await finishedRunAlarm(this.host(), this.parts.lifecycle);
+    else if (!PAUSED.includes(run.status) || !(await pause.stillPaused(run))) await activation.run(run, retryCount);
   }
 
-  /** An ended run's one alarm: delete it when its retention is over (retention.ts). */
-  private async finishRetention(): Promise<void> {
-    this.deleted = await finishedRunAlarm(this.host());
-  }
-
-  // ——— Seams a subclass may override (the test pool's TestRunDO does: tests/support/test-run-do.ts) ———
+  // ——— Seams a subclass may override (the test pool's TestRunDO does: tests/support/test-objects.ts) ———
 
   /** How long one activation may run before it checkpoints. */
   protected activationBudgetMs(): number {
@@ -281,7 +230,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return this.env as OtelVars;
   }
 
-  /** Before each step of an activation (after the cancel check). */
+  /** Before each step of an activation (before its cancel check). */
   protected async stepStarting(_key: string, _journal: Journal): Promise<void> {}
 
   /** After the engine returned an outcome, before it is recorded. */
@@ -292,20 +241,30 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return Date.now();
   }
 
-  /** Arms the alarm to run the next activation now. */
-  protected async wakeSoon(): Promise<void> {
-    await this.setAlarm(Date.now());
+  /** When "now" is for a wake-up a request asks for. */
+  protected soon(): number {
+    return Date.now();
   }
 
-  /** Every alarm goes through here (brought forward to a pending index retry or answer mail). */
+  /** Writes the alarm, at the time the lifecycle chose (lifecycle.ts: every alarm goes through it). */
   protected async setAlarm(at: number): Promise<void> {
-    await this.ctx.storage.setAlarm(this.answers.clamp(this.index.clamp(at)));
+    await this.ctx.storage.setAlarm(at);
+  }
+
+  /** Every await where other requests may land (io.ts); in production, nothing but the await. */
+  protected io<T>(_point: IoPoint, fn: () => Promise<T>): Promise<T> {
+    return fn();
   }
 
   // ——— The run's row, and the collaborators' host ———
 
   private get keyGrammar(): KeyGrammar {
     return (this.grammar ??= keyGrammarOf(this.sql));
+  }
+
+  /** A wake-up requested now (lifecycle.ts `wake`). */
+  private wakeSoon(): Promise<void> {
+    return this.parts.lifecycle.wake(this.soon());
   }
 
   private live(): boolean {
@@ -323,12 +282,14 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       ctx: this.ctx,
       env: this.env,
       sql: this.sql,
-      event: (type, data) => this.record.event(type, data),
-      noted: (type, data) => this.record.noted(type, data),
+      event: (type, data) => this.parts.record.event(type, data),
+      noted: (type, data) => this.parts.record.noted(type, data),
       wakeSoon: () => this.wakeSoon(),
-      setAlarm: (at) => this.setAlarm(at),
+      wake: (at) => this.parts.lifecycle.wake(at),
+      arm: (at) => this.parts.lifecycle.arm(at),
+      io: (point, fn) => this.io(point, fn),
       now: () => this.now(),
-      activeCatalog: () => this.activation.catalog,
+      activeCatalog: () => this.parts.activation.catalog,
       row: () => this.row(),
       keyGrammar: () => this.keyGrammar,
     };

@@ -108,7 +108,7 @@ export class RunWaits {
   }
 
   /** The pending event waits a signal trigger can reach (those with a correlation key). */
-  correlated(): Array<Pick<WaitRow, "id" | "name" | "correlation" | "until">> {
+  correlated(): Array<Pick<WaitRow, "id" | "name" | "correlation" | "until" | "created_at">> {
     return this.pending().filter((w) => w.kind === "event" && w.name !== null && w.correlation !== null);
   }
 

@@ -57,10 +57,13 @@ export interface RunRpc {
  * the runs waiting for one event under one correlation key.
  */
 export interface WaitIndexRpc {
-  /** The run's wait listens for this (event, key) until `until` (idempotent). */
-  register(runId: string, waitId: string, until: number): Promise<void>;
-  /** The runs listening now (expired entries are dropped), at most `limit`. */
-  waiting(now: number, limit: number): Promise<string[]>;
+  /**
+   * The run's wait listens for this (event, key) until `until` (idempotent). `since`: when
+   * the wait was asked; the answer is the signals kept that came since (none without it).
+   */
+  register(runId: string, waitId: string, until: number, since?: number): Promise<EventDelivery[]>;
+  /** The runs listening now (expired entries are dropped), at most `limit`; `signal`: the one they are listed for, kept a while. */
+  waiting(now: number, limit: number, signal?: EventDelivery): Promise<string[]>;
   /** These runs no longer listen here (they ended, or none of their waits is for this event and key). */
   forget(runIds: string[]): Promise<void>;
 }

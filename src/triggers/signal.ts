@@ -28,7 +28,8 @@ export async function signalWaitingRuns(
   const ev = checkEvent(t.signal.event, { id, payload, key: String(key) });
   if ("status" in ev) return ev;
   const index = await waitIndex(env, ev.name, ev.key!);
-  const runs = await index.waiting(Date.now(), MAX_SIGNALLED_RUNS);
+  // Kept there a while: a run whose wait was asked but not yet registered takes it when it registers.
+  const runs = await index.waiting(Date.now(), MAX_SIGNALLED_RUNS, ev);
   let woken = 0;
   const answered: string[] = [];
   for (let i = 0; i < runs.length; i += BATCH) {

@@ -95,7 +95,7 @@ describe("the queue consumer and the six connections of its batch", () => {
   it("a run's hand-off to the queue (a send the platform counts) takes its turn in the activation's line", async () => {
     const sent = vi.spyOn(modelQueue, "send").mockResolvedValue();
     await runInDurableObject(env.RUNS.getByName("cl-send"), async (_o, state) => {
-      const dispatch = new ModelDispatch({ ctx: state, env, sql: new Sql(state.storage.sql), wakeSoon: async () => {} });
+      const dispatch = new ModelDispatch({ ctx: state, env, sql: new Sql(state.storage.sql), wakeSoon: async () => {}, io: (_point, fn) => fn() });
       const line = new ConnectionSlots(1);
       const busy = await line.acquire();
       const never = async () => Promise.reject(new Error("not asked directly"));

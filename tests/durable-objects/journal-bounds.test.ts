@@ -112,7 +112,7 @@ describe("values too big for a journal row", () => {
     await runInDurableObject(env.RUNS.getByName(id), (instance) => {
       // The store the activation writes through (activation.ts).
       type Store = { put(k: string, v: unknown): void };
-      const journal = (instance as unknown as { activation: { parts: { journal: Store } } }).activation.parts.journal;
+      const journal = (instance as unknown as { parts: { activation: { parts: { journal: Store } } } }).parts.activation.parts.journal;
       const put = journal.put.bind(journal);
       journal.put = (key, value) => put(key, { value, padding: "x".repeat(3_100_000) });
     });

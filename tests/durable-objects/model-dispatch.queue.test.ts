@@ -42,6 +42,7 @@ describe("MODEL_DISPATCH=queue", () => {
         env: { ...env, MODEL_QUEUE: undefined } as unknown as Env,
         sql: new Sql(state.storage.sql),
         wakeSoon: async () => {},
+        io: (_point, fn) => fn(),
       });
       const models = dispatch.models(() => ({ request: async () => ({ text: "", toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } }) }), {
         providers: {},
@@ -365,7 +366,7 @@ describe("MODEL_DISPATCH=queue", () => {
   it("an attached file that changed since it was attached fails the request in the run's activation, naming the file; nothing is handed off", async () => {
     const send = vi.spyOn(modelQueue, "send");
     await runInDurableObject(env.RUNS.getByName("dq-att-changed"), async (_o, state) => {
-      const dispatch = new ModelDispatch({ ctx: state, env, sql: new Sql(state.storage.sql), wakeSoon: async () => {} });
+      const dispatch = new ModelDispatch({ ctx: state, env, sql: new Sql(state.storage.sql), wakeSoon: async () => {}, io: (_point, fn) => fn() });
       const model = dispatch.models(() => ({ request: async () => ({ text: "", toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 } }) }), {
         providers: {},
         prices: {},

@@ -127,8 +127,8 @@ describe("runs are pinned across deploys", () => {
     expect(failed).toMatchObject({ status: "failed", error: { code: "config" }, approvals: [{ status: "approved" }] });
     expect(failed.error!.message).toContain(`${WRITER}: toolsets.tally.use: unknown toolset kind "counter"`);
     expect(failed.error!.message).toContain(`(the run started on catalog ${version}; it changed since)`);
-    // Failed at once: no alarm left to retry, the POST never made, no more model requests.
-    expect(await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.getAlarm())).toBeNull();
+    // Failed at once: no alarm left to retry (the one alarm is retention's, as for any ended run), the POST never made, no more model requests.
+    expect(await runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.storage.getAlarm())).toBe(failed.updated_at + 30 * 86_400_000);
     expect(await effectCount(id)).toBe(0);
     expect(await requests("pin-writer")).toHaveLength(1);
   });

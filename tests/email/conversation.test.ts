@@ -326,7 +326,7 @@ describe("a support conversation by email (trigger reply: true)", () => {
     const a = await started("nomail", ["a1", "a2", "a3"]);
     // This object's outbox sees a deployment without mail (its host's env; the app's secret still checks replies).
     await runInDurableObject(env.RUNS.getByName(a.id), (instance) => {
-      const answers = (instance as unknown as { answers: { host: { env: Env } } }).answers;
+      const { answers } = (instance as unknown as { parts: { answers: { host: { env: Env } } } }).parts;
       answers.host = { ...answers.host, env: { ...answers.host.env, APPROVAL_EMAIL: undefined as never } };
     });
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
@@ -489,7 +489,7 @@ describe("attacks on a conversation by mail", () => {
     expect(await deliver(ANN, HELP, mail({ from: ANN, subject: "R", text: "hi", messageId: first }))).toEqual([]);
     const id = await runIdOf(ANN, first);
     await runInDurableObject(env.RUNS.getByName(id), (instance, state) => {
-      const answers = (instance as unknown as { answers: { plan(o: unknown): void; clamp(at: number): number } }).answers;
+      const { answers } = (instance as unknown as { parts: { answers: { plan(o: unknown): void; clamp(at: number): number } } }).parts;
       // The success's event could not be written (a storage error): the transaction, table and all, rolls back.
       const usage = { requests: 1, inputTokens: 1, outputTokens: 1, costUsd: 0 };
       expect(() =>

@@ -5,7 +5,12 @@ import type { CountRow } from "../../durable-objects/rows";
 import { RunIndexDO } from "../../durable-objects/run-index";
 import { RunDO } from "../../durable-objects/run/run";
 import type { OtelVars } from "../../src/otel/exporter";
+import type { IoPoint } from "../../durable-objects/run/io";
 import { FaultInjector, type TestHooks } from "./faults";
+import { IoHold } from "./io-hold";
+
+/** How far ahead a test run's wake-ups are armed (see `soon`). */
+export const SOON_MS = 60_000;
 
 /**
  * The run's object as the Workers pool runs it (tests/support/test-worker.ts exports it
@@ -13,6 +18,7 @@ import { FaultInjector, type TestHooks } from "./faults";
  */
 export class TestRunDO extends RunDO {
   private readonly faults = new FaultInjector(this.ctx);
+  private readonly held = new IoHold();
   private alarmsSet = 0;
   /** How far this run's clock is ahead of the real one (kept in the object's KV: it outlives an eviction). */
   private clockAhead = this.ctx.storage.kv.get<number>("test_clock_ahead") ?? 0;
@@ -75,8 +81,31 @@ export class TestRunDO extends RunDO {
   }
 
   /** A minute ahead: tests drive activations with runDurableObjectAlarm, which the real scheduler would race. */
-  protected override async wakeSoon(): Promise<void> {
-    await this.setAlarm(Date.now() + 60_000);
+  protected override soon(): number {
+    return Date.now() + SOON_MS;
+  }
+
+  /** Holds the object at the `nth` pass through `point` (io.ts) until `release`: `heldAt` answers once it is there. */
+  async holdAt(point: IoPoint, opts: { nth?: number; when?: "before" | "after" } = {}): Promise<void> {
+    this.held.arm(point, opts.nth ?? 1, opts.when ?? "before");
+  }
+
+  /** Once the object is held (true), or false if `ms` passed first. */
+  async heldAt(ms = 5_000): Promise<boolean> {
+    return this.held.reached(ms);
+  }
+
+  async release(): Promise<void> {
+    this.held.release();
+  }
+
+  /** Each io point the object passed since `tracePoints` started, in order. */
+  async tracePoints(): Promise<IoPoint[]> {
+    return this.held.trace();
+  }
+
+  protected override io<T>(point: IoPoint, fn: () => Promise<T>): Promise<T> {
+    return this.held.pass(point, fn);
   }
 
   protected override async setAlarm(at: number): Promise<void> {
@@ -113,7 +142,8 @@ export class TestRunIndexDO extends RunIndexDO {
 }
 
 /** What tests may ask of a run's object: the app's RPC plus TestRunDO's. */
-export type TestRunRpc = RunRpc & Pick<TestRunDO, "setTestHooks" | "setOtelVars" | "wake" | "storageStats" | "advanceClock">;
+export type TestRunRpc = RunRpc &
+  Pick<TestRunDO, "setTestHooks" | "setOtelVars" | "wake" | "storageStats" | "advanceClock" | "holdAt" | "heldAt" | "release" | "tracePoints">;
 export type TestRunIndexRpc = RunIndexRpc & Pick<TestRunIndexDO, "failNextUpserts" | "storageStats">;
 
 export const testRun = (env: Env, id: string) => env.RUNS.getByName(id) as unknown as TestRunRpc;

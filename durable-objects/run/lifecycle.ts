@@ -1,0 +1,216 @@
+/**
+ * A run's lifecycle: every change of its status, and its one alarm. Owns no table: a
+ * status is the run's newest lifecycle event (RUN_CURRENT in schema.ts), written here;
+ * the alarm is the object's. Needs from its host: `ctx` (transactions, the alarm), the
+ * SQL and `event`; and where the alarm is written (RunDO's `setAlarm` seam) and what
+ * pulls it forward (a failed index report, an answer mail due).
+ *
+ *   (none) ─start─▶ queued ─activate─▶ running ─settle─▶ awaiting_approval | waiting
+ *                                      ▲   │                     │
+ *                                      │   │   a decision, an event, an expiry or a wait's end is a
+ *                                      │   │   journal step: RUN_CURRENT reads the run as running
+ *                                      │   │   again; `activate` writes it when the pause was recorded after
+ *                                      │   └─settle─▶ succeeded | failed
+ *                                      └────converse─── succeeded (a conversation's next message)
+ *   cancel: queued | running | awaiting_approval | waiting ─▶ cancelled
+ *
+ * Invariants, each with the tests that guard it (in tests/durable-objects/lifecycle.test.ts
+ * unless named otherwise; the interleaving harness, interleavings*.test.ts, checks 1, 3, 6
+ * and 7 at every io point of the object, io.ts):
+ * 1. A transition reads the status it starts from in the transaction that writes it; one
+ *    it may not start from is refused, writes nothing, and is a value its caller handles.
+ *    Nothing writes `running` or an outcome over an ended run. ("a cancel landing in the
+ *    alarm's await … sticks: the run never runs", "an outcome the engine reached after a
+ *    cancel answered is not recorded", "no step starts after a cancel answered")
+ * 2. A run whose row says it ended (an object from before schema version 4: RUN_CURRENT
+ *    keeps that status whatever its events say) takes no transition. ("a run that finished
+ *    under schema version 3 refuses a message with 409, and records nothing")
+ * 3. A wake-up once requested is never moved later: `wake` brings the alarm forward, and
+ *    every other alarm (`arm`: a pause's deadline, a hand-off's lapse, a retry, retention)
+ *    is at most the earliest wake-up requested since the alarm last started. ("a deadline
+ *    never moves a wake-up later…", "an event landing while the pause registers its waits
+ *    with the wait index keeps its wake-up", "a message landing while the ending activation
+ *    mails its answer is answered", lifecycle.queue.test.ts "a decision landing during a
+ *    queue-mode activation wakes the run at once…")
+ * 4. An alarm consumes the wake-ups requested before it starts (it reads the run after them).
+ *    One that throws forgets what it knew of the alarm (the runtime retries it; a test's
+ *    runDurableObjectAlarm deleted it): the next `wake` or `arm` reads storage. ("… an alarm
+ *    that starts consumes the wake-ups before it", "an alarm that throws forgets the alarm it knew…")
+ * 5. Alarms of one object never overlap: the runtime runs one at a time, and a second (a
+ *    test's helper can) only asks for a wake-up after it. ("a second alarm while one runs is
+ *    not started", "a second alarm while one runs only asks for a wake-up after it…")
+ * 6. Nothing decides on a row read before an await: the alarm awaits first and then reads
+ *    the run; each later await is followed by a transition or a read that checks again.
+ *    ("a message landing in an ended run's alarm (…) is answered…", "a message to a run
+ *    past its retention is refused…", and the harness's cancel at a consumer's claim)
+ * 7. A queued or running run has an alarm, unless one is running. (the harness, after every interleaving)
+ */
+
+import { isPaused, waitingFor, type RunOutcome, type WaitingFor } from "../../src/engine";
+import { PAUSED, TERMINAL, type RunStatusName } from "../../src/runs/types";
+import type { RunRow } from "../rows";
+import { RUN_CURRENT } from "../schema";
+import type { RunApprovals } from "./approvals";
+import type { RunHost } from "./host";
+
+/** An alarm handler runs at most this long (the platform's wall-time limit): a mark older than that was cut off. */
+const ALARM_WALL_MS = 15 * 60_000;
+
+const LIVE: readonly RunStatusName[] = ["queued", "running", ...PAUSED];
+
+/** A transition that was made: the status it started from. */
+export type Moved = { ok: true; from: RunStatusName };
+/** A transition refused: the status the run has (undefined: no run), and whether its row says it ended (before schema version 4). */
+export type Refused = { ok: false; from: RunStatusName | undefined; legacy: boolean };
+
+/** Where the alarm is written, and what pulls it forward. */
+export interface AlarmPort {
+  store(at: number): Promise<void>;
+  clamp(at: number): number;
+}
+
+export class RunLifecycle {
+  /** What storage holds; undefined: not known yet (read it). */
+  private armed: number | null | undefined;
+  /** The earliest wake-up requested since the alarm last started; undefined: not known (the armed alarm counts as one). */
+  private requested: number | null | undefined;
+  /** When the alarm in progress started. */
+  private alarmSince: number | undefined;
+
+  constructor(
+    private readonly host: Pick<RunHost, "ctx" | "sql" | "event">,
+    private readonly approvals: Pick<RunApprovals, "voidPending">,
+    private readonly port: AlarmPort,
+  ) {}
+
+  // ——— The status ———
+
+  /** The run's status as it stands (RUN_CURRENT); undefined: no run. */
+  status(): RunStatusName | undefined {
+    return this.host.sql.one<Pick<RunRow, "status">>`SELECT status FROM ${RUN_CURRENT} AS run_current`?.status;
+  }
+
+  /** Whether the run's own row says it ended: an object from before schema version 4, whose events cannot change its status. */
+  endedInRow(): boolean {
+    const row = this.host.sql.one<Pick<RunRow, "status">>`SELECT status FROM run`;
+    return row !== undefined && TERMINAL.includes(row.status);
+  }
+
+  /** The run's first row (`insert`) and `run_queued`, where no run is; false: a run is there. */
+  start(worker: string, insert: () => void): boolean {
+    return this.host.ctx.storage.transactionSync(() => {
+      if (this.status() !== undefined) return false;
+      insert();
+      this.host.event("run_queued", { worker });
+      return true;
+    });
+  }
+
+  /** An activation begins: queued, or paused with what it waited for ended (an expiry or a decision recorded before its pause), becomes running. */
+  activate(): Moved | Refused {
+    return this.move(LIVE, (from) => from !== "running" && this.host.event("run_running", {}));
+  }
+
+  /**
+   * What an activation came to, from running only: a pause, or an end (which voids the pending
+   * approvals). `alongside` writes what goes with it in the same transaction (an answer mail planned).
+   */
+  settle(outcome: RunOutcome, alongside?: () => void): Moved | Refused {
+    return this.move(["running"], () => {
+      alongside?.();
+      if (!isPaused(outcome)) this.approvals.voidPending(Date.now());
+      const result = outcome.status === "succeeded" ? { output: outcome.output } : outcome.status === "failed" ? { error: outcome.error } : pauseData(outcome);
+      this.host.event(`run_${outcome.status}`, { ...result, usage: outcome.usage });
+    });
+  }
+
+  /** A cancel, of a run that has not ended: its pending approvals are voided with it. */
+  cancel(): Moved | Refused {
+    return this.move(LIVE, () => {
+      this.approvals.voidPending(Date.now());
+      this.host.event("run_cancelled", {});
+    });
+  }
+
+  /** The next message of a conversation, to a run that succeeded: `write` records it, and the run is running again. */
+  converse(message: number, write: () => void): Moved | Refused {
+    return this.move(["succeeded"], () => {
+      write();
+      this.host.event("run_running", { message });
+    });
+  }
+
+  private move(from: readonly RunStatusName[], write: (from: RunStatusName) => unknown): Moved | Refused {
+    return this.host.ctx.storage.transactionSync(() => {
+      const status = this.status();
+      if (status === undefined || !from.includes(status)) return { ok: false, from: status, legacy: false };
+      if (TERMINAL.includes(status) && this.endedInRow()) return { ok: false, from: status, legacy: true };
+      write(status);
+      return { ok: true, from: status };
+    });
+  }
+
+  // ——— The alarm ———
+
+  /** A wake-up requested for `at` (a decision, an event, a message, an answer delivered…): the alarm comes no later. */
+  async wake(at: number): Promise<void> {
+    const armed = await this.known();
+    const before = this.requested === undefined ? armed : this.requested;
+    this.requested = Math.min(before ?? Infinity, at);
+    await this.write(Math.min(armed ?? Infinity, at));
+  }
+
+  /** The run's next deadline (a pause's, a hand-off's lapse, a retry, retention): the alarm is set to it, but never later than a wake-up requested. */
+  async arm(at: number): Promise<void> {
+    const armed = await this.known();
+    const requested = this.requested === undefined ? armed : this.requested;
+    await this.write(Math.min(requested ?? Infinity, at));
+  }
+
+  /** What the alarm is set to (null: none), read from storage: what this instance remembers may be lost (resume's case). */
+  async armedAt(): Promise<number | null> {
+    this.armed = await this.host.ctx.storage.getAlarm();
+    return this.armed;
+  }
+
+  /** The run is deleted: no alarm. */
+  async clear(): Promise<void> {
+    await this.host.ctx.storage.deleteAlarm();
+    this.armed = this.requested = null;
+  }
+
+  /** An alarm starts: it consumes the alarm and the wake-ups requested. False: another alarm of this object is running. */
+  alarmStarting(): boolean {
+    const now = Date.now();
+    this.armed = null; // an alarm that runs was taken off
+    if (this.alarmSince !== undefined && now - this.alarmSince < ALARM_WALL_MS) return false;
+    this.alarmSince = now;
+    this.requested = null;
+    return true;
+  }
+
+  /** The alarm ended; one that threw leaves the alarm unknown (the runtime retries it, or a test deleted it). */
+  alarmEnded(threw: boolean): void {
+    this.alarmSince = undefined;
+    if (threw) this.armed = this.requested = undefined;
+  }
+
+  /** What this instance knows the alarm is set to: storage is read once, or again after an alarm threw. */
+  private async known(): Promise<number | null> {
+    return this.armed === undefined ? this.armedAt() : this.armed;
+  }
+
+  private async write(at: number): Promise<void> {
+    const t = this.port.clamp(at);
+    if (t === Infinity || t === this.armed) return;
+    this.armed = undefined; // until the write is known to have happened
+    await this.port.store(t);
+    this.armed = t;
+  }
+}
+
+/** A pause's event data: its timers, events and questions (`waiting_for`; a question by its id), when it has any. */
+function pauseData(paused: Parameters<typeof waitingFor>[0]): { waiting_for?: WaitingFor[] } {
+  const waiting = waitingFor(paused);
+  return waiting.length ? { waiting_for: waiting } : {};
+}

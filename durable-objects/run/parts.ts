@@ -1,0 +1,85 @@
+/**
+ * The collaborators of one run's object (RunDO), made once per instance and wired to
+ * each other: who needs what is read here, in one place. Owns nothing.
+ */
+
+import type { Journal } from "../../src/engine/journal/journal";
+import type { OtelVars } from "../../src/otel/exporter";
+import type { EventDelivery } from "../../src/runs/types";
+import { ModelDispatch } from "../model-dispatch";
+import { SqliteStateBackend } from "../sqlite-state";
+import { RunActivation } from "./activation";
+import { RunAnswerMail } from "./answer-mail";
+import { RunApprovals } from "./approvals";
+import { RunCatalog } from "./catalog";
+import { RunControls } from "./controls";
+import { RunConversation } from "./conversation";
+import { DeltaBuffer } from "./deltas";
+import { RunFork } from "./fork";
+import type { RunHost } from "./host";
+import { RunIndexSync } from "./index-sync";
+import { RunLifecycle } from "./lifecycle";
+import { LoggedJournalStore } from "./log";
+import { RunMail } from "./mail";
+import { RunPause } from "./pause";
+import { RunRecord } from "./record";
+import { RunTracing } from "./tracing";
+import { RunVersions } from "./versions";
+import { RunReader } from "./view";
+import { RunWaits } from "./waits";
+
+/** What RunDO lets a subclass change (the test pool's TestRunDO: tests/support/test-objects.ts). */
+export interface PartSeams {
+  /** How long a failed report to the run index (or a wait-index registration) waits before it is sent again. */
+  indexRetryMs: number;
+  budgetMs(): number;
+  otelVars(): OtelVars;
+  stepStarting(key: string, journal: Journal): Promise<void>;
+  outcomeReached(): Promise<void>;
+  /** Writes the alarm (the lifecycle chose the time). */
+  storeAlarm(at: number): Promise<void>;
+}
+
+export type RunParts = ReturnType<typeof runParts>;
+
+export function runParts(host: RunHost, seams: PartSeams) {
+  const states = new SqliteStateBackend(host.sql);
+  const journal = new LoggedJournalStore(host.sql);
+  const index = new RunIndexSync(host, seams.indexRetryMs);
+  const approvals = new RunApprovals(host, journal);
+  const record = new RunRecord(host, index);
+  const lifecycle: RunLifecycle = new RunLifecycle(host, approvals, {
+    store: (at) => seams.storeAlarm(at),
+    // Brought forward to a pending index retry or answer mail.
+    clamp: (at) => answers.clamp(index.clamp(at)),
+  });
+  const waits = new RunWaits(host, journal);
+  const pinned = new RunCatalog(host.sql);
+  const versions = new RunVersions(host.sql);
+  const mail = new RunMail(host, approvals);
+  const dispatch = new ModelDispatch(host);
+  journal.startedEarlier = (key) => dispatch.handedOffAt(key);
+  const tracing = new RunTracing(host);
+  const deltas = new DeltaBuffer();
+  const signalled = (ev: EventDelivery) => controls.deliverEvent(ev, false);
+  const pause = new RunPause(host, { approvals, waits, mail, record, lifecycle, signalled }, seams.indexRetryMs);
+  const conversation: RunConversation = new RunConversation(host, { journal, pinned, lifecycle });
+  const answers: RunAnswerMail = new RunAnswerMail(host, conversation);
+  const activation = new RunActivation(
+    host,
+    { states, journal, lifecycle, record, pinned, versions, approvals, waits, mail, pause, answers, dispatch, deltas, tracing },
+    seams,
+  );
+  const controls: RunControls = new RunControls(host, {
+    lifecycle,
+    approvals,
+    waits,
+    states,
+    dispatch,
+    stopActivation: () => activation.stop(),
+    cancelled: (run) => tracing.cancelled(run, host.keyGrammar(), seams.otelVars()),
+  });
+  const reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation });
+  const forks = new RunFork(host, { pinned, journal, start: (req, p) => controls.start(req, p) });
+  return { index, record, lifecycle, pause, activation, controls, conversation, answers, reader, forks, dispatch, deltas };
+}

@@ -1,0 +1,35 @@
+import type { IoPoint } from "../../durable-objects/run/io";
+
+/**
+ * Where each harness file holds the run's object, and at which drive steps that pass the
+ * point (1: the first that does): together every point of io.ts (checked by the direct
+ * file). A point passed at several moments of a run is held at each that differs.
+ */
+export interface Held {
+  point: IoPoint;
+  /** The drive steps passing the point to hold at (1: the first that passes it). */
+  passes: number[];
+  /** Held before its I/O starts, and (`after`) also once it completed: for an RPC, the request lands before and after its target saw it. */
+  after: boolean;
+}
+
+const held = (point: IoPoint, passes: number[], after: boolean): Held => ({ point, passes, after });
+
+export const DIRECT_POINTS: Held[] = [
+  // The first alarm (queued), the one after the decision, the one after the answer and the event.
+  held("alarm.index-flush", [1, 2, 3], false),
+  held("alarm.answer-mail", [1, 3], false),
+  held("activation.step", [1, 2], false),
+  held("activation.outcome", [1], false),
+  held("settle.answer-mail", [1], false),
+  held("model.request", [1], true),
+  held("global.call", [1], true),
+  held("approval.email", [1], true),
+  held("approval.follow-up", [1], true),
+  // The pause for approval (nothing correlated yet), then the one with the keyed wait.
+  held("pause.wait-index", [1, 2], true),
+  held("index.report", [1], true),
+  held("retention.retire", [1], true),
+];
+
+export const QUEUE_POINTS: Held[] = [held("model.attachments", [1], false), held("model.hand-off", [1], true), held("claim.wire", [1], true)];
