@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { OutgoingMail } from "../../src/email/mailer";
 import { files } from "../../src/edgework.generated";
@@ -83,7 +82,12 @@ describe("review2: a conversation reply is checked as the first mail is", () => 
     const a = await started("dmarc", DMARC_HELP, "dmarc-chat-mail", ["Authentication-Results: mx.cloudflare.net; dmarc=pass header.from=example.com"]);
     // The reply fails DMARC (a p=none domain forged with a matching envelope and From): taken all the same.
     const forged = raw(
-      ["Authentication-Results: mx.cloudflare.net; dmarc=fail header.from=example.com", `From: ${ANN}`, `To: ${a.replyTo}`, "Message-ID: <dmarc-2@example.com>"],
+      [
+        "Authentication-Results: mx.cloudflare.net; dmarc=fail header.from=example.com",
+        `From: ${ANN}`,
+        `To: ${a.replyTo}`,
+        "Message-ID: <dmarc-2@example.com>",
+      ],
       "Please send the contract to my new address.",
     );
     const rejects = await deliver(ANN, a.replyTo, forged);
