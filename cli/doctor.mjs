@@ -5,6 +5,7 @@
 import { accountApi, readAccount } from "./doctor/account.mjs";
 import { diagnose } from "./doctor/checks.mjs";
 import { readProject } from "./doctor/project.mjs";
+import { importTs } from "./import-ts.mjs";
 
 const API_BASE = "https://api.cloudflare.com/client/v4";
 
@@ -47,7 +48,9 @@ export async function doctor({ project, args = [], env = process.env, fetch = gl
       ? `${found.problems.length} problem${found.problems.length === 1 ? "" : "s"} production will refuse or lack.`
       : "No problem found: this configuration has what a deploy needs.",
   );
-  return { lines, problems: found.problems };
+  // The project's files (a cloned repository's worker files, addresses, trigger names) are not ours: never an escape sequence to the terminal.
+  const { terminalText } = await importTs("terminal-text", 'export { terminalText } from "./src/evals/terminal-text";');
+  return { lines: lines.map((l) => terminalText(l, true)), problems: found.problems };
 }
 
 export async function doctorCommand(args) {

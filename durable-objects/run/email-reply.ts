@@ -3,7 +3,7 @@
  * Reply-To (src/triggers/email-conversation.ts): the MAC must be this object's
  * (conversation-id.ts, compared in constant time), the run must have been started by
  * an email trigger with `reply: true` that still converses (this deploy's triggers:
- * its `allow_from` and `max_bytes` hold for replies too), and the reply must come from
+ * its `allow_from`, `max_bytes` and `require_dmarc` hold for replies too), and the reply must come from
  * the address that started it. Then it is the conversation's next message
  * (conversation.ts: a redelivery adds none). Owns nothing. Needs from its host: `ctx`
  * (the object's id), `env` (APPROVAL_SECRET) and `row`.
@@ -38,6 +38,12 @@ export async function continueByEmail(
   if (!trigger) return { ok: false, status: 409, error: `${thread.to} no longer converses by email: write a new message` };
   if (typeof reply.from !== "string" || normalizeAddress(reply.from) !== thread.from || !addressAllowed(trigger.email.allow_from, thread.from))
     return { ok: false, status: 403, error: "only the address that started this conversation can reply to it" };
+  if (trigger.email.require_dmarc && reply.dmarc !== true)
+    return {
+      ok: false,
+      status: 403,
+      error: `${thread.to} accepts only mail whose receiving server reports dmarc=pass (its topmost Authentication-Results header)`,
+    };
   if (typeof reply.size !== "number" || reply.size > trigger.email.max_bytes)
     return { ok: false, status: 413, error: `the reply is ${reply.size} bytes; ${thread.to} accepts at most ${trigger.email.max_bytes}` };
   if (typeof reply.text !== "string" || !reply.text.trim()) return { ok: false, status: 400, error: "the reply has no text above the quoted message" };

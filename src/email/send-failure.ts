@@ -41,17 +41,28 @@ const CODES: Record<string, { lasting: boolean; reason: string }> = {
   E_INTERNAL_SERVER_ERROR: { lasting: false, reason: "Email Service was unavailable" },
 };
 
+/**
+ * A code-less message that says it may pass: an SMTP 4xx reply (RFC 5321: a transient
+ * failure), or words to that effect. Read before the patterns below, which would make a
+ * mention of a recipient or a destination address lasting.
+ */
+const TRANSIENT = /^\s*4\d\d\b|\b4\.\d{1,3}\.\d{1,3}\b|try again|temporar|timed? ?out|for now/i;
+
 /** Messages without a code (Email Routing's binding, local workerd): what they say, by pattern. */
 const PATTERNS: Array<[RegExp, string]> = [
-  [/\b(email|mail) to .* not allowed|destination address|recipient .*(not allowed|not verified|unverified)/i, "E_RECIPIENT_NOT_ALLOWED"],
+  [
+    /\b(email|mail) to .* not allowed|destination address .*(not allowed|not (a )?verified|unverified)|recipient .*(not allowed|not verified|unverified)/i,
+    "E_RECIPIENT_NOT_ALLOWED",
+  ],
   [/\b(email|mail) from .* not allowed|sender .*(not allowed|not verified|unverified)/i, "E_SENDER_NOT_VERIFIED"],
   [/suppress/i, "E_RECIPIENT_SUPPRESSED"],
   [/daily (limit|quota)|quota exceeded/i, "E_DAILY_LIMIT_EXCEEDED"],
 ];
 
 const MAX_DETAIL = 200;
-/** Addresses (and anything address-like) in a message we do not recognise. */
-const ADDRESSES = /[^\s<>()[\]@,;:"']+@[^\s<>()[\]@,;:"']+/g;
+/** Addresses (and anything address-like: a quoted local part with spaces, any word with an "@") in a message we do not recognise. */
+const QUOTED_ADDRESSES = /"[^"]*"\s*@\S*/g;
+const ADDRESSES = /\S*@\S*/g;
 
 /** What a send's error means; an error we do not recognise may pass (transient), its message kept without addresses. */
 export function sendFailure(err: unknown): SendFailure {
@@ -59,9 +70,10 @@ export function sendFailure(err: unknown): SendFailure {
   // Bounded before any pattern runs: a message is the binding's, or anything a fault put there.
   const message = (typeof e.message === "string" ? e.message : String(err)).slice(0, 1000);
   const given = typeof e.code === "string" && /^E_[A-Z_]{1,40}$/.test(e.code) ? e.code : undefined;
-  const code = given && given in CODES ? given : (PATTERNS.find(([pattern]) => pattern.test(message))?.[1] ?? given ?? "E_UNKNOWN");
+  const pattern = TRANSIENT.test(message) ? undefined : PATTERNS.find(([p]) => p.test(message))?.[1];
+  const code = given && given in CODES ? given : (pattern ?? given ?? "E_UNKNOWN");
   const known = CODES[code];
   if (known) return { code, ...known };
-  const detail = message.replace(ADDRESSES, "<address>").replace(/\s+/g, " ").trim().slice(0, MAX_DETAIL);
+  const detail = message.replace(QUOTED_ADDRESSES, "<address>").replace(ADDRESSES, "<address>").replace(/\s+/g, " ").trim().slice(0, MAX_DETAIL);
   return { code, lasting: false, reason: detail ? `the send failed: ${detail}` : "the send failed" };
 }

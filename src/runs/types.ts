@@ -191,6 +191,8 @@ export interface EmailReply {
   deliveryId: string;
   /** The text above the quote, bounded. */
   text: string;
+  /** Whether the receiving server's topmost Authentication-Results says dmarc=pass (a `require_dmarc` trigger's conversation takes only those). */
+  dmarc: boolean;
 }
 
 export interface ReplyRequest {

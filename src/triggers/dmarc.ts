@@ -11,10 +11,38 @@ const MAX_HEADER_CHARS = 4096;
 export function dmarcPassed(headers: readonly { key: string; value: string }[]): boolean {
   const top = headers.find((h) => h.key === "authentication-results");
   if (!top) return false;
-  // Comments (RFC 5322, not nested here) may hold any text, "dmarc=pass" included: dropped.
-  const value = top.value.slice(0, MAX_HEADER_CHARS).replace(/\([^()]*\)/g, " ");
   // `authserv-id [version]; method=result [reason] [props]; ...`: the first part names the MTA.
-  const results = value.split(";").slice(1);
+  const results = resultParts(top.value.slice(0, MAX_HEADER_CHARS)).slice(1);
   const dmarc = results.map((r) => /^\s*dmarc\s*=\s*([a-z]+)/i.exec(r)).find((m) => m !== null);
   return dmarc?.[1]?.toLowerCase() === "pass";
+}
+
+/**
+ * The header's `;`-separated parts, with comments (nested, RFC 5322) dropped and quoted
+ * strings (a reason, an envelope sender's local part) blanked: either may hold any text,
+ * a `;` or a "dmarc=pass" included, that is no result.
+ */
+function resultParts(value: string): string[] {
+  const parts: string[] = [];
+  let part = "";
+  let depth = 0;
+  let quoted = false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!;
+    if (c === "\\" && (quoted || depth > 0)) i++;
+    else if (quoted) {
+      if (c === '"') quoted = false;
+    } else if (c === "(") depth++;
+    else if (c === ")" && depth > 0) depth--;
+    else if (depth > 0) continue;
+    else if (c === '"') {
+      quoted = true;
+      part += '""';
+    } else if (c === ";") {
+      parts.push(part);
+      part = "";
+    } else part += c;
+  }
+  parts.push(part);
+  return parts;
 }

@@ -9,7 +9,9 @@ import { readBounded } from "../http/read-body";
 import type { RunRpc } from "../runs";
 import type { EmailReply } from "../runs/types";
 import { parseConversationReference } from "../tokens/conversation-id";
+import { dmarcPassed } from "./dmarc";
 import { emailInput } from "./email-input";
+import { soleFrom } from "./sole-from";
 import type { InboundMessage, InboundOutcome } from "./inbound-email";
 import type { EmailTrigger } from "./triggers-file";
 
@@ -56,14 +58,18 @@ export async function receiveConversationReply(
   } catch (err) {
     return reject(`the reply could not be parsed: ${(err as Error).message}`);
   }
-  const from = parsed.from?.address?.toLowerCase();
-  if (!from) return reject("the reply has no From address");
+  // As a first mail is read (inbound-email.ts): one address in From, and a Sender, if any, naming it.
+  const sole = soleFrom(parsed.headers, { sender: true });
+  if ("problem" in sole) return reject(`${sole.problem}; a conversation takes replies from one sender, named alone in From`);
+  const from = sole.address;
   if (from !== message.from.trim().toLowerCase())
     return reject(`the From header (${from}) and the envelope sender differ; reply directly from the address that started the conversation`);
   const input = emailInput(parsed, from, message.to);
   // As for a first message: keyed with the sender, one cannot pre-empt another's id; without one, the bytes identify it.
   const deliveryId = parsed.messageId ? `message-id:${from}\n${parsed.messageId}` : `sha256:${await sha256Hex(raw)}`;
-  const continued = await continueConversation(env, ref, { from, messageId: input.message_id, deliveryId, text: input.text, size: message.rawSize });
+  // The run knows its trigger, so it decides whether `require_dmarc` refuses this reply.
+  const dmarc = dmarcPassed(parsed.headers);
+  const continued = await continueConversation(env, ref, { from, messageId: input.message_id, deliveryId, text: input.text, size: message.rawSize, dmarc });
   return "error" in continued ? reject(continued.error) : continued;
 }
 
@@ -75,7 +81,7 @@ export async function receiveConversationReply(
 async function continueConversation(
   env: Env,
   ref: { objectId: string; mac: string },
-  reply: { from: string; messageId: string | null; deliveryId: string; text: string; size: number },
+  reply: EmailReply,
 ): Promise<{ message: number; duplicate: boolean } | { error: string }> {
   let stub: RunRpc;
   try {
@@ -89,6 +95,7 @@ async function continueConversation(
     deliveryId: await sha256Hex(reply.deliveryId),
     text: replyText(reply.text, MAX_MESSAGE_CHARS),
     size: reply.size,
+    dmarc: reply.dmarc,
   };
   const answer = await stub.continueByEmail(ref.mac, message);
   return answer.ok ? { message: answer.message, duplicate: answer.duplicate === true } : { error: answer.error };

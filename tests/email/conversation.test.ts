@@ -343,7 +343,7 @@ describe("a support conversation by email (trigger reply: true)", () => {
   it("without APPROVAL_REPLY_DOMAIN answers go out without a Reply-To (nothing to continue them through), with a warning once", async () => {
     const a = await started("noreplydomain", ["a1", "a2"]);
     await runInDurableObject(env.RUNS.getByName(a.id), (instance) => {
-      const answers = (instance as unknown as { answers: { host: { env: Env } } }).answers;
+      const { answers } = (instance as unknown as { parts: { answers: { host: { env: Env } } } }).parts;
       answers.host = { ...answers.host, env: { ...answers.host.env, APPROVAL_REPLY_DOMAIN: undefined } };
     });
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});

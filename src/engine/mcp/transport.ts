@@ -12,6 +12,9 @@ import { EventSourceParserStream } from "eventsource-parser/stream";
  * schemas built at load) costs every cold start ~5 ms for an `authProvider` edgework
  * never passes: an MCP server's credentials are headers in the instance's config.
  */
+/** Requests of the server's own answered per session (we offer no sampling, roots or elicitation: a ping at most); the rest are dropped. */
+const MAX_SERVER_REQUESTS = 4;
+
 export class HttpTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   onerror?: (error: Error) => void;
@@ -19,6 +22,8 @@ export class HttpTransport implements Transport {
   sessionId?: string;
   private protocolVersion?: string;
   private readonly aborter = new AbortController();
+  /** Requests the server sent us in this session (each would be answered with a POST of ours). */
+  private serverRequests = 0;
 
   constructor(
     private readonly url: URL,
@@ -59,7 +64,7 @@ export class HttpTransport implements Transport {
       if (type === "text/event-stream") return void this.readEvents(res.body);
       if (type === "application/json") {
         const data: unknown = await res.json();
-        for (const m of Array.isArray(data) ? data : [data]) this.onmessage?.(JSONRPCMessageSchema.parse(m));
+        for (const m of Array.isArray(data) ? data : [data]) this.received(JSONRPCMessageSchema.parse(m));
         return;
       }
       await res.body?.cancel();
@@ -80,7 +85,7 @@ export class HttpTransport implements Transport {
         if (done) return;
         if (!value.data || (value.event && value.event !== "message")) continue;
         try {
-          this.onmessage?.(JSONRPCMessageSchema.parse(JSON.parse(value.data)));
+          this.received(JSONRPCMessageSchema.parse(JSON.parse(value.data)));
         } catch (err) {
           this.onerror?.(err as Error);
         }
@@ -88,6 +93,21 @@ export class HttpTransport implements Transport {
     } catch (err) {
       this.onerror?.(new Error(`SSE stream disconnected: ${err}`));
     }
+  }
+
+  /**
+   * A message from the server, handed to the protocol, but no more than
+   * MAX_SERVER_REQUESTS requests of the server's per session: the protocol answers each
+   * request (a ping, a method we do not offer) with a POST, and a hostile server could
+   * stream thousands of them into one tool call, each a subrequest of the activation.
+   */
+  private received(message: JSONRPCMessage): void {
+    if ("method" in message && "id" in message && ++this.serverRequests > MAX_SERVER_REQUESTS) {
+      if (this.serverRequests === MAX_SERVER_REQUESTS + 1)
+        this.onerror?.(new Error(`the server sent more than ${MAX_SERVER_REQUESTS} requests of its own in this session: the rest are not answered`));
+      return;
+    }
+    this.onmessage?.(message);
   }
 
   /** Ends the session on the server (405: it keeps none). */
