@@ -130,3 +130,17 @@ export const deskRunView = (tree: CallNode | null, fields: Partial<RunView> = {}
     messages: [],
     ...fields,
   }) as unknown as RunView;
+
+/** A `post` tool that asks for approval (its default: not read-only) and counts what it posted. */
+export function poster() {
+  const posted: string[] = [];
+  const kind = defineToolset({
+    kind: "poster",
+    config: z.strictObject({}),
+    create: () => ({}),
+    tools: {
+      post: tool({ description: "Posts (asks first)", input: z.strictObject({ text: z.string() }), run: ({ text }) => (posted.push(text), `posted ${text}`) }),
+    },
+  });
+  return { kind, posted };
+}

@@ -17,7 +17,7 @@ import {
 } from "../../src/engine";
 import { approvedArgsOf } from "../../src/engine/journal/fingerprint";
 import { Journal } from "../../src/engine/journal/journal";
-import { harness } from "./helpers";
+import { harness, poster } from "./helpers";
 
 /** A model that answers each prompt with its own text, after `delays[prompt]` ms (0: at once). */
 function echoModel(delays: Record<string, number> = {}): Model & { asked: string[] } {
@@ -32,20 +32,6 @@ function echoModel(delays: Record<string, number> = {}): Model & { asked: string
       return { text: `summary of ${prompt}`, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } };
     },
   };
-}
-
-/** A `post` tool that asks for approval and counts what it posted. */
-function poster() {
-  const posted: string[] = [];
-  const kind = defineToolset({
-    kind: "poster",
-    config: z.strictObject({}),
-    create: () => ({}),
-    tools: {
-      post: tool({ description: "Posts (asks first)", input: z.strictObject({ text: z.string() }), run: ({ text }) => (posted.push(text), `posted ${text}`) }),
-    },
-  });
-  return { kind, posted };
 }
 
 /** The pending approvals of a paused outcome, by their arguments' text. */

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineFunction, executeRun, MemoryJournalStore, type Model, type ModelRequest } from "../../src/engine";
 import { approvedArgsOf } from "../../src/engine/journal/fingerprint";
-import { counterKind, harness, workerFile } from "./helpers";
+import { counterKind, harness, poster, workerFile } from "./helpers";
 import { defineToolset, RunInterrupted, tool } from "../../src/engine";
 
 /** A model that answers each prompt with its own text, after `delays[prompt]` ms, spending `tokens[prompt]` input tokens. */
@@ -21,20 +21,6 @@ function model(delays: Record<string, number>, tokens: Record<string, number>): 
       return { text: `answer to ${prompt}`, toolCalls: [], usage: { inputTokens: tokens[prompt] ?? 0, outputTokens: 0 } };
     },
   };
-}
-
-/** A `post` tool that asks for approval (run with approve_all here) and counts what it posted. */
-function poster() {
-  const posted: string[] = [];
-  const kind = defineToolset({
-    kind: "poster",
-    config: z.strictObject({}),
-    create: () => ({}),
-    tools: {
-      post: tool({ description: "Posts (asks first)", input: z.strictObject({ text: z.string() }), run: ({ text }) => (posted.push(text), `posted ${text}`) }),
-    },
-  });
-  return { kind, posted };
 }
 
 type Paused = { status: string; pending: Array<{ key: string; args: unknown; tool: string }> };

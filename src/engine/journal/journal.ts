@@ -1,6 +1,6 @@
 import { JournalKeyTaken, messageOf, nondeterministic, RunError, StorageError } from "../errors";
 import { fitsStep, MAX_STEP_BYTES, utf8Bytes } from "./bounds";
-import { forEachEffectSlot, keyWriter, parentPath, within } from "./keys";
+import { EFFECT_METHOD, forEachEffectSlot, keyWriter, parentPath, within, type EffectKind } from "./keys";
 import type { JournalStore } from "../types/journal";
 
 /** May throw (e.g. `RunInterrupted`) to stop the run before a new step executes. */
@@ -33,7 +33,7 @@ export class Journal {
   /** Each recorded key's place in the order steps were recorded (made when first asked: `ordinal`). */
   private ordinals?: Map<string, number>;
   /** The kind recorded in each ctx effect slot, by call path and n (made when first asked: `checkSlot`). */
-  private slots?: Map<string, string>;
+  private slots?: Map<string, EffectKind>;
 
   private constructor(
     private readonly recorded: Map<string, unknown>,
@@ -88,13 +88,14 @@ export class Journal {
    * journal holds that slot as another kind: its calls are numbered otherwise than when
    * they were recorded, and every later result would go to the wrong call.
    */
-  checkSlot(call: string, n: number, kind: string, key: string): void {
+  checkSlot(call: string, n: number, kind: EffectKind, key: string): void {
     if (!this.slots) {
       this.slots = new Map();
       for (const k of this.recorded.keys()) this.addSlots(k);
     }
     const recorded = this.slots.get(`${call}\u0000${n}`);
-    if (recorded !== undefined && recorded !== kind) throw nondeterministic(key, `a ctx.${EFFECT_METHOD[recorded]} call`, `a ctx.${EFFECT_METHOD[kind]} call`);
+    if (recorded !== undefined && recorded !== kind)
+      throw nondeterministic(key, `a ctx.${EFFECT_METHOD[recorded]} call`, `a ctx.${EFFECT_METHOD[kind]} call`);
   }
 
   private addSlots(key: string): void {
@@ -204,15 +205,3 @@ export class Journal {
         : new StorageError(`the journal could not record step ${key}: ${messageOf(err)}`, err instanceof JournalKeyTaken, { cause: err }));
   }
 }
-
-/** The ctx method of each effect kind, as errors name it. */
-const EFFECT_METHOD: Record<string, string> = {
-  ask: "llmAsk",
-  call: "callTool",
-  worker: "callWorker",
-  agent: "llmAgent",
-  now: "now",
-  random: "randomId",
-  human: "askHuman",
-  wait: "sleep/sleepUntil/waitForEvent",
-};

@@ -49,6 +49,18 @@ const SEP = "/";
 /** The effect counters of a tool context (`<call>/<kind>:<n>`). */
 export type EffectKind = "ask" | "call" | "worker" | "agent" | "now" | "random" | "human" | "wait";
 
+/** The ctx method that takes each effect kind's numbers, as errors name it. */
+export const EFFECT_METHOD: Record<EffectKind, string> = {
+  ask: "llmAsk",
+  call: "callTool",
+  worker: "callWorker",
+  agent: "llmAgent",
+  now: "now",
+  random: "randomId",
+  human: "askHuman",
+  wait: "sleep/sleepUntil/waitForEvent",
+};
+
 export const modelKey = (frame: string, turn: number) => `${frame}/turn:${turn}/model`;
 export const resultKey = (call: string) => `${call}/result`;
 export const approvalKey = (call: string) => `${call}/approval`;
@@ -252,7 +264,7 @@ export function keyWriter(key: string): KeyWriter {
  * numbers its effects from one counter whatever their kind, so a replay that asks for
  * slot `n` as another kind than the one recorded has drifted from the recorded run.
  */
-export function forEachEffectSlot(key: string, each: (call: string, n: number, kind: string) => void): void {
+export function forEachEffectSlot(key: string, each: (call: string, n: number, kind: EffectKind) => void): void {
   let start = 0;
   while (start < key.length) {
     let end = key.indexOf(SEP, start);
@@ -261,7 +273,7 @@ export function forEachEffectSlot(key: string, each: (call: string, n: number, k
     if (start > 0 && colon > start && colon < end) {
       const word = key.slice(start, colon);
       const n = EFFECTS.has(word) ? counter(key.slice(start, end), word) : undefined;
-      if (n !== undefined) each(key.slice(0, start - 1), n, word);
+      if (n !== undefined) each(key.slice(0, start - 1), n, word as EffectKind);
     }
     start = end + 1;
   }

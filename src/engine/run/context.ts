@@ -5,7 +5,7 @@ import { messageOf, propagates, RunError, ToolError, type PendingWait } from "..
 import { boundedWait, correlationKey, durationMs, eventName, MAX_REASON_CHARS, MAX_WAIT_MS, shownDuration } from "../waits/bounds";
 import { awaitWait, eventWaitResult } from "../waits/wait";
 import { idempotencyKey } from "./idempotency-key";
-import { approvalKey, calleePath, effectKey, resultKey, stepErrorKey, stepKey, type EffectKind } from "../journal/keys";
+import { approvalKey, calleePath, EFFECT_METHOD, effectKey, resultKey, stepErrorKey, stepKey, type EffectKind } from "../journal/keys";
 import { DeliveryOrder } from "./delivery-order";
 import { argsFingerprint, CALL_FINGERPRINT } from "../journal/fingerprint";
 import { inStep, stepRunning } from "./step-scope";
@@ -66,20 +66,9 @@ function next(core: CallCore, kind: EffectKind): string {
 
 const insideStep = (kind: EffectKind | "step", step: string) =>
   new ToolError(
-    `ctx.${EFFECT_NAMES[kind]} was called inside ctx.step("${step.slice(0, 80)}"): a step's function runs once and is skipped on replay, so it must not call ctx; make the call before or after the step, or a step of its own`,
+    `ctx.${kind === "step" ? "step" : EFFECT_METHOD[kind]} was called inside ctx.step("${step.slice(0, 80)}"): a step's function runs once and is skipped on replay, so it must not call ctx; make the call before or after the step, or a step of its own`,
   );
 
-const EFFECT_NAMES: Record<EffectKind | "step", string> = {
-  ask: "llmAsk",
-  call: "callTool",
-  worker: "callWorker",
-  agent: "llmAgent",
-  now: "now",
-  random: "randomId",
-  human: "askHuman",
-  wait: "sleep/sleepUntil/waitForEvent",
-  step: "step",
-};
 
 /**
  * Runs one effect of the context: `key` is taken first (in program order), `run` makes
