@@ -4,8 +4,8 @@
  * and its alarm, whose every write and every status change go through the lifecycle
  * (lifecycle.ts). Its collaborators in this folder (made in parts.ts) reach it through
  * RunHost (host.ts); its RPC methods and its alarm delegate to them: what the app asks
- * (controls.ts, view.ts, conversation.ts, fork.ts), the model-request queue
- * (model-dispatch.ts), one activation of the engine (activation.ts) and a pause (pause.ts).
+ * (controls.ts, view.ts, conversation.ts, fork.ts), the run index's stuck-run sweep (sweep.ts),
+ * the model-request queue (model-dispatch.ts), one activation of the engine (activation.ts) and a pause (pause.ts).
  */
 
 import { DurableObject } from "cloudflare:workers";
@@ -14,6 +14,7 @@ import type { KeyGrammar } from "../../src/engine/journal/keys";
 import { numberVar } from "../../src/config";
 import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "../../src/runs/fork";
 import type { OtelVars } from "../../src/otel/exporter";
+import type { SweepAnswer } from "../../src/runs/index-types";
 import type { RunRpc } from "../../src/runs/rpc";
 import {
   PAUSED,
@@ -151,6 +152,13 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
 
   async forkRows(atSeq: number, after: number): Promise<Answer<ForkRows>> {
     return this.parts.forks.rows(atSeq, after);
+  }
+
+  // ——— RPC: the run index's stuck-run sweep (sweep.ts; asked by run-sweep.ts) ———
+
+  /** Whether the run is stuck (queued or running, no alarm, none running): woken, or failed `stuck` after its wake-ups; `indexed`: the version the index holds. */
+  async sweep(indexed: number): Promise<SweepAnswer> {
+    return this.parts.sweep.sweep(Number.isSafeInteger(indexed) ? indexed : 0);
   }
 
   // ——— RPC: the model-request queue's consumer (model-consumer.ts; model-dispatch.ts) ———
