@@ -59,7 +59,9 @@ it("a run's reports: rows written in the index with the sweep's partial index, a
     });
     perRun[name] = written / 20;
   }
-  console.log(`stuck-run sweep cost: index rows written per run (5 reports): ${perRun["cost-reports-with"]} with runs_live, ${perRun["cost-reports-without"]} without`);
+  console.log(
+    `stuck-run sweep cost: index rows written per run (5 reports): ${perRun["cost-reports-with"]} with runs_live, ${perRun["cost-reports-without"]} without`,
+  );
   // The live set entered and left twice (queued … paused, decided … succeeded): SQLite rewrites a partial index's entry whenever
   // the upsert sets `status`, whatever the key (measured alike for (created_at, id) and (status)).
   expect(perRun["cost-reports-with"]! - perRun["cost-reports-without"]!).toBe(3);
