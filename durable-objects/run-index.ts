@@ -70,6 +70,7 @@ export class RunIndexDO extends DurableObject<Env> implements RunIndexRpc {
     this.sql = new Sql(ctx.storage.sql);
     for (const s of SCHEMA) this.sql.script(s);
     this.sweeps = new StuckRunSweep({ ctx, env, sql: this.sql, now: () => this.now(), apply: (s) => this.upsert(s) });
+    void ctx.blockConcurrencyWhile(() => this.sweeps.dueIfLive());
   }
 
   /** Applies a run's summary if it is newer than what the index holds; its pending approvals replace the old ones. */

@@ -64,12 +64,16 @@ export class StuckRunSweep {
     this.armed = true;
   }
 
+  /** A sweep is due if the index lists a queued or running run (a new instance: the runs listed before a deploy that brought the sweep). */
+  async dueIfLive(): Promise<void> {
+    if (this.host.sql.one`SELECT 1 AS live FROM runs WHERE status IN ('queued', 'running') LIMIT 1`) await this.due();
+  }
+
   /** The index's alarm: one page of runs asked, then the next sweep, if the index still lists a queued or running run. */
   async sweep(): Promise<SweepTally> {
     this.armed = false; // the alarm that runs was taken off
     const tally = await this.page();
-    const { sql } = this.host;
-    if (sql.one`SELECT 1 AS live FROM runs WHERE status IN ('queued', 'running') LIMIT 1`) await this.due();
+    await this.dueIfLive();
     const { asked, ok, ...news } = tally;
     if (Object.values(news).some((n) => n > 0)) console.log(JSON.stringify({ edgework: "runs_swept", asked, ok, ...news }));
     return tally;

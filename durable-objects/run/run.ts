@@ -81,7 +81,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, () => lifecycle.armedAt(), dispatch));
   }
 
-  // ——— RPC: what the app asks (src/runs/rpc.ts): controls.ts and view.ts ———
+  // ——— RPC: what the app asks (src/runs/rpc.ts): controls.ts, view.ts, and the run index's sweep ———
 
   async start(req: StartRun): Promise<{ id: string; status: RunStatusName; created: boolean }> {
     return this.parts.controls.start(req);
@@ -140,6 +140,11 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return this.parts.reader.journalSteps(after, limit);
   }
 
+  /** The run index's stuck-run sweep asks (sweep.ts); `indexed`: the summary version the index holds. */
+  async sweep(indexed: number): Promise<SweepAnswer> {
+    return this.parts.sweep.sweep(Number.isSafeInteger(indexed) ? indexed : 0);
+  }
+
   // ——— RPC: forking (fork.ts): `fork` asked of the new run, the others of its source ———
 
   async fork(req: ForkRun): Promise<Answer<{ status: RunStatusName; created: boolean; copied: ForkCopy }>> {
@@ -152,13 +157,6 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
 
   async forkRows(atSeq: number, after: number): Promise<Answer<ForkRows>> {
     return this.parts.forks.rows(atSeq, after);
-  }
-
-  // ——— RPC: the run index's stuck-run sweep (sweep.ts; asked by run-sweep.ts) ———
-
-  /** Whether the run is stuck (queued or running, no alarm, none running): woken, or failed `stuck` after its wake-ups; `indexed`: the version the index holds. */
-  async sweep(indexed: number): Promise<SweepAnswer> {
-    return this.parts.sweep.sweep(Number.isSafeInteger(indexed) ? indexed : 0);
   }
 
   // ——— RPC: the model-request queue's consumer (model-consumer.ts; model-dispatch.ts) ———

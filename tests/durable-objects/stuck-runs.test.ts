@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { STUCK_AFTER_MS } from "../../durable-objects/run-sweep";
 import { SWEEP_WAKE_UPS } from "../../durable-objects/run/sweep";
 import type { RunSummary } from "../../src/runs/index-types";
-import { SOON_MS, testRunIndex } from "../support/test-objects";
+import { SOON_MS, testRunIndex, type TestRunIndexRpc } from "../support/test-objects";
 import { effectCount, effectUrl, script, settle, stub } from "./helpers";
 import { alarmOf, landAt, object } from "./interleave";
 
@@ -186,6 +186,28 @@ describe("the stuck-run sweep", () => {
     await index().advanceClock(STUCK_AFTER_MS + 1);
     expect(await sweep()).toBe(true);
     expect((await index().listRuns({ worker: "stuck-writer", limit: 100 })).runs.find((r) => r.id === id)).toMatchObject({ status: "succeeded" });
+  });
+
+  it("an index that lists a live run and has no alarm (the runs listed before a deploy that brought the sweep) arms its sweep when it starts", async () => {
+    const name = "sweep-after-deploy";
+    const other = () => env.RUN_INDEX.getByName(name);
+    const at = Date.now();
+    await (other() as unknown as TestRunIndexRpc).upsert({
+      id: "listed-before",
+      worker: "stuck-writer",
+      status: "running",
+      trigger: { kind: "api" },
+      created_at: at,
+      updated_at: at,
+      usage: null,
+      version: 2,
+      pending: [],
+    });
+    // As before the deploy: no alarm; then the object starts again (the deploy).
+    await runInDurableObject(other(), (_o, state) => state.storage.deleteAlarm());
+    await runInDurableObject(other(), (_o, state) => state.abort("the deploy")).catch(() => undefined);
+    const alarm = await runInDurableObject(other(), (_o, state) => state.storage.getAlarm());
+    expect(alarm).not.toBeNull();
   });
 
   it("hostile: a run the index lists that does not exist, or that retention deleted, makes no sweep throw or come back to it", async () => {
