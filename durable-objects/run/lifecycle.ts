@@ -48,7 +48,7 @@
  * 7. A queued or running run has an alarm, unless one is running. (the harness, after every interleaving)
  *    The platform breaks it (an alarm it ended past a limit, retried, then dropped): `stuck` says
  *    so, and the sweep mends it, or fails the run. (stuck-runs.test.ts "a run killed on every
- *    activation…", "a run whose alarm the platform dropped…"; the harness's `sweep`: never at an io point)
+ *    activation…", "a run whose alarm the platform dropped…"; the harness lands `sweep` at every io point: never stuck there)
  */
 
 import { isPaused, waitingFor, type RunOutcome, type Usage, type WaitingFor } from "../../src/engine";
