@@ -17,9 +17,10 @@ export const RULES = [
   { rule: "Email Sending replaces the Message-ID of outgoing mail", by: "the strict local mode", strict: true },
   { rule: "at most six connections wait for response headers at once per invocation", by: "edgework's connection line, always on (production too)" },
   {
-    rule: "CPU time ([limits] cpu_ms), 128 MB of memory and an alarm's 15-minute wall time end a handler without a catch; a failing alarm is retried about six times, then dropped",
-    by: null,
+    rule: "a failing alarm (thrown, or ended by a limit without a catch) is retried about six times, then dropped, leaving its run queued or running with no alarm",
+    by: "workerd itself retries and drops it, and the run index's stuck-run sweep finds the run as deployed; the test pool kills activations on purpose, TestRunDO killActivations",
   },
+  { rule: "CPU time ([limits] cpu_ms), 128 MB of memory and an alarm's 15-minute wall time end a handler without a catch", by: null },
   { rule: "Workers Free: 10 ms CPU and 50 subrequests per invocation", by: null },
 ];
 

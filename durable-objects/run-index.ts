@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { RunStatusName } from "../src/runs/types";
 import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, Tombstone } from "../src/runs/index-types";
 import type { RunIndexRpc } from "../src/runs/rpc";
+import { StuckRunSweep, SWEEP_SCHEMA, SWEPT } from "./run-sweep";
 import { json, parse, Sql, type JsonText } from "./sql";
 
 /**
@@ -18,6 +19,7 @@ const SCHEMA = [
     run_id TEXT NOT NULL, id TEXT NOT NULL, tool TEXT NOT NULL, worker_chain TEXT NOT NULL,
     created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (run_id, id)
   ) WITHOUT ROWID`,
+  SWEEP_SCHEMA,
   `CREATE TABLE IF NOT EXISTS tombstones (
     id TEXT PRIMARY KEY, worker TEXT NOT NULL, retention_days REAL NOT NULL, finished_at INTEGER NOT NULL, deleted_at INTEGER NOT NULL
   )`,
@@ -56,19 +58,39 @@ export const MAX_PENDING_LISTED = 1000;
  * The run index: one SQLite object (named "index") that every RunDO reports its
  * lifecycle to. It is a cache of the RunDOs, never the truth: each report is a
  * whole summary with a version, applied only when newer, so reports may arrive
- * late, twice or out of order and the index still converges on the last one.
+ * late, twice or out of order and the index still converges on the last one. Its
+ * alarm is the stuck-run sweep (run-sweep.ts), set while it lists a queued or running run.
  */
 export class RunIndexDO extends DurableObject<Env> implements RunIndexRpc {
   protected readonly sql: Sql;
+  private readonly sweeps: StuckRunSweep;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = new Sql(ctx.storage.sql);
     for (const s of SCHEMA) this.sql.script(s);
+    this.sweeps = new StuckRunSweep({ ctx, env, sql: this.sql, now: () => this.now(), apply: (s) => this.upsert(s) });
+    void ctx.blockConcurrencyWhile(() => this.sweeps.dueIfLive());
   }
 
   /** Applies a run's summary if it is newer than what the index holds; its pending approvals replace the old ones. */
   async upsert(s: RunSummary): Promise<{ applied: boolean }> {
+    const applied = this.apply(s);
+    if (applied.applied && SWEPT.includes(s.status)) await this.sweeps.due();
+    return applied;
+  }
+
+  /** The stuck-run sweep (run-sweep.ts). */
+  override async alarm(): Promise<void> {
+    await this.sweeps.sweep();
+  }
+
+  /** The clock the sweep measures a run's silence by (the test pool moves it forward). */
+  protected now(): number {
+    return Date.now();
+  }
+
+  private apply(s: RunSummary): { applied: boolean } {
     return this.ctx.storage.transactionSync(() => {
       const dead = this.sql.one<Pick<Tombstone, "deleted_at">>`SELECT deleted_at FROM tombstones WHERE id = ${s.id}`;
       if (dead && dead.deleted_at >= s.created_at) return { applied: false }; // a late report of a deleted run

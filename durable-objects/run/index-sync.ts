@@ -64,6 +64,11 @@ export class RunIndexSync {
     if (this.behind()) await this.enqueue();
   }
 
+  /** The run's summary when it is newer than version `held` (what the index holds: the stuck-run sweep's question), else null. */
+  newerThan(held: number): RunSummary | null {
+    return this.version() > held ? this.summary() : null;
+  }
+
   /** An alarm time, brought forward to the retry of a failed report. */
   clamp(at: number): number {
     return this.retryAt === undefined ? at : Math.min(at, this.retryAt);

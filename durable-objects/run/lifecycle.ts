@@ -13,6 +13,8 @@
  *                                      │   └─settle─▶ succeeded | failed
  *                                      └────converse─── succeeded (a conversation's next message)
  *   cancel: queued | running | awaiting_approval | waiting ─▶ cancelled
+ *   the stuck-run sweep (sweep.ts), of a queued or running run with no alarm and none running:
+ *     revive ─▶ the same status, woken (`run_swept`) · abandon ─▶ failed (`stuck`)
  *
  * Invariants, each with the tests that guard it (in tests/durable-objects/lifecycle.test.ts
  * unless named otherwise; the interleaving harness, interleavings*.test.ts, checks 1, 3, 6
@@ -44,9 +46,12 @@
  *    ("a message landing in an ended run's alarm (…) is answered…", "a message to a run
  *    past its retention is refused…", and the harness's cancel at a consumer's claim)
  * 7. A queued or running run has an alarm, unless one is running. (the harness, after every interleaving)
+ *    The platform breaks it (an alarm it ended past a limit, retried, then dropped): `stuck` says
+ *    so, and the sweep mends it, or fails the run. (stuck-runs.test.ts "a run killed on every
+ *    activation…", "a run whose alarm the platform dropped…"; the harness lands `sweep` at every io point: never stuck there)
  */
 
-import { isPaused, waitingFor, type RunOutcome, type WaitingFor } from "../../src/engine";
+import { isPaused, waitingFor, type RunOutcome, type Usage, type WaitingFor } from "../../src/engine";
 import { PAUSED, TERMINAL, type RunStatusName } from "../../src/runs/types";
 import type { RunRow } from "../rows";
 import { RUN_CURRENT } from "../schema";
@@ -132,6 +137,19 @@ export class RunLifecycle {
     });
   }
 
+  /** The sweep found the run stuck (`stuck`): `write` records its attempt, in the transaction that checks it is still queued or running. */
+  revive(write: () => void): Moved | Refused {
+    return this.move(["queued", "running"], write);
+  }
+
+  /** The sweep gave up on a stuck run: it fails with `error` (its pending approvals voided with it). */
+  abandon(error: { code: "stuck"; message: string }, usage: Usage): Moved | Refused {
+    return this.move(["queued", "running"], () => {
+      this.approvals.voidPending(Date.now());
+      this.host.event("run_failed", { error, usage });
+    });
+  }
+
   /** The next message of a conversation, to a run that succeeded: `write` records it, and the run is running again. */
   converse(message: number, write: () => void): Moved | Refused {
     return this.move(["succeeded"], () => {
@@ -173,6 +191,18 @@ export class RunLifecycle {
     return this.armed;
   }
 
+  /**
+   * Whether the run is stuck: queued or running, with no alarm in storage and none running
+   * in this object (or one running past the platform's wall limit, which it cannot be): the
+   * platform ended an activation without an outcome, retried it, then dropped it (invariant 7).
+   * While the platform retries, the alarm stays in storage.
+   */
+  async stuck(): Promise<boolean> {
+    const armed = await this.armedAt();
+    const status = this.status();
+    return (status === "queued" || status === "running") && armed === null && !this.alarmRunning(Date.now());
+  }
+
   /** The run is deleted: no alarm. */
   async clear(): Promise<void> {
     await this.host.ctx.storage.deleteAlarm();
@@ -183,7 +213,7 @@ export class RunLifecycle {
   alarmStarting(): boolean {
     const now = Date.now();
     this.armed = null; // an alarm that runs was taken off
-    if (this.alarmSince !== undefined && now - this.alarmSince < ALARM_WALL_MS) return false;
+    if (this.alarmRunning(now)) return false;
     this.alarmSince = now;
     this.requested = null;
     return true;
@@ -193,6 +223,11 @@ export class RunLifecycle {
   alarmEnded(threw: boolean): void {
     this.alarmSince = undefined;
     if (threw) this.armed = this.requested = undefined;
+  }
+
+  /** An alarm of this object is running (one started longer ago than the platform allows was cut off). */
+  private alarmRunning(now: number): boolean {
+    return this.alarmSince !== undefined && now - this.alarmSince < ALARM_WALL_MS;
   }
 
   /** What this instance knows the alarm is set to: storage is read once, or again after an alarm threw. */

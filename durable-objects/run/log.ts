@@ -28,6 +28,7 @@ const LOGGED: Record<string, readonly string[]> = {
   run_deleted: ["retention_days"],
   run_checkpoint: [],
   run_retry: ["attempt"],
+  run_swept: ["attempt", "of"],
   approval_requested: ["approval_id", "tool"],
   approval_recorded: ["approval_id", "status"],
   approval_refused: ["approval_id", "via", "refusal"],

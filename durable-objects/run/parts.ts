@@ -23,6 +23,7 @@ import { LoggedJournalStore } from "./log";
 import { RunMail } from "./mail";
 import { RunPause } from "./pause";
 import { RunRecord } from "./record";
+import { RunSweep } from "./sweep";
 import { RunTracing } from "./tracing";
 import { RunVersions } from "./versions";
 import { RunReader } from "./view";
@@ -77,9 +78,15 @@ export function runParts(host: RunHost, seams: PartSeams) {
     states,
     dispatch,
     stopActivation: () => activation.stop(),
-    cancelled: (run) => tracing.cancelled(run, host.keyGrammar(), seams.otelVars()),
+    cancelled: (run) => tracing.endedOutside(run, { status: "cancelled" }, host.keyGrammar(), seams.otelVars()),
   });
   const reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation });
   const forks = new RunFork(host, { pinned, journal, start: (req, p) => controls.start(req, p) });
-  return { index, record, lifecycle, pause, activation, controls, conversation, answers, reader, forks, dispatch, deltas };
+  const sweep = new RunSweep(host, {
+    lifecycle,
+    index,
+    states,
+    failed: (run, error) => tracing.endedOutside(run, { status: "failed", error }, host.keyGrammar(), seams.otelVars()),
+  });
+  return { index, record, lifecycle, pause, activation, controls, conversation, answers, reader, forks, dispatch, deltas, sweep };
 }

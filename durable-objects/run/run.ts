@@ -4,8 +4,8 @@
  * and its alarm, whose every write and every status change go through the lifecycle
  * (lifecycle.ts). Its collaborators in this folder (made in parts.ts) reach it through
  * RunHost (host.ts); its RPC methods and its alarm delegate to them: what the app asks
- * (controls.ts, view.ts, conversation.ts, fork.ts), the model-request queue
- * (model-dispatch.ts), one activation of the engine (activation.ts) and a pause (pause.ts).
+ * (controls.ts, view.ts, conversation.ts, fork.ts), the run index's stuck-run sweep (sweep.ts),
+ * the model-request queue (model-dispatch.ts), one activation of the engine (activation.ts) and a pause (pause.ts).
  */
 
 import { DurableObject } from "cloudflare:workers";
@@ -14,6 +14,7 @@ import type { KeyGrammar } from "../../src/engine/journal/keys";
 import { numberVar } from "../../src/config";
 import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "../../src/runs/fork";
 import type { OtelVars } from "../../src/otel/exporter";
+import type { SweepAnswer } from "../../src/runs/index-types";
 import type { RunRpc } from "../../src/runs/rpc";
 import {
   PAUSED,
@@ -80,7 +81,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     void ctx.blockConcurrencyWhile(() => armDispatchLapse(host, () => lifecycle.armedAt(), dispatch));
   }
 
-  // ——— RPC: what the app asks (src/runs/rpc.ts): controls.ts and view.ts ———
+  // ——— RPC: what the app asks (src/runs/rpc.ts): controls.ts, view.ts, and the run index's sweep ———
 
   async start(req: StartRun): Promise<{ id: string; status: RunStatusName; created: boolean }> {
     return this.parts.controls.start(req);
@@ -137,6 +138,11 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** `GET /runs/:id/journal` */
   async journalSteps(after: number, limit: number): Promise<{ steps: JournalStepView[]; next: number | null } | null> {
     return this.parts.reader.journalSteps(after, limit);
+  }
+
+  /** The run index's stuck-run sweep asks (sweep.ts); `indexed`: the summary version the index holds. */
+  async sweep(indexed: number): Promise<SweepAnswer> {
+    return this.parts.sweep.sweep(Number.isSafeInteger(indexed) ? indexed : 0);
   }
 
   // ——— RPC: forking (fork.ts): `fork` asked of the new run, the others of its source ———

@@ -53,11 +53,19 @@ export class RunTracing {
     this.active = undefined;
   }
 
-  /** A cancelled run's own span, sent at once (no activation follows to send it; one in flight keeps its own). */
-  cancelled(run: RunRow, grammar: KeyGrammar, vars: OtelVars): void {
+  /**
+   * The own span of a run ended outside an activation (cancelled, or failed by the stuck-run
+   * sweep), sent at once: no activation follows to send it (one in flight keeps its own).
+   */
+  endedOutside(
+    run: RunRow,
+    ended: { status: "cancelled" } | { status: "failed"; error: { code: string; message: string } },
+    grammar: KeyGrammar,
+    vars: OtelVars,
+  ): void {
     const traced = this.traced(run, grammar, vars);
     if (!traced) return;
-    traced.tracer.runEnded(run.created_at, { status: "cancelled", usage: parse(run.usage) ?? emptyUsage() });
+    traced.tracer.runEnded(run.created_at, { ...ended, usage: parse(run.usage) ?? emptyUsage() });
     this.export(traced);
   }
 

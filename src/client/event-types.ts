@@ -17,6 +17,8 @@ export type RunEvent =
   | TypedEvent<`run_${RunLifecycle}`, Record<string, unknown>>
   | TypedEvent<"run_failed", { error: { code: string; message: string } }>
   | TypedEvent<"run_retry", { detail: string; attempt: number }>
+  /** The stuck-run sweep found the run queued or running with no alarm (the platform dropped it) and woke it: wake-up `attempt` of `of`. */
+  | TypedEvent<"run_swept", { attempt: number; of: number }>
   | TypedEvent<"call", { path: string; worker: string }>
   | TypedEvent<
       "turn",
@@ -59,6 +61,7 @@ const KNOWN = new Set<string>([
   "run_cancelled",
   "run_checkpoint",
   "run_retry",
+  "run_swept",
   "call",
   "turn",
   "tool",

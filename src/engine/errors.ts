@@ -77,6 +77,8 @@ export type RunErrorCode =
   | "function_failed"
   | "attachment_changed"
   | "nondeterministic"
+  /** The platform kept ending the run's activations without an outcome (durable-objects/run/sweep.ts). */
+  | "stuck"
   | "internal";
 
 /**

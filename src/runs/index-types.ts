@@ -64,3 +64,14 @@ export function triggerRef(trigger: unknown): TriggerRef {
   const t = (trigger ?? {}) as Record<string, unknown>;
   return { kind: typeof t.kind === "string" ? t.kind : "unknown", ...(typeof t.name === "string" ? { name: t.name } : {}) };
 }
+
+/** What a run's object answers the stuck-run sweep (durable-objects/run/sweep.ts; asked by durable-objects/run-sweep.ts). */
+export interface SweepAnswer {
+  /**
+   * gone: no run here (never was, or deleted by retention); ok: not stuck (ended, paused, its
+   * alarm set or running); woken: stuck, its alarm re-armed; failed: stuck too often, failed `stuck`.
+   */
+  verdict: "gone" | "ok" | "woken" | "failed";
+  /** The run's summary, when it is newer than the version the index holds (a report that never arrived). */
+  summary?: RunSummary;
+}

@@ -1,4 +1,4 @@
-import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, Tombstone } from "./index-types";
+import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, SweepAnswer, Tombstone } from "./index-types";
 import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "./fork";
 import { sha256Hex } from "../engine/ids";
 import type {
@@ -48,6 +48,8 @@ export interface RunRpc {
   forkSource(at: string): Promise<Answer<{ source: ForkSource }>>;
   /** Asked of the source by its fork: the prefix's rows after `after`, one batch. */
   forkRows(atSeq: number, after: number): Promise<Answer<ForkRows>>;
+  /** The run index's stuck-run sweep: a run queued or running with no alarm is woken, or failed `stuck` after its wake-ups; `indexed`: the summary version the index holds. */
+  sweep(indexed: number): Promise<SweepAnswer>;
   /** An event for this run (checked by src/runs/events.ts): taken by a wait, else kept for the next (`buffer`) or left. */
   deliverEvent(ev: EventDelivery, buffer: boolean): Promise<Answer<EventOutcome>>;
 }

@@ -18,7 +18,7 @@ import { alarmOf, landAt, object, statusEvents, type Hold } from "./interleave";
  * queued or running without an alarm.
  */
 
-export const REQUESTS = ["cancel", "decide", "answer", "message", "event", "signal", "resume", "fork", "model-answer", "second-alarm"] as const;
+export const REQUESTS = ["cancel", "decide", "answer", "message", "event", "signal", "resume", "fork", "model-answer", "second-alarm", "sweep"] as const;
 export type Request = (typeof REQUESTS)[number];
 
 const TERMINAL = ["succeeded", "failed", "cancelled"];
@@ -197,6 +197,11 @@ async function land(sc: Scenario, id: string, request: Request, fork: string): P
       const a = await sc.modelAnswer(id);
       return done(a, true, false);
     }
+    case "sweep": {
+      // The run index's stuck-run sweep, asking as an index that never heard of the run: a live run mid-drive is never stuck.
+      const a = await run.sweep(0);
+      return done(a, a.verdict === "ok", false);
+    }
     case "second-alarm": {
       const finishing = runInDurableObject(object(id), (instance) => (instance as TestRunDO).alarm());
       return { ...done(null, true, false), finishing };
@@ -299,6 +304,7 @@ async function checkRightAfter(id: string, landed: Landed, journalThen: number, 
       violated(`${landed.request}'s wake-up lost or moved later: alarm ${alarm === null ? "none" : new Date(alarm).toISOString()}, status ${view.status}`);
   }
   if (landed.request === "cancel" && landed.ok && view.status !== "cancelled") violated(`cancelled, then ${view.status}`);
+  if (landed.request === "sweep" && !landed.ok) violated(`a sweep found the run stuck: ${JSON.stringify(landed.answer)}`);
 }
 
 /** At the run's end: what a cancel stopped stays stopped; else every effect and the model request happened once, and the decision took. */

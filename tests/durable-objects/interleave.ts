@@ -11,7 +11,9 @@ export const alarmOf = (id: string) => runInDurableObject(object(id), (_o, state
 export const statusEvents = (id: string) =>
   runInDurableObject(object(id), (_o, state) =>
     state.storage.sql
-      .exec<{ type: string }>("SELECT type FROM events WHERE type LIKE 'run\\_%' ESCAPE '\\' AND type NOT IN ('run_checkpoint', 'run_retry') ORDER BY seq")
+      .exec<{ type: string }>(
+        "SELECT type FROM events WHERE type LIKE 'run\\_%' ESCAPE '\\' AND type NOT IN ('run_checkpoint', 'run_retry', 'run_swept') ORDER BY seq",
+      )
       .toArray()
       .map((r) => r.type),
   );

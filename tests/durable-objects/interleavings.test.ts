@@ -47,7 +47,7 @@ describe("the interleaving harness, direct dispatch", () => {
     ["settle.answer-mail", { point: "settle.answer-mail", passes: [1], after: false }],
     ["retention.retire", { point: "retention.retire", passes: [1], after: true }],
   ])("a conversation held at %s", (_point, held) => {
-    it.each<Request>(["message", "cancel", "second-alarm"])("lands %s there: the invariants hold", async (request) => {
+    it.each<Request>(["message", "cancel", "second-alarm", "sweep"])("lands %s there: the invariants hold", async (request) => {
       await run(conversation("c"), held, request);
     });
   });

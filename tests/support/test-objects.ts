@@ -72,7 +72,27 @@ export class TestRunDO extends RunDO {
   }
 
   protected override async stepStarting(key: string, journal: Journal): Promise<void> {
+    await this.killIfAsked();
     await this.faults.check(journal.size, () => journal.othersSettled(key));
+  }
+
+  /**
+   * Kills the next `n` activations at their first step, as the platform ends an alarm past its
+   * CPU, memory or wall-time limit: the object is reset there, so nothing our code catches or
+   * runs in a `finally` can write (storage refuses it), and the activation has no outcome. Kept in
+   * KV: a kill outlives the instance it ends. `runDurableObjectAlarm` then deletes the alarm, as
+   * the runtime drops one after its retries (docs/operate.md, "Local dev as strict as production").
+   */
+  async killActivations(n: number): Promise<void> {
+    this.ctx.storage.kv.put(KILLS, n);
+  }
+
+  private async killIfAsked(): Promise<void> {
+    const left = this.ctx.storage.kv.get<number>(KILLS) ?? 0;
+    if (left <= 0) return;
+    this.ctx.storage.kv.put(KILLS, left - 1);
+    await this.ctx.storage.sync(); // what came before the kill is durable, as the platform's output gate would have it
+    this.ctx.abort("activation killed by the test pool, as the platform ends one past its CPU, memory or wall-time limit");
   }
 
   /** A fault between the last step and saving the outcome (e.g. right after an approval email). */
@@ -115,11 +135,23 @@ export class TestRunDO extends RunDO {
 }
 
 const OTEL_VARS = "test:otel-vars";
+/** How many more activations `killActivations` kills (KV). */
+const KILLS = "test:kill-activations";
 
 /** The run index as the Workers pool runs it: it can refuse reports, and counts them. */
 export class TestRunIndexDO extends RunIndexDO {
   private failUpserts = 0;
   private reports = 0;
+  private clockAhead = 0;
+
+  /** Moves the index's clock forward: the stuck-run sweep measures a run's silence by it. */
+  async advanceClock(ms: number): Promise<void> {
+    this.clockAhead += ms;
+  }
+
+  protected override now(): number {
+    return Date.now() + this.clockAhead;
+  }
 
   override async upsert(s: RunSummary): Promise<{ applied: boolean }> {
     this.reports++;
@@ -143,8 +175,11 @@ export class TestRunIndexDO extends RunIndexDO {
 
 /** What tests may ask of a run's object: the app's RPC plus TestRunDO's. */
 export type TestRunRpc = RunRpc &
-  Pick<TestRunDO, "setTestHooks" | "setOtelVars" | "wake" | "storageStats" | "advanceClock" | "holdAt" | "heldAt" | "release" | "tracePoints">;
-export type TestRunIndexRpc = RunIndexRpc & Pick<TestRunIndexDO, "failNextUpserts" | "storageStats">;
+  Pick<
+    TestRunDO,
+    "setTestHooks" | "setOtelVars" | "wake" | "storageStats" | "advanceClock" | "holdAt" | "heldAt" | "release" | "tracePoints" | "killActivations"
+  >;
+export type TestRunIndexRpc = RunIndexRpc & Pick<TestRunIndexDO, "failNextUpserts" | "storageStats" | "advanceClock">;
 
 export const testRun = (env: Env, id: string) => env.RUNS.getByName(id) as unknown as TestRunRpc;
 export const testRunIndex = (env: Env) => env.RUN_INDEX.getByName("index") as unknown as TestRunIndexRpc;
