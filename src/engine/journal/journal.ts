@@ -94,8 +94,7 @@ export class Journal {
       for (const k of this.recorded.keys()) this.addSlots(k);
     }
     const recorded = this.slots.get(`${call}\u0000${n}`);
-    if (recorded !== undefined && recorded !== kind)
-      throw nondeterministic(key, `a ctx.${EFFECT_METHOD[recorded]} call`, `a ctx.${EFFECT_METHOD[kind]} call`);
+    if (recorded !== undefined && recorded !== kind) throw nondeterministic(key, `a ctx.${EFFECT_METHOD[recorded]} call`, `a ctx.${EFFECT_METHOD[kind]} call`);
   }
 
   private addSlots(key: string): void {

@@ -69,7 +69,6 @@ const insideStep = (kind: EffectKind | "step", step: string) =>
     `ctx.${kind === "step" ? "step" : EFFECT_METHOD[kind]} was called inside ctx.step("${step.slice(0, 80)}"): a step's function runs once and is skipped on replay, so it must not call ctx; make the call before or after the step, or a step of its own`,
   );
 
-
 /**
  * Runs one effect of the context: `key` is taken first (in program order), `run` makes
  * the effect, and its result reaches the caller in its turn (delivery-order.ts):
