@@ -28,7 +28,10 @@ describe("a cancel answered while a step waits inside itself", () => {
     const id = "r3-cancel-slot";
     const slow = `${id}-slow`;
     // Six POSTs whose answers take 3 s (their headers too: each holds a connection), then a seventh that posts a counted effect.
-    await script(slow, Array.from({ length: 6 }, () => ({ delay_ms: 3_000, text: "slow" })));
+    await script(
+      slow,
+      Array.from({ length: 6 }, () => ({ delay_ms: 3_000, text: "slow" })),
+    );
     const slowCall = { name: "fx_fetch", arguments: { url: `${env.FAKE_OPENAI_URL}/scripts/${slow}/v1/chat/completions`, method: "POST", body: "{}" } };
     const late = { name: "fx_fetch", arguments: { url: effectUrl(id), method: "POST", body: "late" } };
     await script("chat-writer", [{ tool_calls: [...Array.from({ length: 6 }, () => slowCall), late] }, { text: "done" }]);
