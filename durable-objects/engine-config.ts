@@ -63,7 +63,7 @@ export function engineConfig(
   env: Env,
   ports: Pick<EngineConfig, "states" | "globals" | "beforeStep" | "recordApproval" | "notifier" | "recordWait">,
   { catalog, models }: Definitions = current(),
-): EngineConfig {
+): EngineConfig & { connections: ConnectionSlots } {
   const vars = stringVars(env);
   // One line of connections for the activation: its model requests and its toolsets' requests take turns in it.
   const connections = new ConnectionSlots();

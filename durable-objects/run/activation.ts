@@ -25,6 +25,7 @@ import { deployedVersion, type Definitions } from "../../src/catalog";
 import type { OtelVars } from "../../src/otel/exporter";
 import { TERMINAL } from "../../src/runs/types";
 import { dispatchMode, engineConfig } from "../engine-config";
+import type { ConnectionSlots } from "../../src/engine/net/connection-slots";
 import { rpcGlobals, type GlobalToolsetsStub } from "../global-toolsets-bridge";
 import type { ModelDispatch } from "../model-dispatch";
 import type { RunRow } from "../rows";
@@ -85,6 +86,8 @@ export class RunActivation {
   /** The catalog of the activation in progress (the run's pinned one). */
   catalog: Catalog | undefined;
   private cancelled = false;
+  /** The activation in progress's line of connections (engine-config.ts): a cancel closes it. */
+  private connections: ConnectionSlots | undefined;
 
   constructor(
     private readonly host: ActivationHost,
@@ -95,6 +98,8 @@ export class RunActivation {
   /** A cancel: the activation in flight stops before its next step. */
   stop(): void {
     this.cancelled = true;
+    // A call waiting for one of the activation's connections has passed its cancel check: it must not go out now.
+    this.connections?.close(new RunInterrupted("cancelled"));
   }
 
   /** Replays the journal and continues the run until it ends, pauses or is interrupted. */
@@ -147,6 +152,7 @@ export class RunActivation {
       },
       definitions,
     );
+    this.connections = config.connections;
     // Direct mode streams to watchers from here; queue mode hands model requests off (the consumer forwards their
     // text) and streams from here only a request it asks itself (nobody claimed the hand-off).
     const streaming = deltas.streaming(this.asked(config.models));

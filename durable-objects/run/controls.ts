@@ -100,6 +100,7 @@ export class RunControls {
    * plus: the sender must be an address the approval was emailed to.
    */
   async decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<{ approved: boolean }>> {
+    if (!this.host.row()) return { ok: false, status: 404, error: "unknown run" };
     const secret = this.host.env.APPROVAL_SECRET;
     const objectId = this.host.ctx.id.toString();
     for (const a of secret ? this.parts.approvals.list() : []) {

@@ -54,7 +54,6 @@
 import { isPaused, waitingFor, type RunOutcome, type Usage, type WaitingFor } from "../../src/engine";
 import { PAUSED, TERMINAL, type RunStatusName } from "../../src/runs/types";
 import type { RunRow } from "../rows";
-import { RUN_CURRENT } from "../schema";
 import type { RunApprovals } from "./approvals";
 import type { RunHost } from "./host";
 
@@ -83,16 +82,16 @@ export class RunLifecycle {
   private alarmSince: number | undefined;
 
   constructor(
-    private readonly host: Pick<RunHost, "ctx" | "sql" | "event">,
+    private readonly host: Pick<RunHost, "ctx" | "sql" | "event" | "row">,
     private readonly approvals: Pick<RunApprovals, "voidPending">,
     private readonly port: AlarmPort,
   ) {}
 
   // ——— The status ———
 
-  /** The run's status as it stands (RUN_CURRENT); undefined: no run. */
+  /** The run's status; undefined for no run (none started here, or retention deleted it: this instance's tables are gone). */
   status(): RunStatusName | undefined {
-    return this.host.sql.one<Pick<RunRow, "status">>`SELECT status FROM ${RUN_CURRENT} AS run_current`?.status;
+    return this.host.row()?.status;
   }
 
   /** Whether the run's own row says it ended: an object from before schema version 4, whose events cannot change its status. */

@@ -88,6 +88,8 @@ export class RunMail {
     const delivered: string[] = [];
     const notDelivered: NotDelivered[] = [];
     for (const to of recipients) {
+      // Each send lets requests in: one that cancelled the run or decided the approval ends the asking (read after the last await).
+      if (this.approvals.anyResolved([p.id])) break;
       const refused = await this.request(p, run, expiresAt, to, plan);
       if (refused) notDelivered.push(refused);
       else delivered.push(to);
@@ -107,6 +109,11 @@ export class RunMail {
     await ctx.storage.sync();
     for (const m of due) {
       const a = m.approval;
+      // Decided, expired or voided (the run cancelled) since it was claimed, by a request a send before let in: not sent.
+      if (this.approvals.anyResolved([a.id])) {
+        ctx.storage.transactionSync(() => this.approvals.dropMail(m));
+        continue;
+      }
       const subject = {
         id: a.id,
         workerChain: a.worker_chain,

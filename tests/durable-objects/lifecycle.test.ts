@@ -178,7 +178,7 @@ describe("the alarm rule, one writer at a time (RunLifecycle's wake and arm)", (
   /** A lifecycle over a bare object's storage: its alarm as written, nothing pulling it forward. */
   const withLifecycle = (name: string, fn: (l: RunLifecycle, storage: DurableObjectStorage) => Promise<void>) =>
     runInDurableObject(object(name), (_o, state) => {
-      const host = { ctx: state, sql: new Sql(state.storage.sql), event: () => {} };
+      const host = { ctx: state, sql: new Sql(state.storage.sql), event: () => {}, row: () => undefined };
       const lifecycle = new RunLifecycle(host, { voidPending: () => {} }, { store: (at) => state.storage.setAlarm(at), clamp: (at) => at });
       return fn(lifecycle, state.storage);
     });

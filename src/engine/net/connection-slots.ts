@@ -27,7 +27,9 @@ export class ConnectionWaitError extends Error {
 /** A fair line for `limit` connections: one per invocation (an activation, a queue batch). */
 export class ConnectionSlots implements Connections {
   private open = 0;
-  private readonly line: Array<(c: Connection) => void> = [];
+  private readonly line: Array<{ granted: (c: Connection) => void; leave: (reason: unknown) => void }> = [];
+  /** Why the invocation stopped asking (a cancel): every wait in line, and every later request, fails with it. */
+  private closed: { reason: unknown } | undefined;
 
   constructor(
     readonly limit = MAX_CONNECTIONS,
@@ -35,6 +37,7 @@ export class ConnectionSlots implements Connections {
   ) {}
 
   acquire(signal?: AbortSignal): Promise<Connection> {
+    if (this.closed) return Promise.reject(this.closed.reason);
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.open < this.limit && this.line.length === 0) {
       this.open++;
@@ -46,7 +49,7 @@ export class ConnectionSlots implements Connections {
         resolve(c);
       };
       const leave = (reason: unknown) => {
-        const at = this.line.indexOf(granted);
+        const at = this.line.findIndex((w) => w.granted === granted);
         if (at >= 0) this.line.splice(at, 1);
         done();
         reject(reason);
@@ -58,8 +61,18 @@ export class ConnectionSlots implements Connections {
         signal?.removeEventListener("abort", aborted);
       };
       signal?.addEventListener("abort", aborted, { once: true });
-      this.line.push(granted);
+      this.line.push({ granted, leave });
     });
+  }
+
+  /**
+   * No request of this invocation is sent any more (a cancel answered): those waiting in
+   * line fail with `reason` instead of going out once a connection frees, and so does
+   * every later one. Requests already sent finish (in flight, they are the platform's).
+   */
+  close(reason: unknown): void {
+    this.closed = { reason };
+    for (const w of [...this.line]) w.leave(reason);
   }
 
   private waitedTooLong(): ConnectionWaitError {
@@ -76,7 +89,7 @@ export class ConnectionSlots implements Connections {
         held = false;
         // Handed straight to the next in line, so nobody who came later can take it first.
         const next = this.line.shift();
-        if (next) next(this.connection());
+        if (next) next.granted(this.connection());
         else this.open--;
       },
     };
