@@ -11,7 +11,8 @@ import { argsFingerprint, CALL_FINGERPRINT } from "../journal/fingerprint";
 import { inStep, stepRunning } from "./step-scope";
 import { askModel } from "./model-step";
 import { recordedCall } from "../toolsets/wrappers/journaled";
-import { BOUNDARY, type EFFECT_METHODS, guarded, type Effect, type SignalBoundary } from "./signal-boundary";
+import { BOUNDARY, guarded, type Effect, type SignalBoundary } from "./signal-boundary";
+import { type EFFECT_METHODS, OWN_EFFECTS } from "./context-with";
 import type { UsageMeter } from "./usage";
 import { DEFAULT_INPUT, DEFAULT_MAX_TURNS, parseInstanceSpec } from "../catalog/worker-file";
 import type { CallFrame } from "../types/callable";
@@ -323,6 +324,8 @@ for (const name of Object.keys(LAZY) as LazyMember[]) {
 /** Sets `key` as a plain own member of `ctx` (as `contextWith` and an assignment expect), hiding the prototype's accessor. */
 function own<T>(ctx: ToolContext, key: keyof ToolContext, value: T): T {
   Object.defineProperty(ctx, key, { value, writable: true, enumerable: true, configurable: true });
+  // An effect method kept as an own member: a bound copy of this context guards it (signal-boundary.ts `boundContext`).
+  if (key !== "files") (ctx as unknown as Record<symbol, boolean>)[OWN_EFFECTS] = true;
   return value;
 }
 

@@ -1,24 +1,9 @@
-import { contextWith } from "./context-with";
+import { contextWith, EFFECT_METHODS, OWN_EFFECTS } from "./context-with";
 import { nextTask } from "./next-task";
 import { stepRunning } from "./step-scope";
 import { pausedTogether, propagates, RunPaused } from "../errors";
 import type { ToolContext } from "../types/context";
 import type { StateKV } from "../types/state";
-
-/** The ctx methods that act for user code (a journaled effect, a nested call): the ones a signal may leave, so the ones a boundary guards. */
-export const EFFECT_METHODS = [
-  "llmAsk",
-  "llmAgent",
-  "callTool",
-  "callWorker",
-  "step",
-  "now",
-  "randomId",
-  "askHuman",
-  "sleep",
-  "sleepUntil",
-  "waitForEvent",
-] as const;
 
 /** Where a ctx handed to user code keeps its boundary (read by the engine's contexts when they make a method). */
 export const BOUNDARY = Symbol("signalBoundary");
@@ -194,7 +179,8 @@ export function boundContext(ctx: ToolContext, boundary: SignalBoundary, members
   const own = bound as unknown as Record<string | symbol, unknown>;
   own[BOUNDARY] = boundary;
   own.state = new BoundState(bound.state, boundary);
-  for (const name of EFFECT_METHODS) if (Object.hasOwn(bound, name)) own[name] = guarded(boundary, bound[name] as Effect);
+  // Effect methods a wrapper gave as own members (contextWith marks them) are guarded here; those made later, by the getters.
+  if (own[OWN_EFFECTS]) for (const name of EFFECT_METHODS) if (Object.hasOwn(bound, name)) own[name] = guarded(boundary, bound[name] as Effect);
   return bound;
 }
 
