@@ -15,12 +15,14 @@ import { RunCatalog } from "./catalog";
 import { RunControls } from "./controls";
 import { RunConversation } from "./conversation";
 import { DeltaBuffer } from "./deltas";
+import { RunFollowUps } from "./follow-ups";
 import { RunFork } from "./fork";
 import type { RunHost } from "./host";
 import { RunIndexSync } from "./index-sync";
 import { RunLifecycle } from "./lifecycle";
 import { LoggedJournalStore } from "./log";
 import { RunMail } from "./mail";
+import { RunOutbox } from "./outbox";
 import { RunPause } from "./pause";
 import { RunRecord } from "./record";
 import { RunTracing } from "./tracing";
@@ -48,11 +50,24 @@ export function runParts(host: RunHost, seams: PartSeams) {
   const index = new RunIndexSync(host, seams.indexRetryMs);
   const approvals = new RunApprovals(host, journal);
   const record = new RunRecord(host, index);
-  const lifecycle: RunLifecycle = new RunLifecycle(host, approvals, {
-    store: (at) => seams.storeAlarm(at),
-    // Brought forward to a pending index retry or answer mail.
-    clamp: (at) => answers.clamp(index.clamp(at)),
-  });
+  const followUps = new RunFollowUps(host, journal);
+  const outbox = new RunOutbox(host);
+  const lifecycle: RunLifecycle = new RunLifecycle(
+    host,
+    approvals,
+    {
+      store: (at) => seams.storeAlarm(at),
+      // Brought forward to a pending index retry, answer mail or notification.
+      clamp: (at) => outbox.clamp(answers.clamp(index.clamp(at))),
+    },
+    {
+      takeWaitingMessage: () => followUps.take(host.row()!.worker),
+      outcome: (status) => {
+        if (status === "failed" || status === "cancelled") followUps.drop(`the run ${status === "failed" ? "failed" : "was cancelled"} before answering them`);
+        outbox.plan(status);
+      },
+    },
+  );
   const waits = new RunWaits(host, journal);
   const pinned = new RunCatalog(host.sql);
   const versions = new RunVersions(host.sql);
@@ -63,11 +78,11 @@ export function runParts(host: RunHost, seams: PartSeams) {
   const deltas = new DeltaBuffer();
   const signalled = (ev: EventDelivery) => controls.deliverEvent(ev, false);
   const pause = new RunPause(host, { approvals, waits, mail, record, lifecycle, signalled }, seams.indexRetryMs);
-  const conversation: RunConversation = new RunConversation(host, { journal, pinned, lifecycle });
+  const conversation: RunConversation = new RunConversation(host, { journal, pinned, lifecycle, followUps });
   const answers: RunAnswerMail = new RunAnswerMail(host, conversation);
   const activation = new RunActivation(
     host,
-    { states, journal, lifecycle, record, pinned, versions, approvals, waits, mail, pause, answers, dispatch, deltas, tracing },
+    { states, journal, lifecycle, record, pinned, versions, approvals, waits, mail, pause, answers, outbox, dispatch, deltas, tracing },
     seams,
   );
   const controls: RunControls = new RunControls(host, {
@@ -81,5 +96,5 @@ export function runParts(host: RunHost, seams: PartSeams) {
   });
   const reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation });
   const forks = new RunFork(host, { pinned, journal, start: (req, p) => controls.start(req, p) });
-  return { index, record, lifecycle, pause, activation, controls, conversation, answers, reader, forks, dispatch, deltas };
+  return { index, record, lifecycle, pause, activation, controls, conversation, answers, outbox, reader, forks, dispatch, deltas };
 }

@@ -8,6 +8,9 @@ import { verifyDelivery } from "../../triggers/verify";
 import { httpError } from "../http-error";
 import { MAX_BODY_BYTES, readLimited } from "../read-body";
 import { appPath } from "../base-path";
+import { flowOf } from "../../triggers/flow/config";
+import { flowDelivery } from "../../triggers/flow/deliver";
+import { runNotify } from "../../notify/run-notify";
 
 /** Providers' delivery ids are UUIDs and the like; anything much longer is not one. */
 const MAX_DELIVERY_ID = 200;
@@ -64,11 +67,20 @@ hooks.post("/:name", async (c) => {
     if ("status" in signalled) throw httpError(signalled.status, { error: signalled.error });
     return c.json({ signal: t.signal.event, woken: signalled.woken }, 202);
   }
+  const hook = runNotify(c.env, t, { file: "triggers.yaml", field: `${name}.notify_url` });
+  if ("error" in hook) throw httpError(503, { error: `trigger "${name}": ${hook.error}` });
+  const record = { kind: "webhook", name, delivery: delivery?.id ?? key, body_sha256: bodySha256 };
+  const statusUrl = (id: string) => new URL(appPath(`/runs/${id}`), c.req.url).href;
+  if (flowOf(t)) {
+    const answer = await flowDelivery(c.env, t, payload, { id: key, input: checked!.input, record });
+    if ("problem" in answer) throw httpError(answer.problem.status, { error: answer.problem.error });
+    if ("refused" in answer) {
+      const headers: Record<string, string> = answer.retry_after === undefined ? {} : { "Retry-After": String(answer.retry_after) };
+      throw httpError(answer.status, { error: answer.error, ...(answer.retry_after === undefined ? {} : { retry_after: answer.retry_after }) }, headers);
+    }
+    return c.json({ ...answer, ...("run_id" in answer ? { status_url: statusUrl(answer.run_id) } : {}) }, 202);
+  }
   const id = await runIdFor(name, key);
-  const started = await startTriggerRun(c.env, t, {
-    id,
-    checked: checked!,
-    trigger: { kind: "webhook", name, delivery: delivery?.id ?? key, body_sha256: bodySha256 },
-  });
-  return c.json({ run_id: id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href, duplicate: !started.created }, 202);
+  const started = await startTriggerRun(c.env, t, { id, checked: checked!, trigger: record, notify: hook.url ? { url: hook.url } : undefined });
+  return c.json({ run_id: id, status_url: statusUrl(id), duplicate: !started.created }, 202);
 });

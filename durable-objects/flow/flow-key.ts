@@ -1,0 +1,312 @@
+/**
+ * FlowKeyDO: the object of one (trigger, key) of a flow-controlled trigger
+ * (docs/triggers.md, "Flow control"): one per key, named by the hash of trigger and key
+ * values (src/triggers/flow/key.ts), so no object sees another key's deliveries. Owns
+ * its key's line, ledger, runs in progress and debounce batch (key-store.ts).
+ *
+ * A delivery is taken once by its id (the ledger answers a redelivery as the first). It
+ * joins the key's line (or, debounced, its batch: the alarm moves the batch to the line
+ * once the key has been quiet), and the line is worked through in order, one head at a
+ * time (`pump`): the key decides for the head from its runs in progress and its rate
+ * (decide.ts), writes the decision, then acts on it (act.ts) and records the outcome —
+ * so an act cut off by an eviction is finished the same way by the alarm, and every act
+ * is idempotent. A run the key started tells it when it ends (the run's outbox, at least
+ * once: `runEnded`), which frees its slot and moves the line on. Nothing decides on state
+ * read before an await: the decision is written before the act's await, and what the
+ * act's answer changes is read again after it.
+ */
+
+import { DurableObject } from "cloudflare:workers";
+import { triggers } from "../../src/catalog";
+import { sha256Hex } from "../../src/engine/ids";
+import { MAX_INPUT_BYTES } from "../../src/runs";
+import { runIdFor } from "../../src/triggers/delivery";
+import { flowOf, MAX_BATCH, MAX_LINE, MAX_LINE_BYTES, type FlowConfig } from "../../src/triggers/flow/config";
+import { decide, reachesRun, type Decision } from "../../src/triggers/flow/decide";
+import { flowObjectName } from "../../src/triggers/flow/key";
+import type { FlowAnswer, FlowOutcome, FlowRefusal } from "../../src/triggers/flow/outcome";
+import { rateCheck } from "../../src/triggers/flow/rate";
+import type { FlowDelivery, FlowKeyRpc } from "../../src/triggers/flow/rpc";
+import type { Trigger } from "../../src/triggers/triggers-file";
+import { parse } from "../sql";
+import { Sql } from "../sql";
+import { eventTo, messageTo, startFor, type Acted } from "./act";
+import { KeyStore, LEDGER_MS, type Item, type LineRow } from "./key-store";
+
+/** An act that failed (a run's object unreachable) is tried again this much later, doubling, at most RETRY_MAX_MS. */
+const RETRY_MS = 5_000;
+const RETRY_MAX_MS = 300_000;
+/** While the line holds a decided head, the alarm is armed at most this far ahead: an eviction mid-act is finished then. */
+const SAFETY_MS = 60_000;
+
+export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
+  protected readonly sql: Sql;
+  private readonly store: KeyStore;
+  /** The line's worker in progress: one at a time, so the heads are acted on in order. */
+  private pumping: Promise<void> | undefined;
+  /** Set while the head waits for the rate: when it may go. */
+  private rateWait: number | undefined;
+  /** Set after an act failed: when to try again, and how many failed in a row. */
+  private retry: { at: number; failures: number } | undefined;
+  /** What the alarm is set to, as this instance knows (undefined: read storage). */
+  private armed: number | null | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = new Sql(ctx.storage.sql);
+    this.store = new KeyStore(this.sql, ctx.storage.kv);
+    this.store.make();
+  }
+
+  async deliver(d: FlowDelivery): Promise<FlowAnswer> {
+    const t = this.triggerOf(d.trigger);
+    const flow = t && flowOf(t);
+    if (!t || !flow) return { failed: true, error: `trigger "${d.trigger}" has no flow control in this deploy` };
+    const [run, eventId, name] = await Promise.all([runIdFor(d.trigger, d.id), eventIdOf(d.id), flowObjectName(d.trigger, d.key)]);
+    // From here on nothing awaits until the delivery is recorded.
+    this.store.remember({ trigger: d.trigger, key: d.key, name });
+    const known = this.answerFor(d.id);
+    if (known) return this.again(d.id, known);
+    const item: Item = { id: d.id, run, eventId, input: d.input, record: d.record };
+    const bytes = new TextEncoder().encode(JSON.stringify(item)).length;
+    if (flow.debounce) return this.debounced(flow, item, bytes);
+    const refused = this.refusal(flow, bytes);
+    if (refused) return refused;
+    this.store.enqueue(item, bytes);
+    await this.pump();
+    await this.rearm(flow);
+    return this.answerFor(d.id)!;
+  }
+
+  async runEnded(runId: string): Promise<void> {
+    this.store.removeSlot(runId);
+    await this.pump();
+    const t = this.keyTrigger();
+    await this.rearm(t && flowOf(t));
+  }
+
+  override async alarm(): Promise<void> {
+    this.armed = null;
+    const t = this.keyTrigger();
+    const flow = t && flowOf(t);
+    const now = this.now();
+    if (flow?.debounce && this.debounceDue(flow) <= now) this.flushBatch(flow);
+    if (this.retry && this.retry.at <= now) this.retry = { ...this.retry, at: 0 };
+    await this.pump();
+    await this.rearm(flow, true);
+  }
+
+  // ——— Seams a subclass may override (the test pool's TestFlowKeyDO: tests/support/test-objects.ts) ———
+
+  /** The key's clock: debounce, rate and retries are measured by it. */
+  protected now(): number {
+    return Date.now();
+  }
+
+  /** Writes the alarm, for the time `at` of the key's clock. */
+  protected async setAlarm(at: number): Promise<void> {
+    await this.ctx.storage.setAlarm(at);
+  }
+
+  // ——— Taking a delivery ———
+
+  /** A redelivery: the same answer as the first (once the line has moved on, if it waits there). */
+  private async again(id: string, known: FlowAnswer): Promise<FlowAnswer> {
+    if ("queued" in known) await this.pump();
+    return { ...(this.answerFor(id) ?? known), duplicate: true } as FlowAnswer;
+  }
+
+  /** Over the rate (`over: refuse`) with nothing ahead of it, or the line full: refused, nothing recorded. */
+  private refusal(flow: FlowConfig, bytes: number): FlowRefusal | undefined {
+    const line = this.store.lineSize();
+    if (flow.rate?.over === "refuse" && line.n === 0) {
+      const d = decide(flow, this.store.active(), rateCheck(flow.rate, this.store.tat(), this.now()));
+      if (d.act === "wait" && d.until !== undefined) {
+        const after = Math.max(1, Math.ceil((d.until - this.now()) / 1000));
+        return { refused: true, status: 429, error: `the key is over its rate (${flow.rate.limit} per ${flow.rate.periodMs / 1000} s): send it again in ${after} s`, retry_after: after };
+      }
+    }
+    if (line.n >= MAX_LINE || line.bytes + bytes > MAX_LINE_BYTES)
+      return { refused: true, status: 429, error: `the key's line is full (${line.n} deliveries, ${line.bytes} bytes; at most ${MAX_LINE} and ${MAX_LINE_BYTES}): send it again later`, retry_after: 60 };
+    return undefined;
+  }
+
+  /** A debounced delivery joins the batch; a batch that is full starts now. The alarm comes once the key has been quiet. */
+  private async debounced(flow: FlowConfig, item: Item, bytes: number): Promise<FlowAnswer> {
+    const batch = this.store.batch();
+    if (batch.length && batch.reduce((n, b) => n + b.bytes, 0) + bytes > MAX_INPUT_BYTES) this.flushBatch(flow);
+    this.store.addToBatch(item, bytes, this.now());
+    if (this.store.batch().length >= MAX_BATCH) this.flushBatch(flow);
+    await this.pump();
+    await this.rearm(flow);
+    return this.answerFor(item.id)!;
+  }
+
+  /** The batch becomes one delivery in the line: the last one's input, or every one's (`batch: true`). */
+  private flushBatch(flow: FlowConfig): void {
+    const rows = this.store.batch();
+    if (!rows.length) return;
+    const items = rows.map((r) => parse(r.item));
+    const last = items.at(-1)!;
+    const input = flow.debounce?.batch ? { batch: items.map((i) => i.input) } : last.input;
+    const item: Item = { ...last, input, record: { ...last.record, deliveries: items.length }, members: items.map((i) => i.id) };
+    this.ctx.storage.transactionSync(() => {
+      this.store.clearBatch();
+      this.store.enqueue(item, new TextEncoder().encode(JSON.stringify(item)).length);
+    });
+  }
+
+  /** When the batch starts if nothing more comes: quiet for `after` since its last delivery, or `max_wait` since its first. */
+  private debounceDue(flow: FlowConfig): number {
+    const batch = this.store.batch();
+    if (!batch.length) return Infinity;
+    const { after, max_wait } = flow.debounce!;
+    return Math.min(batch.at(-1)!.at + after, max_wait === undefined ? Infinity : batch[0]!.at + max_wait);
+  }
+
+  /** What a delivery came to so far: its outcome, its place in the line, or its batch. */
+  private answerFor(id: string): FlowAnswer | undefined {
+    const outcome = this.store.outcome(id);
+    if (outcome) return outcome;
+    const at = this.store.lineIds().indexOf(id);
+    if (at >= 0) return { queued: true, position: at + 1 };
+    if (this.store.inBatch(id)) {
+      const t = this.keyTrigger();
+      const flow = t && flowOf(t);
+      return { debounced: true, until: flow ? this.debounceDue(flow) : this.now() };
+    }
+    return undefined;
+  }
+
+  // ——— Working through the line ———
+
+  /** Works through the line in order until it is empty or its head must wait; one at a time. */
+  private pump(): Promise<void> {
+    this.pumping ??= this.drain().finally(() => (this.pumping = undefined));
+    return this.pumping;
+  }
+
+  private async drain(): Promise<void> {
+    const t = this.keyTrigger();
+    const flow = t && flowOf(t);
+    if (!t || !flow) return;
+    this.rateWait = undefined;
+    // Each pass takes the head off the line or stops: at most the line's length, plus a start after an ended run's refusal each.
+    for (let pass = 0; pass < 2 * MAX_LINE + 2; pass++) {
+      if (this.retry && this.retry.at > this.now()) return;
+      const head = this.store.head();
+      if (!head) return;
+      const d = head.decided ? parse(head.decided) : this.decideHead(flow, head);
+      if (d.act === "wait") {
+        this.rateWait = d.until;
+        return;
+      }
+      const item = parse(head.item);
+      let acted: Acted;
+      try {
+        acted = await this.act(t, d, item);
+      } catch (err) {
+        const failures = (this.retry?.failures ?? 0) + 1;
+        this.retry = { at: this.now() + Math.min(RETRY_MS * 2 ** (failures - 1), RETRY_MAX_MS), failures };
+        console.warn(`flow key of trigger ${t.name}: acting on a delivery failed (${failures} in a row): ${(err as Error).message}`);
+        return;
+      }
+      this.retry = undefined;
+      // Read after the await: the key's runs may have changed while it acted.
+      this.ctx.storage.transactionSync(() => {
+        if (acted === "ended") return this.restart(head, d);
+        this.store.finish(head, acted, this.now());
+        if ("failed" in acted && d.act === "start") this.store.removeSlot(item.run);
+      });
+    }
+  }
+
+  /** The key's decision for the head, written with what it changes (its run's slot, the rate) before it is acted on. */
+  private decideHead(flow: FlowConfig, head: LineRow): Decision {
+    return this.ctx.storage.transactionSync(() => {
+      const rate = flow.rate && rateCheck(flow.rate, this.store.tat(), this.now());
+      const d = decide(flow, this.store.active(), rate);
+      if (d.act === "wait") return d;
+      if (rate?.ok && reachesRun(d)) this.store.setTat(rate.tat);
+      if (d.act === "start") {
+        if (d.cancel) this.store.removeSlot(d.cancel);
+        this.store.addSlot(parse(head.item).run);
+      }
+      this.store.setDecided(head.seq, d);
+      return d;
+    });
+  }
+
+  /** The run a message or an event was for had ended: its slot frees, and the delivery starts a run of its own. */
+  private restart(head: LineRow, d: Decision): void {
+    if (d.act === "message" || d.act === "event") this.store.removeSlot(d.run);
+    const start: Decision = { act: "start" };
+    this.store.addSlot(parse(head.item).run);
+    this.store.setDecided(head.seq, start);
+  }
+
+  private act(t: Trigger, d: Exclude<Decision, { act: "wait" }>, item: Item): Promise<Acted> {
+    const meta = this.store.meta()!;
+    switch (d.act) {
+      case "skip":
+        return Promise.resolve({ skipped: true, run_id: d.run } satisfies FlowOutcome);
+      case "start":
+        return startFor(this.env, t, meta, item, d.cancel);
+      case "message":
+        return messageTo(this.env, d.run, item);
+      case "event":
+        return eventTo(this.env, d.run, d.name, item);
+    }
+  }
+
+  // ——— The alarm ———
+
+  /**
+   * The next alarm, never later than one armed: the batch's start, the head's rate, a retry,
+   * the safety net of a head in progress, the ledger's pruning. The alarm itself prunes (the
+   * ledger's oldest outcome sets the next); elsewhere an outcome just kept is pruned a
+   * LEDGER_MS from now at the latest. Nothing left after an alarm: the object forgets itself.
+   */
+  private async rearm(flow: FlowConfig | undefined, inAlarm = false): Promise<void> {
+    const now = this.now();
+    const head = this.store.head();
+    const times = [
+      flow?.debounce ? this.debounceDue(flow) : Infinity,
+      this.rateWait ?? Infinity,
+      this.retry?.at ?? Infinity,
+      head?.decided ? now + SAFETY_MS : Infinity,
+      inAlarm ? (this.store.prune(now) ?? Infinity) : now + LEDGER_MS,
+    ];
+    const next = Math.min(...times);
+    if (next === Infinity) {
+      if (inAlarm && this.store.empty()) await this.forget();
+      return;
+    }
+    if (this.armed === undefined) this.armed = await this.ctx.storage.getAlarm();
+    if (this.armed !== null && this.armed <= next) return;
+    await this.setAlarm(next);
+    this.armed = next;
+  }
+
+  /** Nothing waits and nothing is remembered: every row goes. */
+  private async forget(): Promise<void> {
+    await this.ctx.storage.deleteAll();
+    this.armed = null;
+    this.store.make();
+  }
+
+  // ——— The trigger ———
+
+  private keyTrigger(): Trigger | undefined {
+    const meta = this.store.meta();
+    return meta ? this.triggerOf(meta.trigger) : undefined;
+  }
+
+  private triggerOf(name: string): Trigger | undefined {
+    const t = triggers().get(name);
+    return t && "worker" in t ? t : undefined;
+  }
+}
+
+/** A delivery id as an event or message id (1-200 of A-Z a-z 0-9 _ . : -): hashed, whatever the sender's id holds. */
+const eventIdOf = async (id: string) => `flow_${(await sha256Hex(id)).slice(0, 40)}`;

@@ -1,0 +1,53 @@
+import { FlowKeyDO } from "../../durable-objects/flow/flow-key";
+import type { FlowKeyRpc } from "../../src/triggers/flow/rpc";
+import { flowObjectName, type KeyValue } from "../../src/triggers/flow/key";
+
+/** How far past its time the test pool arms a key's alarm: the tests drive it (runDurableObjectAlarm), the real scheduler never races them. */
+const ALARM_AHEAD_MS = 600_000;
+
+/**
+ * The flow key's object as the Workers pool runs it (tests/support/test-worker.ts exports
+ * it as FlowKeyDO): its clock can be moved forward (debounce, rate), and it counts the
+ * deliveries it was asked and the rows it read and wrote.
+ */
+export class TestFlowKeyDO extends FlowKeyDO {
+  private clockAhead = this.ctx.storage.kv.get<number>("test_clock_ahead") ?? 0;
+  private delivered = 0;
+
+  override async deliver(...args: Parameters<FlowKeyDO["deliver"]>) {
+    this.delivered++;
+    return super.deliver(...args);
+  }
+
+  /** Moves the key's clock forward (kept in its KV: it outlives an eviction). */
+  async advanceClock(ms: number): Promise<void> {
+    this.clockAhead += ms;
+    this.ctx.storage.kv.put("test_clock_ahead", this.clockAhead);
+  }
+
+  protected override now(): number {
+    return Date.now() + this.clockAhead;
+  }
+
+  protected override async setAlarm(at: number): Promise<void> {
+    await super.setAlarm(Math.max(at, Date.now()) + ALARM_AHEAD_MS);
+  }
+
+  /** Deliveries asked of this instance, rows read and written by it since it was constructed. */
+  async storageStats(): Promise<{ delivered: number; rowsRead: number; rowsWritten: number }> {
+    return { delivered: this.delivered, rowsRead: this.sql.rowsRead, rowsWritten: this.sql.rowsWritten };
+  }
+
+  /** The tables as they stand (what a test checks of the key). */
+  async tables(): Promise<{ line: number; slots: string[]; batch: number; ledger: number }> {
+    const n = (t: string) => this.ctx.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${t}`).one().n;
+    const slots = this.ctx.storage.sql.exec<{ run: string }>("SELECT run FROM slots ORDER BY seq").toArray().map((r) => r.run);
+    return { line: n("line"), slots, batch: n("batch"), ledger: n("ledger") };
+  }
+}
+
+export type TestFlowKeyRpc = FlowKeyRpc & Pick<TestFlowKeyDO, "advanceClock" | "storageStats" | "tables">;
+
+/** The object of (trigger, key) in the test pool. */
+export const testFlowKey = async (env: Env, trigger: string, key: KeyValue[]) =>
+  env.FLOW_KEYS.getByName(await flowObjectName(trigger, key)) as unknown as TestFlowKeyRpc;
