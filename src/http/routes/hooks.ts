@@ -5,6 +5,7 @@ import { deliveryHeader, deliveryLedger, filterMismatch, idempotencyKey, mapInpu
 import { sha256Hex } from "../../engine/ids";
 import { signalWaitingRuns } from "../../triggers/signal";
 import { verifyDelivery } from "../../triggers/verify";
+import type { Trigger } from "../../triggers/triggers-file";
 import { httpError } from "../http-error";
 import { MAX_BODY_BYTES, readLimited } from "../read-body";
 import { appPath } from "../base-path";
@@ -46,7 +47,7 @@ hooks.post("/:name", async (c) => {
   const mismatch = filterMismatch(t, payload);
   if (mismatch) return c.json({ ignored: true, reason: `filter: ${mismatch}` }, 202);
 
-  const checked = "signal" in t ? undefined : checkStart(t.worker, mapInput(t, payload));
+  const checked = "signal" in t ? undefined : checkedInput(t, payload);
   if (checked && "status" in checked) throw httpError(checked.status === 404 ? 500 : checked.status, { error: checked.error });
 
   // The run comes from signed content; a delivery id header only has to agree with its first body.
@@ -84,3 +85,14 @@ hooks.post("/:name", async (c) => {
   const started = await startTriggerRun(c.env, t, { id, checked: checked!, trigger: record, notify: hook.url ? { url: hook.url } : undefined });
   return c.json({ run_id: id, status_url: statusUrl(id), duplicate: !started.created }, 202);
 });
+
+/**
+ * The delivery's input, checked against the worker's schema. A batched debounce's run takes
+ * `{batch: [each delivery's input]}`: a delivery is checked as a batch of one, and kept as its item.
+ */
+function checkedInput(t: Trigger, payload: unknown): ReturnType<typeof checkStart> {
+  const input = mapInput(t, payload);
+  if (!t.debounce?.batch) return checkStart(t.worker, input);
+  const checked = checkStart(t.worker, { batch: [input] });
+  return "status" in checked ? checked : { ...checked, input: (checked.input as { batch: unknown[] }).batch[0] };
+}
