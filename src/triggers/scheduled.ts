@@ -3,6 +3,7 @@ import { checkStart, startTriggerRun } from "../runs";
 import { runIdFor } from "./delivery";
 import { withScheduledTime } from "./scheduled-time";
 import type { ScheduledTrigger } from "./triggers-file";
+import { runNotify } from "../notify/run-notify";
 
 export interface ScheduledStart {
   trigger: string;
@@ -35,6 +36,10 @@ async function startOne(env: Env, t: ScheduledTrigger, cron: string, time: strin
   const checked = checkStart(t.worker, withScheduledTime(t.input, time));
   if ("status" in checked) throw new Error(checked.error);
   const id = await runIdFor(t.name, `schedule:${time}`);
-  const started = await startTriggerRun(env, t, { id, checked, trigger: { kind: "schedule", name: t.name, cron, scheduled_time: time } });
+  // A notify URL the vars refuse is the operator's to fix: the run starts, and the log says why nobody hears of it.
+  const hook = runNotify(env, t, { file: "triggers.yaml", field: `${t.name}.notify_url` });
+  if ("error" in hook) console.warn(`trigger ${t.name}: its runs notify nobody: ${hook.error}`);
+  const notify = "url" in hook && hook.url ? { url: hook.url } : undefined;
+  const started = await startTriggerRun(env, t, { id, checked, trigger: { kind: "schedule", name: t.name, cron, scheduled_time: time }, notify });
   return { trigger: t.name, run_id: id, created: started.created };
 }
