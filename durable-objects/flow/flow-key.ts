@@ -36,7 +36,7 @@ import { KeyStore, LEDGER_MS, type Item, type LineRow } from "./key-store";
 /** An act that failed (a run's object unreachable) is tried again this much later, doubling, at most RETRY_MAX_MS. */
 const RETRY_MS = 5_000;
 const RETRY_MAX_MS = 300_000;
-/** While the line holds a decided head, the alarm is armed at most this far ahead: an eviction mid-act is finished then. */
+/** Before an act the alarm is armed at most this far ahead: an act an eviction cut off is finished then. */
 const SAFETY_MS = 60_000;
 
 export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
@@ -102,6 +102,9 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
   protected now(): number {
     return Date.now();
   }
+
+  /** Before each act, its decision written (the test pool injects an eviction or a failure here). */
+  protected async acting(_d: Decision): Promise<void> {}
 
   /** Writes the alarm, for the time `at` of the key's clock. */
   protected async setAlarm(at: number): Promise<void> {
@@ -202,8 +205,11 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
         return;
       }
       const item = parse(head.item);
+      // Whatever cuts the act off (an eviction), the alarm finishes it.
+      await this.armBy(this.now() + SAFETY_MS);
       let acted: Acted;
       try {
+        await this.acting(d);
         acted = await this.act(t, d, item);
       } catch (err) {
         const failures = (this.retry?.failures ?? 0) + 1;
@@ -282,10 +288,15 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
       if (inAlarm && this.store.empty()) await this.forget();
       return;
     }
+    await this.armBy(next);
+  }
+
+  /** The alarm comes no later than `at`. */
+  private async armBy(at: number): Promise<void> {
     if (this.armed === undefined) this.armed = await this.ctx.storage.getAlarm();
-    if (this.armed !== null && this.armed <= next) return;
-    await this.setAlarm(next);
-    this.armed = next;
+    if (this.armed !== null && this.armed <= at) return;
+    await this.setAlarm(at);
+    this.armed = at;
   }
 
   /** Nothing waits and nothing is remembered: every row goes. */

@@ -33,6 +33,23 @@ export class TestFlowKeyDO extends FlowKeyDO {
     this.ctx.storage.kv.put("test_clock_ahead", this.clockAhead);
   }
 
+  /** The next `n` acts fail before they reach a run: `throw` as an unreachable run would, `abort` as an eviction does. */
+  async failNextActs(n: number, mode: "throw" | "abort"): Promise<void> {
+    this.ctx.storage.kv.put("test_fail_acts", { n, mode });
+  }
+
+  protected override async acting(): Promise<void> {
+    const fail = this.ctx.storage.kv.get<{ n: number; mode: "throw" | "abort" }>("test_fail_acts");
+    if (!fail || fail.n <= 0) return;
+    this.ctx.storage.kv.put("test_fail_acts", { ...fail, n: fail.n - 1 });
+    // Committed first, as the output gate would before the act's request leaves: the eviction comes after the decision is durable.
+    if (fail.mode === "abort") {
+      await this.ctx.storage.sync();
+      this.ctx.abort("evicted by a test, its decision written, before it acts");
+    }
+    throw new Error("the run's object could not be reached (injected by a test)");
+  }
+
   protected override now(): number {
     return Date.now() + this.clockAhead;
   }
@@ -54,7 +71,7 @@ export class TestFlowKeyDO extends FlowKeyDO {
   }
 }
 
-export type TestFlowKeyRpc = FlowKeyRpc & Pick<TestFlowKeyDO, "advanceClock" | "storageStats" | "tables">;
+export type TestFlowKeyRpc = FlowKeyRpc & Pick<TestFlowKeyDO, "advanceClock" | "storageStats" | "tables" | "failNextActs">;
 
 /** The object of (trigger, key) in the test pool. */
 export const testFlowKey = async (env: Env, trigger: string, key: KeyValue[]) =>
