@@ -55,12 +55,20 @@ export class TestFlowKeyDO extends FlowKeyDO {
   }
 
   protected override async setAlarm(at: number): Promise<void> {
+    this.alarmsSet++;
     await super.setAlarm(Math.max(at, Date.now()) + ALARM_AHEAD_MS);
   }
 
-  /** Deliveries asked of this object, and rows read and written by this instance since it was constructed. */
-  async storageStats(): Promise<{ delivered: number; rowsRead: number; rowsWritten: number }> {
-    return { delivered: this.ctx.storage.kv.get<number>("test_delivered") ?? 0, rowsRead: this.sql.rowsRead, rowsWritten: this.sql.rowsWritten };
+  private alarmsSet = 0;
+
+  /** Deliveries asked of this object; rows read and written (SQL; KV rows are not counted) and alarms set by this instance since it was constructed. */
+  async storageStats(): Promise<{ delivered: number; rowsRead: number; rowsWritten: number; alarmsSet: number }> {
+    return {
+      delivered: this.ctx.storage.kv.get<number>("test_delivered") ?? 0,
+      rowsRead: this.sql.rowsRead,
+      rowsWritten: this.sql.rowsWritten,
+      alarmsSet: this.alarmsSet,
+    };
   }
 
   /** The tables as they stand (what a test checks of the key). */
