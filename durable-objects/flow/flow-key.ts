@@ -126,11 +126,21 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
       const d = decide(flow, this.store.active(), rateCheck(flow.rate, this.store.tat(), this.now()));
       if (d.act === "wait" && d.until !== undefined) {
         const after = Math.max(1, Math.ceil((d.until - this.now()) / 1000));
-        return { refused: true, status: 429, error: `the key is over its rate (${flow.rate.limit} per ${flow.rate.periodMs / 1000} s): send it again in ${after} s`, retry_after: after };
+        return {
+          refused: true,
+          status: 429,
+          error: `the key is over its rate (${flow.rate.limit} per ${flow.rate.periodMs / 1000} s): send it again in ${after} s`,
+          retry_after: after,
+        };
       }
     }
     if (line.n >= MAX_LINE || line.bytes + bytes > MAX_LINE_BYTES)
-      return { refused: true, status: 429, error: `the key's line is full (${line.n} deliveries, ${line.bytes} bytes; at most ${MAX_LINE} and ${MAX_LINE_BYTES}): send it again later`, retry_after: 60 };
+      return {
+        refused: true,
+        status: 429,
+        error: `the key's line is full (${line.n} deliveries, ${line.bytes} bytes; at most ${MAX_LINE} and ${MAX_LINE_BYTES}): send it again later`,
+        retry_after: 60,
+      };
     return undefined;
   }
 

@@ -170,7 +170,8 @@ export class KeyStore {
   }
 
   addToBatch(item: Item, bytes: number, now: number): void {
-    this.sql.run`INSERT INTO batch (id, seq, item, bytes, at) VALUES (${item.id}, (SELECT coalesce(max(seq), 0) + 1 FROM batch), ${json(item)}, ${bytes}, ${now})`;
+    this.sql
+      .run`INSERT INTO batch (id, seq, item, bytes, at) VALUES (${item.id}, (SELECT coalesce(max(seq), 0) + 1 FROM batch), ${json(item)}, ${bytes}, ${now})`;
   }
 
   clearBatch(): void {

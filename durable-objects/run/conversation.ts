@@ -80,7 +80,8 @@ export class RunConversation {
     const waiting = id === undefined ? undefined : followUps.find(id);
     if (waiting !== undefined) return { ok: true, status: run.status, message: waiting, duplicate: true, waiting: true };
     const live = !TERMINAL.includes(run.status);
-    if (opts.live && !live) return { ok: false, status: 410, error: `the run ${run.status === "succeeded" ? "has answered" : run.status}: it takes no follow-up` };
+    if (opts.live && !live)
+      return { ok: false, status: 410, error: `the run ${run.status === "succeeded" ? "has answered" : run.status}: it takes no follow-up` };
     const refused = this.refusal(run.status, run) ?? textProblem(text);
     if (refused) return refused;
     const n = this.sent(run.worker) + followUps.count() + 2;

@@ -58,15 +58,15 @@ export class RunOutbox {
     const listeners = ctx.storage.kv.get<RunNotify>(LISTENERS);
     const targets: Array<Pick<OutboxRow, "kind" | "dest">> = [];
     if (ended && listeners?.flow) targets.push({ kind: "flow", dest: listeners.flow });
-    for (const hook of [listeners?.url, globalNotify(env)])
-      if (hook?.on.includes(ended ? "ended" : "paused")) targets.push({ kind: "url", dest: hook.url });
+    for (const hook of [listeners?.url, globalNotify(env)]) if (hook?.on.includes(ended ? "ended" : "paused")) targets.push({ kind: "url", dest: hook.url });
     if (!targets.length) return;
     makeOnFirstUse(sql, "outbox");
     // Asked again, not assumed: the transaction this runs in may still roll back, the table with it.
     this.made = undefined;
     const event = sql.one<{ seq: number }>`SELECT max(seq) AS seq FROM events`!.seq;
     const [now, due] = [this.host.now(), this.host.soon()];
-    targets.forEach((t, i) => sql.run`INSERT INTO outbox (event, target, kind, dest, due_at, first_at) VALUES (${event}, ${i}, ${t.kind}, ${t.dest}, ${due}, ${now})`);
+    for (const [i, t] of targets.entries())
+      sql.run`INSERT INTO outbox (event, target, kind, dest, due_at, first_at) VALUES (${event}, ${i}, ${t.kind}, ${t.dest}, ${due}, ${now})`;
   }
 
   /** Sends what is due (never tried yet, or its retry's time has come), in the order the events happened. */

@@ -57,9 +57,11 @@ export function notifyUrlProblem(raw: unknown, allowHosts?: string): string | un
   } catch {
     return "the notify URL is not a URL";
   }
-  if (url.username || url.password) return "the notify URL carries credentials (user:password@): they are refused, the signature (NOTIFY_SECRET) is the credential";
+  if (url.username || url.password)
+    return "the notify URL carries credentials (user:password@): they are refused, the signature (NOTIFY_SECRET) is the credential";
   if (url.hash) return "the notify URL has a #fragment, which is never sent: leave it out";
-  if (url.protocol !== "https:" && url.protocol !== "http:") return `the notify URL's scheme is ${url.protocol}; only https (or http to a host of NOTIFY_ALLOW_HOSTS)`;
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    return `the notify URL's scheme is ${url.protocol}; only https (or http to a host of NOTIFY_ALLOW_HOSTS)`;
   const listed = notifyAllowList(allowHosts);
   if (typeof listed === "string") return listed;
   if (listed) return listed.allows(url) ? undefined : `host ${url.host} is not in NOTIFY_ALLOW_HOSTS (${listed.entries.join(", ")})`;
@@ -67,7 +69,8 @@ export function notifyUrlProblem(raw: unknown, allowHosts?: string): string | un
   if (url.port !== "") return `the notify URL names port ${url.port}; only 443 (list ${url.host} in NOTIFY_ALLOW_HOSTS to allow it)`;
   const host = url.hostname.replace(/\.$/, "");
   // The URL parser writes every IPv4 form (decimal, hex, short) as dotted decimal, and IPv6 in brackets.
-  if (host.startsWith("[") || /^[0-9.]+$/.test(host)) return `the notify URL's host ${host} is an IP address: name a public host (or list it in NOTIFY_ALLOW_HOSTS)`;
+  if (host.startsWith("[") || /^[0-9.]+$/.test(host))
+    return `the notify URL's host ${host} is an IP address: name a public host (or list it in NOTIFY_ALLOW_HOSTS)`;
   if (!host.includes(".")) return `the notify URL's host "${host}" is not a public name`;
   if (LOCAL_SUFFIXES.some((s) => host === s || host.endsWith(`.${s}`))) return `the notify URL's host ${host} is a local name`;
   return undefined;

@@ -90,7 +90,12 @@ describe("concurrency per key", () => {
     expect((await deliver("flow-message", a)).body).toMatchObject({ run_id: first, started: true });
     await script("flow-chat", [{ text: "a1" }, { text: "b1" }]);
     // The run has answered; held before its outbox tells the key, the next delivery comes.
-    const held = await landAt(first, { point: "settle.outbox" }, () => deliver("flow-message", b), () => runDurableObjectAlarm(env.RUNS.getByName(first)));
+    const held = await landAt(
+      first,
+      { point: "settle.outbox" },
+      () => deliver("flow-message", b),
+      () => runDurableObjectAlarm(env.RUNS.getByName(first)),
+    );
     expect(held).toMatchObject({ reached: true, landed: { status: 202, body: { run_id: second, started: true } } });
     expect((await stub(first).status())!.messages.filter((m) => m.role === "user")).toHaveLength(1);
     // The first's end reached the key after all: the second holds the slot.

@@ -91,10 +91,20 @@ github-issues:
   });
 
   it("on_busy: message needs an LLM worker; a batched debounce maps its input onto the batch's items", () => {
-    expect(problems("  debounce: { after: 5s, batch: true }", "batcher", `\n  verify: { scheme: github, secret_env: GITHUB_WEBHOOK_SECRET }\n  input: { title: /issue/title }`)).toEqual([]);
-    expect(problems("  debounce: { after: 5s, batch: true }", "batcher", `\n  verify: { scheme: github, secret_env: GITHUB_WEBHOOK_SECRET }\n  input: { repo: /r }`).join()).toMatch(
-      /t\.input\.repo: worker "batcher" has no input field "repo" in its batch's items/,
-    );
+    expect(
+      problems(
+        "  debounce: { after: 5s, batch: true }",
+        "batcher",
+        `\n  verify: { scheme: github, secret_env: GITHUB_WEBHOOK_SECRET }\n  input: { title: /issue/title }`,
+      ),
+    ).toEqual([]);
+    expect(
+      problems(
+        "  debounce: { after: 5s, batch: true }",
+        "batcher",
+        `\n  verify: { scheme: github, secret_env: GITHUB_WEBHOOK_SECRET }\n  input: { repo: /r }`,
+      ).join(),
+    ).toMatch(/t\.input\.repo: worker "batcher" has no input field "repo" in its batch's items/);
   });
 });
 

@@ -4,12 +4,18 @@ import { deliver, issueBody, keyOf, runOf } from "./support";
 
 /** The user messages of a run's conversation after its input, as the seq each carried. */
 const seqs = (messages: Array<{ role: string; text: string }>) =>
-  messages.filter((m) => m.role === "user").slice(1).map((m) => (JSON.parse(m.text) as { seq: number }).seq);
+  messages
+    .filter((m) => m.role === "user")
+    .slice(1)
+    .map((m) => (JSON.parse(m.text) as { seq: number }).seq);
 
 describe("on_busy: message — one run per issue; later deliveries are messages to it (signal-with-start)", () => {
   it("50 deliveries for one issue: one run, 49 messages in delivery order, each answered; none lost or duplicated when each is sent twice", async () => {
     const issue = 101;
-    await script("flow-chat", Array.from({ length: 50 }, (_, i) => ({ text: `answer ${i + 1}` })));
+    await script(
+      "flow-chat",
+      Array.from({ length: 50 }, (_, i) => ({ text: `answer ${i + 1}` })),
+    );
     const bodies = Array.from({ length: 50 }, (_, i) => issueBody(issue, i + 1));
     const first = await runOf("flow-message", bodies[0]!);
     for (const [i, body] of bodies.entries()) {

@@ -39,7 +39,10 @@ describe("exactly once per delivery, across failures, evictions and concurrent r
 
   it("50 deliveries for one issue at once, each sent twice at once: one run, 49 messages, none lost or duplicated", { timeout: 120_000 }, async () => {
     const issue = 503;
-    await script("flow-chat", Array.from({ length: 50 }, (_, i) => ({ text: `answer ${i + 1}` })));
+    await script(
+      "flow-chat",
+      Array.from({ length: 50 }, (_, i) => ({ text: `answer ${i + 1}` })),
+    );
     const first = issueBody(issue, 1);
     const run = await runOf("flow-message", first);
     expect((await deliver("flow-message", first)).body).toMatchObject({ run_id: run, started: true });

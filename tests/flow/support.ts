@@ -12,7 +12,11 @@ export const issueBody = (issue: number, seq: number, title = `Issue ${issue}`, 
   JSON.stringify({ action: "edited", issue: { number: issue, title }, repository: { full_name: repo }, seq });
 
 /** A signed GitHub delivery of `body` to trigger `name`; `delivery`: its X-GitHub-Delivery (null: none, as a relay might drop it). */
-export async function deliver(name: string, body: string, delivery: string | null = `gh-${crypto.randomUUID()}`): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function deliver(
+  name: string,
+  body: string,
+  delivery: string | null = `gh-${crypto.randomUUID()}`,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await exports.default.fetch(
     new Request(`https://edgework.test/hooks/${name}`, {
       method: "POST",

@@ -6,7 +6,8 @@ import { hookUrl, plan, received, verifiedEvent } from "./receiver";
 
 const SECRET = "test-notify-secret";
 const auth = { Authorization: "Bearer test-token", "content-type": "application/json" };
-const post = (path: string, body: unknown) => exports.default.fetch(new Request(`https://edgework.test${path}`, { method: "POST", headers: auth, body: JSON.stringify(body) }));
+const post = (path: string, body: unknown) =>
+  exports.default.fetch(new Request(`https://edgework.test${path}`, { method: "POST", headers: auth, body: JSON.stringify(body) }));
 
 async function startWith(notify: Record<string, unknown>, input: unknown = { title: "t" }, worker = "flow-echo"): Promise<string> {
   const res = await post("/runs", { worker, input, ...notify });
@@ -16,7 +17,9 @@ async function startWith(notify: Record<string, unknown>, input: unknown = { tit
 
 /** The run's notify events, in order. */
 const notifyEvents = async (id: string) =>
-  (await stub(id).eventsSince("0-0", 500))!.events.filter((e) => e.type.startsWith("notify_")).map((e) => ({ type: e.type, ...e.data }) as Record<string, unknown>);
+  (await stub(id).eventsSince("0-0", 500))!.events
+    .filter((e) => e.type.startsWith("notify_"))
+    .map((e) => ({ type: e.type, ...e.data }) as Record<string, unknown>);
 
 /** Moves the run's clock past a retry's backoff and runs its alarm (the retry). */
 async function retry(id: string, ms: number) {
@@ -38,11 +41,17 @@ describe("completion webhooks", () => {
     expect(got!.headers["edgework-event-id"]).toBe(event.id);
     expect((event.run as { url?: string }).url).toBe(`https://edgework.test/runs/${id}`);
     // The same receiver refuses what edgework did not send as is.
-    const tampered = new Request("https://receiver.test/", { method: "POST", headers: { "Edgework-Signature": got!.headers["edgework-signature"]! }, body: got!.body.replace("done", "dune") });
+    const tampered = new Request("https://receiver.test/", {
+      method: "POST",
+      headers: { "Edgework-Signature": got!.headers["edgework-signature"]! },
+      body: got!.body.replace("done", "dune"),
+    });
     expect(await verifiedEvent(tampered, SECRET)).toBeNull();
     expect(await verifiedEvent(got!.request(), "another secret")).toBeNull();
     const stale = `t=${Math.floor(Date.now() / 1000) - 600},v1=${got!.headers["edgework-signature"]!.split("v1=")[1]}`;
-    expect(await verifiedEvent(new Request("https://receiver.test/", { method: "POST", headers: { "Edgework-Signature": stale }, body: got!.body }), SECRET)).toBeNull();
+    expect(
+      await verifiedEvent(new Request("https://receiver.test/", { method: "POST", headers: { "Edgework-Signature": stale }, body: got!.body }), SECRET),
+    ).toBeNull();
     const origin = new URL(hookUrl("api-end")).origin;
     expect(await notifyEvents(id)).toEqual([{ type: "notify_sent", event_id: event.id, to: origin, status: 200, attempt: 1 }]);
   });
@@ -75,7 +84,9 @@ describe("completion webhooks", () => {
     await script("flow-echo", [{ text: "done" }]);
     const id = await startWith({ notify_url: hookUrl("moved") });
     await settle(id);
-    expect(await notifyEvents(id)).toMatchObject([{ type: "notify_failed", attempt: 1, retry: false, error: expect.stringContaining("redirects are not followed") }]);
+    expect(await notifyEvents(id)).toMatchObject([
+      { type: "notify_failed", attempt: 1, retry: false, error: expect.stringContaining("redirects are not followed") },
+    ]);
     expect(await received("moved-redirected")).toHaveLength(0);
     await retry(id, 3_600_000);
     expect(await received("moved")).toHaveLength(1);
@@ -99,7 +110,11 @@ describe("completion webhooks", () => {
     await plan("trigger-notify", [200]);
     await script("pause-writer", [{ tool_calls: [{ name: "fx_fetch", arguments: { url: effectUrl("notify-pause"), method: "POST" } }] }, { text: "done" }]);
     const res = await exports.default.fetch(
-      new Request("https://edgework.test/hooks/notify-hook", { method: "POST", headers: { "X-Webhook-Token": "form-secret", "content-type": "application/json" }, body: JSON.stringify({ text: "go" }) }),
+      new Request("https://edgework.test/hooks/notify-hook", {
+        method: "POST",
+        headers: { "X-Webhook-Token": "form-secret", "content-type": "application/json" },
+        body: JSON.stringify({ text: "go" }),
+      }),
     );
     expect(res.status).toBe(202);
     const id = ((await res.json()) as { run_id: string }).run_id;

@@ -18,7 +18,9 @@ export async function verifiedEvent(request: Request, secret: string): Promise<{
 
 /** What the test receiver (tests/support/notify-receiver.ts) took for `name`, as requests a receiver would read. */
 export async function received(name: string): Promise<Array<{ request: () => Request; headers: Record<string, string>; body: string }>> {
-  const { requests } = (await (await fetch(`${env.NOTIFY_RECEIVER_URL}/hook/${name}`)).json()) as { requests: Array<{ headers: Record<string, string>; body: string }> };
+  const { requests } = (await (await fetch(`${env.NOTIFY_RECEIVER_URL}/hook/${name}`)).json()) as {
+    requests: Array<{ headers: Record<string, string>; body: string }>;
+  };
   const kept = (h: Record<string, string>) => Object.fromEntries(Object.entries(h).filter(([k]) => !["host", "content-length", "connection"].includes(k)));
   return requests.map((r) => ({ ...r, request: () => new Request("https://receiver.test/", { method: "POST", headers: kept(r.headers), body: r.body }) }));
 }

@@ -74,7 +74,10 @@ export class TestFlowKeyDO extends FlowKeyDO {
   /** The tables as they stand (what a test checks of the key). */
   async tables(): Promise<{ line: number; slots: string[]; batch: number; ledger: number }> {
     const n = (t: string) => this.ctx.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${t}`).one().n;
-    const slots = this.ctx.storage.sql.exec<{ run: string }>("SELECT run FROM slots ORDER BY seq").toArray().map((r) => r.run);
+    const slots = this.ctx.storage.sql
+      .exec<{ run: string }>("SELECT run FROM slots ORDER BY seq")
+      .toArray()
+      .map((r) => r.run);
     return { line: n("line"), slots, batch: n("batch"), ledger: n("ledger") };
   }
 }

@@ -161,17 +161,18 @@ runs.post("/:id/cancel", async (c) => {
 });
 
 /**
- * The next message of a finished run's conversation: its root worker answers it with its
- * whole history (202; the run is running again). 409 while the run has not answered the
- * last one, for a run that failed or was cancelled, or whose root is a code function;
- * 400/413 for a text that is empty or too long (durable-objects/run/conversation.ts).
+ * The next message of a run's conversation: its root worker answers it with its whole
+ * history (202; a run that succeeded is running again, one still working keeps it waiting
+ * its turn: `waiting: true`). 409 for a run that failed or was cancelled, or whose root is
+ * a code function; 400/413 for a text that is empty or too long (durable-objects/run/conversation.ts).
  * With an `id` the run took before: 202 with `duplicate: true`, the run's status, and nothing new.
  */
 runs.post("/:id/messages", async (c) => {
   const { text, id } = await jsonBody(c, messageBody);
   const answer = await stubFor(c.env, c.req.param("id")).sendMessage(text, id);
   if (!answer.ok) throw httpError(answer.status, answer.status === 404 ? await missingRun(c.env, c.req.param("id")) : { error: answer.error });
-  return c.json({ id: c.req.param("id"), status: answer.status, message: answer.message, ...(answer.duplicate ? { duplicate: true } : {}) }, 202);
+  const { status, message, duplicate, waiting } = answer;
+  return c.json({ id: c.req.param("id"), status, message, ...(duplicate ? { duplicate } : {}), ...(waiting ? { waiting } : {}) }, 202);
 });
 
 /** Re-arms a run that should be running (a lost activation or wake-up); 409 says why not. */

@@ -44,7 +44,18 @@ const duration = (min: number, max: number) =>
     return ms;
   });
 
-const PERIOD_MS: Record<string, number> = { s: 1000, sec: 1000, second: 1000, m: 60_000, min: 60_000, minute: 60_000, h: 3_600_000, hour: 3_600_000, d: 86_400_000, day: 86_400_000 };
+const PERIOD_MS: Record<string, number> = {
+  s: 1000,
+  sec: 1000,
+  second: 1000,
+  m: 60_000,
+  min: 60_000,
+  minute: 60_000,
+  h: 3_600_000,
+  hour: 3_600_000,
+  d: 86_400_000,
+  day: 86_400_000,
+};
 const RATE = /^(\d{1,6})\/([a-z]{1,6})$/;
 
 /** `10/min`: at most 10 per minute (s, sec, second, m, min, minute, h, hour, d, day). */
@@ -59,7 +70,10 @@ const rateText = z.string().transform((v, ctx) => {
   return { limit, periodMs: period };
 });
 
-export const onBusySchema = z.union([z.enum(["queue", "skip", "replace", "message"]), z.strictObject({ event: z.string().regex(EVENT_NAME, "must be 1-64 characters of A-Z a-z 0-9 _ . -") })]);
+export const onBusySchema = z.union([
+  z.enum(["queue", "skip", "replace", "message"]),
+  z.strictObject({ event: z.string().regex(EVENT_NAME, "must be 1-64 characters of A-Z a-z 0-9 _ . -") }),
+]);
 
 export const flowSchema = {
   /** JSON pointers into the payload: the run's entity (`[/repository/full_name, /issue/number]`). */
@@ -97,14 +111,17 @@ export function flowOf(t: Partial<FlowConfig>): FlowConfig | undefined {
 }
 
 /** A problem with the combination, at its field; undefined when it holds together. */
-export function flowProblem(t: Partial<FlowConfig>, worker: { code?: unknown; input: { properties?: unknown } }): { field: string; message: string } | undefined {
+export function flowProblem(
+  t: Partial<FlowConfig>,
+  worker: { code?: unknown; input: { properties?: unknown } },
+): { field: string; message: string } | undefined {
   if (t.key && !flowOf(t)) return { field: "key", message: "a key takes effect with concurrency, debounce or rate: add one, or leave the key out" };
   const busy = t.concurrency?.on_busy;
   if ((busy === "message" || typeof busy === "object") && t.concurrency!.limit !== 1)
     return { field: "concurrency.limit", message: "on_busy: message or {event} gives a delivery to the key's one run: limit must be 1" };
-  if (busy === "message" && worker.code) return { field: "concurrency.on_busy", message: "a code function takes no messages: use {event: name}, queue, skip or replace" };
-  if (t.debounce?.max_wait !== undefined && t.debounce.max_wait < t.debounce.after)
-    return { field: "debounce.max_wait", message: "must be at least `after`" };
+  if (busy === "message" && worker.code)
+    return { field: "concurrency.on_busy", message: "a code function takes no messages: use {event: name}, queue, skip or replace" };
+  if (t.debounce?.max_wait !== undefined && t.debounce.max_wait < t.debounce.after) return { field: "debounce.max_wait", message: "must be at least `after`" };
   if (t.debounce?.batch && !(worker.input.properties && typeof worker.input.properties === "object" && "batch" in worker.input.properties))
     return { field: "debounce.batch", message: "a batched run's input is {batch: [each delivery's input]}: the worker's input needs a `batch` array" };
   return undefined;

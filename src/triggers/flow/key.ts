@@ -23,7 +23,8 @@ export function keyValues(pointers: readonly string[] | undefined, payload: unkn
       if (v.length > MAX_KEY_VALUE_CHARS) return { error: `key: ${pointer} is ${v.length} characters, over ${MAX_KEY_VALUE_CHARS}` };
     } else if (typeof v === "number") {
       if (!Number.isFinite(v)) return { error: `key: ${pointer} is not a finite number` };
-    } else if (typeof v !== "boolean") return { error: `key: ${pointer} is ${Array.isArray(v) ? "an array" : "an object"}; a key value is a string, number or boolean` };
+    } else if (typeof v !== "boolean")
+      return { error: `key: ${pointer} is ${Array.isArray(v) ? "an array" : "an object"}; a key value is a string, number or boolean` };
     values.push(v);
   }
   return { values };
