@@ -19,18 +19,18 @@
 import { DurableObject } from "cloudflare:workers";
 import { triggers } from "../../src/catalog";
 import { sha256Hex } from "../../src/engine/ids";
-import { MAX_INPUT_BYTES } from "../../src/runs";
 import { runIdFor } from "../../src/triggers/delivery";
-import { flowOf, MAX_BATCH, MAX_LINE, MAX_LINE_BYTES, type FlowConfig } from "../../src/triggers/flow/config";
+import { flowOf, MAX_LINE, type FlowConfig } from "../../src/triggers/flow/config";
 import { decide, reachesRun, type Decision } from "../../src/triggers/flow/decide";
 import { flowObjectName } from "../../src/triggers/flow/key";
-import type { FlowAnswer, FlowOutcome, FlowRefusal } from "../../src/triggers/flow/outcome";
+import type { FlowAnswer, FlowOutcome } from "../../src/triggers/flow/outcome";
 import { rateCheck } from "../../src/triggers/flow/rate";
 import type { FlowDelivery, FlowKeyRpc } from "../../src/triggers/flow/rpc";
 import type { Trigger } from "../../src/triggers/triggers-file";
-import { parse } from "../sql";
-import { Sql } from "../sql";
+import { parse, Sql } from "../sql";
 import { eventTo, messageTo, startFor, type Acted } from "./act";
+import { refusal } from "./admission";
+import { KeyBatch } from "./debounce";
 import { KeyStore, LEDGER_MS, type Item, type LineRow } from "./key-store";
 
 /** An act that failed (a run's object unreachable) is tried again this much later, doubling, at most RETRY_MAX_MS. */
@@ -42,6 +42,7 @@ const SAFETY_MS = 60_000;
 export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
   protected readonly sql: Sql;
   private readonly store: KeyStore;
+  private readonly batch: KeyBatch;
   /** The line's worker in progress: one at a time, so the heads are acted on in order. */
   private pumping: Promise<void> | undefined;
   /** Set while the head waits for the rate: when it may go. */
@@ -56,6 +57,7 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
     this.sql = new Sql(ctx.storage.sql);
     this.store = new KeyStore(this.sql, ctx.storage.kv);
     this.store.make();
+    this.batch = new KeyBatch(this.store, (fn) => ctx.storage.transactionSync(fn));
   }
 
   async deliver(d: FlowDelivery): Promise<FlowAnswer> {
@@ -69,10 +71,12 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
     if (known) return this.again(d.id, known);
     const item: Item = { id: d.id, run, eventId, input: d.input, record: d.record };
     const bytes = new TextEncoder().encode(JSON.stringify(item)).length;
-    if (flow.debounce) return this.debounced(flow, item, bytes);
-    const refused = this.refusal(flow, bytes);
-    if (refused) return refused;
-    this.store.enqueue(item, bytes);
+    if (flow.debounce) this.batch.add(flow, item, bytes, this.now());
+    else {
+      const refused = refusal(this.store, flow, bytes, this.now());
+      if (refused) return refused;
+      this.store.enqueue(item, bytes);
+    }
     await this.pump();
     await this.rearm(flow);
     return this.answerFor(d.id)!;
@@ -90,13 +94,13 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
     const t = this.keyTrigger();
     const flow = t && flowOf(t);
     const now = this.now();
-    if (flow?.debounce && this.debounceDue(flow) <= now) this.flushBatch(flow);
+    if (flow && this.batch.due(flow) <= now) this.batch.flush(flow);
     if (this.retry && this.retry.at <= now) this.retry = { ...this.retry, at: 0 };
     await this.pump();
     await this.rearm(flow, true);
   }
 
-  // ——— Seams a subclass may override (the test pool's TestFlowKeyDO: tests/support/test-objects.ts) ———
+  // ——— Seams a subclass may override (the test pool's TestFlowKeyDO: tests/support/test-flow-key.ts) ———
 
   /** The key's clock: debounce, rate and retries are measured by it. */
   protected now(): number {
@@ -119,64 +123,6 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
     return { ...(this.answerFor(id) ?? known), duplicate: true } as FlowAnswer;
   }
 
-  /** Over the rate (`over: refuse`) with nothing ahead of it, or the line full: refused, nothing recorded. */
-  private refusal(flow: FlowConfig, bytes: number): FlowRefusal | undefined {
-    const line = this.store.lineSize();
-    if (flow.rate?.over === "refuse" && line.n === 0) {
-      const d = decide(flow, this.store.active(), rateCheck(flow.rate, this.store.tat(), this.now()));
-      if (d.act === "wait" && d.until !== undefined) {
-        const after = Math.max(1, Math.ceil((d.until - this.now()) / 1000));
-        return {
-          refused: true,
-          status: 429,
-          error: `the key is over its rate (${flow.rate.limit} per ${flow.rate.periodMs / 1000} s): send it again in ${after} s`,
-          retry_after: after,
-        };
-      }
-    }
-    if (line.n >= MAX_LINE || line.bytes + bytes > MAX_LINE_BYTES)
-      return {
-        refused: true,
-        status: 429,
-        error: `the key's line is full (${line.n} deliveries, ${line.bytes} bytes; at most ${MAX_LINE} and ${MAX_LINE_BYTES}): send it again later`,
-        retry_after: 60,
-      };
-    return undefined;
-  }
-
-  /** A debounced delivery joins the batch; a batch that is full starts now. The alarm comes once the key has been quiet. */
-  private async debounced(flow: FlowConfig, item: Item, bytes: number): Promise<FlowAnswer> {
-    const batch = this.store.batch();
-    if (batch.length && batch.reduce((n, b) => n + b.bytes, 0) + bytes > MAX_INPUT_BYTES) this.flushBatch(flow);
-    this.store.addToBatch(item, bytes, this.now());
-    if (this.store.batch().length >= MAX_BATCH) this.flushBatch(flow);
-    await this.pump();
-    await this.rearm(flow);
-    return this.answerFor(item.id)!;
-  }
-
-  /** The batch becomes one delivery in the line: the last one's input, or every one's (`batch: true`). */
-  private flushBatch(flow: FlowConfig): void {
-    const rows = this.store.batch();
-    if (!rows.length) return;
-    const items = rows.map((r) => parse(r.item));
-    const last = items.at(-1)!;
-    const input = flow.debounce?.batch ? { batch: items.map((i) => i.input) } : last.input;
-    const item: Item = { ...last, input, record: { ...last.record, deliveries: items.length }, members: items.map((i) => i.id) };
-    this.ctx.storage.transactionSync(() => {
-      this.store.clearBatch();
-      this.store.enqueue(item, new TextEncoder().encode(JSON.stringify(item)).length);
-    });
-  }
-
-  /** When the batch starts if nothing more comes: quiet for `after` since its last delivery, or `max_wait` since its first. */
-  private debounceDue(flow: FlowConfig): number {
-    const batch = this.store.batch();
-    if (!batch.length) return Infinity;
-    const { after, max_wait } = flow.debounce!;
-    return Math.min(batch.at(-1)!.at + after, max_wait === undefined ? Infinity : batch[0]!.at + max_wait);
-  }
-
   /** What a delivery came to so far: its outcome, its place in the line, or its batch. */
   private answerFor(id: string): FlowAnswer | undefined {
     const outcome = this.store.outcome(id);
@@ -186,7 +132,7 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
     if (this.store.inBatch(id)) {
       const t = this.keyTrigger();
       const flow = t && flowOf(t);
-      return { debounced: true, until: flow ? this.debounceDue(flow) : this.now() };
+      return { debounced: true, until: flow ? this.batch.due(flow) : this.now() };
     }
     return undefined;
   }
@@ -287,7 +233,7 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
     const now = this.now();
     const head = this.store.head();
     const times = [
-      flow?.debounce ? this.debounceDue(flow) : Infinity,
+      flow ? this.batch.due(flow) : Infinity,
       this.rateWait ?? Infinity,
       this.retry?.at ?? Infinity,
       head?.decided ? now + SAFETY_MS : Infinity,
