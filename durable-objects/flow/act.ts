@@ -12,13 +12,16 @@ import { budgetOf } from "../../src/engine/catalog/worker-file";
 import { runNotify } from "../../src/notify/run-notify";
 import { messageText } from "../../src/triggers/flow/message-text";
 import type { FlowOutcome } from "../../src/triggers/flow/outcome";
-import type { Trigger } from "../../src/triggers/triggers-file";
+import type { ScheduledTrigger, Trigger } from "../../src/triggers/triggers-file";
 import type { Item, KeyMeta } from "./key-store";
 
 export type Acted = FlowOutcome | "ended";
 
+/** A trigger with flow control: a webhook's, or a schedule's concurrency (its key is the trigger). */
+export type FlowTrigger = Trigger | ScheduledTrigger;
+
 /** Starts the item's run; `cancel`: the key's oldest run, replaced by it (a cancel with the reason on its event). */
-export async function startFor(env: Env, t: Trigger, meta: KeyMeta, item: Item, cancel?: string): Promise<Acted> {
+export async function startFor(env: Env, t: FlowTrigger, meta: KeyMeta, item: Item, cancel?: string): Promise<Acted> {
   const checked = checkStart(t.worker, item.input);
   if ("status" in checked) return { failed: true, error: checked.error };
   if (cancel) {

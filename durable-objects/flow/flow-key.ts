@@ -17,7 +17,7 @@
  */
 
 import { DurableObject } from "cloudflare:workers";
-import { triggers } from "../../src/catalog";
+import { scheduleTriggers, triggers } from "../../src/catalog";
 import { sha256Hex } from "../../src/engine/ids";
 import { runIdFor } from "../../src/triggers/delivery";
 import { flowOf, MAX_LINE, type FlowConfig } from "../../src/triggers/flow/config";
@@ -26,9 +26,8 @@ import { flowObjectName } from "../../src/triggers/flow/key";
 import type { FlowAnswer, FlowOutcome } from "../../src/triggers/flow/outcome";
 import { rateCheck } from "../../src/triggers/flow/rate";
 import type { FlowDelivery, FlowKeyRpc } from "../../src/triggers/flow/rpc";
-import type { Trigger } from "../../src/triggers/triggers-file";
 import { parse, Sql } from "../sql";
-import { eventTo, messageTo, startFor, type Acted } from "./act";
+import { eventTo, messageTo, startFor, type Acted, type FlowTrigger } from "./act";
 import { refusal } from "./admission";
 import { KeyBatch } from "./debounce";
 import { KeyStore, LEDGER_MS, type Item, type LineRow } from "./key-store";
@@ -207,7 +206,7 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
     this.store.setDecided(head.seq, start);
   }
 
-  private act(t: Trigger, d: Exclude<Decision, { act: "wait" }>, item: Item): Promise<Acted> {
+  private act(t: FlowTrigger, d: Exclude<Decision, { act: "wait" }>, item: Item): Promise<Acted> {
     const meta = this.store.meta()!;
     switch (d.act) {
       case "skip":
@@ -264,14 +263,15 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
 
   // ——— The trigger ———
 
-  private keyTrigger(): Trigger | undefined {
+  private keyTrigger(): FlowTrigger | undefined {
     const meta = this.store.meta();
     return meta ? this.triggerOf(meta.trigger) : undefined;
   }
 
-  private triggerOf(name: string): Trigger | undefined {
+  /** A webhook that starts runs, or a schedule (whose key is the trigger itself). */
+  private triggerOf(name: string): FlowTrigger | undefined {
     const t = triggers().get(name);
-    return t && "worker" in t ? t : undefined;
+    return t && "worker" in t ? t : scheduleTriggers().get(name);
   }
 }
 

@@ -10,7 +10,7 @@ import { SAMPLE_EMAIL_INPUT } from "./email-input";
 import { POINTER } from "./json-pointer";
 import { EVENT_NAME } from "../engine/waits/bounds";
 import { withScheduledTime } from "./scheduled-time";
-import { flowProblem, flowSchema } from "./flow/config";
+import { flowProblem, flowSchema, scheduleConcurrencySchema } from "./flow/config";
 import { MAX_NOTIFY_URL_CHARS, notifyUrlShapeProblem } from "../notify/notify-url";
 import { NOTIFY_ON } from "../runs/types";
 
@@ -96,6 +96,8 @@ export const scheduleTriggerSchema = z.strictObject({
   input: z.json().default({}),
   approval_mode: approvalMode,
   budget: budgetSchema.optional(),
+  /** Its runs at once: the trigger is one key (docs/triggers.md, "Email and schedule triggers"). */
+  concurrency: scheduleConcurrencySchema,
   ...notifyFields,
 });
 

@@ -101,6 +101,11 @@ export const flowSchema = {
     .optional(),
 };
 
+/** A schedule's overlap: at most `limit` of its runs at once; a firing while they work is queued, skipped or replaces the oldest. */
+export const scheduleConcurrencySchema = z
+  .strictObject({ limit: z.number().int().min(1).max(MAX_CONCURRENCY), on_busy: z.enum(["queue", "skip", "replace"]).default("queue") })
+  .optional();
+
 const flowObject = z.object(flowSchema);
 export type FlowConfig = z.output<typeof flowObject>;
 export type OnBusy = z.output<typeof onBusySchema>;
