@@ -11,6 +11,8 @@ import { MAX_BODY_BYTES, readLimited } from "../read-body";
 import { appPath } from "../base-path";
 import { flowOf } from "../../triggers/flow/config";
 import { flowDelivery } from "../../triggers/flow/deliver";
+import type { hookFlowRefusalSchema, hookFlowResponseSchema } from "../../triggers/flow/outcome";
+import type * as z from "zod";
 import { runNotify } from "../../notify/run-notify";
 
 /** Providers' delivery ids are UUIDs and the like; anything much longer is not one. */
@@ -76,10 +78,12 @@ hooks.post("/:name", async (c) => {
     const answer = await flowDelivery(c.env, t, payload, { id: key, input: checked!.input, record });
     if ("problem" in answer) throw httpError(answer.problem.status, { error: answer.problem.error });
     if ("refused" in answer) {
-      const headers: Record<string, string> = answer.retry_after === undefined ? {} : { "Retry-After": String(answer.retry_after) };
-      throw httpError(answer.status, { error: answer.error, ...(answer.retry_after === undefined ? {} : { retry_after: answer.retry_after }) }, headers);
+      const { error, retry_after } = answer;
+      const headers: Record<string, string> = retry_after === undefined ? {} : { "Retry-After": String(retry_after) };
+      throw httpError(answer.status, { error, ...(retry_after === undefined ? {} : { retry_after }) } satisfies z.input<typeof hookFlowRefusalSchema>, headers);
     }
-    return c.json({ ...answer, ...("run_id" in answer ? { status_url: statusUrl(answer.run_id) } : {}) }, 202);
+    const body = { ...answer, ...("run_id" in answer ? { status_url: statusUrl(answer.run_id) } : {}) } satisfies z.input<typeof hookFlowResponseSchema>;
+    return c.json(body, 202);
   }
   const id = await runIdFor(name, key);
   const started = await startTriggerRun(c.env, t, { id, checked: checked!, trigger: record, notify: hook.url ? { url: hook.url } : undefined });

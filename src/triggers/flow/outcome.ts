@@ -26,6 +26,11 @@ export const flowOutcomeSchema = z.union([
 
 export type FlowOutcome = z.infer<typeof flowOutcomeSchema>;
 
+/** `POST /hooks/:name`'s 202 body for a trigger with flow control: the outcome, the run's `status_url` when it names one, `duplicate` for a redelivery. */
+export const hookFlowResponseSchema = z.intersection(flowOutcomeSchema, z.object({ status_url: z.string().optional(), duplicate: z.literal(true).optional() }));
+/** Its 429 body: why, and when to send it again (also the `Retry-After` header). */
+export const hookFlowRefusalSchema = z.object({ error: z.string(), retry_after: z.number().int().optional() });
+
 /** A delivery the key would not take now: over its rate (`over: refuse`), or its line is full. Nothing is recorded: a redelivery is decided afresh. */
 export const flowRefusalSchema = z.object({ refused: z.literal(true), status: z.literal(429), error: z.string(), retry_after: z.number().int().optional() });
 export type FlowRefusal = z.infer<typeof flowRefusalSchema>;
