@@ -5,8 +5,10 @@
  * MAX_BATCH), so reading them whole costs at most that many rows; the ledger is read by
  * its key. Every method is synchronous: the object calls them between its awaits.
  *
- * - `line`: deliveries not acted on yet, in order (seq). `decided`: what the key decided
- *   for the head, written before it acts, so an act cut off is finished the same way.
+ * - `line`: deliveries not acted on yet, in order (seq). `members`: a debounced start's
+ *   deliveries (null: just `id`), apart from its input so finding a delivery reads no
+ *   input. `decided`: what the key decided for the head, written before it acts, so an
+ *   act cut off is finished the same way.
  * - `ledger`: each delivery's outcome by its id, kept LEDGER_MS: a redelivery answers as the first.
  * - `slots`: the key's runs in progress, oldest first (`seq`).
  * - `batch`: a debounce's deliveries so far (the run takes the last, or all of them).
@@ -21,7 +23,7 @@ import { json, parse, type JsonText, type Sql } from "../sql";
 export const LEDGER_MS = 7 * 86_400_000;
 
 const TABLES = [
-  `CREATE TABLE IF NOT EXISTS line (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, item TEXT NOT NULL, bytes INTEGER NOT NULL, decided TEXT)`,
+  `CREATE TABLE IF NOT EXISTS line (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, members TEXT, item TEXT NOT NULL, bytes INTEGER NOT NULL, decided TEXT)`,
   `CREATE TABLE IF NOT EXISTS ledger (id TEXT PRIMARY KEY, outcome TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID`,
   `CREATE TABLE IF NOT EXISTS slots (run TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID`,
   `CREATE TABLE IF NOT EXISTS batch (id TEXT PRIMARY KEY, seq INTEGER NOT NULL, item TEXT NOT NULL, bytes INTEGER NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID`,
@@ -45,6 +47,7 @@ export interface Item {
 export interface LineRow {
   seq: number;
   id: string;
+  members: JsonText<string[]> | null;
   item: JsonText<Item>;
   bytes: number;
   decided: JsonText<Decision> | null;
@@ -102,9 +105,9 @@ export class KeyStore {
     return this.sql.one<LineRow>`SELECT * FROM line ORDER BY seq LIMIT 1`;
   }
 
-  /** The ids in the line, in order (its rows are few: MAX_LINE). */
+  /** The delivery ids in the line, in order (its rows are few: MAX_LINE). */
   lineIds(): string[] {
-    return this.sql.all<Pick<LineRow, "id" | "item">>`SELECT id, item FROM line ORDER BY seq`.flatMap((r) => parse(r.item).members ?? [r.id]);
+    return this.sql.all<Pick<LineRow, "id" | "members">>`SELECT id, members FROM line ORDER BY seq`.flatMap((r) => (r.members ? parse(r.members) : [r.id]));
   }
 
   lineSize(): { n: number; bytes: number } {
@@ -112,7 +115,7 @@ export class KeyStore {
   }
 
   enqueue(item: Item, bytes: number): void {
-    this.sql.run`INSERT INTO line (id, item, bytes) VALUES (${item.id}, ${json(item)}, ${bytes})`;
+    this.sql.run`INSERT INTO line (id, members, item, bytes) VALUES (${item.id}, ${item.members ? json(item.members) : null}, ${json(item)}, ${bytes})`;
   }
 
   setDecided(seq: number, d: Decision): void {
@@ -121,9 +124,8 @@ export class KeyStore {
 
   /** The head is done: its row goes, and each delivery it stands for gets `outcome` in the ledger. */
   finish(head: LineRow, outcome: FlowOutcome, now: number): void {
-    const item = parse(head.item);
     this.sql.run`DELETE FROM line WHERE seq = ${head.seq}`;
-    for (const id of item.members ?? [item.id]) this.record(id, outcome, now);
+    for (const id of head.members ? parse(head.members) : [head.id]) this.record(id, outcome, now);
   }
 
   // ——— the ledger ———

@@ -52,6 +52,13 @@
  *    ("a message landing in an ended run's alarm (…) is answered…", "a message to a run
  *    past its retention is refused…", and the harness's cancel at a consumer's claim)
  * 7. A queued or running run has an alarm, unless one is running. (the harness, after every interleaving)
+ * 8. A run never ends succeeded with a message waiting: the success's transaction takes it
+ *    (conversation.test.ts "a message while the run works waits its turn…"; the harness's
+ *    working conversation: "n messages accepted, n taken, n of them answered").
+ * 9. An end is written with its notifications, one outbox row per listener, in one
+ *    transaction; the alarm sends them until each is delivered or given up, and the alarm
+ *    comes no later than the next one due (the harness: "its end … is not notified";
+ *    tests/notify/completion.test.ts).
  */
 
 import { isPaused, waitingFor, type RunOutcome, type WaitingFor } from "../../src/engine";
