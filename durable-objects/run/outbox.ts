@@ -35,6 +35,16 @@ export const NOTIFY_WINDOW_MS = 24 * 3_600_000;
 /** The first retry's delay; each next one doubles it, up to MAX_RETRY_MS. */
 const RETRY_MS = 30_000;
 const MAX_RETRY_MS = 3_600_000;
+/** NOTIFY_TIMEOUT_MS, or its default: a bad value is warned about, never thrown in the alarm, which must go on to the run. */
+function notifyTimeoutMs(env: Env): number {
+  try {
+    return numberVar(env, "NOTIFY_TIMEOUT_MS", DEFAULT_NOTIFY_TIMEOUT_MS) || DEFAULT_NOTIFY_TIMEOUT_MS;
+  } catch (err) {
+    console.warn(`${(err as Error).message}; completion webhooks wait ${DEFAULT_NOTIFY_TIMEOUT_MS} ms`);
+    return DEFAULT_NOTIFY_TIMEOUT_MS;
+  }
+}
+
 /** Where the run's listeners are kept (one KV row, written with the run: none for a run nobody listens to). */
 const LISTENERS = "notify";
 
@@ -112,7 +122,7 @@ export class RunOutbox {
     if (event) {
       const url = env.PUBLIC_URL ? `${env.PUBLIC_URL.replace(/\/+$/, "")}${appPath(`/runs/${encodeURIComponent(run.id)}`)}` : undefined;
       const body = JSON.stringify(notificationOf(id, { id: run.id, worker: run.worker, url }, { ...event, data: parse(event.data) }));
-      const timeoutMs = numberVar(env, "NOTIFY_TIMEOUT_MS", DEFAULT_NOTIFY_TIMEOUT_MS);
+      const timeoutMs = notifyTimeoutMs(env);
       result = await postNotification(env, row.dest, { id, json: body }, { connections, timeoutMs, now: Date.now() });
     }
     this.host.ctx.storage.transactionSync(() => {
