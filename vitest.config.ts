@@ -65,6 +65,12 @@ export const workersProject = (
           // Email Routing), our Message-IDs replaced on send. A test of another address sees production's refusal.
           STRICT_LOCAL: "true",
           EMAIL_ALLOWED_RECIPIENTS: "*@example.com",
+          // Completion webhooks (src/notify): signed with this; allowed to the fake servers on 127.0.0.1 (over http).
+          NOTIFY_SECRET: "test-notify-secret",
+          NOTIFY_ALLOW_HOSTS: `127.0.0.1:${inject("fakeOpenAIPort")} 127.0.0.1:${inject("notifyReceiverPort")}`,
+          NOTIFY_RECEIVER_URL: `http://127.0.0.1:${inject("notifyReceiverPort")}`,
+          // Short, so a receiver that never answers is given up on quickly (and retried).
+          NOTIFY_TIMEOUT_MS: "2000",
           // Webhook secrets of workers/triggers.yaml and the fixture triggers.
           GITHUB_WEBHOOK_SECRET: "It's a Secret to Everybody",
           STRIPE_WEBHOOK_SECRET: "whsec_test_secret",

@@ -155,3 +155,14 @@ export interface AnswerMailRow {
   sent_at: number | null;
   attempts: number;
 }
+
+/** `outbox`: one notification of a status event to one target (run/outbox.ts). */
+export interface OutboxRow {
+  event: number;
+  target: number;
+  kind: "flow" | "url";
+  dest: string;
+  due_at: number;
+  attempts: number;
+  first_at: number;
+}

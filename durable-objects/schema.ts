@@ -98,8 +98,35 @@ const MAIL_FAILURES = `CREATE TABLE IF NOT EXISTS mail_failures (
   final INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (approval_id, kind, recipient)
 ) WITHOUT ROWID`;
 
+/**
+ * Messages that came while the run worked, each waiting its turn (run/follow-ups.ts), by the
+ * number it takes in the conversation; `step`: the message step as it will be recorded. Made
+ * on first use: only a run sent a message before it answered pays.
+ */
+const FOLLOW_UPS = `CREATE TABLE IF NOT EXISTS follow_ups (n INTEGER PRIMARY KEY, step TEXT NOT NULL)`;
+
+/**
+ * Notifications of the run's ends and pauses (run/outbox.ts), one row per status event and
+ * target, planned in the transaction that writes the event and deleted once sent or given up:
+ * `kind` 'flow' (the flow key object that started the run: `dest` its name) or 'url' (a
+ * completion webhook: `dest` its URL). Made on first use: a run nobody listens to pays nothing.
+ */
+const OUTBOX = `CREATE TABLE IF NOT EXISTS outbox (
+  event INTEGER NOT NULL, target INTEGER NOT NULL, kind TEXT NOT NULL, dest TEXT NOT NULL,
+  due_at INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, first_at INTEGER NOT NULL,
+  PRIMARY KEY (event, target)
+) WITHOUT ROWID`;
+
 /** The run's tables made on first use, not by `migrateRun`. */
-const ON_FIRST_USE = { model_dispatch: MODEL_DISPATCH, waits: WAITS, inbox: INBOX, answer_mail: ANSWER_MAIL, mail_failures: MAIL_FAILURES } as const;
+const ON_FIRST_USE = {
+  model_dispatch: MODEL_DISPATCH,
+  waits: WAITS,
+  inbox: INBOX,
+  answer_mail: ANSWER_MAIL,
+  mail_failures: MAIL_FAILURES,
+  follow_ups: FOLLOW_UPS,
+  outbox: OUTBOX,
+} as const;
 
 /** Makes a table of ON_FIRST_USE unless this object has it (no rows written then). */
 export const makeOnFirstUse = (sql: Sql, table: keyof typeof ON_FIRST_USE) => sql.script(ON_FIRST_USE[table]);

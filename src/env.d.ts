@@ -53,5 +53,15 @@ declare namespace Cloudflare {
     MODEL_DELTA_INTERVAL_MS?: string;
     /** Names of wrangler.toml [vars] whose values are redacted like secrets' (comma- or space-separated). */
     SECRET_VARS?: string;
+    /** HMAC key of completion webhooks (secret): `Edgework-Signature` (docs/triggers.md, "Completion webhooks"); without it none is sent. */
+    NOTIFY_SECRET?: string;
+    /** The app's completion webhook: every run's end is posted there (and its pauses, with NOTIFY_ON). */
+    NOTIFY_URL?: string;
+    /** When NOTIFY_URL hears: `ended` (default), `paused`, comma- or space-separated. */
+    NOTIFY_ON?: string;
+    /** The only hosts a completion webhook may go to (`host`, `host:port`, `*.domain`), then over https or http; unset: any public https host on 443. */
+    NOTIFY_ALLOW_HOSTS?: string;
+    /** How long one completion webhook attempt waits for its answer, in ms; default 10 000. */
+    NOTIFY_TIMEOUT_MS?: string;
   }
 }

@@ -19,6 +19,8 @@ declare namespace Cloudflare {
     MCP_COUNTING_CONTROL: string;
     /** The OTLP receiver on 127.0.0.1 (tests/support/otlp-receiver.ts). */
     OTLP_RECEIVER_URL: string;
+    /** The completion-webhook receiver (tests/support/notify-receiver.ts). */
+    NOTIFY_RECEIVER_URL: string;
     /** The seed of the seeded interleavings (tests/durable-objects/interleavings.random.test.ts); empty: one from the clock. */
     HARNESS_SEED: string;
   }

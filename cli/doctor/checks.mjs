@@ -11,6 +11,7 @@ export const DURABLE_OBJECTS = {
   DELIVERIES: "DeliveryLedgerDO",
   ENDED_SESSIONS: "EndedSessionDO",
   WAIT_INDEX: "WaitIndexDO",
+  FLOW_KEYS: "FlowKeyDO",
 };
 /** Secrets every deployment needs: the API's token and the key that signs approval links and sessions. */
 const REQUIRED_SECRETS = ["API_TOKEN", "APPROVAL_SECRET"];

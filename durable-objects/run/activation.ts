@@ -39,6 +39,7 @@ import type { RunHost } from "./host";
 import type { RunLifecycle } from "./lifecycle";
 import type { LoggedJournalStore } from "./log";
 import { mailRun, type RunMail } from "./mail";
+import type { RunOutbox } from "./outbox";
 import type { RunPause } from "./pause";
 import type { RunRecord } from "./record";
 import { deletionDue } from "./retention";
@@ -75,6 +76,8 @@ export interface ActivationParts {
   pause: RunPause;
   /** Answers mailed back (a conversation by email): planned with the success, sent after it. */
   answers: Pick<RunAnswerMail, "plan" | "sendDue">;
+  /** The end's notifications: planned with it (lifecycle hooks), sent after it. */
+  outbox: Pick<RunOutbox, "sendDue">;
   dispatch: ModelDispatch;
   deltas: DeltaBuffer;
   tracing: RunTracing;
@@ -204,10 +207,14 @@ export class RunActivation {
 
   /** Records what the activation came to, and arms the run's next alarm: the pause's, or retention's. */
   private async settle(outcome: RunOutcome): Promise<void> {
-    const { lifecycle, pause, answers } = this.parts;
-    if (!lifecycle.settle(outcome, () => answers.plan(outcome)).ok) return; // cancelled while this activation ran
+    const { lifecycle, pause, answers, outbox } = this.parts;
+    const moved = lifecycle.settle(outcome, () => answers.plan(outcome));
+    if (!moved.ok) return; // cancelled while this activation ran
     if (isPaused(outcome)) return pause.arm(outcome);
+    // A message waited for this answer: the run took it, and answers it next.
+    if (moved.continued) await this.host.wakeSoon();
     await this.host.io("settle.answer-mail", () => answers.sendDue());
+    await this.host.io("settle.outbox", () => outbox.sendDue());
     // Read after the await: a message that came meanwhile made the run running again, and asked its wake-up.
     const run = this.host.row()!;
     if (TERMINAL.includes(run.status)) await this.host.arm(deletionDue(this.host.env, run.updated_at)); // retention: the ended run's one alarm

@@ -33,8 +33,12 @@ import { runEnded, type RunApprovals } from "./approvals";
 import { catalogColumns } from "./catalog";
 import type { RunHost } from "./host";
 import type { RunLifecycle } from "./lifecycle";
+import { keepListeners } from "./outbox";
 import { deletionDue, tombstoneOf } from "./retention";
 import type { RunWaits } from "./waits";
+
+/** Characters of a cancel's reason kept on its event. */
+const MAX_CANCEL_REASON = 500;
 
 type ControlsHost = Pick<RunHost, "ctx" | "env" | "sql" | "row" | "noted" | "wakeSoon" | "arm" | "now">;
 
@@ -70,6 +74,7 @@ export class RunControls {
     const now = Date.now();
     const catalog = catalogColumns(snapshot);
     const started = this.parts.lifecycle.start(req.worker, () => {
+      keepListeners(ctx, req.notify);
       sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at, catalog_version, catalog_files, edgework_version)
         VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now}, ${catalog.version}, ${catalog.files}, ${deployedVersion()})`;
     });
@@ -131,10 +136,11 @@ export class RunControls {
     return answer;
   }
 
-  async cancel(): Promise<Answer<{ status: "cancelled" }>> {
+  /** `reason`: why (a flow key's replace), kept on the run_cancelled event; bounded, it is the app's text. */
+  async cancel(reason?: string): Promise<Answer<{ status: "cancelled" }>> {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
-    const moved = this.parts.lifecycle.cancel();
+    const moved = this.parts.lifecycle.cancel(typeof reason === "string" ? reason.slice(0, MAX_CANCEL_REASON) : undefined);
     if (!moved.ok) return { ok: false, status: 409, error: runEnded(moved.from!) };
     this.parts.stopActivation();
     this.parts.dispatch.forget();

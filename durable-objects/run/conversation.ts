@@ -1,11 +1,12 @@
 /**
- * A conversation with a finished run: `POST /runs/:id/messages` sends its root worker
- * another user message. The message is a journal step (`messageKey` in keys.ts, read by
- * the engine's loop after each final answer), so the run replays its whole history and
- * answers it as a new turn. One message at a time: only a run that succeeded takes one,
- * and taking it sets the run running again. A message may carry an id (an API caller's,
- * an emailed reply's delivery): its hash is kept on the step, and the same id again adds
- * nothing. Owns no table: writes the message step with the lifecycle's `converse`
+ * A conversation with a run: `POST /runs/:id/messages` sends its root worker another user
+ * message. The message is a journal step (`messageKey` in keys.ts, read by the engine's
+ * loop after each final answer), so the run replays its whole history and answers it as a
+ * new turn. A run that succeeded takes it at once (running again); a run still working
+ * (queued, running, paused) keeps it waiting its turn (follow-ups.ts), and takes it when
+ * it has answered. A message may carry an id (an API caller's, an emailed reply's
+ * delivery, a flow key's delivery): its hash is kept on the step, and the same id again
+ * adds nothing. Owns no table: writes the message step with the lifecycle's `converse`
  * (succeeded → running, checked where it is written), reads `journal` and `events`.
  * Needs from its host: `env` (retention), the SQL, `row`, `wakeSoon`.
  */
@@ -18,6 +19,7 @@ import type { CountRow, EventRow, RunRow } from "../rows";
 import { parse } from "../sql";
 import type { LoggedJournalStore } from "./log";
 import type { RunCatalog } from "./catalog";
+import type { RunFollowUps } from "./follow-ups";
 import type { RunHost } from "./host";
 import type { RunLifecycle } from "./lifecycle";
 import { deletionDue, retentionDays } from "./retention";
@@ -41,6 +43,11 @@ export interface MessageStep extends RecordedMessage {
 /** Where a message comes from: `id` (as its sender gave it) makes a redelivery one message; `email`: a reply by mail. */
 export type MessageOrigin = { id?: string } & Pick<MessageStep, "email">;
 
+/** `live`: only a run that has not ended takes the message (a flow key's follow-up: an ended run is answered 410, and the key starts a new run). */
+export interface SendOptions {
+  live?: boolean;
+}
+
 /** Why a message is refused. */
 type Refusal = Extract<Answer, { ok: false }>;
 
@@ -49,24 +56,44 @@ type ConversationHost = Pick<RunHost, "env" | "sql" | "row" | "wakeSoon">;
 export class RunConversation {
   constructor(
     private readonly host: ConversationHost,
-    private readonly parts: { journal: LoggedJournalStore; pinned: RunCatalog; lifecycle: Pick<RunLifecycle, "converse" | "endedInRow"> },
+    private readonly parts: {
+      journal: LoggedJournalStore;
+      pinned: RunCatalog;
+      lifecycle: Pick<RunLifecycle, "converse" | "endedInRow">;
+      followUps: Pick<RunFollowUps, "wait" | "count" | "find">;
+    },
   ) {}
 
-  /** Records `text` as the conversation's next message and wakes the run to answer it; a message whose id was taken before changes nothing. */
-  async send(text: unknown, origin: MessageOrigin = {}): Promise<Answer<SentMessage>> {
+  /**
+   * Records `text` as the conversation's next message: a run that succeeded is woken to answer
+   * it; a run still working keeps it waiting its turn (`waiting: true`). A message whose id was
+   * taken before changes nothing.
+   */
+  async send(text: unknown, origin: MessageOrigin = {}, opts: SendOptions = {}): Promise<Answer<SentMessage>> {
     // Hashed with where it came from: an API caller's id never matches a mail's, and any id fits the step.
     const id = origin.id === undefined ? undefined : await sha256Hex(`${origin.email ? "email" : "api"}\n${origin.id}`);
-    const run = this.host.row(); // after the await
+    const run = this.host.row(); // after the await: nothing below awaits before the message is recorded
     if (!run) return { ok: false, status: 404, error: "unknown run" };
+    const { followUps } = this.parts;
     const taken = id === undefined ? undefined : this.steps(run.worker).find((m) => m.id === id);
     if (taken) return { ok: true, status: run.status, message: taken.n, duplicate: true };
+    const waiting = id === undefined ? undefined : followUps.find(id);
+    if (waiting !== undefined) return { ok: true, status: run.status, message: waiting, duplicate: true, waiting: true };
+    const live = !TERMINAL.includes(run.status);
+    if (opts.live && !live)
+      return { ok: false, status: 410, error: `the run ${run.status === "succeeded" ? "has answered" : run.status}: it takes no follow-up` };
     const refused = this.refusal(run.status, run) ?? textProblem(text);
     if (refused) return refused;
-    const n = this.sent(run.worker) + 2;
+    const n = this.sent(run.worker) + followUps.count() + 2;
     if (n - 1 > MAX_MESSAGES) return { ok: false, status: 409, error: `the run took ${MAX_MESSAGES} messages, its most; start a new run` };
     const bytes = this.host.sql.one<CountRow>`SELECT coalesce(sum(length(CAST(value AS BLOB))), 0) AS n FROM journal`!.n;
     if (bytes > MAX_HISTORY_BYTES) return { ok: false, status: 413, error: `the run's history is ${bytes} bytes, over ${MAX_HISTORY_BYTES}: start a new run` };
     const message: MessageStep = { text: text as string, at: Date.now(), ...(id ? { id } : {}), ...(origin.email ? { email: origin.email } : {}) };
+    if (live) {
+      // Taken when the run has answered what it works on (lifecycle.ts settle): no wake-up, its activation or alarm is ahead.
+      followUps.wait(n, message);
+      return { ok: true, status: run.status, message: n, waiting: true };
+    }
     const moved = this.parts.lifecycle.converse(n, () => this.parts.journal.record(messageKey(run.worker, n), message));
     if (!moved.ok) return this.refusal(moved.from!, run)!;
     await this.host.wakeSoon();
@@ -105,12 +132,12 @@ export class RunConversation {
   }
 
   /**
-   * Why the run cannot take a message now: it has not ended (one message at a time), did not succeed,
-   * ended under an older version, is past its retention (being deleted), or its root is code.
+   * Why the run cannot take a message now: it ended without succeeding, ended under an older
+   * version, is past its retention (being deleted), or its root is code. A run still working takes one (it waits its turn).
    */
   private refusal(status: RunStatusName, run: Pick<RunRow, "worker" | "updated_at">): Refusal | undefined {
     const { worker } = run;
-    if (!TERMINAL.includes(status)) return { ok: false, status: 409, error: `the run is ${status}: send the next message once it has answered` };
+    if (!TERMINAL.includes(status)) return this.rootRefusal(worker);
     if (status !== "succeeded")
       return { ok: false, status: 409, error: `the run ${status === "cancelled" ? "was cancelled" : "failed"}; only a run that succeeded continues` };
     // Its outcome is in its row, which its events cannot change (lifecycle.ts endedInRow): it could never answer.
@@ -122,6 +149,11 @@ export class RunConversation {
         status: 409,
         error: `the run's retention (${retentionDays(this.host.env)} days, RUN_RETENTION_DAYS) is over: it is being deleted; start a new run`,
       };
+    return this.rootRefusal(worker);
+  }
+
+  /** Only an LLM worker at the run's root, in its pinned catalog, converses. */
+  private rootRefusal(worker: string): Refusal | undefined {
     const defs = this.parts.pinned.definitions(worker);
     const root = defs instanceof Error ? undefined : defs.catalog.get(worker);
     if (!root) return { ok: false, status: 409, error: `the run's worker "${worker}" is not in its catalog any more` };

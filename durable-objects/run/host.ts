@@ -28,6 +28,8 @@ export interface RunHost {
   io: Io;
   /** The time waits are measured by (RunDO's clock seam). */
   now(): number;
+  /** When "now" is for a wake-up a request asks for (RunDO's seam: the test pool's is a minute ahead). */
+  soon(): number;
   /** The catalog of the activation in progress (the run's pinned one), if any. */
   activeCatalog(): Catalog | undefined;
   /** The run as it stands (RUN_CURRENT in schema.ts); undefined for an unknown or deleted run. */

@@ -15,6 +15,8 @@ export const IO_POINTS = [
   "alarm.index-flush",
   /** The alarm mails answers due (answer-mail.ts) before it reads the run. */
   "alarm.answer-mail",
+  /** The alarm sends the notifications due (outbox.ts: a flow key's RPC, a completion webhook) before it reads the run. */
+  "alarm.outbox",
   /** Before each step of an activation (RunDO's `stepStarting` seam): the engine between two steps. */
   "activation.step",
   /** Between the engine's outcome and its record (RunDO's `outcomeReached` seam). */
@@ -25,6 +27,8 @@ export const IO_POINTS = [
   "global.call",
   /** An ended run mails its answer (a conversation by email) before it arms retention. */
   "settle.answer-mail",
+  /** An ended run sends its end's notifications (outbox.ts) before it arms retention. */
+  "settle.outbox",
   /** The approval's request email (the engine's notifier step). */
   "approval.email",
   /** A reminder or escalation email of a paused run. */

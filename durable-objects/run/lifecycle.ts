@@ -10,11 +10,19 @@
  *                                      │   │   a decision, an event, an expiry or a wait's end is a
  *                                      │   │   journal step: RUN_CURRENT reads the run as running
  *                                      │   │   again; `activate` writes it when the pause was recorded after
+ *                                      │   ├─settle─▶ succeeded ─▶ running, in the same transaction, when a
+ *                                      │   │          message waits its turn (follow-ups.ts): it is taken next
  *                                      │   └─settle─▶ succeeded | failed
  *                                      └────converse─── succeeded (a conversation's next message)
  *   cancel: queued | running | awaiting_approval | waiting ─▶ cancelled
  *   the stuck-run sweep (sweep.ts), of a queued or running run with no alarm and none running:
  *     revive ─▶ the same status, woken (`run_swept`) · abandon ─▶ failed (`stuck`)
+ *
+ * What goes with a transition, in its transaction (`TransitionHooks`): a success takes the
+ * message waiting its turn; an end drops the messages waiting (failed, cancelled) and, with a
+ * pause, plans the run's notifications (outbox.ts: the flow key object that started it, its
+ * completion webhooks), which the alarm then sends — so an end is never notified unless
+ * recorded, and never recorded without its notification.
  *
  * Invariants, each with the tests that guard it (in tests/durable-objects/lifecycle.test.ts
  * unless named otherwise; the interleaving harness, interleavings*.test.ts, checks 1, 3, 6
@@ -49,6 +57,13 @@
  *    The platform breaks it (an alarm it ended past a limit, retried, then dropped): `stuck` says
  *    so, and the sweep mends it, or fails the run. (stuck-runs.test.ts "a run killed on every
  *    activation…", "a run whose alarm the platform dropped…"; the harness lands `sweep` at every io point: never stuck there)
+ * 8. A run never ends succeeded with a message waiting: the success's transaction takes it
+ *    (conversation.test.ts "a message while the run works waits its turn…"; the harness's
+ *    working conversation: "n messages accepted, n taken, n of them answered").
+ * 9. An end is written with its notifications, one outbox row per listener, in one
+ *    transaction; the alarm sends them until each is delivered or given up, and the alarm
+ *    comes no later than the next one due (the harness: "its end … is not notified";
+ *    tests/notify/completion.test.ts).
  */
 
 import { isPaused, waitingFor, type RunOutcome, type Usage, type WaitingFor } from "../../src/engine";
@@ -62,8 +77,8 @@ const ALARM_WALL_MS = 15 * 60_000;
 
 const LIVE: readonly RunStatusName[] = ["queued", "running", ...PAUSED];
 
-/** A transition that was made: the status it started from. */
-export type Moved = { ok: true; from: RunStatusName };
+/** A transition that was made: the status it started from; `continued`: a success took a message waiting its turn, the run is running. */
+export type Moved = { ok: true; from: RunStatusName; continued?: boolean };
 /** A transition refused: the status the run has (undefined: no run), and whether its row says it ended (before schema version 4). */
 export type Refused = { ok: false; from: RunStatusName | undefined; legacy: boolean };
 
@@ -71,6 +86,14 @@ export type Refused = { ok: false; from: RunStatusName | undefined; legacy: bool
 export interface AlarmPort {
   store(at: number): Promise<void>;
   clamp(at: number): number;
+}
+
+/** What goes with a transition, in its transaction. */
+export interface TransitionHooks {
+  /** A success: the message waiting its turn, recorded as the conversation's next (its number); undefined when none waits. */
+  takeWaitingMessage(): number | undefined;
+  /** The run ended (`failed`, `cancelled`: the messages waiting are dropped) or paused: its notifications are planned. */
+  outcome(status: RunStatusName): void;
 }
 
 export class RunLifecycle {
@@ -85,6 +108,7 @@ export class RunLifecycle {
     private readonly host: Pick<RunHost, "ctx" | "sql" | "event" | "row">,
     private readonly approvals: Pick<RunApprovals, "voidPending">,
     private readonly port: AlarmPort,
+    private readonly hooks: TransitionHooks,
   ) {}
 
   // ——— The status ———
@@ -120,19 +144,28 @@ export class RunLifecycle {
    * approvals). `alongside` writes what goes with it in the same transaction (an answer mail planned).
    */
   settle(outcome: RunOutcome, alongside?: () => void): Moved | Refused {
-    return this.move(["running"], () => {
+    let continued = false;
+    const moved = this.move(["running"], () => {
       alongside?.();
       if (!isPaused(outcome)) this.approvals.voidPending(Date.now());
       const result = outcome.status === "succeeded" ? { output: outcome.output } : outcome.status === "failed" ? { error: outcome.error } : pauseData(outcome);
       this.host.event(`run_${outcome.status}`, { ...result, usage: outcome.usage });
+      // A message that came while the run worked is answered next: the answer above stays its own turn.
+      const message = outcome.status === "succeeded" ? this.hooks.takeWaitingMessage() : undefined;
+      if (message !== undefined) {
+        this.host.event("run_running", { message });
+        continued = true;
+      } else this.hooks.outcome(outcome.status);
     });
+    return moved.ok && continued ? { ...moved, continued } : moved;
   }
 
-  /** A cancel, of a run that has not ended: its pending approvals are voided with it. */
-  cancel(): Moved | Refused {
+  /** A cancel, of a run that has not ended: its pending approvals are voided with it; `reason`: why, on its event. */
+  cancel(reason?: string): Moved | Refused {
     return this.move(LIVE, () => {
       this.approvals.voidPending(Date.now());
-      this.host.event("run_cancelled", {});
+      this.host.event("run_cancelled", reason ? { reason } : {});
+      this.hooks.outcome("cancelled");
     });
   }
 
@@ -146,6 +179,7 @@ export class RunLifecycle {
     return this.move(["queued", "running"], () => {
       this.approvals.voidPending(Date.now());
       this.host.event("run_failed", { error, usage });
+      this.hooks.outcome("failed");
     });
   }
 

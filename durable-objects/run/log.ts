@@ -38,6 +38,11 @@ const LOGGED: Record<string, readonly string[]> = {
   wait_ended: ["wait_id", "kind", "how"],
   event_received: ["name", "applied", "duplicate"],
   event_dropped: ["id", "name"],
+  messages_dropped: ["messages"],
+  // A completion webhook's attempt: its status and count (never the URL, which may carry a token).
+  notify_sent: ["event_id", "status", "attempt"],
+  notify_failed: ["event_id", "status", "attempt", "retry"],
+  flow_notify_failed: ["attempt"],
   wait_index_failed: [],
   step_failed: ["step"],
   index_report_failed: ["version"],

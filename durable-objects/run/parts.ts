@@ -15,12 +15,14 @@ import { RunCatalog } from "./catalog";
 import { RunControls } from "./controls";
 import { RunConversation } from "./conversation";
 import { DeltaBuffer } from "./deltas";
+import { RunFollowUps } from "./follow-ups";
 import { RunFork } from "./fork";
 import type { RunHost } from "./host";
 import { RunIndexSync } from "./index-sync";
 import { RunLifecycle } from "./lifecycle";
 import { LoggedJournalStore } from "./log";
 import { RunMail } from "./mail";
+import { RunOutbox } from "./outbox";
 import { RunPause } from "./pause";
 import { RunRecord } from "./record";
 import { RunSweep } from "./sweep";
@@ -49,11 +51,24 @@ export function runParts(host: RunHost, seams: PartSeams) {
   const index = new RunIndexSync(host, seams.indexRetryMs);
   const approvals = new RunApprovals(host, journal);
   const record = new RunRecord(host, index);
-  const lifecycle: RunLifecycle = new RunLifecycle(host, approvals, {
-    store: (at) => seams.storeAlarm(at),
-    // Brought forward to a pending index retry or answer mail.
-    clamp: (at) => answers.clamp(index.clamp(at)),
-  });
+  const followUps = new RunFollowUps(host, journal);
+  const outbox = new RunOutbox(host);
+  const lifecycle: RunLifecycle = new RunLifecycle(
+    host,
+    approvals,
+    {
+      store: (at) => seams.storeAlarm(at),
+      // Brought forward to a pending index retry, answer mail or notification.
+      clamp: (at) => outbox.clamp(answers.clamp(index.clamp(at))),
+    },
+    {
+      takeWaitingMessage: () => followUps.take(host.row()!.worker),
+      outcome: (status) => {
+        if (status === "failed" || status === "cancelled") followUps.drop(`the run ${status === "failed" ? "failed" : "was cancelled"} before answering them`);
+        outbox.plan(status);
+      },
+    },
+  );
   const waits = new RunWaits(host, journal);
   const pinned = new RunCatalog(host.sql);
   const versions = new RunVersions(host.sql);
@@ -64,11 +79,11 @@ export function runParts(host: RunHost, seams: PartSeams) {
   const deltas = new DeltaBuffer();
   const signalled = (ev: EventDelivery) => controls.deliverEvent(ev, false);
   const pause = new RunPause(host, { approvals, waits, mail, record, lifecycle, signalled }, seams.indexRetryMs);
-  const conversation: RunConversation = new RunConversation(host, { journal, pinned, lifecycle });
+  const conversation: RunConversation = new RunConversation(host, { journal, pinned, lifecycle, followUps });
   const answers: RunAnswerMail = new RunAnswerMail(host, conversation);
   const activation = new RunActivation(
     host,
-    { states, journal, lifecycle, record, pinned, versions, approvals, waits, mail, pause, answers, dispatch, deltas, tracing },
+    { states, journal, lifecycle, record, pinned, versions, approvals, waits, mail, pause, answers, outbox, dispatch, deltas, tracing },
     seams,
   );
   const controls: RunControls = new RunControls(host, {
@@ -88,5 +103,5 @@ export function runParts(host: RunHost, seams: PartSeams) {
     states,
     failed: (run, error) => tracing.endedOutside(run, { status: "failed", error }, host.keyGrammar(), seams.otelVars()),
   });
-  return { index, record, lifecycle, pause, activation, controls, conversation, answers, reader, forks, dispatch, deltas, sweep };
+  return { index, record, lifecycle, pause, activation, controls, conversation, answers, outbox, reader, forks, dispatch, deltas, sweep };
 }

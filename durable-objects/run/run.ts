@@ -95,8 +95,8 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return this.parts.controls.decideByReply(mac, reply);
   }
 
-  async cancel(): Promise<Answer<{ status: "cancelled" }>> {
-    return this.parts.controls.cancel();
+  async cancel(reason?: string): Promise<Answer<{ status: "cancelled" }>> {
+    return this.parts.controls.cancel(reason);
   }
 
   async resume(): Promise<Answer<{ status: RunStatusName }>> {
@@ -110,6 +110,11 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** `POST /runs/:id/messages`: the next message of a finished run's conversation (conversation.ts); `id`: the same id again adds none. */
   async sendMessage(text: string, id?: string): Promise<Answer<SentMessage>> {
     return this.parts.conversation.send(text, { id });
+  }
+
+  /** A flow key's delivery for the run (`on_busy: message`): waits its turn while the run works; 410 once it ended (the key starts a new run). */
+  async followUp(text: string, id: string): Promise<Answer<SentMessage>> {
+    return this.parts.conversation.send(text, { id }, { live: true });
   }
 
   /** A reply to one of the run's answer mails: `mac` from the reference its Reply-To carries (email-reply.ts). */
@@ -209,9 +214,10 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
 
   /** The alarm's awaits come first; then it reads the run, and decides on what it read (lifecycle.ts, invariant 6). */
   private async activate(retryCount: number): Promise<void> {
-    const { index, answers, pause, activation } = this.parts;
+    const { index, answers, outbox, pause, activation } = this.parts;
     await this.io("alarm.index-flush", () => index.flush());
     await this.io("alarm.answer-mail", () => answers.sendDue());
+    await this.io("alarm.outbox", () => outbox.sendDue());
     const run = this.row();
     if (!run) return;
     // An ended run's one alarm: delete it when its retention is over (retention.ts).
@@ -295,6 +301,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
       arm: (at) => this.parts.lifecycle.arm(at),
       io: (point, fn) => this.io(point, fn),
       now: () => this.now(),
+      soon: () => this.soon(),
       activeCatalog: () => this.parts.activation.catalog,
       row: () => this.row(),
       keyGrammar: () => this.keyGrammar,

@@ -44,6 +44,11 @@ export type RunEvent =
   | TypedEvent<"answer_emailed", { message: number; to: string; message_id?: string }>
   | TypedEvent<"answer_email_failed", { message: number; error: string; code: string; retry: boolean }>
   | TypedEvent<"event_dropped", { id: string; name: string; reason: string }>
+  /** Messages that waited their turn, dropped when the run failed or was cancelled (their numbers). */
+  | TypedEvent<"messages_dropped", { messages: number[]; reason: string }>
+  /** A completion webhook's attempt: delivered, or failed (`retry`: it is tried again). `to`: the URL's origin. */
+  | TypedEvent<"notify_sent", { event_id: string; to: string; status: number; attempt: number }>
+  | TypedEvent<"notify_failed", { event_id: string; to: string; status?: number; error: string; attempt: number; retry: boolean }>
   | TypedEvent<"step", { key: string }>
   | { id: null; type: "model_delta"; data: { stream: number; text: string } }
   /** A type this client does not know (a newer server): its name in `event`. */
@@ -76,6 +81,9 @@ const KNOWN = new Set<string>([
   "answer_emailed",
   "answer_email_failed",
   "event_dropped",
+  "messages_dropped",
+  "notify_sent",
+  "notify_failed",
   "step",
   "model_delta",
 ]);

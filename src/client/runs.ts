@@ -42,12 +42,14 @@ export class Runs {
    * attempt: retried like a read, since a repeat names the run the first attempt started.
    */
   start(params: StartRunParams, options?: RequestOptions): Promise<StartedRun> {
-    const { worker, input, approvalMode, budget, idempotencyKey = crypto.randomUUID() } = params;
+    const { worker, input, approvalMode, budget, notifyUrl, notifyOn, idempotencyKey = crypto.randomUUID() } = params;
     const body = {
       worker,
       input,
       ...(approvalMode ? { approval_mode: approvalMode } : {}),
       ...(budget ? { budget: { max_tokens: budget.maxTokens, max_cost_usd: budget.maxCostUsd, on_exceed: budget.onExceed } } : {}),
+      ...(notifyUrl ? { notify_url: notifyUrl } : {}),
+      ...(notifyOn ? { notify_on: notifyOn } : {}),
     };
     return this.transport.json({ method: "POST", path: "/runs", body, headers: { "idempotency-key": idempotencyKey } }, options);
   }
@@ -102,12 +104,12 @@ export class Runs {
   }
 
   /**
-   * `POST /runs/:id/messages`: the next message of a succeeded run's conversation; its
-   * root worker answers it with its whole history (`wait` for the answer). Without an
-   * `options.id` it is not retried unless `options.maxRetries` says so: a repeat after a
-   * lost response could reach the run once it answered, as a second message. With one, a
-   * repeat is the same message (`duplicate: true`), so it is retried as other requests are.
-   * While it answers → ConflictError.
+   * `POST /runs/:id/messages`: the next message of the run's conversation; its root worker
+   * answers it with its whole history (`wait` for the answer). A run still working keeps it
+   * waiting its turn (`waiting: true`). Without an `options.id` it is not retried unless
+   * `options.maxRetries` says so: a repeat after a lost response would be a second message.
+   * With one, a repeat is the same message (`duplicate: true`), so it is retried as other
+   * requests are. A run that failed or was cancelled → ConflictError.
    */
   sendMessage(id: string, text: string, options?: RequestOptions & { id?: string }): Promise<SentMessage> {
     const { id: messageId, ...request } = options ?? {};

@@ -34,6 +34,9 @@ export interface StartRunParams {
   input: unknown;
   approvalMode?: ApprovalMode;
   budget?: Budget;
+  /** A completion webhook: the run's end (and with `notifyOn: ["ended", "paused"]` its pauses) posted there, signed (docs/triggers.md). */
+  notifyUrl?: string;
+  notifyOn?: Array<"ended" | "paused">;
   /**
    * Sent as `Idempotency-Key` (1–255 visible ASCII characters): the same key and body within
    * 24 h name the same run. Default: a new random key per `start` call, the same on each of its
@@ -192,11 +195,14 @@ export interface Run {
 /** `POST /runs/:id/messages`: the run answers message number `message` (the input is 1). */
 export interface SentMessage {
   id: string;
-  /** `running`; for a message whose `id` the run took before, the run's status as it is. */
+  /** `running`; for a message that waits its turn, or whose `id` the run took before, the run's status as it is. */
   status: RunStatus;
+  /** Its number in the conversation (the input is 1). */
   message: number;
   /** The run took a message with this `id` before: nothing new. */
   duplicate?: true;
+  /** The run is still working: the message waits its turn, and is answered after the answer in progress. */
+  waiting?: true;
 }
 
 /** `GET /runs/:id`'s `timeline`: the run page's waterfall. */

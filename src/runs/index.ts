@@ -1,6 +1,6 @@
 import type * as z from "zod";
 import { runIndex, runStub } from "./rpc";
-import type { StartRun } from "./types";
+import type { RunNotify, StartRun } from "./types";
 import { catalog } from "../catalog";
 import type { CatalogWorker } from "../engine";
 import { describeIssues, validatorFor } from "../engine/json-schema";
@@ -77,7 +77,7 @@ export interface TriggerRunSettings {
 export const startTriggerRun = (
   env: Env,
   t: TriggerRunSettings,
-  run: { id: string; checked: { worker: CatalogWorker; input: unknown }; trigger: Record<string, unknown> },
+  run: { id: string; checked: { worker: CatalogWorker; input: unknown }; trigger: Record<string, unknown>; notify?: RunNotify },
 ) =>
   startRun(env, {
     id: run.id,
@@ -86,4 +86,5 @@ export const startTriggerRun = (
     approvalMode: t.approval_mode,
     budget: budgetOf(t.budget),
     trigger: run.trigger,
+    ...(run.notify ? { notify: run.notify } : {}),
   });

@@ -31,11 +31,14 @@ export interface RunRpc {
   decide(approvalId: string, d: DecisionRequest): Promise<Answer<{ approved: boolean }>>;
   /** A decision by emailed reply: `mac` names the approval (src/tokens/reply-reference.ts). */
   decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<{ approved: boolean }>>;
-  cancel(): Promise<Answer<{ status: "cancelled" }>>;
+  /** `reason`: why, kept on the run_cancelled event (a flow key's replace says which run replaced it). */
+  cancel(reason?: string): Promise<Answer<{ status: "cancelled" }>>;
   /** A worker this run created, as `.worker` file text. */
   createdWorker(name: string): Promise<Answer<{ text: string }>>;
-  /** The next message of a finished run's conversation (POST /runs/:id/messages); the same `id` again adds none. */
+  /** The next message of the run's conversation (POST /runs/:id/messages): taken now by a run that succeeded, else waiting its turn; the same `id` again adds none. */
   sendMessage(text: string, id?: string): Promise<Answer<SentMessage>>;
+  /** A flow key's delivery as the next message (`on_busy: message`): like sendMessage, but an ended run refuses it (410). */
+  followUp(text: string, id: string): Promise<Answer<SentMessage>>;
   /** A reply to one of the run's answer mails: `mac` from the conversation reference of its Reply-To (src/tokens/conversation-id.ts). */
   continueByEmail(mac: string, reply: EmailReply): Promise<Answer<SentMessage>>;
   /** Re-arms the activation of a run that should be running. */

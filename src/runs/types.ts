@@ -18,7 +18,21 @@ export interface StartRun {
   budget: Budget;
   /** What started the run (API, webhook delivery…), shown to approvers. */
   trigger?: unknown;
+  /** Who hears of the run's end (src/notify): its completion webhook (checked by the app), the flow key object that started it (its name). */
+  notify?: RunNotify;
 }
+
+/** A run's listeners, kept with it from its start (durable-objects/run/outbox.ts). */
+export interface RunNotify {
+  /** A completion webhook: posted at the run's end, and at its pauses when `on` says so. */
+  url?: { url: string; on: NotifyOn[] };
+  /** The flow key object (durable-objects/flow) that started the run: told when it ends, so its key's slot frees. */
+  flow?: string;
+}
+
+/** When a completion webhook is posted: the run's end, its pauses (awaiting a person, waiting). */
+export const NOTIFY_ON = ["ended", "paused"] as const;
+export type NotifyOn = (typeof NOTIFY_ON)[number];
 
 export interface ApprovalView {
   id: string;
@@ -176,8 +190,11 @@ export interface DecisionRequest {
 }
 
 /** An emailed reply, read both ways: which one counts depends on what it answers (an approval: `decision`; a question: `answer`). */
-/** A message taken into a run's conversation (`POST /runs/:id/messages`, an emailed reply); `duplicate`: its id was taken before, nothing new. */
-export type SentMessage = { status: RunStatusName; message: number; duplicate?: true };
+/**
+ * A message taken into a run's conversation (`POST /runs/:id/messages`, an emailed reply, a flow key's follow-up);
+ * `duplicate`: its id was taken before, nothing new; `waiting`: the run is still working, the message waits its turn.
+ */
+export type SentMessage = { status: RunStatusName; message: number; duplicate?: true; waiting?: true };
 
 /** The sender's reply to a run's answer mail (src/triggers/email-conversation.ts), for the run to check and take. */
 export interface EmailReply {

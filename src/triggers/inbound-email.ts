@@ -10,6 +10,7 @@ import { sha256Hex } from "../engine/ids";
 import { isAutomatic } from "../email/reply-approval";
 import { emailTriggerRecord } from "./email-thread";
 import type { EmailTrigger } from "./triggers-file";
+import { runNotify } from "../notify/run-notify";
 import { dmarcPassed } from "./dmarc";
 
 /** The part of Cloudflare's ForwardableEmailMessage the trigger uses. */
@@ -79,7 +80,11 @@ export async function receiveEmail(env: Env, message: InboundMessage, triggers: 
   const checked = checkStart(t.worker, input);
   if ("status" in checked) return reject(checked.error);
   const id = await runIdFor(t.name, messageKey);
-  const started = await startTriggerRun(env, t, { id, checked, trigger: emailTriggerRecord(t, input) });
+  // A trigger's notify URL the vars refuse is the operator's to fix: the run starts, and the log says why nobody hears of it.
+  const hook = runNotify(env, t, { file: "triggers.yaml", field: `${t.name}.notify_url` });
+  if ("error" in hook) console.warn(`trigger ${t.name}: its runs notify nobody: ${hook.error}`);
+  const notify = "url" in hook && hook.url ? { url: hook.url } : undefined;
+  const started = await startTriggerRun(env, t, { id, checked, trigger: emailTriggerRecord(t, input), notify });
   return { trigger: t.name, run_id: id, created: started.created };
 }
 

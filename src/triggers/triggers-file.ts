@@ -10,6 +10,9 @@ import { SAMPLE_EMAIL_INPUT } from "./email-input";
 import { POINTER } from "./json-pointer";
 import { EVENT_NAME } from "../engine/waits/bounds";
 import { withScheduledTime } from "./scheduled-time";
+import { flowProblem, flowSchema, scheduleConcurrencySchema } from "./flow/config";
+import { MAX_NOTIFY_URL_CHARS, notifyUrlShapeProblem } from "../notify/notify-url";
+import { NOTIFY_ON } from "../runs/types";
 
 const secretEnv = z.string().regex(/^[A-Z][A-Z0-9_]*$/, "must name an environment variable (A-Z, 0-9, _)");
 
@@ -34,6 +37,19 @@ export const verification = z.discriminatedUnion("scheme", [
 const pointer = z.string().regex(POINTER, "must be a JSON pointer such as /issue/title");
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
+/** A completion webhook for the trigger's runs (src/notify): its URL (`${NAME}`s filled at start), and when it is posted. */
+const notifyFields = {
+  notify_url: z
+    .string()
+    .max(MAX_NOTIFY_URL_CHARS)
+    .superRefine((v, ctx) => {
+      const problem = notifyUrlShapeProblem(v);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .optional(),
+  notify_on: z.array(z.enum(NOTIFY_ON)).min(1).optional(),
+};
+
 export const triggerSchema = z.strictObject({
   worker: z.string().regex(TOOL_NAME),
   verify: verification,
@@ -44,6 +60,8 @@ export const triggerSchema = z.strictObject({
   approval_mode: z.enum(["ask", "approve_all", "reject_all"]).default("ask"),
   /** The runs' budget (over the worker file's, field by field). */
   budget: budgetSchema.optional(),
+  ...flowSchema,
+  ...notifyFields,
 });
 
 /**
@@ -78,6 +96,9 @@ export const scheduleTriggerSchema = z.strictObject({
   input: z.json().default({}),
   approval_mode: approvalMode,
   budget: budgetSchema.optional(),
+  /** Its runs at once: the trigger is one key (docs/triggers.md, "Email and schedule triggers"). */
+  concurrency: scheduleConcurrencySchema,
+  ...notifyFields,
 });
 
 /**
@@ -114,6 +135,7 @@ export const emailTriggerSchema = z.strictObject({
   }),
   approval_mode: approvalMode,
   budget: budgetSchema.optional(),
+  ...notifyFields,
 });
 
 export type ScheduledTrigger = z.output<typeof scheduleTriggerSchema> & { name: string };
@@ -188,20 +210,33 @@ export function parseTriggers(
       problems.push(...worker);
       continue;
     }
-    const props = worker.input.properties as Record<string, unknown> | undefined;
+    const flow = flowProblem(parsed.data, worker);
+    if (flow) {
+      problems.push(new WorkerFileError(file, `${name}.${flow.field}`, flow.message));
+      continue;
+    }
+    // A batched debounce starts its run with {batch: [each delivery's input]}: the mapping fills the batch's items.
+    const batched = parsed.data.debounce?.batch;
+    const props = (batched ? batchItems(worker.input.properties) : worker.input.properties) as Record<string, unknown> | undefined;
     for (const field of Object.keys(parsed.data.input)) {
       if (props && !(field in props))
         problems.push(
           new WorkerFileError(
             file,
             `${name}.input.${field}`,
-            `worker "${worker.name}" has no input field "${field}"; its fields: ${Object.keys(props).join(", ")}`,
+            `worker "${worker.name}" has no input field "${field}"${batched ? " in its batch's items" : ""}; its fields: ${Object.keys(props).join(", ")}`,
           ),
         );
     }
     triggers.set(name, { ...parsed.data, name });
   }
   return { triggers, schedules, emails, problems };
+}
+
+/** The item properties of a worker's `batch` input (a batched debounce's), if its schema says. */
+function batchItems(properties: unknown): unknown {
+  const batch = (properties as Record<string, { items?: { properties?: unknown } }> | undefined)?.batch;
+  return batch?.items?.properties;
 }
 
 export interface ParsedTriggers {

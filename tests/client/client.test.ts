@@ -89,21 +89,26 @@ describe("edgework/client against the app", () => {
     expect(await models.countEffects("client-cancel")).toBe(0);
   });
 
-  it("sendMessage continues a finished run's conversation; a second while it answers → ConflictError", async () => {
-    await script("chat-writer", [{ text: "first answer" }, { text: "second answer" }]);
+  it("sendMessage continues a finished run's conversation; a second while it answers waits its turn; a cancelled run's → ConflictError", async () => {
+    await script("chat-writer", [{ text: "first answer" }, { text: "second answer" }, { text: "third answer" }]);
     const { id } = await client.runs.start({ worker: "chat-writer", input: "hello" });
     await waitDriven(id, ["succeeded"]);
     expect(await client.runs.sendMessage(id, "and then?")).toEqual({ id, status: "running", message: 2 });
-    await expect(client.runs.sendMessage(id, "too soon")).rejects.toBeInstanceOf(ConflictError);
+    expect(await client.runs.sendMessage(id, "and after that?")).toEqual({ id, status: "running", message: 3, waiting: true });
     const done = await waitDriven(id, ["succeeded"]);
-    expect(done).toMatchObject({ status: "succeeded", output: "second answer" });
+    expect(done).toMatchObject({ status: "succeeded", output: "third answer" });
     expect(done.messages.map((m) => [m.role, m.text])).toEqual([
       ["user", "hello"],
       ["assistant", "first answer"],
       ["user", "and then?"],
       ["assistant", "second answer"],
+      ["user", "and after that?"],
+      ["assistant", "third answer"],
     ]);
     await expect(client.runs.sendMessage(id, "x".repeat(16_001))).rejects.toBeInstanceOf(PayloadTooLargeError);
+    const other = await client.runs.start({ worker: "chat-writer", input: "hello" });
+    await client.runs.cancel(other.id);
+    await expect(client.runs.sendMessage(other.id, "too late")).rejects.toBeInstanceOf(ConflictError);
   });
 
   it("each error class from a real response, its message from the JSON body", async () => {

@@ -2,6 +2,7 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MAX_HISTORY_BYTES, MAX_MESSAGE_CHARS, MAX_MESSAGES } from "../../durable-objects/run/conversation";
 import { effectCount, effectUrl, modelRequests, script, settle, stub } from "./helpers";
+import { statusEvents } from "./interleave";
 
 const auth = { Authorization: "Bearer test-token", "content-type": "application/json" };
 const postMessage = (id: string, body: unknown) =>
@@ -73,20 +74,35 @@ describe("a conversation with a finished run (POST /runs/:id/messages)", () => {
     });
   }
 
-  it("one message at a time: a second while the run answers the first is refused (409), as one before the run ever ended", async () => {
-    await script("chat-writer", [{ text: "a1" }, { text: "a2" }, { text: "a3" }]);
+  it("a message while the run works waits its turn: taken after its answer and answered next; two at once are both answered, once each", async () => {
+    await script("chat-writer", [{ text: "a1" }, { text: "a2" }, { text: "a3" }, { text: "a4" }]);
     await stub("chat-busy").start({ id: "chat-busy", worker: "chat-writer", input: { input: "m1" }, approvalMode: "ask", budget: {} });
-    expect(await stub("chat-busy").sendMessage("too early")).toMatchObject({ ok: false, status: 409, error: expect.stringContaining("queued") });
-    await settle("chat-busy");
-    // Two stubs: either may reach the object first, and exactly one is taken.
-    const texts = ["m2", "m2 again"];
-    const answers = await Promise.all(texts.map((t) => stub("chat-busy").sendMessage(t)));
-    expect(answers.filter((a) => a.ok)).toHaveLength(1);
-    expect(answers.find((a) => !a.ok)).toMatchObject({ status: 409, error: expect.stringContaining("running") });
-    const taken = texts[answers.findIndex((a) => a.ok)];
+    expect(await stub("chat-busy").sendMessage("early", "early-id")).toEqual({ ok: true, status: "queued", message: 2, waiting: true });
+    // The same id again: the message waiting, nothing new.
+    expect(await stub("chat-busy").sendMessage("early", "early-id")).toMatchObject({ ok: true, message: 2, duplicate: true, waiting: true });
     expect(await settle("chat-busy")).toMatchObject({ status: "succeeded", output: "a2" });
-    expect((await stub("chat-busy").status())!.messages.filter((m) => m.role === "user").map((m) => m.text)).toEqual(["m1", taken]);
-    expect(await modelRequests("chat-writer")).toHaveLength(2);
+    const users = async () => (await stub("chat-busy").status())!.messages.filter((m) => m.role === "user").map((m) => m.text);
+    expect(await users()).toEqual(["m1", "early"]);
+    // Its own turn: the answer to the input is recorded before the message is taken (one run_succeeded each).
+    expect(await statusEvents("chat-busy")).toEqual(["run_queued", "run_running", "run_succeeded", "run_running", "run_succeeded"]);
+    // Two stubs: either reaches the object first; the one after finds it running and waits.
+    const answers = await Promise.all(["m3", "m3 again"].map((t) => stub("chat-busy").sendMessage(t)));
+    expect(answers.every((a) => a.ok)).toBe(true);
+    expect(answers.filter((a) => a.ok && a.waiting)).toHaveLength(1);
+    expect(await settle("chat-busy")).toMatchObject({ status: "succeeded", output: "a4" });
+    expect((await users()).slice(2).sort()).toEqual(["m3", "m3 again"]);
+    expect(await modelRequests("chat-writer")).toHaveLength(4);
+  });
+
+  it("messages waiting when the run fails or is cancelled are dropped, with an event naming them", async () => {
+    await script("chat-writer", [{ text: "a1" }]);
+    await stub("chat-drop").start({ id: "chat-drop", worker: "chat-writer", input: { input: "m1" }, approvalMode: "ask", budget: {} });
+    expect(await stub("chat-drop").sendMessage("m2")).toMatchObject({ ok: true, waiting: true, message: 2 });
+    expect(await stub("chat-drop").sendMessage("m3")).toMatchObject({ ok: true, waiting: true, message: 3 });
+    expect(await stub("chat-drop").cancel()).toMatchObject({ ok: true });
+    const events = (await stub("chat-drop").eventsSince("0-0", 100))!.events;
+    expect(events.find((e) => e.type === "messages_dropped")?.data).toEqual({ messages: [2, 3], reason: "the run was cancelled before answering them" });
+    expect(await modelRequests("chat-writer")).toHaveLength(0);
   });
 
   it("the run's budget counts every message: one over it fails the run, which then takes no more", async () => {

@@ -19,9 +19,12 @@ export const DIRECT_POINTS: Held[] = [
   // The first alarm (queued), the one after the decision, the one after the answer and the event.
   held("alarm.index-flush", [1, 2, 3], false),
   held("alarm.answer-mail", [1, 3], false),
+  // The first alarm (nothing due), then the ones after each pause (its notification is due).
+  held("alarm.outbox", [1, 2, 3], true),
   held("activation.step", [1, 2], false),
   held("activation.outcome", [1], false),
   held("settle.answer-mail", [1], false),
+  held("settle.outbox", [1], true),
   held("model.request", [1], true),
   held("global.call", [1], true),
   held("approval.email", [1], true),

@@ -15,7 +15,8 @@ import { alarmOf, landAt, object, statusEvents, type Hold } from "./interleave";
  * durable-objects/run/lifecycle.ts are checked, right after and at the run's end:
  * a cancel sticks; a decision applies to the call it was made for; a requested wake-up
  * is never lost or delayed; no effect or model request happens twice; no run is left
- * queued or running without an alarm.
+ * queued or running without an alarm; an end is notified (or its notification is still
+ * due, with the alarm that sends it); a message accepted is answered.
  */
 
 export const REQUESTS = ["cancel", "decide", "answer", "message", "event", "signal", "resume", "fork", "model-answer", "second-alarm", "sweep"] as const;
@@ -82,14 +83,21 @@ async function answerPause(id: string, view: RunView, by: string): Promise<void>
   }
 }
 
-/** fn-interleave (tests/fixtures/functions): a post, a model question, a global tool, a gated post, a question and a keyed wait, a post. */
+/** The completion webhook a harness run posts its end and pauses to (the fake server counts them: tests/support/global-setup.ts). */
+export const notifyCounter = (id: string) => `${id}-notify`;
+
+/**
+ * fn-interleave (tests/fixtures/functions): a post, a model question, a global tool, a gated post, a question and a keyed wait, a post;
+ * its completion webhook hears of its pauses and its end (the outbox's points, io.ts).
+ */
 export function pipeline(tag: string, modelAnswer: (id: string) => Promise<unknown>, consumeAfterAlarm?: (id: string) => Promise<unknown>): Scenario {
   return {
     tag,
     model: "interleave",
     async start(id) {
       await script("interleave", [{ text: "said" }, { text: "said again" }, { text: "said a third time" }]);
-      await stub(id).start({ id, worker: "fn-interleave", input: { url: effectUrl(id), key: `sha-${id}` }, approvalMode: "ask", budget: {} });
+      const notify = { url: { url: effectUrl(notifyCounter(id)), on: ["ended" as const, "paused" as const] } };
+      await stub(id).start({ id, worker: "fn-interleave", input: { url: effectUrl(id), key: `sha-${id}` }, approvalMode: "ask", budget: {}, notify });
     },
     async next(id, view, target) {
       if (TERMINAL.includes(view.status)) {
@@ -138,6 +146,26 @@ export function conversation(tag: string): Scenario {
     modelAnswer: async () => null,
     effects: (id) => ({ [`${id}-1`]: 1 }),
   };
+}
+
+/**
+ * Whether the run's end was notified: `sent` (a notify_sent after its end's event), `due` (its
+ * outbox row is waiting, with an alarm that comes no later), or what is wrong.
+ */
+async function endNotified(id: string): Promise<string> {
+  return runInDurableObject(object(id), async (_o, state) => {
+    const sql = state.storage.sql;
+    const end = sql
+      .exec<{ seq: number }>("SELECT seq FROM events WHERE type IN ('run_succeeded', 'run_failed', 'run_cancelled') ORDER BY seq DESC LIMIT 1")
+      .toArray()[0]?.seq;
+    if (end === undefined) return "no end event";
+    if (sql.exec("SELECT 1 FROM events WHERE type = 'notify_sent' AND seq > ?", end).toArray().length) return "sent";
+    const made = sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'outbox'").toArray().length > 0;
+    const due = made ? sql.exec<{ due_at: number }>("SELECT due_at FROM outbox WHERE event = ?", end).toArray()[0]?.due_at : undefined;
+    if (due === undefined) return "no notify_sent and no outbox row";
+    const alarm = await state.storage.getAlarm();
+    return alarm !== null && alarm <= due ? "due" : `its outbox row is due at ${due}, the alarm ${alarm}`;
+  });
 }
 
 /** One external request, landed while the object is held; `wakes`: it asked the run to wake (a wake-up the invariants follow). */
@@ -318,6 +346,16 @@ async function checkAtEnd(
   const end = await counts(sc, id);
   const view = await stub(id).status();
   const events = view ? await statusEvents(id) : []; // deleted after its retention: no rows left
+  if (view && TERMINAL.includes(view.status) && sc.model === "interleave") {
+    const notified = await endNotified(id);
+    if (notified !== "sent" && notified !== "due") violated(`its end (${view.status}) is not notified: ${notified}`);
+  }
+  const messages = landed.filter((l) => l.request === "message" && l.ok).length;
+  if (view && messages && view.status === "succeeded") {
+    const asked = view.messages.filter((m) => m.role === "user").length - 1;
+    const answered = view.messages.filter((m) => m.role === "assistant").length;
+    if (asked !== messages || answered !== asked + 1) violated(`${messages} messages accepted, ${asked} taken, ${answered - 1} of them answered`);
+  }
   for (const [key, n] of Object.entries(end.effects)) if (n > 1) violated(`effect ${key} posted ${n} times`);
   if (end.models > 1 && sc.model === "interleave") violated(`the model asked ${end.models} times`);
   const cancelled = events.indexOf("run_cancelled");

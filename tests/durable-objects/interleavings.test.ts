@@ -51,4 +51,17 @@ describe("the interleaving harness, direct dispatch", () => {
       await run(conversation("c"), held, request);
     });
   });
+
+  // A conversation's run at work: a message that lands while it runs waits its turn, and is answered after the answer in progress.
+  describe.each<[IoPoint, Held]>([
+    ["alarm.outbox", { point: "alarm.outbox", passes: [1], after: false }],
+    ["activation.step", { point: "activation.step", passes: [1], after: false }],
+    ["model.request", { point: "model.request", passes: [1], after: true }],
+    ["activation.outcome", { point: "activation.outcome", passes: [1], after: false }],
+    ["settle.outbox", { point: "settle.outbox", passes: [1], after: false }],
+  ])("a working conversation held at %s", (_point, held) => {
+    it.each<Request>(["message", "cancel"])("lands %s there: the invariants hold", async (request) => {
+      await run(conversation("w"), held, request);
+    });
+  });
 });

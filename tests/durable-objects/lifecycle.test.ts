@@ -179,7 +179,12 @@ describe("the alarm rule, one writer at a time (RunLifecycle's wake and arm)", (
   const withLifecycle = (name: string, fn: (l: RunLifecycle, storage: DurableObjectStorage) => Promise<void>) =>
     runInDurableObject(object(name), (_o, state) => {
       const host = { ctx: state, sql: new Sql(state.storage.sql), event: () => {}, row: () => undefined };
-      const lifecycle = new RunLifecycle(host, { voidPending: () => {} }, { store: (at) => state.storage.setAlarm(at), clamp: (at) => at });
+      const lifecycle = new RunLifecycle(
+        host,
+        { voidPending: () => {} },
+        { store: (at) => state.storage.setAlarm(at), clamp: (at) => at },
+        { takeWaitingMessage: () => undefined, outcome: () => {} },
+      );
       return fn(lifecycle, state.storage);
     });
   const t = Date.now() + DAY;

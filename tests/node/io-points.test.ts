@@ -41,6 +41,7 @@ const EXEMPT: Record<string, Record<string, string>> = {
     // I/O — a fetch, an MCP call — ends).
     executeRun: "the engine: what it awaits that lets a request in is one of this object's ports, each behind a seam",
     "this.host.arm": STORAGE,
+    "this.host.wakeSoon": STORAGE,
   },
   "durable-objects/run/answer-mail.ts": {
     // The answer mail's sends run inside its callers' seams (alarm.answer-mail, settle.answer-mail).
@@ -50,6 +51,14 @@ const EXEMPT: Record<string, Record<string, string>> = {
     conversationReference: CRYPTO,
     "mailer.send": "inside the seams alarm.answer-mail and settle.answer-mail of sendDue's callers",
     answerMime: "builds the message in memory",
+  },
+  "durable-objects/run/outbox.ts": {
+    // The notifications' sends run inside their callers' seams (alarm.outbox, settle.outbox).
+    "this.tellFlow": "inside the seams alarm.outbox and settle.outbox of sendDue's callers",
+    "this.post": "inside the seams alarm.outbox and settle.outbox of sendDue's callers",
+    "flowKeyObject(this.host.env, row.dest).runEnded": "inside the seams alarm.outbox and settle.outbox of sendDue's callers",
+    notificationId: CRYPTO,
+    postNotification: "inside the seams alarm.outbox and settle.outbox of sendDue's callers",
   },
   "durable-objects/run/controls.ts": {
     "this.host.wakeSoon": STORAGE,

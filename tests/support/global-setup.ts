@@ -3,6 +3,7 @@ import type { TestProject } from "vitest/node";
 import { startModelServer } from "../../src/testing/model-server";
 import { startFakeUpstream } from "./fake-upstream";
 import { startCountingServer, startEverything } from "./mcp-servers";
+import { startNotifyReceiver } from "./notify-receiver";
 import { startOtlpReceiver } from "./otlp-receiver";
 
 declare module "vitest" {
@@ -16,6 +17,8 @@ declare module "vitest" {
     countingMcpPort: number;
     /** The OTLP receiver of the tracing tests (tests/support/otlp-receiver.ts). */
     otlpReceiverPort: number;
+    /** The completion-webhook receiver of the notify tests (tests/support/notify-receiver.ts). */
+    notifyReceiverPort: number;
   }
 }
 
@@ -51,9 +54,11 @@ export default async function setup(project: TestProject) {
   project.provide("countingMcpPort", counting.port);
   const otlp = await startOtlpReceiver();
   project.provide("otlpReceiverPort", otlp.port);
+  const notify = await startNotifyReceiver();
+  project.provide("notifyReceiverPort", notify.port);
   return async () => {
     everything.stop();
     doomed.stop();
-    await Promise.all([server.close(), second.close(), upstream.close(), counting.close(), otlp.close()]);
+    await Promise.all([server.close(), second.close(), upstream.close(), counting.close(), otlp.close(), notify.close()]);
   };
 }

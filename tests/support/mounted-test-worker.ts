@@ -3,5 +3,5 @@
  * app) as the `workers-mounted` project runs it: with the test subclasses of the run's
  * object and the run index, as tests/support/test-worker.ts does for the app.
  */
-export { default, GlobalToolsetsDO, DeliveryLedgerDO, EndedSessionDO, WaitIndexDO } from "../fixtures/mounted/index";
+export { default, GlobalToolsetsDO, DeliveryLedgerDO, EndedSessionDO, WaitIndexDO, FlowKeyDO } from "../fixtures/mounted/index";
 export { TestRunDO as RunDO, TestRunIndexDO as RunIndexDO } from "./test-objects";

@@ -1,7 +1,8 @@
 /**
  * The Worker as the Workers pool runs it (vitest.config.ts `main`): the app's entry,
- * with the run's object and the run index replaced by their test subclasses under
- * the class names wrangler.toml binds.
+ * with the run's object, the run index and the flow key's object replaced by their test
+ * subclasses under the class names wrangler.toml binds.
  */
 export { default, GlobalToolsetsDO, DeliveryLedgerDO, EndedSessionDO, WaitIndexDO } from "../../src/index";
 export { TestRunDO as RunDO, TestRunIndexDO as RunIndexDO } from "./test-objects";
+export { TestFlowKeyDO as FlowKeyDO } from "./test-flow-key";

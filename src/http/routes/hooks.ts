@@ -5,9 +5,15 @@ import { deliveryHeader, deliveryLedger, filterMismatch, idempotencyKey, mapInpu
 import { sha256Hex } from "../../engine/ids";
 import { signalWaitingRuns } from "../../triggers/signal";
 import { verifyDelivery } from "../../triggers/verify";
+import type { Trigger } from "../../triggers/triggers-file";
 import { httpError } from "../http-error";
 import { MAX_BODY_BYTES, readLimited } from "../read-body";
 import { appPath } from "../base-path";
+import { flowOf } from "../../triggers/flow/config";
+import { flowDelivery } from "../../triggers/flow/deliver";
+import type { hookFlowRefusalSchema, hookFlowResponseSchema } from "../../triggers/flow/outcome";
+import type * as z from "zod";
+import { runNotify } from "../../notify/run-notify";
 
 /** Providers' delivery ids are UUIDs and the like; anything much longer is not one. */
 const MAX_DELIVERY_ID = 200;
@@ -43,7 +49,7 @@ hooks.post("/:name", async (c) => {
   const mismatch = filterMismatch(t, payload);
   if (mismatch) return c.json({ ignored: true, reason: `filter: ${mismatch}` }, 202);
 
-  const checked = "signal" in t ? undefined : checkStart(t.worker, mapInput(t, payload));
+  const checked = "signal" in t ? undefined : checkedInput(t, payload);
   if (checked && "status" in checked) throw httpError(checked.status === 404 ? 500 : checked.status, { error: checked.error });
 
   // The run comes from signed content; a delivery id header only has to agree with its first body.
@@ -64,11 +70,33 @@ hooks.post("/:name", async (c) => {
     if ("status" in signalled) throw httpError(signalled.status, { error: signalled.error });
     return c.json({ signal: t.signal.event, woken: signalled.woken }, 202);
   }
+  const hook = runNotify(c.env, t, { file: "triggers.yaml", field: `${name}.notify_url` });
+  if ("error" in hook) throw httpError(503, { error: `trigger "${name}": ${hook.error}` });
+  const record = { kind: "webhook", name, delivery: delivery?.id ?? key, body_sha256: bodySha256 };
+  const statusUrl = (id: string) => new URL(appPath(`/runs/${id}`), c.req.url).href;
+  if (flowOf(t)) {
+    const answer = await flowDelivery(c.env, t, payload, { id: key, input: checked!.input, record });
+    if ("problem" in answer) throw httpError(answer.problem.status, { error: answer.problem.error });
+    if ("refused" in answer) {
+      const { error, retry_after } = answer;
+      const headers: Record<string, string> = retry_after === undefined ? {} : { "Retry-After": String(retry_after) };
+      throw httpError(answer.status, { error, ...(retry_after === undefined ? {} : { retry_after }) } satisfies z.input<typeof hookFlowRefusalSchema>, headers);
+    }
+    const body = { ...answer, ...("run_id" in answer ? { status_url: statusUrl(answer.run_id) } : {}) } satisfies z.input<typeof hookFlowResponseSchema>;
+    return c.json(body, 202);
+  }
   const id = await runIdFor(name, key);
-  const started = await startTriggerRun(c.env, t, {
-    id,
-    checked: checked!,
-    trigger: { kind: "webhook", name, delivery: delivery?.id ?? key, body_sha256: bodySha256 },
-  });
-  return c.json({ run_id: id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href, duplicate: !started.created }, 202);
+  const started = await startTriggerRun(c.env, t, { id, checked: checked!, trigger: record, notify: hook.url ? { url: hook.url } : undefined });
+  return c.json({ run_id: id, status_url: statusUrl(id), duplicate: !started.created }, 202);
 });
+
+/**
+ * The delivery's input, checked against the worker's schema. A batched debounce's run takes
+ * `{batch: [each delivery's input]}`: a delivery is checked as a batch of one, and kept as its item.
+ */
+function checkedInput(t: Trigger, payload: unknown): ReturnType<typeof checkStart> {
+  const input = mapInput(t, payload);
+  if (!t.debounce?.batch) return checkStart(t.worker, input);
+  const checked = checkStart(t.worker, { batch: [input] });
+  return "status" in checked ? checked : { ...checked, input: (checked.input as { batch: unknown[] }).batch[0] };
+}

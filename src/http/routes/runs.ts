@@ -12,12 +12,18 @@ import { jsonBody } from "../validate";
 import { appPath } from "../base-path";
 import { MAX_ANSWER_CHARS } from "../../engine/approvals/ask-human";
 import { accessIdentity } from "../middleware/people-auth";
+import { MAX_NOTIFY_URL_CHARS } from "../../notify/notify-url";
+import { runNotify } from "../../notify/run-notify";
+import { NOTIFY_ON } from "../../runs/types";
 
 const startBody = z.strictObject({
   worker: z.string().min(1),
   input: z.unknown(),
   approval_mode: z.enum(["ask", "approve_all", "reject_all"]).default("ask"),
   budget: budgetSchema.default({}),
+  /** A completion webhook (docs/triggers.md, "Completion webhooks"): checked by `runNotify` (hosts, https, no credentials, bounded). */
+  notify_url: z.string().max(MAX_NOTIFY_URL_CHARS).optional(),
+  notify_on: z.array(z.enum(NOTIFY_ON)).min(1).max(NOTIFY_ON.length).optional(),
 });
 
 const forkBody = z.strictObject({
@@ -54,6 +60,8 @@ runs.post("/", async (c) => {
   if (key !== null && typeof key !== "string") throw httpError(400, key);
   const checked = checkStart(body.worker, body.input);
   if ("status" in checked) throw httpError(checked.status, checked);
+  const hook = runNotify(c.env, body, { field: "notify_url" });
+  if ("error" in hook) throw httpError(400, { error: hook.error });
   const claim = key === null ? { ok: true as const, run: crypto.randomUUID(), replay: false } : await claimRun(c.env, key, body, crypto.randomUUID());
   if (!claim.ok) throw httpError(422, { error: "this Idempotency-Key was used within 24 hours with another request body; use a new key for a new run" });
   const id = claim.run;
@@ -67,6 +75,7 @@ runs.post("/", async (c) => {
     approvalMode: body.approval_mode,
     budget: budgetOf(body.budget),
     trigger: { kind: "api", ...(initiator ? { initiator } : {}) },
+    ...(hook.url ? { notify: { url: hook.url } } : {}),
   });
   const started = { id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href };
   return claim.replay ? c.json(started, 200, { "Idempotent-Replayed": "true" }) : c.json(started, 202);
@@ -152,17 +161,18 @@ runs.post("/:id/cancel", async (c) => {
 });
 
 /**
- * The next message of a finished run's conversation: its root worker answers it with its
- * whole history (202; the run is running again). 409 while the run has not answered the
- * last one, for a run that failed or was cancelled, or whose root is a code function;
- * 400/413 for a text that is empty or too long (durable-objects/run/conversation.ts).
+ * The next message of a run's conversation: its root worker answers it with its whole
+ * history (202; a run that succeeded is running again, one still working keeps it waiting
+ * its turn: `waiting: true`). 409 for a run that failed or was cancelled, or whose root is
+ * a code function; 400/413 for a text that is empty or too long (durable-objects/run/conversation.ts).
  * With an `id` the run took before: 202 with `duplicate: true`, the run's status, and nothing new.
  */
 runs.post("/:id/messages", async (c) => {
   const { text, id } = await jsonBody(c, messageBody);
   const answer = await stubFor(c.env, c.req.param("id")).sendMessage(text, id);
   if (!answer.ok) throw httpError(answer.status, answer.status === 404 ? await missingRun(c.env, c.req.param("id")) : { error: answer.error });
-  return c.json({ id: c.req.param("id"), status: answer.status, message: answer.message, ...(answer.duplicate ? { duplicate: true } : {}) }, 202);
+  const { status, message, duplicate, waiting } = answer;
+  return c.json({ id: c.req.param("id"), status, message, ...(duplicate ? { duplicate } : {}), ...(waiting ? { waiting } : {}) }, 202);
 });
 
 /** Re-arms a run that should be running (a lost activation or wake-up); 409 says why not. */
