@@ -159,6 +159,7 @@ export class RunActivation {
       approvalMode: run.approval_mode,
       budget: parse(run.budget),
       keyGrammar: grammar,
+      attributes: parse(run.attributes) ?? {},
     });
     await host.io("activation.outcome", () => seams.outcomeReached());
     return outcome;

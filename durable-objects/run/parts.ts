@@ -10,6 +10,7 @@ import { ModelDispatch } from "../model-dispatch";
 import { SqliteStateBackend } from "../sqlite-state";
 import { RunActivation } from "./activation";
 import { RunAnswerMail } from "./answer-mail";
+import { RunAttributes } from "./attributes";
 import { RunApprovals } from "./approvals";
 import { RunCatalog } from "./catalog";
 import { RunControls } from "./controls";
@@ -45,7 +46,9 @@ export type RunParts = ReturnType<typeof runParts>;
 export function runParts(host: RunHost, seams: PartSeams) {
   const states = new SqliteStateBackend(host.sql);
   const journal = new LoggedJournalStore(host.sql);
-  const index = new RunIndexSync(host, seams.indexRetryMs);
+  const attributes = new RunAttributes(host);
+  journal.stepRecorded = (key, value) => attributes.recorded(key, value);
+  const index = new RunIndexSync(host, seams.indexRetryMs, () => attributes.current());
   const approvals = new RunApprovals(host, journal);
   const record = new RunRecord(host, index);
   const lifecycle: RunLifecycle = new RunLifecycle(host, approvals, {
@@ -79,7 +82,7 @@ export function runParts(host: RunHost, seams: PartSeams) {
     stopActivation: () => activation.stop(),
     cancelled: (run) => tracing.cancelled(run, host.keyGrammar(), seams.otelVars()),
   });
-  const reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation });
+  const reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation, attributes });
   const forks = new RunFork(host, { pinned, journal, start: (req, p) => controls.start(req, p) });
   return { index, record, lifecycle, pause, activation, controls, conversation, answers, reader, forks, dispatch, deltas };
 }

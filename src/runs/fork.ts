@@ -1,6 +1,7 @@
 import type { ApprovalMode, Budget } from "../engine";
 import type { KeyGrammar } from "../engine/journal/keys";
 import type { CatalogSnapshot } from "../pinned-catalog";
+import type { Attributes } from "../engine/attributes";
 
 /** Where a fork began: a run and the journal key before which its steps were copied. */
 export interface ForkOrigin {
@@ -39,7 +40,9 @@ export interface ForkSource {
   grammar: KeyGrammar;
   /** Who started the source, as its trigger names them (initiator.ts): the fork is theirs too, so they may not approve its calls either. */
   initiator: string | null;
-  /** The journal seq of `at`: the prefix is every step below it. */
+  /** Its attributes as they stood at `at` (the start's, and those its code set before): the fork's to start with. */
+  attributes: Attributes;
+  /** The journal seq of `at` (0: at the root worker, before every step): the prefix is every step below it. */
   atSeq: number;
   /** The prefix's size, within the bounds (`FORK_LIMITS`). */
   rows: number;

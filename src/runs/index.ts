@@ -3,6 +3,7 @@ import { runIndex, runStub } from "./rpc";
 import type { StartRun } from "./types";
 import { catalog } from "../catalog";
 import type { CatalogWorker } from "../engine";
+import type { Attributes } from "../engine/attributes";
 import { describeIssues, validatorFor } from "../engine/json-schema";
 import { budgetOf, startInput, type budgetSchema } from "../engine/catalog/worker-file";
 
@@ -77,7 +78,7 @@ export interface TriggerRunSettings {
 export const startTriggerRun = (
   env: Env,
   t: TriggerRunSettings,
-  run: { id: string; checked: { worker: CatalogWorker; input: unknown }; trigger: Record<string, unknown> },
+  run: { id: string; checked: { worker: CatalogWorker; input: unknown }; trigger: Record<string, unknown>; attributes?: Attributes },
 ) =>
   startRun(env, {
     id: run.id,
@@ -86,4 +87,5 @@ export const startTriggerRun = (
     approvalMode: t.approval_mode,
     budget: budgetOf(t.budget),
     trigger: run.trigger,
+    attributes: run.attributes,
   });

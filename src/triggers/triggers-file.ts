@@ -10,6 +10,8 @@ import { SAMPLE_EMAIL_INPUT } from "./email-input";
 import { POINTER } from "./json-pointer";
 import { EVENT_NAME } from "../engine/waits/bounds";
 import { withScheduledTime } from "./scheduled-time";
+import { ATTRIBUTE_NAME, MAX_ATTRIBUTES } from "../engine/attributes";
+import { attributesSchema } from "../runs/attribute-schema";
 
 const secretEnv = z.string().regex(/^[A-Z][A-Z0-9_]*$/, "must name an environment variable (A-Z, 0-9, _)");
 
@@ -32,6 +34,11 @@ export const verification = z.discriminatedUnion("scheme", [
 ]);
 
 const pointer = z.string().regex(POINTER, "must be a JSON pointer such as /issue/title");
+/** Attribute name → JSON pointer into the payload: the run's attributes (a value that is absent or no short text is left out). */
+const attributePointers = z
+  .record(z.string().regex(ATTRIBUTE_NAME, "an attribute name is a lowercase letter, then up to 31 of a-z 0-9 _"), pointer)
+  .refine((a) => Object.keys(a).length <= MAX_ATTRIBUTES, `at most ${MAX_ATTRIBUTES} attributes`)
+  .default({});
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
 export const triggerSchema = z.strictObject({
@@ -39,6 +46,7 @@ export const triggerSchema = z.strictObject({
   verify: verification,
   /** Worker input field → JSON pointer into the payload. */
   input: z.record(z.string().min(1), pointer),
+  attributes: attributePointers,
   /** JSON pointer (or top-level field name) → the value, or values, it must have; else the delivery is ignored. */
   filter: z.record(z.string(), z.union([scalar, z.array(scalar).min(1)])).default({}),
   approval_mode: z.enum(["ask", "approve_all", "reject_all"]).default("ask"),
@@ -76,6 +84,8 @@ export const scheduleTriggerSchema = z.strictObject({
   }),
   /** The worker's input as is; `{{scheduled_time}}` in a string becomes the event's time (ISO 8601, UTC). */
   input: z.json().default({}),
+  /** The runs' attributes, as written. */
+  attributes: attributesSchema(MAX_ATTRIBUTES, "attributes").default({}),
   approval_mode: approvalMode,
   budget: budgetSchema.optional(),
 });

@@ -18,6 +18,7 @@ const summary = (i: number, worker: string, status: RunStatusName, created_at: n
   worker,
   status,
   trigger: i % 2 ? { kind: "webhook", name: "github-issues" } : { kind: "api" },
+  attributes: {},
   created_at,
   updated_at: created_at,
   usage: { requests: i, inputTokens: 0, outputTokens: 0, costUsd: 0 },

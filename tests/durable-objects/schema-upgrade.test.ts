@@ -29,8 +29,9 @@ const redeploy = (id: string) =>
     expect(err.durableObjectReset).toBe(true),
   );
 
-/** Marks the object as of schema `version`, without the columns later versions added (version 7: run.edgework_version). */
+/** Marks the object as of schema `version`, without the columns later versions added (version 7: run.edgework_version; 11: run.attributes). */
 function toSchemaVersion(sql: SqlStorage, version: number) {
+  if (version < 11) sql.exec("ALTER TABLE run DROP COLUMN attributes");
   if (version < 7) sql.exec("ALTER TABLE run DROP COLUMN edgework_version");
   if (version < 8) toJournalBeforeV8(sql);
   if (version < 9) {

@@ -215,4 +215,6 @@ const EFFECT_METHOD: Record<string, string> = {
   random: "randomId",
   human: "askHuman",
   wait: "sleep/sleepUntil/waitForEvent",
+  attr: "setAttribute",
+  schedule: "schedule",
 };

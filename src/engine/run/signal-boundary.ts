@@ -18,6 +18,8 @@ export const EFFECT_METHODS = [
   "sleep",
   "sleepUntil",
   "waitForEvent",
+  "setAttribute",
+  "schedule",
 ] as const;
 
 /** Where a ctx handed to user code keeps its boundary (read by the engine's contexts when they make a method). */

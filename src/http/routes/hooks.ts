@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { triggers } from "../../catalog";
 import { checkStart, startTriggerRun } from "../../runs";
-import { deliveryHeader, deliveryLedger, filterMismatch, idempotencyKey, mapInput, runIdFor } from "../../triggers/delivery";
+import { deliveryHeader, deliveryLedger, filterMismatch, idempotencyKey, mapAttributes, mapInput, runIdFor } from "../../triggers/delivery";
 import { sha256Hex } from "../../engine/ids";
 import { signalWaitingRuns } from "../../triggers/signal";
 import { verifyDelivery } from "../../triggers/verify";
@@ -69,6 +69,7 @@ hooks.post("/:name", async (c) => {
     id,
     checked: checked!,
     trigger: { kind: "webhook", name, delivery: delivery?.id ?? key, body_sha256: bodySha256 },
+    attributes: mapAttributes(t, payload),
   });
   return c.json({ run_id: id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href, duplicate: !started.created }, 202);
 });

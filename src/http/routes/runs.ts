@@ -12,12 +12,16 @@ import { jsonBody } from "../validate";
 import { appPath } from "../base-path";
 import { MAX_ANSWER_CHARS } from "../../engine/approvals/ask-human";
 import { accessIdentity } from "../middleware/people-auth";
+import { attributesSchema } from "../../runs/attribute-schema";
+import { MAX_ATTRIBUTES } from "../../engine/attributes";
 
 const startBody = z.strictObject({
   worker: z.string().min(1),
   input: z.unknown(),
   approval_mode: z.enum(["ask", "approve_all", "reject_all"]).default("ask"),
   budget: budgetSchema.default({}),
+  /** What finds the run in listings (`GET /runs?attr.<name>=<value>`): at most MAX_ATTRIBUTES, each bounded. */
+  attributes: attributesSchema(MAX_ATTRIBUTES, "attributes").default({}),
 });
 
 const forkBody = z.strictObject({
@@ -67,6 +71,7 @@ runs.post("/", async (c) => {
     approvalMode: body.approval_mode,
     budget: budgetOf(body.budget),
     trigger: { kind: "api", ...(initiator ? { initiator } : {}) },
+    attributes: body.attributes,
   });
   const started = { id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href };
   return claim.replay ? c.json(started, 200, { "Idempotent-Replayed": "true" }) : c.json(started, 202);
