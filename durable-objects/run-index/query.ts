@@ -64,7 +64,8 @@ export function matchingRuns(sql: Sql, q: RunQuery): IndexedRun[] {
 /** A run's rows of `run_attributes` follow its attributes: what it held goes, what it holds comes (nothing when equal). */
 export function indexAttributes(sql: Sql, run: { id: string; created_at: number }, held: Attributes, now: Attributes): void {
   for (const [name, value] of Object.entries(held)) {
-    if (now[name] !== value) sql.run`DELETE FROM run_attributes WHERE name = ${name} AND value = ${value} AND created_at = ${run.created_at} AND run_id = ${run.id}`;
+    if (now[name] !== value)
+      sql.run`DELETE FROM run_attributes WHERE name = ${name} AND value = ${value} AND created_at = ${run.created_at} AND run_id = ${run.id}`;
   }
   for (const [name, value] of Object.entries(now)) {
     if (held[name] !== value)

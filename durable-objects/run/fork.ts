@@ -11,7 +11,7 @@ import { catalog } from "../../src/catalog";
 import { copiedFrom, keyProblem } from "../../src/engine/journal/fork-prefix";
 import { utf8Bytes } from "../../src/engine/journal/bounds";
 import { snapshotFor, type CatalogSnapshot } from "../../src/pinned-catalog";
-import { FORK_LIMITS, forkTrigger, type ForkCopy, type ForkRows, type ForkRun, type ForkSource } from "../../src/runs/fork";
+import { FORK_FROM_START, FORK_LIMITS, forkTrigger, type ForkCopy, type ForkRows, type ForkRun, type ForkSource } from "../../src/runs/fork";
 import { initiatorAddress } from "../../src/runs/initiator";
 import { runStub, type RunRpc } from "../../src/runs/rpc";
 import type { Answer, RunStatusName, StartRun } from "../../src/runs/types";
@@ -49,8 +49,8 @@ export class RunFork {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
     const grammar = this.host.keyGrammar();
-    // At the root worker itself: before the first step, so the whole run again (a bulk "re-run after a fix").
-    const fromStart = at === run.worker;
+    // Before the first step: the whole run again (a bulk "re-run after a fix"); never from the API, whose `at` is a step.
+    const fromStart = at === FORK_FROM_START;
     const problem = fromStart ? undefined : keyProblem(at, run.worker, grammar);
     if (problem) return { ok: false, status: 400, error: `at: ${JSON.stringify(at.slice(0, 200))} ${problem}` };
     // Looked up as a whole key (a bound parameter): the first row recorded under it.
@@ -86,7 +86,9 @@ export class RunFork {
   private attributesBefore(run: RunRow, atSeq: number): Attributes {
     const attributes = parse<Attributes | null>(run.attributes) ?? {};
     // The pattern is short (SQLite bounds LIKE at 50 bytes) and only narrows: parseKey decides.
-    for (const r of this.host.sql.all<Pick<JournalRow, "key" | "value">>`SELECT key, value FROM journal WHERE seq < ${atSeq} AND key LIKE '%/attr:%' ORDER BY seq`) {
+    for (const r of this.host.sql.all<
+      Pick<JournalRow, "key" | "value">
+    >`SELECT key, value FROM journal WHERE seq < ${atSeq} AND key LIKE '%/attr:%' ORDER BY seq`) {
       const k = parseKey(r.key);
       const step = parse<{ name?: string; value?: string }>(r.value);
       if (k.kind === "effect" && k.effect === "attr" && typeof step?.name === "string" && typeof step.value === "string") attributes[step.name] = step.value;

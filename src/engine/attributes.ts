@@ -17,6 +17,7 @@ export const MAX_ATTRIBUTE_CHARS = 256;
  * What a value may not hold: C0 and C1 controls and DEL, the line and paragraph separators, and the
  * bidirectional overrides and isolates (which make a listing read otherwise than it sorts).
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this pattern refuses.
 const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 /** Half of a surrogate pair standing alone: SQLite would keep it as U+FFFD, so two values would be one. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

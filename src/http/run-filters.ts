@@ -48,4 +48,5 @@ export function gatherAttributes(query: Record<string, string>): Record<string, 
 }
 
 /** An issue's path as the query string names it: `attributes.repo` → `attr.repo`. */
-export const queryPath = (path: string) => (path === "attributes" ? "attr.*" : path.startsWith("attributes.") ? `attr.${path.slice("attributes.".length)}` : path);
+export const queryPath = (path: string) =>
+  path === "attributes" ? "attr.*" : path.startsWith("attributes.") ? `attr.${path.slice("attributes.".length)}` : path;

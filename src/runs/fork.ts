@@ -22,6 +22,9 @@ export interface ForkRun {
   approvalMode?: ApprovalMode;
 }
 
+/** `at` before every step: the fork runs the whole run again (POST /operations `fork`; the API's `at` is always a step). */
+export const FORK_FROM_START = "";
+
 /** What a fork copied from its source: journal rows, their bytes (key + value as stored), and the RPC batches they took. */
 export interface ForkCopy {
   rows: number;

@@ -35,6 +35,11 @@ async function startOne(env: Env, t: ScheduledTrigger, cron: string, time: strin
   const checked = checkStart(t.worker, withScheduledTime(t.input, time));
   if ("status" in checked) throw new Error(checked.error);
   const id = await runIdFor(t.name, `schedule:${time}`);
-  const started = await startTriggerRun(env, t, { id, checked, trigger: { kind: "schedule", name: t.name, cron, scheduled_time: time }, attributes: t.attributes });
+  const started = await startTriggerRun(env, t, {
+    id,
+    checked,
+    trigger: { kind: "schedule", name: t.name, cron, scheduled_time: time },
+    attributes: t.attributes,
+  });
   return { trigger: t.name, run_id: id, created: started.created };
 }

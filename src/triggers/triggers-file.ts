@@ -10,7 +10,7 @@ import { SAMPLE_EMAIL_INPUT } from "./email-input";
 import { POINTER } from "./json-pointer";
 import { EVENT_NAME } from "../engine/waits/bounds";
 import { withScheduledTime } from "./scheduled-time";
-import { ATTRIBUTE_NAME, MAX_ATTRIBUTES } from "../engine/attributes";
+import { attributeNameProblem, MAX_ATTRIBUTES } from "../engine/attributes";
 import { attributesSchema } from "../runs/attribute-schema";
 
 const secretEnv = z.string().regex(/^[A-Z][A-Z0-9_]*$/, "must name an environment variable (A-Z, 0-9, _)");
@@ -36,8 +36,15 @@ export const verification = z.discriminatedUnion("scheme", [
 const pointer = z.string().regex(POINTER, "must be a JSON pointer such as /issue/title");
 /** Attribute name → JSON pointer into the payload: the run's attributes (a value that is absent or no short text is left out). */
 const attributePointers = z
-  .record(z.string().regex(ATTRIBUTE_NAME, "an attribute name is a lowercase letter, then up to 31 of a-z 0-9 _"), pointer)
-  .refine((a) => Object.keys(a).length <= MAX_ATTRIBUTES, `at most ${MAX_ATTRIBUTES} attributes`)
+  .record(z.string(), pointer)
+  .superRefine((a, ctx) => {
+    const names = Object.keys(a);
+    if (names.length > MAX_ATTRIBUTES) ctx.addIssue({ code: "custom", message: `at most ${MAX_ATTRIBUTES} attributes, got ${names.length}` });
+    for (const name of names) {
+      const problem = attributeNameProblem(name);
+      if (problem) ctx.addIssue({ code: "custom", path: [name], message: problem });
+    }
+  })
   .default({});
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 

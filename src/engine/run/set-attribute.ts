@@ -16,7 +16,11 @@ export async function setAttributeStep(journal: Journal, started: Attributes, ke
   const step = await journal.step<AttributeStep>(key, () => admitted(journal, started, attr));
   if ("refused" in step) throw new ToolError(step.refused);
   if (step.name !== attr.name || step.value !== attr.value)
-    throw nondeterministic(key, `ctx.setAttribute("${step.name}", …)`, `ctx.setAttribute("${attr.name}", …) with ${step.name === attr.name ? "another value" : "another name"}`);
+    throw nondeterministic(
+      key,
+      `ctx.setAttribute("${step.name}", …)`,
+      `ctx.setAttribute("${attr.name}", …) with ${step.name === attr.name ? "another value" : "another name"}`,
+    );
 }
 
 /** `attr`, unless it would be a name past the bound (counted from the start's and the journal's). */
@@ -27,5 +31,7 @@ function admitted(journal: Journal, started: Attributes, attr: { name: string; v
     if (k.kind === "effect" && k.effect === "attr" && value && typeof value === "object" && "name" in value) names.add((value as { name: string }).name);
   }
   if (names.has(attr.name) || names.size < MAX_ATTRIBUTES) return attr;
-  return { refused: `ctx.setAttribute("${attr.name}"): the run has ${names.size} attributes (${[...names].sort().join(", ")}), the most a run may have; set one of those` };
+  return {
+    refused: `ctx.setAttribute("${attr.name}"): the run has ${names.size} attributes (${[...names].sort().join(", ")}), the most a run may have; set one of those`,
+  };
 }
