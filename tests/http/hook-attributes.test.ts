@@ -20,7 +20,11 @@ describe("a webhook trigger's attributes", () => {
     const { run_id } = (await res.json()) as { run_id: string };
     expect((await stub(run_id).status())!.attributes).toEqual({ repo: "acme/api", number: "7" });
 
-    const hostile = await deliver({ kind: "b", repository: { full_name: "r".repeat(300) }, issue: { number: Number.POSITIVE_INFINITY, title: "'; DROP TABLE runs; --" } });
+    const hostile = await deliver({
+      kind: "b",
+      repository: { full_name: "r".repeat(300) },
+      issue: { number: Number.POSITIVE_INFINITY, title: "'; DROP TABLE runs; --" },
+    });
     expect(hostile.status).toBe(202);
     const second = ((await hostile.json()) as { run_id: string }).run_id;
     expect((await stub(second).status())!.attributes).toEqual({ title: "'; DROP TABLE runs; --" });
