@@ -4,4 +4,4 @@ import { createApp } from "edgework";
 import { files, functions, toolsets, wranglerVars } from "./edgework.generated";
 
 export default createApp({ files, functions, wranglerVars, toolsets });
-export { RunDO, GlobalToolsetsDO, DeliveryLedgerDO, RunIndexDO, EndedSessionDO, WaitIndexDO } from "edgework";
+export { RunDO, GlobalToolsetsDO, DeliveryLedgerDO, RunIndexDO, EndedSessionDO, WaitIndexDO, OperationDO, ScheduleDO, ScheduleIndexDO } from "edgework";

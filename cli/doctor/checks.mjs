@@ -11,6 +11,9 @@ export const DURABLE_OBJECTS = {
   DELIVERIES: "DeliveryLedgerDO",
   ENDED_SESSIONS: "EndedSessionDO",
   WAIT_INDEX: "WaitIndexDO",
+  OPERATIONS: "OperationDO",
+  SCHEDULES: "ScheduleDO",
+  SCHEDULE_INDEX: "ScheduleIndexDO",
 };
 /** Secrets every deployment needs: the API's token and the key that signs approval links and sessions. */
 const REQUIRED_SECRETS = ["API_TOKEN", "APPROVAL_SECRET"];

@@ -44,6 +44,8 @@ import { deletionDue } from "./retention";
 import type { RunTracing } from "./tracing";
 import type { RunVersions } from "./versions";
 import type { RunWaits } from "./waits";
+import type { Schedules } from "../../src/engine/types/schedule";
+import { createSchedule } from "../../src/schedules/create";
 
 /** An alarm that keeps throwing is retried by the runtime; after this many the run fails. */
 const MAX_ALARM_RETRIES = 5;
@@ -144,6 +146,7 @@ export class RunActivation {
         recordApproval: (pending) => host.ctx.storage.transactionSync(() => approvals.request(pending, Date.now(), approvalTtlMs(host.env))),
         recordWait: (wait) => waits.request(wait),
         notifier: (pending) => host.io("approval.email", () => mail.requestApproval(pending, mailRun(run))),
+        schedules: runSchedules(host, run.id),
       },
       definitions,
     );
@@ -215,6 +218,24 @@ export class RunActivation {
     const delay = Math.min(30_000 * 2 ** (retries - 1), 3_600_000);
     await this.host.arm(Date.now() + delay);
   }
+}
+
+/**
+ * Where `ctx.schedule` makes schedules: their objects, through the `schedule.create` seam. A refusal
+ * is the step's value; no answer at all stops the activation to retry later (an error the code
+ * could catch would make its replay take another path).
+ */
+function runSchedules(host: Pick<RunHost, "env" | "io">, run: string): Schedules {
+  return {
+    async create(id, spec) {
+      try {
+        const made = await host.io("schedule.create", () => createSchedule(host.env, id, spec, { created_by: { kind: "run", run } }));
+        return made.ok ? { ok: true, id, next_fire_at: made.view.next_fire_at } : { ok: false, error: made.error };
+      } catch (err) {
+        throw new RunInterrupted("retry", `ctx.schedule: no answer from the schedule's object: ${messageOf(err)}`);
+      }
+    },
+  };
 }
 
 /**

@@ -23,6 +23,8 @@ export const IO_POINTS = [
   "model.request",
   /** A call of a `scope: global` tool: RPC to GlobalToolsetsDO. */
   "global.call",
+  /** `ctx.schedule`: RPC to the schedule's object (ScheduleDO), which lists it (ScheduleIndexDO). */
+  "schedule.create",
   /** An ended run mails its answer (a conversation by email) before it arms retention. */
   "settle.answer-mail",
   /** The approval's request email (the engine's notifier step). */

@@ -3,5 +3,7 @@
  * with the run's object and the run index replaced by their test subclasses under
  * the class names wrangler.toml binds.
  */
-export { default, GlobalToolsetsDO, DeliveryLedgerDO, EndedSessionDO, WaitIndexDO } from "../../src/index";
+export { default, GlobalToolsetsDO, DeliveryLedgerDO, EndedSessionDO, WaitIndexDO, ScheduleIndexDO } from "../../src/index";
 export { TestRunDO as RunDO, TestRunIndexDO as RunIndexDO } from "./test-objects";
+export { TestOperationDO as OperationDO } from "./test-operation";
+export { TestScheduleDO as ScheduleDO } from "./test-schedule";

@@ -6,4 +6,4 @@ import { files, functions, toolsets, wranglerVars } from "./edgework.generated";
 
 export default createApp({ files, functions, toolsets, wranglerVars });
 // The Durable Object classes wrangler.toml binds.
-export { DeliveryLedgerDO, EndedSessionDO, GlobalToolsetsDO, RunDO, RunIndexDO, WaitIndexDO } from "edgework";
+export { DeliveryLedgerDO, EndedSessionDO, GlobalToolsetsDO, OperationDO, RunDO, RunIndexDO, ScheduleDO, ScheduleIndexDO, WaitIndexDO } from "edgework";

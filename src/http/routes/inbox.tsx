@@ -8,7 +8,7 @@ import { signApprovalToken } from "../../tokens/approval-token";
 import { InboxPage, type InboxApproval } from "../../views/inbox-page";
 import { Problem } from "../../views/layout";
 import { describeApproval } from "../describe-approval";
-import { attributeCriteria, gatherAttributes, queryPath, runFilters } from "../run-filters";
+import { attributeCriteria, gatherAttributes, queryPath, runFilters } from "../../runs/filter-schema";
 import { issueList } from "../http-error";
 import { peopleAuth, type PeopleEnv, type Person } from "../middleware/people-auth";
 import { appPath } from "../base-path";

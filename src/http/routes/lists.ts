@@ -4,7 +4,7 @@ import { runIndex } from "../../runs";
 import { RUN_STATUSES } from "../../runs/types";
 import { httpError, issueList } from "../http-error";
 import { apiToken } from "../middleware/api-token";
-import { attributeCriteria, gatherAttributes, queryPath, runFilters, since } from "../run-filters";
+import { attributeCriteria, gatherAttributes, queryPath, runFilters, since } from "../../runs/filter-schema";
 
 export const MAX_LIMIT = 200;
 

@@ -1,7 +1,7 @@
 import * as z from "zod";
-import { MAX_ATTRIBUTE_FILTERS } from "../runs/index-types";
-import { attributesSchema } from "../runs/attribute-schema";
-import { RUN_STATUSES } from "../runs/types";
+import { MAX_ATTRIBUTE_FILTERS } from "./index-types";
+import { attributesSchema } from "./attribute-schema";
+import { RUN_STATUSES } from "./types";
 
 /** The `worker` and `trigger` filters of run listings (the API's `GET /runs` and the inbox): names only, so a filter is never a pattern. */
 export const runFilters = {
