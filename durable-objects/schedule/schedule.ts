@@ -126,7 +126,7 @@ export class ScheduleDO extends DurableObject<Env> implements ScheduleRpc {
   /** A fire due (or early: then only re-armed): its run, then the next fire. */
   override async alarm(): Promise<void> {
     const r = this.row();
-    if (!r || r.status !== "active" || r.next_fire_at === null) return;
+    if (r?.status !== "active" || r.next_fire_at === null) return;
     const now = this.now();
     if (now < r.next_fire_at) return this.ctx.storage.setAlarm(r.next_fire_at);
     if (!r.listed) {
