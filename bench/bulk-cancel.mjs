@@ -34,7 +34,12 @@ async function sleeperModel() {
   return { url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };
 }
 
-export async function bulkCancel({ runs = 1000, others = 100, restartAfter = 300, concurrency = 50, deadlineMs = 300_000, say = () => {} } = {}) {
+/**
+ * @param {{ runs?: number, others?: number, restartAfter?: number, concurrency?: number, deadlineMs?: number, say?: (line: string) => void }} [opts]
+ * @returns {Promise<{ runs: number, others: number, operation: { status: string, counts: { done: number, failed: number, skipped: number }, failures: unknown[] },
+ *   ms: number, startMs: number, restarted: { at_done: number } | null, matching: Record<string, number>, outside: Record<string, number> }>}
+ */
+export async function bulkCancel({ runs = 1000, others = 100, restartAfter = 300, concurrency = 50, deadlineMs = 300_000, say = (_line) => {} } = {}) {
   const model = await sleeperModel();
   const vars = { API_TOKEN: "bulk-token", OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "bulk" };
   const workerDirs = ["workers", "tests/fixtures/workers"];
