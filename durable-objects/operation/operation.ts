@@ -90,7 +90,10 @@ export class OperationDO extends DurableObject<Env> implements OperationRpc {
     const op = this.row();
     if (!op) return;
     if (op.status !== "running") {
-      if (Date.now() >= (op.finished_at ?? 0) + OPERATION_RETENTION_MS) await this.ctx.storage.deleteAll();
+      if (Date.now() >= (op.finished_at ?? 0) + OPERATION_RETENTION_MS) {
+        await this.ctx.storage.deleteAll();
+        migrateOperation(this.sql); // this instance answers as for an id never used
+      }
       return;
     }
     await this.ctx.storage.setAlarm(Date.now() + LEASE_MS);

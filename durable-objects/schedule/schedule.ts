@@ -9,6 +9,12 @@ import { fireRunId, startFire } from "./fire";
 const RETRY_MS = 60_000;
 const MAX_TRIES = 5;
 
+const SCHEMA = `CREATE TABLE IF NOT EXISTS schedule (
+  id TEXT PRIMARY KEY, spec TEXT NOT NULL, status TEXT NOT NULL, next_fire_at INTEGER, anchor INTEGER NOT NULL,
+  created_by TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, listed INTEGER NOT NULL,
+  fires INTEGER NOT NULL DEFAULT 0, last_fired_at INTEGER, last_run_id TEXT, last_error TEXT, tries INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID`;
+
 /** The one row: the spec as given, where it stands, and its last fire. `status` `deleting`: its removal began (then it is gone). */
 interface ScheduleRow {
   id: string;
@@ -41,11 +47,7 @@ export class ScheduleDO extends DurableObject<Env> implements ScheduleRpc {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = new Sql(ctx.storage.sql);
-    this.sql.script(`CREATE TABLE IF NOT EXISTS schedule (
-      id TEXT PRIMARY KEY, spec TEXT NOT NULL, status TEXT NOT NULL, next_fire_at INTEGER, anchor INTEGER NOT NULL,
-      created_by TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, listed INTEGER NOT NULL,
-      fires INTEGER NOT NULL DEFAULT 0, last_fired_at INTEGER, last_run_id TEXT, last_error TEXT, tries INTEGER NOT NULL DEFAULT 0
-    ) WITHOUT ROWID`);
+    this.sql.script(SCHEMA);
   }
 
   async create(req: {
@@ -68,8 +70,8 @@ export class ScheduleDO extends DurableObject<Env> implements ScheduleRpc {
     // Listed after it is stored (the listing holds the bound): a refusal takes it back; a repeat (held, not listed) lists it now.
     const listed = await this.list();
     if (!listed.ok) {
-      await this.ctx.storage.deleteAll();
-      return { ok: false, status: 429, error: listed.error };
+      await this.forget();
+      return { ok: false, status: 409, error: listed.error };
     }
     return { ok: true, created: !held, view: this.shown()! };
   }
@@ -119,7 +121,7 @@ export class ScheduleDO extends DurableObject<Env> implements ScheduleRpc {
     this.sql.run`UPDATE schedule SET status = 'deleting'`;
     await this.ctx.storage.deleteAlarm();
     await scheduleIndex(this.env).remove(r.id);
-    await this.ctx.storage.deleteAll();
+    await this.forget();
     return { ok: true };
   }
 
@@ -131,7 +133,7 @@ export class ScheduleDO extends DurableObject<Env> implements ScheduleRpc {
     if (now < r.next_fire_at) return this.ctx.storage.setAlarm(r.next_fire_at);
     if (!r.listed) {
       const listed = await this.list();
-      if (!listed.ok) return this.ctx.storage.deleteAll(); // never listed, and no room: as if its creation had been refused
+      if (!listed.ok) return this.forget(); // never listed, and no room: as if its creation had been refused
     }
     const due = r.next_fire_at;
     const runId = fireRunId(r.id, due);
@@ -190,6 +192,13 @@ export class ScheduleDO extends DurableObject<Env> implements ScheduleRpc {
     const added = await scheduleIndex(this.env).add(entry);
     if (added.ok) this.sql.run`UPDATE schedule SET listed = 1`;
     return added;
+  }
+
+  /** Nothing of it is kept (this instance answers as for an id never used). */
+  private async forget(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.sql.script(SCHEMA);
   }
 
   private row(): ScheduleRow | undefined {

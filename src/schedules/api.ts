@@ -70,7 +70,7 @@ export type ScheduleView = z.output<typeof scheduleView>;
 export const triggeredRun = z.object({ id: z.string(), run_id: z.string() });
 
 /** RPC answers that can fail carry an HTTP-like status. */
-export type ScheduleAnswer<T> = ({ ok: true } & T) | { ok: false; status: 404 | 409 | 429 | 400; error: string };
+export type ScheduleAnswer<T> = ({ ok: true } & T) | { ok: false; status: 404 | 409 | 400; error: string };
 
 /** What the app asks of one schedule's object (durable-objects/schedule/schedule.ts). */
 export interface ScheduleRpc {
