@@ -220,20 +220,12 @@ export class RunActivation {
   }
 }
 
-/**
- * Where `ctx.schedule` makes schedules: their objects, through the `schedule.create` seam. A refusal
- * is the step's value; no answer at all stops the activation to retry later (an error the code
- * could catch would make its replay take another path).
- */
+/** Where `ctx.schedule` makes schedules: their objects, through the `schedule.create` seam (a refusal is a value; no answer throws: the engine retries the run). */
 function runSchedules(host: Pick<RunHost, "env" | "io">, run: string): Schedules {
   return {
     async create(id, spec) {
-      try {
-        const made = await host.io("schedule.create", () => createSchedule(host.env, id, spec, { created_by: { kind: "run", run } }));
-        return made.ok ? { ok: true, id, next_fire_at: made.view.next_fire_at } : { ok: false, error: made.error };
-      } catch (err) {
-        throw new RunInterrupted("retry", `ctx.schedule: no answer from the schedule's object: ${messageOf(err)}`);
-      }
+      const made = await host.io("schedule.create", () => createSchedule(host.env, id, spec, { created_by: { kind: "run", run } }));
+      return made.ok ? { ok: true, id, next_fire_at: made.view.next_fire_at } : { ok: false, error: made.error };
     },
   };
 }

@@ -146,6 +146,23 @@ describe("POST /operations", () => {
     expect(await viewOf(id)).toMatchObject({ status: "cancelled", counts: { done: 25, failed: 0, skipped: 0 } });
   });
 
+  it("a cancel landing while a batch awaits its runs: no run is started after it, those acted on are counted, the cursor stays", async () => {
+    const runs = await napping("mid", 25, { batch: "mid" });
+    await indexed({ batch: "mid" }, 25);
+    const { id } = (await (await post("/operations", { action: "cancel", filter: { attributes: { batch: "mid" } } })).json()) as { id: string };
+    await testOperation(env, id).cancelAfterActs(6);
+    await step(id);
+    const view = await viewOf(id);
+    expect(view.status).toBe("cancelled");
+    // The five in flight when it landed finish; none starts after.
+    const acted = (await statusOf(runs)).filter((s) => s === "cancelled").length;
+    expect(acted).toBeGreaterThanOrEqual(6);
+    expect(acted).toBeLessThanOrEqual(6 + 4);
+    expect(view.counts.done).toBe(acted);
+    await step(id); // its retention alarm, early: nothing
+    expect((await statusOf(runs)).filter((s) => s === "cancelled")).toHaveLength(acted);
+  });
+
   it("fork re-runs each failed run from its start on the current definitions, once however often its batch is taken up, keeping its attributes", async () => {
     const failed = ["fk-1", "fk-2", "fk-3"];
     for (const id of failed) {

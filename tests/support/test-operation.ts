@@ -7,11 +7,18 @@ const AHEAD_MS = 60_000;
 /** An operation's object as the Workers pool runs it: alarms a minute ahead, rows counted, and a cut after the nth run acted on. */
 export class TestOperationDO extends OperationDO {
   private cutAfter = 0;
+  private cancelAfter = 0;
   private actedOn = 0;
 
   /** The object resets itself (as an eviction would) once `n` more runs were acted on, in the alarm that acts on them. */
   async cutOffAfter(n: number): Promise<void> {
     this.cutAfter = n;
+    this.actedOn = 0;
+  }
+
+  /** A cancel lands (as a request would, while the batch awaits its runs) once `n` more runs were acted on. */
+  async cancelAfterActs(n: number): Promise<void> {
+    this.cancelAfter = n;
     this.actedOn = 0;
   }
 
@@ -33,12 +40,17 @@ export class TestOperationDO extends OperationDO {
   }
 
   protected override async acted(): Promise<void> {
-    if (this.cutAfter > 0 && ++this.actedOn >= this.cutAfter) {
+    this.actedOn++;
+    if (this.cancelAfter > 0 && this.actedOn >= this.cancelAfter) {
+      this.cancelAfter = 0;
+      await this.cancel();
+    }
+    if (this.cutAfter > 0 && this.actedOn >= this.cutAfter) {
       this.cutAfter = 0;
       this.ctx.abort("cut off mid-batch by a test");
     }
   }
 }
 
-export type TestOperationRpc = OperationRpc & Pick<TestOperationDO, "cutOffAfter" | "restart" | "storageStats">;
+export type TestOperationRpc = OperationRpc & Pick<TestOperationDO, "cutOffAfter" | "cancelAfterActs" | "restart" | "storageStats">;
 export const testOperation = (env: Env, id: string) => env.OPERATIONS.getByName(id) as unknown as TestOperationRpc;

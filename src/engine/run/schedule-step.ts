@@ -1,4 +1,4 @@
-import { ToolError, nondeterministic } from "../errors";
+import { messageOf, nondeterministic, propagates, RunInterrupted, ToolError } from "../errors";
 import type { Journal } from "../journal/journal";
 import { argsFingerprint } from "../journal/fingerprint";
 import { parseKey } from "../journal/keys";
@@ -26,11 +26,24 @@ export async function scheduleStep(journal: Journal, schedules: Schedules | unde
     if (!schedules) return { ok: false, error: "this host keeps no schedules", fp };
     const made = countMade(journal);
     if (made >= MAX_SCHEDULES_PER_RUN) return { ok: false, error: `this run created ${made} schedules, the most a run may (${MAX_SCHEDULES_PER_RUN})`, fp };
-    return { ...(await schedules.create(scheduleIdFor(runId, key), spec)), fp };
+    return { ...(await created(schedules, scheduleIdFor(runId, key), spec)), fp };
   });
   if (step.fp !== undefined && step.fp !== fp) throw nondeterministic(key, "a ctx.schedule call with another spec", "this one");
   if (!step.ok) throw new ToolError(`ctx.schedule: ${step.error}`);
   return { id: step.id, next_fire_at: step.next_fire_at };
+}
+
+/**
+ * The store's answer; no answer at all stops the activation, to be retried later: an error the
+ * code could catch would make its replay (which asks again) take another path.
+ */
+async function created(schedules: Schedules, id: string, spec: unknown): Promise<ScheduleCreated> {
+  try {
+    return await schedules.create(id, spec);
+  } catch (err) {
+    if (propagates(err)) throw err;
+    throw new RunInterrupted("retry", `ctx.schedule: no answer from the schedules' store: ${messageOf(err)}`);
+  }
 }
 
 /** The schedules this run's code created so far (recorded steps that made one). */
