@@ -4,7 +4,7 @@
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "RunDO" | "GlobalToolsetsDO" | "DeliveryLedgerDO" | "RunIndexDO" | "EndedSessionDO" | "WaitIndexDO" | "FlowKeyDO";
+		durableNamespaces: "RunDO" | "GlobalToolsetsDO" | "DeliveryLedgerDO" | "RunIndexDO" | "EndedSessionDO" | "WaitIndexDO" | "FlowKeyDO" | "OperationDO" | "ScheduleDO" | "ScheduleIndexDO";
 	}
 	interface Env {
 		APPROVAL_EMAIL: SendEmail;
@@ -18,6 +18,9 @@ declare namespace Cloudflare {
 		ENDED_SESSIONS: DurableObjectNamespace<import("./src/index").EndedSessionDO>;
 		WAIT_INDEX: DurableObjectNamespace<import("./src/index").WaitIndexDO>;
 		FLOW_KEYS: DurableObjectNamespace<import("./src/index").FlowKeyDO>;
+		OPERATIONS: DurableObjectNamespace<import("./src/index").OperationDO>;
+		SCHEDULES: DurableObjectNamespace<import("./src/index").ScheduleDO>;
+		SCHEDULE_INDEX: DurableObjectNamespace<import("./src/index").ScheduleIndexDO>;
 	}
 }
 interface Env extends Cloudflare.Env {}

@@ -57,6 +57,9 @@ export class GlobalToolsetsDO extends DurableObject<Env> {
         sleep: () => notGlobal("sleep"),
         sleepUntil: () => notGlobal("sleepUntil"),
         waitForEvent: () => notGlobal("waitForEvent"),
+        // A run's attributes and schedules are the run's own: set them from a tool of scope call or run.
+        setAttribute: () => notGlobal("setAttribute", "it sets the attributes of one run"),
+        schedule: () => notGlobal("schedule", "it acts for one run"),
       });
       return { ok: true, value: value ?? null };
     } catch (err) {
@@ -66,8 +69,8 @@ export class GlobalToolsetsDO extends DurableObject<Env> {
 }
 
 /** What a global instance's durable wait does: refuse, naming where waiting works. */
-const notGlobal = (method: string): Promise<never> =>
-  Promise.reject(new ToolError(`ctx.${method} is not available to a global toolset instance: a durable wait pauses a run (use scope: call or run)`));
+const notGlobal = (method: string, why = "a durable wait pauses a run"): Promise<never> =>
+  Promise.reject(new ToolError(`ctx.${method} is not available to a global toolset instance: ${why} (use scope: call or run)`));
 
 /**
  * A bridged call's value; a signal met on the run's side is raised here as an

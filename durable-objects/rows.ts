@@ -4,6 +4,7 @@
  */
 
 import type { ApprovalMode, Budget, Decider, DeciderPolicy, Usage } from "../src/engine";
+import type { Attributes } from "../src/engine/attributes";
 import type { ApprovalView, RunStatusName } from "../src/runs/types";
 import type { JsonText } from "./sql";
 
@@ -16,6 +17,8 @@ export interface RunRow {
   approval_mode: ApprovalMode;
   budget: JsonText<Budget>;
   trigger: JsonText<unknown> | null;
+  /** The attributes it started with (null: none, or started before schema version 11). */
+  attributes: JsonText<Attributes> | null;
   output: JsonText<unknown> | null;
   error: JsonText<{ code: string; message: string }> | null;
   usage: JsonText<Usage> | null;

@@ -1,42 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
-import type { RunStatusName } from "../src/runs/types";
-import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, Tombstone } from "../src/runs/index-types";
+import { sortedAttributes, type Attributes } from "../src/engine/attributes";
+import { MAX_ATTRIBUTE_FILTERS, type PendingApprovalItem, type RunListItem, type RunQuery, type RunSummary, type Tombstone } from "../src/runs/index-types";
 import type { RunIndexRpc } from "../src/runs/rpc";
-import { StuckRunSweep, SWEEP_SCHEMA, SWEPT } from "./run-sweep";
+import { StuckRunSweep, SWEPT } from "./run-sweep";
+import { indexAttributes, matchingRuns, type IndexedRun } from "./run-index/query";
+import { migrateIndex } from "./run-index/schema";
 import { json, parse, Sql, type JsonText } from "./sql";
-
-/**
- * One secondary index row per run (created_at, id): the only order listings use.
- * Filters (status, worker, trigger) are checked on the rows that order walks.
- */
-const SCHEMA = [
-  `CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY, worker TEXT NOT NULL, status TEXT NOT NULL, trigger_kind TEXT NOT NULL, trigger_name TEXT,
-    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, usage TEXT, version INTEGER NOT NULL
-  )`,
-  `CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at, id)`,
-  `CREATE TABLE IF NOT EXISTS approvals (
-    run_id TEXT NOT NULL, id TEXT NOT NULL, tool TEXT NOT NULL, worker_chain TEXT NOT NULL,
-    created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (run_id, id)
-  ) WITHOUT ROWID`,
-  SWEEP_SCHEMA,
-  `CREATE TABLE IF NOT EXISTS tombstones (
-    id TEXT PRIMARY KEY, worker TEXT NOT NULL, retention_days REAL NOT NULL, finished_at INTEGER NOT NULL, deleted_at INTEGER NOT NULL
-  )`,
-];
-
-/** A row of `runs`. */
-interface IndexedRun {
-  id: string;
-  worker: string;
-  status: RunStatusName;
-  trigger_kind: string;
-  trigger_name: string | null;
-  created_at: number;
-  updated_at: number;
-  usage: JsonText<RunListItem["usage"]>;
-  version: number;
-}
 
 /** A row of `approvals`, with its run's worker. */
 interface IndexedApproval {
@@ -49,8 +18,6 @@ interface IndexedApproval {
   worker: string;
 }
 
-/** Past every real cursor: the first page starts here. */
-const TOP = { created_at: Number.MAX_SAFE_INTEGER, id: "\uffff" };
 /** An inbox lists at most this many pending approvals (oldest first). */
 export const MAX_PENDING_LISTED = 1000;
 
@@ -68,7 +35,7 @@ export class RunIndexDO extends DurableObject<Env> implements RunIndexRpc {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = new Sql(ctx.storage.sql);
-    for (const s of SCHEMA) this.sql.script(s);
+    migrateIndex(this.sql);
     this.sweeps = new StuckRunSweep({ ctx, env, sql: this.sql, now: () => this.now(), apply: (s) => this.upsert(s) });
     void ctx.blockConcurrencyWhile(() => this.sweeps.dueIfLive());
   }
@@ -95,11 +62,15 @@ export class RunIndexDO extends DurableObject<Env> implements RunIndexRpc {
       const dead = this.sql.one<Pick<Tombstone, "deleted_at">>`SELECT deleted_at FROM tombstones WHERE id = ${s.id}`;
       if (dead && dead.deleted_at >= s.created_at) return { applied: false }; // a late report of a deleted run
       if (dead) this.sql.run`DELETE FROM tombstones WHERE id = ${s.id}`; // the id was started again
-      const held = this.sql.one<Pick<IndexedRun, "version">>`SELECT version FROM runs WHERE id = ${s.id}`;
+      const held = this.sql.one<Pick<IndexedRun, "version" | "attributes">>`SELECT version, attributes FROM runs WHERE id = ${s.id}`;
       if (held && held.version >= s.version) return { applied: false };
-      this.sql.run`INSERT INTO runs (id, worker, status, trigger_kind, trigger_name, created_at, updated_at, usage, version)
-        VALUES (${s.id}, ${s.worker}, ${s.status}, ${s.trigger.kind}, ${s.trigger.name ?? null}, ${s.created_at}, ${s.updated_at}, ${json(s.usage)}, ${s.version})
-        ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, usage = excluded.usage, version = excluded.version`;
+      const attributes = sortedAttributes(s.attributes ?? {});
+      const text = Object.keys(attributes).length ? json(attributes) : null;
+      this.sql.run`INSERT INTO runs (id, worker, status, trigger_kind, trigger_name, created_at, updated_at, usage, version, attributes)
+        VALUES (${s.id}, ${s.worker}, ${s.status}, ${s.trigger.kind}, ${s.trigger.name ?? null}, ${s.created_at}, ${s.updated_at}, ${json(s.usage)}, ${s.version}, ${text})
+        ON CONFLICT (id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at, usage = excluded.usage, version = excluded.version,
+          attributes = excluded.attributes`;
+      if ((held?.attributes ?? null) !== text) indexAttributes(this.sql, s, parse<Attributes | null>(held?.attributes) ?? {}, attributes);
       const keep = new Set(s.pending.map((p) => p.id));
       for (const r of this.sql.all<Pick<IndexedApproval, "id">>`SELECT id FROM approvals WHERE run_id = ${s.id}`) {
         if (!keep.has(r.id)) this.sql.run`DELETE FROM approvals WHERE run_id = ${s.id} AND id = ${r.id}`;
@@ -114,20 +85,14 @@ export class RunIndexDO extends DurableObject<Env> implements RunIndexRpc {
 
   /** Newest first, keyset-paged on (created_at, id): runs that arrive meanwhile sort before the cursor, so none is missed or repeated. */
   async listRuns(q: RunQuery): Promise<{ runs: RunListItem[]; next: { created_at: number; id: string } | null }> {
-    const after = q.after ?? TOP;
-    const status = q.status ?? null;
-    const worker = q.worker ?? null;
-    const trigger = q.trigger ?? null;
-    const rows = this.sql.all<IndexedRun>`SELECT * FROM runs
-      WHERE (created_at, id) < (${after.created_at}, ${after.id}) AND created_at >= ${q.since ?? 0}
-        AND (${status} IS NULL OR status = ${status}) AND (${worker} IS NULL OR worker = ${worker})
-        AND (${trigger} IS NULL OR trigger_kind = ${trigger} OR trigger_name = ${trigger})
-      ORDER BY created_at DESC, id DESC LIMIT ${q.limit + 1}`;
+    if (Object.keys(q.attributes ?? {}).length > MAX_ATTRIBUTE_FILTERS) throw new Error(`at most ${MAX_ATTRIBUTE_FILTERS} attribute criteria per listing`);
+    const rows = matchingRuns(this.sql, q);
     const runs = rows.slice(0, q.limit).map((r) => ({
       id: r.id,
       worker: r.worker,
       status: r.status,
       trigger: { kind: r.trigger_kind, ...(r.trigger_name !== null ? { name: r.trigger_name } : {}) },
+      attributes: parse<Attributes | null>(r.attributes) ?? {},
       created_at: r.created_at,
       updated_at: r.updated_at,
       usage: parse(r.usage),
@@ -155,6 +120,8 @@ export class RunIndexDO extends DurableObject<Env> implements RunIndexRpc {
   /** Retention deleted the run: it leaves the index, a tombstone says why it is gone. */
   async retire(t: Tombstone): Promise<void> {
     this.ctx.storage.transactionSync(() => {
+      const held = this.sql.one<Pick<IndexedRun, "created_at" | "attributes">>`SELECT created_at, attributes FROM runs WHERE id = ${t.id}`;
+      if (held) indexAttributes(this.sql, { id: t.id, created_at: held.created_at }, parse<Attributes | null>(held.attributes) ?? {}, {});
       this.sql.run`DELETE FROM approvals WHERE run_id = ${t.id}`;
       this.sql.run`DELETE FROM runs WHERE id = ${t.id}`;
       this.sql.run`INSERT INTO tombstones (id, worker, retention_days, finished_at, deleted_at)

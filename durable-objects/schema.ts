@@ -21,7 +21,7 @@ const RUN = `CREATE TABLE IF NOT EXISTS run (
   approval_mode TEXT NOT NULL, budget TEXT NOT NULL, trigger TEXT,
   output TEXT, error TEXT, usage TEXT, retries INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
-  catalog_version TEXT, catalog_files TEXT, edgework_version TEXT
+  catalog_version TEXT, catalog_files TEXT, edgework_version TEXT, attributes TEXT
 ) WITHOUT ROWID`;
 // started_at: when the step began executing (null for a value recorded without executing, and for rows from before version 8); `at`: when it was recorded.
 const JOURNAL = `CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value TEXT NOT NULL, at INTEGER NOT NULL, started_at INTEGER)`;
@@ -117,6 +117,13 @@ const OUTBOX = `CREATE TABLE IF NOT EXISTS outbox (
   PRIMARY KEY (event, target)
 ) WITHOUT ROWID`;
 
+/**
+ * The attributes the run's code set (`ctx.setAttribute`, run/attributes.ts), the latest value per
+ * name, written when its journal step is recorded (never on replay); the start's are in the run row.
+ * Made on first use: a run whose code sets none pays nothing.
+ */
+const ATTRIBUTES = `CREATE TABLE IF NOT EXISTS attributes (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`;
+
 /** The run's tables made on first use, not by `migrateRun`. */
 const ON_FIRST_USE = {
   model_dispatch: MODEL_DISPATCH,
@@ -126,6 +133,7 @@ const ON_FIRST_USE = {
   mail_failures: MAIL_FAILURES,
   follow_ups: FOLLOW_UPS,
   outbox: OUTBOX,
+  attributes: ATTRIBUTES,
 } as const;
 
 /** Makes a table of ON_FIRST_USE unless this object has it (no rows written then). */
@@ -165,6 +173,8 @@ const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
   // Version 10: the journal's key is unique (sqlite-journal.ts holds it, without an index). A key written
   // twice before (a race between a person's decision and the engine's) keeps the row replay read: the last.
   [10, [`DELETE FROM journal WHERE seq NOT IN (SELECT max(seq) FROM journal GROUP BY key)`]],
+  // Version 11: the attributes a run started with (POST /runs, a trigger), as JSON in its row; null: none.
+  [11, [`ALTER TABLE run ADD COLUMN attributes TEXT`]],
 ];
 
 /**
@@ -177,13 +187,13 @@ const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
  * terminal row status, and an outcome column their events lack, still count.
  */
 export const RUN_CURRENT = raw(`(
-SELECT id, worker, input, approval_mode, budget, trigger, created_at, output, error, usage, retries,
+SELECT id, worker, input, approval_mode, budget, trigger, attributes, created_at, output, error, usage, retries,
   CASE WHEN row_status IN ('succeeded', 'failed', 'cancelled') OR type IS NULL THEN row_status
        WHEN type = 'approval_recorded' OR decided_at IS NOT NULL THEN 'running' ELSE substr(type, 5) END AS status,
   CASE WHEN row_status IN ('succeeded', 'failed', 'cancelled') THEN row_updated_at
        ELSE max(row_updated_at, coalesce(event_at, 0), coalesce(decided_at, 0), coalesce(retry_at, 0)) END AS updated_at
 FROM (
-  SELECT r.id, r.worker, r.input, r.approval_mode, r.budget, r.trigger, r.created_at,
+  SELECT r.id, r.worker, r.input, r.approval_mode, r.budget, r.trigger, r.attributes, r.created_at,
     r.status AS row_status, r.updated_at AS row_updated_at, e.type, e.at AS event_at,
     coalesce(o.data -> '$.output', r.output) AS output,
     coalesce(o.data -> '$.error', r.error) AS error,

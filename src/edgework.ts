@@ -11,6 +11,9 @@ export { RunIndexDO } from "../durable-objects/run-index";
 export { EndedSessionDO } from "../durable-objects/ended-session";
 export { WaitIndexDO } from "../durable-objects/wait-index";
 export { FlowKeyDO } from "../durable-objects/flow/flow-key";
+export { OperationDO } from "../durable-objects/operation/operation";
+export { ScheduleDO } from "../durable-objects/schedule/schedule";
+export { ScheduleIndexDO } from "../durable-objects/schedule/listing";
 // What a kind or a code function author writes with and sees.
 export { defineToolset, tool, type ToolSpec, type ToolsetKindDef } from "./engine/toolsets/define";
 export { defineFunction, type FunctionSpec } from "./engine/catalog/functions";

@@ -4,4 +4,15 @@ import { createApp } from "edgework";
 import { files, functions, toolsets, wranglerVars } from "./edgework.generated";
 
 export default createApp({ files, functions, wranglerVars, toolsets });
-export { RunDO, GlobalToolsetsDO, DeliveryLedgerDO, RunIndexDO, EndedSessionDO, WaitIndexDO, FlowKeyDO } from "edgework";
+export {
+  RunDO,
+  GlobalToolsetsDO,
+  DeliveryLedgerDO,
+  RunIndexDO,
+  EndedSessionDO,
+  WaitIndexDO,
+  FlowKeyDO,
+  OperationDO,
+  ScheduleDO,
+  ScheduleIndexDO,
+} from "edgework";

@@ -12,6 +12,9 @@ export const DURABLE_OBJECTS = {
   ENDED_SESSIONS: "EndedSessionDO",
   WAIT_INDEX: "WaitIndexDO",
   FLOW_KEYS: "FlowKeyDO",
+  OPERATIONS: "OperationDO",
+  SCHEDULES: "ScheduleDO",
+  SCHEDULE_INDEX: "ScheduleIndexDO",
 };
 /** Secrets every deployment needs: the API's token and the key that signs approval links and sessions. */
 const REQUIRED_SECRETS = ["API_TOKEN", "APPROVAL_SECRET"];

@@ -38,6 +38,7 @@ export async function startFor(env: Env, t: FlowTrigger, meta: KeyMeta, item: It
     budget: budgetOf(t.budget),
     trigger: { ...item.record, key: meta.key },
     notify: { flow: meta.name, ...("url" in hook ? { url: hook.url } : {}) },
+    attributes: item.attributes,
   });
   return { run_id: item.run, started: true, ...(cancel ? { replaced: [cancel] } : {}) };
 }

@@ -68,7 +68,7 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
     this.store.remember({ trigger: d.trigger, key: d.key, name });
     const known = this.answerFor(d.id);
     if (known) return this.again(d.id, known);
-    const item: Item = { id: d.id, run, eventId, input: d.input, record: d.record };
+    const item: Item = { id: d.id, run, eventId, input: d.input, record: d.record, ...(d.attributes ? { attributes: d.attributes } : {}) };
     const bytes = new TextEncoder().encode(JSON.stringify(item)).length;
     if (flow.debounce) this.batch.add(flow, item, bytes, this.now());
     else {

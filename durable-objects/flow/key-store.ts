@@ -14,6 +14,7 @@
  * - `batch`: a debounce's deliveries so far (the run takes the last, or all of them).
  */
 
+import type { Attributes } from "../../src/engine/attributes";
 import type { Decision } from "../../src/triggers/flow/decide";
 import type { KeyValue } from "../../src/triggers/flow/key";
 import type { FlowOutcome } from "../../src/triggers/flow/outcome";
@@ -40,6 +41,8 @@ export interface Item {
   input: unknown;
   /** What started the run, for its `trigger` field. */
   record: Record<string, unknown>;
+  /** The run's attributes (for a debounced start: the last delivery's). */
+  attributes?: Attributes;
   /** A debounced start: every delivery it stands for (each gets its outcome). */
   members?: string[];
 }

@@ -46,6 +46,8 @@ import { deletionDue } from "./retention";
 import type { RunTracing } from "./tracing";
 import type { RunVersions } from "./versions";
 import type { RunWaits } from "./waits";
+import type { Schedules } from "../../src/engine/types/schedule";
+import { createSchedule } from "../../src/schedules/create";
 
 /** An alarm that keeps throwing is retried by the runtime; after this many the run fails. */
 const MAX_ALARM_RETRIES = 5;
@@ -152,6 +154,7 @@ export class RunActivation {
         recordApproval: (pending) => host.ctx.storage.transactionSync(() => approvals.request(pending, Date.now(), approvalTtlMs(host.env))),
         recordWait: (wait) => waits.request(wait),
         notifier: (pending) => host.io("approval.email", () => mail.requestApproval(pending, mailRun(run))),
+        schedules: runSchedules(host, run.id),
       },
       definitions,
     );
@@ -168,6 +171,7 @@ export class RunActivation {
       approvalMode: run.approval_mode,
       budget: parse(run.budget),
       keyGrammar: grammar,
+      attributes: parse(run.attributes) ?? {},
     });
     await host.io("activation.outcome", () => seams.outcomeReached());
     return outcome;
@@ -227,6 +231,16 @@ export class RunActivation {
     const delay = Math.min(30_000 * 2 ** (retries - 1), 3_600_000);
     await this.host.arm(Date.now() + delay);
   }
+}
+
+/** Where `ctx.schedule` makes schedules: their objects, through the `schedule.create` seam (a refusal is a value; no answer throws: the engine retries the run). */
+function runSchedules(host: Pick<RunHost, "env" | "io">, run: string): Schedules {
+  return {
+    async create(id, spec) {
+      const made = await host.io("schedule.create", () => createSchedule(host.env, id, spec, { created_by: { kind: "run", run } }));
+      return made.ok ? { ok: true, id, next_fire_at: made.view.next_fire_at } : { ok: false, error: made.error };
+    },
+  };
 }
 
 /**

@@ -8,6 +8,7 @@
  */
 
 import { clearRunState } from "../../src/engine";
+import { sortedAttributes } from "../../src/engine/attributes";
 import { deployedVersion } from "../../src/catalog";
 import { isoInstant } from "../../src/engine/iso-time";
 import { snapshotFor, type CatalogSnapshot } from "../../src/pinned-catalog";
@@ -75,8 +76,8 @@ export class RunControls {
     const catalog = catalogColumns(snapshot);
     const started = this.parts.lifecycle.start(req.worker, () => {
       keepListeners(ctx, req.notify);
-      sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at, catalog_version, catalog_files, edgework_version)
-        VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now}, ${catalog.version}, ${catalog.files}, ${deployedVersion()})`;
+      sql.run`INSERT INTO run (id, worker, input, status, approval_mode, budget, trigger, created_at, updated_at, catalog_version, catalog_files, edgework_version, attributes)
+        VALUES (${req.id}, ${req.worker}, ${json(req.input)}, 'queued', ${req.approvalMode}, ${json(req.budget)}, ${json(req.trigger)}, ${now}, ${now}, ${catalog.version}, ${catalog.files}, ${deployedVersion()}, ${startAttributes(req.attributes)})`;
     });
     if (!started) {
       const existing = this.host.row()!;
@@ -178,6 +179,9 @@ export class RunControls {
     return { ok: true, status };
   }
 }
+
+/** A start's attributes as the run row keeps them: JSON in name order, null for none. */
+const startAttributes = (a: StartRun["attributes"]) => (a && Object.keys(a).length ? json(sortedAttributes(a)) : null);
 
 /** Why a paused run with everything ahead is not resumed, naming what ends first of what it waits for. */
 function stillWaiting(status: RunStatusName, expiry: number | null, deadline: number | null): string {

@@ -11,11 +11,13 @@ import { catalog } from "../../src/catalog";
 import { copiedFrom, keyProblem } from "../../src/engine/journal/fork-prefix";
 import { utf8Bytes } from "../../src/engine/journal/bounds";
 import { snapshotFor, type CatalogSnapshot } from "../../src/pinned-catalog";
-import { FORK_LIMITS, forkTrigger, type ForkCopy, type ForkRows, type ForkRun, type ForkSource } from "../../src/runs/fork";
+import { FORK_FROM_START, FORK_LIMITS, forkTrigger, type ForkCopy, type ForkRows, type ForkRun, type ForkSource } from "../../src/runs/fork";
 import { initiatorAddress } from "../../src/runs/initiator";
 import { runStub, type RunRpc } from "../../src/runs/rpc";
 import type { Answer, RunStatusName, StartRun } from "../../src/runs/types";
-import type { CountRow, JournalRow } from "../rows";
+import type { CountRow, JournalRow, RunRow } from "../rows";
+import type { Attributes } from "../../src/engine/attributes";
+import { parseKey } from "../../src/engine/journal/keys";
 import { parse } from "../sql";
 import type { RunCatalog } from "./catalog";
 import type { RunHost } from "./host";
@@ -47,10 +49,12 @@ export class RunFork {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
     const grammar = this.host.keyGrammar();
-    const problem = keyProblem(at, run.worker, grammar);
+    // Before the first step: the whole run again (a bulk "re-run after a fix"); never from the API, whose `at` is a step.
+    const fromStart = at === FORK_FROM_START;
+    const problem = fromStart ? undefined : keyProblem(at, run.worker, grammar);
     if (problem) return { ok: false, status: 400, error: `at: ${JSON.stringify(at.slice(0, 200))} ${problem}` };
     // Looked up as a whole key (a bound parameter): the first row recorded under it.
-    const atSeq = this.host.sql.one<{ seq: number | null }>`SELECT min(seq) AS seq FROM journal WHERE key = ${at}`?.seq ?? null;
+    const atSeq = fromStart ? 0 : (this.host.sql.one<{ seq: number | null }>`SELECT min(seq) AS seq FROM journal WHERE key = ${at}`?.seq ?? null);
     if (atSeq === null)
       return { ok: false, status: 400, error: `at: run ${run.id} has no step ${JSON.stringify(at)} (GET /runs/${run.id}/journal lists its steps)` };
     const size = this.host.sql.one<CountRow & { bytes: number }>`
@@ -70,11 +74,26 @@ export class RunFork {
       catalog: this.parts.pinned.snapshot(),
       grammar,
       initiator: initiatorAddress(parse(run.trigger)),
+      attributes: this.attributesBefore(run, atSeq),
       atSeq,
       rows: size.n,
       bytes: size.bytes,
     };
     return { ok: true, source };
+  }
+
+  /** The run's attributes as they stood at `atSeq`: its start's, under those its code set in the prefix (attr steps, in order). */
+  private attributesBefore(run: RunRow, atSeq: number): Attributes {
+    const attributes = parse<Attributes | null>(run.attributes) ?? {};
+    // The pattern is short (SQLite bounds LIKE at 50 bytes) and only narrows: parseKey decides.
+    for (const r of this.host.sql.all<
+      Pick<JournalRow, "key" | "value">
+    >`SELECT key, value FROM journal WHERE seq < ${atSeq} AND key LIKE '%/attr:%' ORDER BY seq`) {
+      const k = parseKey(r.key);
+      const step = parse<{ name?: string; value?: string }>(r.value);
+      if (k.kind === "effect" && k.effect === "attr" && typeof step?.name === "string" && typeof step.value === "string") attributes[step.name] = step.value;
+    }
+    return attributes;
   }
 
   /**
@@ -129,7 +148,15 @@ export class RunFork {
     if (!copied.ok) return copied;
     const trigger = forkTrigger({ run: req.source, at: req.at }, source.initiator);
     const started = await this.parts.start(
-      { id: req.id, worker: source.worker, input: source.input, approvalMode: req.approvalMode ?? source.approvalMode, budget: source.budget, trigger },
+      {
+        id: req.id,
+        worker: source.worker,
+        input: source.input,
+        approvalMode: req.approvalMode ?? source.approvalMode,
+        budget: source.budget,
+        trigger,
+        attributes: source.attributes,
+      },
       pinned,
     );
     return { ok: true, ...started, copied: copied.copied };

@@ -12,6 +12,7 @@ import type { ApprovalRow, RunRow } from "../rows";
 import { APPROVALS_CURRENT, RUN_CURRENT } from "../schema";
 import { parse } from "../sql";
 import type { RunHost } from "./host";
+import type { Attributes } from "../../src/engine/attributes";
 
 /** Run events that change what the index shows (status, pending approvals, usage). */
 const INDEXED = new Set([
@@ -24,6 +25,7 @@ const INDEXED = new Set([
   "run_cancelled",
   "approval_recorded",
   "wait_ended",
+  "attribute_set",
 ]);
 
 /**
@@ -49,6 +51,8 @@ export class RunIndexSync {
     private readonly host: Pick<RunHost, "ctx" | "env" | "sql" | "wake" | "io">,
     /** How long a failed report waits before it is sent again. */
     private readonly retryMs: number,
+    /** The run's attributes as they stand (attributes.ts). */
+    private readonly attributes: () => Attributes,
   ) {}
 
   /** Called for every run event, inside its transaction: lifecycle events schedule a report. */
@@ -121,6 +125,7 @@ export class RunIndexSync {
       worker: r.worker,
       status: r.status,
       trigger: triggerRef(parse(r.trigger)),
+      attributes: this.attributes(),
       created_at: r.created_at,
       updated_at: r.updated_at,
       usage: runUsage(sql, r.usage),

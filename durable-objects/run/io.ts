@@ -25,6 +25,8 @@ export const IO_POINTS = [
   "model.request",
   /** A call of a `scope: global` tool: RPC to GlobalToolsetsDO. */
   "global.call",
+  /** `ctx.schedule`: RPC to the schedule's object (ScheduleDO), which lists it (ScheduleIndexDO). */
+  "schedule.create",
   /** An ended run mails its answer (a conversation by email) before it arms retention. */
   "settle.answer-mail",
   /** An ended run sends its end's notifications (outbox.ts) before it arms retention. */

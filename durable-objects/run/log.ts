@@ -83,9 +83,12 @@ export class LoggedJournalStore extends SqliteJournalStore {
 
   /** A step that began before this activation (a model request handed to the queue): when, else undefined. */
   startedEarlier?: (key: string) => number | undefined;
+  /** Told of each step the engine recorded, once (replay records nothing): attributes.ts keeps a `ctx.setAttribute`'s. */
+  stepRecorded?: (key: string, value: unknown) => void;
 
   override put(key: string, value: unknown, text?: string, startedAt?: number): void {
     super.put(key, value, text, this.startedEarlier?.(key) ?? startedAt);
+    this.stepRecorded?.(key, value);
     if ((value as RecordedCall | null)?.ok !== false) return;
     const k = parseKey(key);
     if (k.kind === "result") logRunEvent(this.runSql, "step_failed", { step: k.call });

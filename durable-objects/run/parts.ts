@@ -10,6 +10,7 @@ import { ModelDispatch } from "../model-dispatch";
 import { SqliteStateBackend } from "../sqlite-state";
 import { RunActivation } from "./activation";
 import { RunAnswerMail } from "./answer-mail";
+import { RunAttributes } from "./attributes";
 import { RunApprovals } from "./approvals";
 import { RunCatalog } from "./catalog";
 import { RunControls } from "./controls";
@@ -48,7 +49,9 @@ export type RunParts = ReturnType<typeof runParts>;
 export function runParts(host: RunHost, seams: PartSeams) {
   const states = new SqliteStateBackend(host.sql);
   const journal = new LoggedJournalStore(host.sql);
-  const index = new RunIndexSync(host, seams.indexRetryMs);
+  const attributes = new RunAttributes(host);
+  journal.stepRecorded = (key, value) => attributes.recorded(key, value);
+  const index = new RunIndexSync(host, seams.indexRetryMs, () => attributes.current());
   const approvals = new RunApprovals(host, journal);
   const record = new RunRecord(host, index);
   const followUps = new RunFollowUps(host, journal);
@@ -95,7 +98,7 @@ export function runParts(host: RunHost, seams: PartSeams) {
     stopActivation: () => activation.stop(),
     cancelled: (run) => tracing.endedOutside(run, { status: "cancelled" }, host.keyGrammar(), seams.otelVars()),
   });
-  const reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation });
+  const reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation, attributes });
   const forks = new RunFork(host, { pinned, journal, start: (req, p) => controls.start(req, p) });
   const sweep = new RunSweep(host, {
     lifecycle,

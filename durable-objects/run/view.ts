@@ -23,6 +23,7 @@ import type { RunVersions } from "./versions";
 import { timelineOf } from "./timeline";
 import { shownUsage } from "./usage";
 import type { RunConversation } from "./conversation";
+import type { RunAttributes } from "./attributes";
 
 /** The read side of one run (RunDO's `status`, `createdWorker`, `eventsSince`). */
 export class RunReader {
@@ -35,6 +36,7 @@ export class RunReader {
       approvals: RunApprovals;
       waits: RunWaits;
       conversation: Pick<RunConversation, "messages">;
+      attributes: Pick<RunAttributes, "current">;
     },
   ) {}
 
@@ -55,6 +57,7 @@ export class RunReader {
       usage: shownUsage(journalUsage(journal), run.usage),
       approval_mode: run.approval_mode,
       trigger: parse(run.trigger),
+      attributes: this.parts.attributes.current(),
       created_at: run.created_at,
       updated_at: run.updated_at,
       catalog_version: this.parts.pinned.version(),

@@ -20,14 +20,15 @@ export async function freePort() {
 }
 
 /**
- * @param {{ vars: Record<string, string>, workerDirs?: string[], port?: number }} opts
- *   `vars` are passed with --var (PUBLIC_URL defaults to the app's URL); `workerDirs` choose the bundled catalog.
- * @returns {Promise<{ url: string, emails(): Promise<string[]>, log(): string, stop(): Promise<void> }>}
+ * @param {{ vars: Record<string, string>, workerDirs?: string[], port?: number, state?: string }} opts
+ *   `vars` are passed with --var (PUBLIC_URL defaults to the app's URL); `workerDirs` choose the bundled catalog;
+ *   `state`: the folder of a stopped app's state, to start it again on the same port (a restart).
+ * @returns {Promise<{ url: string, port: number, state: string, emails(): Promise<string[]>, log(): string, stop(): Promise<void> }>}
  */
 export async function startLocalApp(opts) {
   const port = opts.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
-  const state = await mkdtemp(join(tmpdir(), "edgework-"));
+  const state = opts.state ?? (await mkdtemp(join(tmpdir(), "edgework-")));
   const vars = { PUBLIC_URL: url, ...opts.vars };
   const args = [
     "dev",
@@ -75,6 +76,8 @@ export async function startLocalApp(opts) {
   }
   return {
     url,
+    port,
+    state,
     log: () => log,
     async emails() {
       const paths = [...log.matchAll(/send_email binding called with the following message:\s+(\S+\.eml)/g)].map((m) => m[1]);

@@ -1,4 +1,6 @@
 import { Approvals } from "./approvals";
+import { Operations } from "./operations";
+import { Schedules } from "./schedules";
 import { Runs } from "./runs";
 import { type Fetch, Transport } from "./transport";
 import { Workers } from "./workers";
@@ -21,6 +23,8 @@ export class EdgeworkClient {
   readonly runs: Runs;
   readonly approvals: Approvals;
   readonly workers: Workers;
+  readonly operations: Operations;
+  readonly schedules: Schedules;
 
   constructor(options: ClientOptions) {
     if (!options.baseURL) throw new TypeError("EdgeworkClient: baseURL is required, e.g. https://edgework.example.com");
@@ -36,5 +40,7 @@ export class EdgeworkClient {
     this.runs = new Runs(transport);
     this.approvals = new Approvals(transport);
     this.workers = new Workers(transport);
+    this.operations = new Operations(transport);
+    this.schedules = new Schedules(transport);
   }
 }

@@ -25,8 +25,9 @@ export function retryAfterMs(headers: Headers | undefined, now = Date.now()): nu
  * no response (network, timeout), 429 and 5xx; never another 4xx. The requests sent
  * through here may be sent twice: reads, cancel, decide and answer (a repeat is refused
  * with a 409), starting a run (its Idempotency-Key names the run the first started) and
- * events (their id). `runs.fork` and `runs.sendMessage` without a message id pass
- * `maxRetries: 0` (runs.ts): a repeat of either could act twice.
+ * events (their id), bulk operations (their Idempotency-Key), schedules made with your own id.
+ * `runs.fork`, `runs.sendMessage` without a message id, `schedules.trigger` and `schedules.create`
+ * without an id pass `maxRetries: 0`: a repeat of any could act twice.
  */
 export function retryDelayMs(error: EdgeworkError, attempt: number, maxRetries: number): number | null {
   if (attempt >= maxRetries) return null;

@@ -42,10 +42,11 @@ export class Runs {
    * attempt: retried like a read, since a repeat names the run the first attempt started.
    */
   start(params: StartRunParams, options?: RequestOptions): Promise<StartedRun> {
-    const { worker, input, approvalMode, budget, notifyUrl, notifyOn, idempotencyKey = crypto.randomUUID() } = params;
+    const { worker, input, approvalMode, budget, notifyUrl, notifyOn, attributes, idempotencyKey = crypto.randomUUID() } = params;
     const body = {
       worker,
       input,
+      ...(attributes ? { attributes } : {}),
       ...(approvalMode ? { approval_mode: approvalMode } : {}),
       ...(budget ? { budget: { max_tokens: budget.maxTokens, max_cost_usd: budget.maxCostUsd, on_exceed: budget.onExceed } } : {}),
       ...(notifyUrl ? { notify_url: notifyUrl } : {}),
@@ -84,8 +85,7 @@ export class Runs {
 
   /** One page of `GET /runs` (pass a page's `next_cursor` as `cursor` for the next). */
   page(query: ListRunsQuery = {}, options?: RequestOptions): Promise<RunPage> {
-    const since = query.since instanceof Date ? query.since.getTime() : query.since;
-    return this.transport.json({ method: "GET", path: "/runs", query: { ...query, since } }, options);
+    return this.transport.json({ method: "GET", path: "/runs", query: runsQuery(query) }, options);
   }
 
   /** Every page of `GET /runs` from `query.cursor` on (newest first), following `next_cursor` to the end. */
@@ -166,3 +166,10 @@ export class Runs {
 }
 
 export const runPath = (id: string) => `/runs/${encodeURIComponent(id)}`;
+
+/** A listing's query string: `since` as epoch ms, each attribute as `attr.<name>`. */
+export function runsQuery(query: ListRunsQuery): Record<string, string | number | undefined> {
+  const { since, attributes, ...rest } = query;
+  const attrs = Object.fromEntries(Object.entries(attributes ?? {}).map(([name, value]) => [`attr.${name}`, value]));
+  return { ...rest, since: since instanceof Date ? since.getTime() : since, ...attrs };
+}

@@ -14,7 +14,7 @@ export interface RequestOptions {
 }
 
 export interface ApiRequest {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   /** Absolute path under the base URL, its segments already encoded. */
   path: string;
   query?: Record<string, string | number | undefined>;

@@ -37,6 +37,8 @@ export interface StartRunParams {
   /** A completion webhook: the run's end (and with `notifyOn: ["ended", "paused"]` its pauses) posted there, signed (docs/triggers.md). */
   notifyUrl?: string;
   notifyOn?: Array<"ended" | "paused">;
+  /** What finds the run in listings (`runs.list({ attributes })`): at most 10; names a-z 0-9 _, values 1–256 characters (numbers and booleans kept as text). */
+  attributes?: Record<string, string | number | boolean>;
   /**
    * Sent as `Idempotency-Key` (1–255 visible ASCII characters): the same key and body within
    * 24 h name the same run. Default: a new random key per `start` call, the same on each of its
@@ -170,6 +172,8 @@ export interface Run {
   approval_mode: ApprovalMode;
   /** What started the run (`{kind: "api"}`, a webhook delivery…). */
   trigger: unknown;
+  /** Its attributes: those it started with, under those its code set (`ctx.setAttribute`). */
+  attributes: Record<string, string>;
   created_at: number;
   updated_at: number;
   /** The catalog version the run started on and runs on (null: started before runs were pinned). */
@@ -223,6 +227,8 @@ export interface ListRunsQuery {
   trigger?: string;
   /** Epoch ms, an ISO date, or a Date. */
   since?: number | string | Date;
+  /** Each attribute has exactly this value (sent as `attr.<name>`); at most 3, the first walked: give the rarest first. */
+  attributes?: Record<string, string>;
   /** 1–200, default 50. */
   limit?: number;
   /** A previous page's `next_cursor`. */
@@ -234,6 +240,7 @@ export interface RunListItem {
   worker: string;
   status: RunStatus;
   trigger: { kind: string; name?: string };
+  attributes: Record<string, string>;
   created_at: number;
   updated_at: number;
   usage: Usage | null;

@@ -12,12 +12,14 @@ import { mcp } from "./routes/mcp";
 import { lists } from "./routes/lists";
 import { runPage } from "./routes/run-page";
 import { runs } from "./routes/runs";
+import { operations } from "./routes/operations";
+import { schedules } from "./routes/schedules";
 import { workers } from "./routes/workers";
 import { RUN_LIVE_SCRIPT } from "../views/run-live-script";
 
 export const app = new Hono<{ Bindings: Env }>();
 
-app.get("/", (c) => c.json({ name: "edgework", docs: "see README.md", api: ["/runs", "/workers", "/hooks/:trigger"] }));
+app.get("/", (c) => c.json({ name: "edgework", docs: "see README.md", api: ["/runs", "/workers", "/hooks/:trigger", "/operations", "/schedules"] }));
 
 // Pages for people carry capability tokens in their URLs.
 app.use("/approvals/*", pageHeaders());
@@ -42,10 +44,13 @@ app.route("/inbox", inbox);
 app.use("/runs/*", apiToken());
 app.use("/runs", apiToken());
 app.use("/workers", apiToken());
+for (const path of ["/operations", "/operations/*", "/schedules", "/schedules/*"]) app.use(path, apiToken(), bodyLimit());
 app.use("/runs/*", bodyLimit());
 app.use("/runs", bodyLimit());
 app.route("/runs", runs);
 app.route("/workers", workers);
+app.route("/operations", operations);
+app.route("/schedules", schedules);
 app.route("/mcp", mcp);
 
 export const notFoundJson = (c: Context) => c.json({ error: `no route ${c.req.method} ${new URL(c.req.url).pathname}` }, 404);

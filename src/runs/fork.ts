@@ -1,6 +1,7 @@
 import type { ApprovalMode, Budget } from "../engine";
 import type { KeyGrammar } from "../engine/journal/keys";
 import type { CatalogSnapshot } from "../pinned-catalog";
+import type { Attributes } from "../engine/attributes";
 
 /** Where a fork began: a run and the journal key before which its steps were copied. */
 export interface ForkOrigin {
@@ -21,6 +22,9 @@ export interface ForkRun {
   approvalMode?: ApprovalMode;
 }
 
+/** `at` before every step: the fork runs the whole run again (POST /operations `fork`; the API's `at` is always a step). */
+export const FORK_FROM_START = "";
+
 /** What a fork copied from its source: journal rows, their bytes (key + value as stored), and the RPC batches they took. */
 export interface ForkCopy {
   rows: number;
@@ -39,7 +43,9 @@ export interface ForkSource {
   grammar: KeyGrammar;
   /** Who started the source, as its trigger names them (initiator.ts): the fork is theirs too, so they may not approve its calls either. */
   initiator: string | null;
-  /** The journal seq of `at`: the prefix is every step below it. */
+  /** Its attributes as they stood at `at` (the start's, and those its code set before): the fork's to start with. */
+  attributes: Attributes;
+  /** The journal seq of `at` (0: at the root worker, before every step): the prefix is every step below it. */
   atSeq: number;
   /** The prefix's size, within the bounds (`FORK_LIMITS`). */
   rows: number;

@@ -1,5 +1,6 @@
 import type { Usage } from "../engine";
 import type { RunStatusName } from "./types";
+import type { Attributes } from "../engine/attributes";
 
 /** What started a run, as the index keeps it: never the payload or the delivery. */
 export interface TriggerRef {
@@ -17,6 +18,8 @@ export interface RunSummary {
   worker: string;
   status: RunStatusName;
   trigger: TriggerRef;
+  /** Its attributes as they stand (src/engine/attributes.ts bounds them): what `attr.<name>` filters match. */
+  attributes: Attributes;
   created_at: number;
   updated_at: number;
   usage: Usage | null;
@@ -34,12 +37,21 @@ export interface PendingRef {
 
 export type RunListItem = Omit<RunSummary, "version" | "pending">;
 
-export interface RunQuery {
+/** Which runs a listing (`GET /runs`, the inbox) or a bulk operation means: every criterion given must hold. */
+export interface RunFilter {
   status?: RunStatusName;
   worker?: string;
   /** A trigger kind (`api`, `webhook`) or a trigger's name (`github-issues`). */
   trigger?: string;
   since?: number;
+  /** Each attribute has exactly this value (at most MAX_ATTRIBUTE_FILTERS; the first drives the walk). */
+  attributes?: Attributes;
+}
+
+/** The most `attr.<name>` criteria one filter may have. */
+export const MAX_ATTRIBUTE_FILTERS = 3;
+
+export interface RunQuery extends RunFilter {
   limit: number;
   /** Keyset: runs strictly older than (created_at, id). */
   after?: { created_at: number; id: string };

@@ -3,6 +3,7 @@ import { runIndex, runStub } from "./rpc";
 import type { RunNotify, StartRun } from "./types";
 import { catalog } from "../catalog";
 import type { CatalogWorker } from "../engine";
+import type { Attributes } from "../engine/attributes";
 import { describeIssues, validatorFor } from "../engine/json-schema";
 import { budgetOf, startInput, type budgetSchema } from "../engine/catalog/worker-file";
 
@@ -77,7 +78,7 @@ export interface TriggerRunSettings {
 export const startTriggerRun = (
   env: Env,
   t: TriggerRunSettings,
-  run: { id: string; checked: { worker: CatalogWorker; input: unknown }; trigger: Record<string, unknown>; notify?: RunNotify },
+  run: { id: string; checked: { worker: CatalogWorker; input: unknown }; trigger: Record<string, unknown>; notify?: RunNotify; attributes?: Attributes },
 ) =>
   startRun(env, {
     id: run.id,
@@ -87,4 +88,5 @@ export const startTriggerRun = (
     budget: budgetOf(t.budget),
     trigger: run.trigger,
     ...(run.notify ? { notify: run.notify } : {}),
+    attributes: run.attributes,
   });

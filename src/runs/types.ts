@@ -2,6 +2,7 @@ import type { ApprovalMode, Budget, Decider, Usage } from "../engine";
 import type { CallNode } from "../engine/journal/call-tree";
 import type { Timeline } from "../engine/journal/timeline";
 import type { ForkOrigin } from "./fork";
+import type { Attributes } from "../engine/attributes";
 
 /** Every status a run can have, in lifecycle order (filters, pages). */
 export const RUN_STATUSES = ["queued", "running", "awaiting_approval", "waiting", "succeeded", "failed", "cancelled"] as const;
@@ -20,6 +21,8 @@ export interface StartRun {
   trigger?: unknown;
   /** Who hears of the run's end (src/notify): its completion webhook (checked by the app), the flow key object that started it (its name). */
   notify?: RunNotify;
+  /** Its attributes (checked: src/engine/attributes.ts), which find it in listings. */
+  attributes?: Attributes;
 }
 
 /** A run's listeners, kept with it from its start (durable-objects/run/outbox.ts). */
@@ -117,6 +120,8 @@ export interface RunView {
   usage: Usage | null;
   approval_mode: ApprovalMode;
   trigger: unknown;
+  /** What finds it in listings: the attributes it started with, under those its code set (`ctx.setAttribute`). */
+  attributes: Attributes;
   created_at: number;
   updated_at: number;
   /** The catalog version the run started on and runs on (null: started before runs were pinned). */

@@ -1,5 +1,6 @@
 import { sha256Hex } from "../engine/ids";
 import { resolvePointer } from "./json-pointer";
+import { attributeValue, type Attributes } from "../engine/attributes";
 import type { HookTrigger, Trigger } from "./triggers-file";
 
 /** Does the payload pass the trigger's filter? Returns the first mismatch, or null. */
@@ -21,6 +22,20 @@ export function mapInput(t: Trigger, payload: unknown): Record<string, unknown> 
     if (v !== undefined) input[field] = v;
   }
   return input;
+}
+
+/**
+ * The run's attributes from the payload: each from its JSON pointer. A value that is absent, or
+ * not a short string, number or boolean without control characters (src/engine/attributes.ts),
+ * is left out: the payload is the sender's, and a run starts without what it could not carry.
+ */
+export function mapAttributes(t: Pick<Trigger, "attributes">, payload: unknown): Attributes {
+  const attributes: Attributes = {};
+  for (const [name, pointer] of Object.entries(t.attributes)) {
+    const v = attributeValue(resolvePointer(payload, pointer));
+    if ("value" in v) attributes[name] = v.value;
+  }
+  return attributes;
 }
 
 /**

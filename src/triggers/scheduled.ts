@@ -52,6 +52,7 @@ async function startOne(env: Env, t: ScheduledTrigger, cron: string, time: strin
       id: `schedule:${time}`,
       input: checked.input,
       record,
+      attributes: t.attributes,
     });
     return { trigger: t.name, ...("run_id" in outcome ? { run_id: outcome.run_id } : {}), created: "started" in outcome && !outcome.duplicate, outcome };
   }
@@ -60,6 +61,6 @@ async function startOne(env: Env, t: ScheduledTrigger, cron: string, time: strin
   const hook = runNotify(env, t, { file: "triggers.yaml", field: `${t.name}.notify_url` });
   if ("error" in hook) console.warn(`trigger ${t.name}: its runs notify nobody: ${hook.error}`);
   const notify = "url" in hook && hook.url ? { url: hook.url } : undefined;
-  const started = await startTriggerRun(env, t, { id, checked, trigger: record, notify });
+  const started = await startTriggerRun(env, t, { id, checked, trigger: record, notify, attributes: t.attributes });
   return { trigger: t.name, run_id: id, created: started.created };
 }

@@ -13,6 +13,8 @@ import { withScheduledTime } from "./scheduled-time";
 import { flowProblem, flowSchema, scheduleConcurrencySchema } from "./flow/config";
 import { MAX_NOTIFY_URL_CHARS, notifyUrlShapeProblem } from "../notify/notify-url";
 import { NOTIFY_ON } from "../runs/types";
+import { attributeNameProblem, MAX_ATTRIBUTES } from "../engine/attributes";
+import { attributesSchema } from "../runs/attribute-schema";
 
 const secretEnv = z.string().regex(/^[A-Z][A-Z0-9_]*$/, "must name an environment variable (A-Z, 0-9, _)");
 
@@ -35,6 +37,18 @@ export const verification = z.discriminatedUnion("scheme", [
 ]);
 
 const pointer = z.string().regex(POINTER, "must be a JSON pointer such as /issue/title");
+/** Attribute name → JSON pointer into the payload: the run's attributes (a value that is absent or no short text is left out). */
+const attributePointers = z
+  .record(z.string(), pointer)
+  .superRefine((a, ctx) => {
+    const names = Object.keys(a);
+    if (names.length > MAX_ATTRIBUTES) ctx.addIssue({ code: "custom", message: `at most ${MAX_ATTRIBUTES} attributes, got ${names.length}` });
+    for (const name of names) {
+      const problem = attributeNameProblem(name);
+      if (problem) ctx.addIssue({ code: "custom", path: [name], message: problem });
+    }
+  })
+  .default({});
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
 /** A completion webhook for the trigger's runs (src/notify): its URL (`${NAME}`s filled at start), and when it is posted. */
@@ -55,6 +69,7 @@ export const triggerSchema = z.strictObject({
   verify: verification,
   /** Worker input field → JSON pointer into the payload. */
   input: z.record(z.string().min(1), pointer),
+  attributes: attributePointers,
   /** JSON pointer (or top-level field name) → the value, or values, it must have; else the delivery is ignored. */
   filter: z.record(z.string(), z.union([scalar, z.array(scalar).min(1)])).default({}),
   approval_mode: z.enum(["ask", "approve_all", "reject_all"]).default("ask"),
@@ -94,6 +109,8 @@ export const scheduleTriggerSchema = z.strictObject({
   }),
   /** The worker's input as is; `{{scheduled_time}}` in a string becomes the event's time (ISO 8601, UTC). */
   input: z.json().default({}),
+  /** The runs' attributes, as written. */
+  attributes: attributesSchema(MAX_ATTRIBUTES, "attributes").default({}),
   approval_mode: approvalMode,
   budget: budgetSchema.optional(),
   /** Its runs at once: the trigger is one key (docs/triggers.md, "Email and schedule triggers"). */

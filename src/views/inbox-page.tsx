@@ -8,6 +8,7 @@ import { appPath } from "../http/base-path";
 import { RUN_STATUSES, type EmailFailureView, type WaitView } from "../runs/types";
 import { EmailFailures } from "./email-failures";
 import { describeWait } from "./waits-view";
+import { AttributeList } from "./attributes-view";
 
 export interface InboxApproval extends PendingApprovalItem {
   args?: unknown;
@@ -32,10 +33,12 @@ export function InboxPage(props: {
   runs: RunListItem[];
   /** Runs `waiting` (for a timer, an event or an answer: the newest), with what each waits for; default none. */
   waiting?: Array<{ run: RunListItem; waits: WaitView[] }>;
-  filter: Pick<RunQuery, "status" | "worker" | "trigger">;
+  filter: Pick<RunQuery, "status" | "worker" | "trigger" | "attributes">;
   now: number;
 }) {
   const { now, filter, waiting = [] } = props;
+  // The form shows the first attribute criterion to edit; the others ride along unseen until cleared.
+  const [shown, ...kept] = Object.entries(filter.attributes ?? {});
   return (
     <Page title="edgework inbox">
       <nav>
@@ -113,6 +116,10 @@ export function InboxPage(props: {
         </select>{" "}
         <input name="worker" placeholder="worker" value={filter.worker ?? ""} />{" "}
         <input name="trigger" placeholder="trigger (api, webhook, a name)" value={filter.trigger ?? ""} />{" "}
+        <input name="attribute" placeholder="attribute (repo=acme/api)" value={shown ? `${shown[0]}=${shown[1]}` : ""} />{" "}
+        {kept.map(([name, value]) => (
+          <input type="hidden" name={`attr.${name}`} value={value} />
+        ))}
         <button type="submit" class="approve">
           Filter
         </button>
@@ -124,6 +131,7 @@ export function InboxPage(props: {
             <th>Worker</th>
             <th>Status</th>
             <th>Trigger</th>
+            <th>Attributes</th>
             <th>Started</th>
             <th>Cost</th>
           </tr>
@@ -149,13 +157,16 @@ export function InboxPage(props: {
                   r.trigger.kind
                 )}
               </td>
+              <td>
+                <AttributeList attributes={r.attributes} />
+              </td>
               <td>{isoTime(r.created_at)}</td>
               <td>{r.usage ? usd(r.usage.costUsd) : "—"}</td>
             </tr>
           ))}
         </table>
       ) : (
-        <p>No runs{filter.status || filter.worker || filter.trigger ? " match these filters" : ""}.</p>
+        <p>No runs{filter.status || filter.worker || filter.trigger || shown ? " match these filters" : ""}.</p>
       )}
     </Page>
   );

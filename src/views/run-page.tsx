@@ -11,6 +11,7 @@ import { RUN_LIVE_SCRIPT } from "./run-live-script";
 import { Waterfall } from "./waterfall";
 import { WaitsTable } from "./waits-view";
 import { appPath } from "../http/base-path";
+import { AttributeList } from "./attributes-view";
 
 /** Each call with its usage and that of the calls under it: the top one's is the run's, as in the summary. */
 function CallTree(props: { call: CallNode }) {
@@ -80,12 +81,24 @@ export function RunPage(props: { run: RunView; events: string }) {
             {describeTrigger(run.trigger)}, {isoTime(run.created_at)}
           </td>
         </tr>
+        <tr>
+          <th>Attributes</th>
+          <td id="attributes">
+            <AttributeList attributes={run.attributes} />
+          </td>
+        </tr>
         {run.forked_from ? (
           <tr>
             <th>Forked from</th>
             <td>
-              run <a href={appPath(`/runs/${encodeURIComponent(run.forked_from.run)}/view`)}>{run.forked_from.run}</a> before step{" "}
-              <code>{run.forked_from.at}</code>
+              run <a href={appPath(`/runs/${encodeURIComponent(run.forked_from.run)}/view`)}>{run.forked_from.run}</a>{" "}
+              {run.forked_from.at.includes("/") ? (
+                <>
+                  before step <code>{run.forked_from.at}</code>
+                </>
+              ) : (
+                "from its start"
+              )}
             </td>
           </tr>
         ) : null}

@@ -18,6 +18,7 @@ const summary = (i: number, worker: string, status: RunStatusName, created_at: n
   worker,
   status,
   trigger: i % 2 ? { kind: "webhook", name: "github-issues" } : { kind: "api" },
+  attributes: {},
   created_at,
   updated_at: created_at,
   usage: { requests: i, inputTokens: 0, outputTokens: 0, costUsd: 0 },
@@ -73,6 +74,7 @@ describe("GET /runs", () => {
       worker: "lw-c",
       status: "failed",
       trigger: { kind: "webhook", name: "github-issues" },
+      attributes: {},
       created_at: base + 23_000,
       updated_at: base + 23_000,
       usage: { requests: 119, inputTokens: 0, outputTokens: 0, costUsd: 0 },
@@ -125,7 +127,16 @@ describe("GET /runs", () => {
     const done = await settle(id);
     await vi.waitFor(async () =>
       expect((await get("/runs?worker=index-a")).body.runs).toEqual([
-        { id, worker: "index-a", status: "succeeded", trigger: { kind: "api" }, created_at: done.created_at, updated_at: done.updated_at, usage: done.usage },
+        {
+          id,
+          worker: "index-a",
+          status: "succeeded",
+          trigger: { kind: "api" },
+          attributes: {},
+          created_at: done.created_at,
+          updated_at: done.updated_at,
+          usage: done.usage,
+        },
       ]),
     );
   });

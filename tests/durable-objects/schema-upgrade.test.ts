@@ -23,14 +23,18 @@ const APPROVALS_CURRENT_V6 = APPROVALS_CURRENT.text
   .replace(" a.deciders, a.kind,", "")
   .replace("\n  d.value -> '$.decider' AS decider,\n  d.value ->> '$.answer' AS answer,", "");
 
+/** RUN_CURRENT as versions 4 to 10 read it: without the attributes column of version 11. */
+const RUN_CURRENT_V10 = RUN_CURRENT.text.slice(1, -1).replace(" trigger, attributes,", " trigger,").replace(" r.trigger, r.attributes,", " r.trigger,");
+
 /** A new instance (as after a deploy) migrates the object. */
 const redeploy = (id: string) =>
   runInDurableObject(env.RUNS.getByName(id), (_o, state) => state.abort("deployed")).catch((err: { durableObjectReset?: boolean }) =>
     expect(err.durableObjectReset).toBe(true),
   );
 
-/** Marks the object as of schema `version`, without the columns later versions added (version 7: run.edgework_version). */
+/** Marks the object as of schema `version`, without the columns later versions added (version 7: run.edgework_version; 11: run.attributes). */
 function toSchemaVersion(sql: SqlStorage, version: number) {
+  if (version < 11) sql.exec("ALTER TABLE run DROP COLUMN attributes");
   if (version < 7) sql.exec("ALTER TABLE run DROP COLUMN edgework_version");
   if (version < 8) toJournalBeforeV8(sql);
   if (version < 9) {
@@ -128,7 +132,7 @@ it("a run paused under schema version 4 (views run_current and approvals_current
   // Version 4 kept both as views: the same SQL the queries now inline; its journal keys were of grammar 1.
   await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
     toKeyGrammar1(state.storage.sql);
-    state.storage.sql.exec(`CREATE VIEW run_current AS ${RUN_CURRENT.text.slice(1, -1)}`);
+    state.storage.sql.exec(`CREATE VIEW run_current AS ${RUN_CURRENT_V10}`);
     state.storage.sql.exec(`CREATE VIEW approvals_current AS ${APPROVALS_CURRENT_V6}`);
     toSchemaVersion(state.storage.sql, 4);
   });
@@ -238,4 +242,20 @@ it("a run paused under schema version 6 (no edgework version recorded) is upgrad
   await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "v7" });
   expect(await settle(id)).toMatchObject({ status: "succeeded", output: "posted", edgework_version: null, resumed_under: EDGEWORK_VERSION });
   expect(await effectCount(`${id}-1`)).toBe(1);
+});
+
+it("a run of schema version 10 (no attributes column) is upgraded in place: no attributes, and its code may set some after", async () => {
+  const id = "upgrade-v10-attributes";
+  await stub(id).start({ id, worker: "fn-tagger", input: { attrs: [], sleep: true }, approvalMode: "ask", budget: {} });
+  const paused = await settle(id);
+  expect(paused.attributes).toEqual({});
+  const built = await shape(id);
+  await runInDurableObject(env.RUNS.getByName(id), (_o, state) => toSchemaVersion(state.storage.sql, 10));
+  await redeploy(id);
+  expect(await shape(id)).toEqual(built);
+  const { timeline: _upgraded, ...upgraded } = (await stub(id).status())!;
+  const { timeline: _before, ...before } = paused;
+  expect(upgraded).toEqual(before);
+  await stub(id).advanceClock(2 * 60_000);
+  expect(await settle(id)).toMatchObject({ status: "succeeded", attributes: {} });
 });

@@ -44,6 +44,7 @@ function runView(): RunView {
     id: "r-waterfall",
     worker: "desk",
     status: "succeeded",
+    attributes: {},
     input: {},
     output: "done",
     error: null,

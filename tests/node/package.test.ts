@@ -159,7 +159,7 @@ const app: EdgeworkApp = createApp(options);
 // A test of the user's own: the app's routes, in the pool, through the typed client.
 const client: EdgeworkClient = testClient(app.http, { apiToken: "t" });
 export default { ...app, fetch: (request, env, ctx) => (new URL(request.url).pathname === "/health" ? new Response(String(!!client)) : app.fetch(request, env, ctx)) } satisfies ExportedHandler<Env>;
-export { RunDO, GlobalToolsetsDO, DeliveryLedgerDO, RunIndexDO, EndedSessionDO, WaitIndexDO, FlowKeyDO } from "edgework";
+export { RunDO, GlobalToolsetsDO, DeliveryLedgerDO, RunIndexDO, EndedSessionDO, WaitIndexDO, FlowKeyDO, OperationDO, ScheduleDO, ScheduleIndexDO } from "edgework";
 `,
       [],
       { lib: ["es2022"], deps: ["zod"], extra: { "worker-configuration.d.ts": workerTypes } },

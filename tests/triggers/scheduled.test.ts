@@ -29,9 +29,11 @@ describe("scheduled triggers", () => {
       status: "queued",
       input: { since_hours: 24, at: "2026-11-23T06:00:00.000Z" },
       trigger: { kind: "schedule", name: "nightly-digest", cron: "0 6 * * *", scheduled_time: "2026-11-23T06:00:00.000Z" },
+      attributes: { cadence: "daily", team: "ops" },
     });
     expect(await runOf("nightly-digest-short")).toMatchObject({
       input: { since_hours: 12, at: "since 2026-11-23T06:00:00.000Z, again 2026-11-23T06:00:00.000Z" },
+      attributes: {},
     });
   });
 

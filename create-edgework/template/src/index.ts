@@ -6,4 +6,15 @@ import { files, functions, toolsets, wranglerVars } from "./edgework.generated";
 
 export default createApp({ files, functions, toolsets, wranglerVars });
 // The Durable Object classes wrangler.toml binds.
-export { DeliveryLedgerDO, EndedSessionDO, FlowKeyDO, GlobalToolsetsDO, RunDO, RunIndexDO, WaitIndexDO } from "edgework";
+export {
+  DeliveryLedgerDO,
+  EndedSessionDO,
+  FlowKeyDO,
+  GlobalToolsetsDO,
+  OperationDO,
+  RunDO,
+  RunIndexDO,
+  ScheduleDO,
+  ScheduleIndexDO,
+  WaitIndexDO,
+} from "edgework";

@@ -9,9 +9,10 @@ import { sha256Hex } from "../run/idempotency-key";
  *   <frame>/turn:<n>/model                a worker's model answer in turn n
  *   <frame>/turn:<n>/tool:<i>             a call: the i-th tool call of that answer (1-based)
  *   <call>/<worker name>                  the frame of a worker or function that call runs
- *   <call>/(ask|call|worker|agent|now|random|human|wait):<n>   the call's n-th ctx effect (agent:n is a frame too;
- *                                         human:n, a question, has its /approval and /notify below it;
- *                                         wait:n a timer or event wait, whose end the host records there)
+ *   <call>/(ask|call|worker|agent|now|random|human|wait|attr|schedule):<n>   the call's n-th ctx effect (agent:n
+ *                                         is a frame too; human:n, a question, has its /approval and /notify below it;
+ *                                         wait:n a timer or event wait, whose end the host records there;
+ *                                         attr:n a ctx.setAttribute, schedule:n a ctx.schedule)
  *   <call>/step:<name>                    ctx.step(name), the name encoded (below)
  *   <call>/step-error:<name>              its function's error, when it threw (the step's outcome then)
  *   <call>/result | /approval | /notify | /worker-create
@@ -47,7 +48,7 @@ export const KEY_GRAMMAR: KeyGrammar = 2;
 const SEP = "/";
 
 /** The effect counters of a tool context (`<call>/<kind>:<n>`). */
-export type EffectKind = "ask" | "call" | "worker" | "agent" | "now" | "random" | "human" | "wait";
+export type EffectKind = "ask" | "call" | "worker" | "agent" | "now" | "random" | "human" | "wait" | "attr" | "schedule";
 
 /** The ctx method that takes each effect kind's numbers, as errors name it. */
 export const EFFECT_METHOD: Record<EffectKind, string> = {
@@ -59,6 +60,8 @@ export const EFFECT_METHOD: Record<EffectKind, string> = {
   random: "randomId",
   human: "askHuman",
   wait: "sleep/sleepUntil/waitForEvent",
+  attr: "setAttribute",
+  schedule: "schedule",
 };
 
 export const modelKey = (frame: string, turn: number) => `${frame}/turn:${turn}/model`;
@@ -185,7 +188,7 @@ export function parseKey(key: string): ParsedKey {
   return n === undefined || !EFFECTS.has(word) ? OTHER : { kind: "effect", call: parent, effect: word, n };
 }
 
-const EFFECTS = new Set<string>(["ask", "call", "worker", "agent", "now", "random", "human", "wait"] satisfies EffectKind[]);
+const EFFECTS = new Set<string>(["ask", "call", "worker", "agent", "now", "random", "human", "wait", "attr", "schedule"] satisfies EffectKind[]);
 
 /**
  * SQL `LIKE` patterns that match every model step's key (`modelKey`: `…/model`; an

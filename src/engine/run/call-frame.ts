@@ -13,6 +13,8 @@ import type { StateBackend, StateKV } from "../types/state";
 import type { Toolset } from "../types/toolset";
 import type { PriceTable } from "../types/usage";
 import type { CatalogWorker } from "../types/worker";
+import type { Attributes } from "../attributes";
+import type { Schedules } from "../types/schedule";
 
 /**
  * What a worker or function call (its frame, loop and tool contexts) uses of its run.
@@ -40,6 +42,10 @@ export interface CallServices {
   readonly defaultModel: string;
   /** Records a pending timer or event wait where the host can end it (waits/wait.ts). */
   readonly recordWait?: WaitRecorder;
+  /** The attributes the run started with (`ctx.setAttribute` counts its names against the bound with them). */
+  readonly attributes: Attributes;
+  /** Where `ctx.schedule` creates schedules (the host's); absent: it is refused. */
+  readonly schedules?: Schedules;
   /** The toolset `frame`'s call sees, and what closes it (toolsets/instances.ts `buildCallToolset`). */
   toolsetFor(frame: CallFrame): Promise<{ toolset: Toolset; close(): Promise<void> }>;
   /** The run's budget, checked before `frame` makes the model request under `key` (run/budget.ts `checkBudget`). */

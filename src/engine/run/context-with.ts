@@ -13,6 +13,8 @@ export const EFFECT_METHODS = [
   "sleep",
   "sleepUntil",
   "waitForEvent",
+  "setAttribute",
+  "schedule",
 ] as const;
 
 /** Set on a context that has some of EFFECT_METHODS as own members (given to `contextWith`): copies keep it. */

@@ -21,6 +21,9 @@ import type { Toolset } from "../types/toolset";
 import type { CatalogWorker, InstanceSpec } from "../types/worker";
 import type { AgentOptions, ToolContext } from "../types/context";
 import type { StateKV } from "../types/state";
+import { checkedAttribute } from "../attributes";
+import { setAttributeStep } from "./set-attribute";
+import { scheduleStep } from "./schedule-step";
 
 /** `fingerprint`: the call's (journal/fingerprint.ts `CALL_FINGERPRINT`), when its maker has it cheaply. */
 export function toolContext(
@@ -218,6 +221,12 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
     const end = await wait(core, { kind: "event", name: event, correlation, ms: timeout, reason: opts.reason });
     return eventWaitResult(end, event);
   },
+  setAttribute: (core) => async (name, value) => {
+    // Checked before a slot is taken: a name or value it refuses is the same on every replay.
+    const attr = checkedAttribute(name, value, "ctx.setAttribute");
+    await effect(core, "attr", (key) => setAttributeStep(core.run.journal, core.run.attributes, key, attr));
+  },
+  schedule: (core) => (spec) => effect(core, "schedule", (key) => scheduleStep(core.run.journal, core.run.schedules, core.run.runId, key, spec)),
 };
 
 /** A wait under the call's next `wait:<n>` key (waits/wait.ts), ending at `until` or `ms` from now: its recorded end, or a pause. */
@@ -283,6 +292,8 @@ class CallContext implements ToolContext {
   declare readonly sleep: ToolContext["sleep"];
   declare readonly sleepUntil: ToolContext["sleepUntil"];
   declare readonly waitForEvent: ToolContext["waitForEvent"];
+  declare readonly setAttribute: ToolContext["setAttribute"];
+  declare readonly schedule: ToolContext["schedule"];
 
   constructor(
     run: CallServices,

@@ -29,6 +29,8 @@ import type { CatalogWorker } from "../types/worker";
 import type { RunServices } from "./services";
 import type { StateBackend } from "../types/state";
 import { ConnectionSlots, type Connections } from "../net/connection-slots";
+import type { Attributes } from "../attributes";
+import type { Schedules } from "../types/schedule";
 
 /** What the platform gives the engine: all of it ports, none of it Cloudflare. */
 export interface EngineConfig {
@@ -50,6 +52,8 @@ export interface EngineConfig {
   notifier?: ApprovalNotifier;
   /** Records a timer or event wait where its end can be recorded (the host's store); asked again on replay. */
   recordWait?: WaitRecorder;
+  /** Where `ctx.schedule` creates schedules (the host's schedule objects); absent: it is refused. */
+  schedules?: Schedules;
   /** Values for `${NAME}` in toolset configs (the app's vars and secrets). */
   vars?: Readonly<Record<string, string | undefined>>;
   /** Names in `vars` whose values are configuration, shown where secrets are redacted; every other value is a secret. Default none. */
@@ -69,6 +73,8 @@ export interface RunRequest {
   budget?: Budget;
   /** The key grammar the run's journal is written in (journal/keys.ts): 1 only for a journal begun before grammar 2. */
   keyGrammar?: KeyGrammar;
+  /** The attributes the run started with (POST /runs, a trigger); `ctx.setAttribute` adds to them. */
+  attributes?: Attributes;
 }
 
 export type RunOutcome =
@@ -141,6 +147,8 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     approvalMode: req.approvalMode ?? "ask",
     approvals: { record: config.recordApproval, notifier: config.notifier },
     recordWait: config.recordWait,
+    attributes: req.attributes ?? {},
+    schedules: config.schedules,
     rememberedApprovals: rememberedApprovals(journal),
     vars: config.vars ?? {},
     secretsOf: secretsAmong(config.vars ?? {}, config.plainVars ?? []),
@@ -197,6 +205,8 @@ function callServices(run: RunServices): CallServices {
     maxDepth,
     defaultModel,
     recordWait: run.recordWait,
+    attributes: run.attributes,
+    schedules: run.schedules,
     toolsetFor: (frame) => buildCallToolset(run, frame),
     checkBudget: (frame, key) => checkBudget(run, frame, key),
     askHuman: (frame, path, q) => askHuman(run, frame, path, q),

@@ -15,6 +15,8 @@ import type { Toolset } from "../types/toolset";
 import type { PriceTable } from "../types/usage";
 import type { UsageMeter } from "./usage";
 import type { Connections } from "../net/connection-slots";
+import type { Attributes } from "../attributes";
+import type { Schedules } from "../types/schedule";
 
 /** Everything one run's worker calls share during one activation. */
 export interface RunServices {
@@ -44,6 +46,10 @@ export interface RunServices {
   approvals: ApprovalHost;
   /** Records a pending timer or event wait (the host's; absent: nothing can end one but its own deadline). */
   recordWait?: WaitRecorder;
+  /** The attributes the run started with. */
+  attributes: Attributes;
+  /** Where `ctx.schedule` creates schedules (the host's). */
+  schedules?: Schedules;
   /** Calls approved "for the rest of the run", from the journal at activation start. */
   rememberedApprovals: ReadonlySet<string>;
   vars: Readonly<Record<string, string | undefined>>;

@@ -2,6 +2,7 @@ import type { HumanAnswer, HumanQuestion } from "./deciders";
 import type { JSONSchema } from "./json-schema";
 import type { StateKV } from "./state";
 import type { UsageSink } from "./usage";
+import type { ScheduledRef, ScheduleSpec } from "./schedule";
 import type { EventWaitResult } from "./wait";
 
 export interface AgentOptions {
@@ -61,6 +62,14 @@ export interface ToolEffects {
    * payload, or `timed_out` once `timeout` (ms, or text such as `2h`) has passed.
    */
   waitForEvent(name: string, opts: { timeout: number | string; key?: string; reason?: string }): Promise<EventWaitResult>;
+  /**
+   * Sets one of the run's attributes (`GET /runs?attr.<name>=<value>` finds it): a journal step, so a
+   * replay changes nothing. A name is a-z 0-9 _ (32 at most); a value 1-256 characters (a number or a
+   * boolean is kept as its text); at most 10 names per run, the start's included.
+   */
+  setAttribute(name: string, value: string | number | boolean): Promise<void>;
+  /** Creates a schedule that starts runs until paused or deleted (`/schedules`): once per call, however often the run replays. */
+  schedule(spec: ScheduleSpec): Promise<ScheduledRef>;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { triggers } from "../../catalog";
 import { checkStart, startTriggerRun } from "../../runs";
-import { deliveryHeader, deliveryLedger, filterMismatch, idempotencyKey, mapInput, runIdFor } from "../../triggers/delivery";
+import { deliveryHeader, deliveryLedger, filterMismatch, idempotencyKey, mapAttributes, mapInput, runIdFor } from "../../triggers/delivery";
 import { sha256Hex } from "../../engine/ids";
 import { signalWaitingRuns } from "../../triggers/signal";
 import { verifyDelivery } from "../../triggers/verify";
@@ -75,7 +75,7 @@ hooks.post("/:name", async (c) => {
   const record = { kind: "webhook", name, delivery: delivery?.id ?? key, body_sha256: bodySha256 };
   const statusUrl = (id: string) => new URL(appPath(`/runs/${id}`), c.req.url).href;
   if (flowOf(t)) {
-    const answer = await flowDelivery(c.env, t, payload, { id: key, input: checked!.input, record });
+    const answer = await flowDelivery(c.env, t, payload, { id: key, input: checked!.input, record, attributes: mapAttributes(t, payload) });
     if ("problem" in answer) throw httpError(answer.problem.status, { error: answer.problem.error });
     if ("refused" in answer) {
       const { error, retry_after } = answer;
@@ -86,7 +86,13 @@ hooks.post("/:name", async (c) => {
     return c.json(body, 202);
   }
   const id = await runIdFor(name, key);
-  const started = await startTriggerRun(c.env, t, { id, checked: checked!, trigger: record, notify: hook.url ? { url: hook.url } : undefined });
+  const started = await startTriggerRun(c.env, t, {
+    id,
+    checked: checked!,
+    trigger: record,
+    notify: hook.url ? { url: hook.url } : undefined,
+    attributes: mapAttributes(t, payload),
+  });
   return c.json({ run_id: id, status_url: statusUrl(id), duplicate: !started.created }, 202);
 });
 

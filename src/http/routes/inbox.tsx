@@ -8,7 +8,7 @@ import { signApprovalToken } from "../../tokens/approval-token";
 import { InboxPage, type InboxApproval } from "../../views/inbox-page";
 import { Problem } from "../../views/layout";
 import { describeApproval } from "../describe-approval";
-import { runFilters } from "../run-filters";
+import { attributeCriteria, gatherAttributes, queryPath, runFilters } from "../../runs/filter-schema";
 import { issueList } from "../http-error";
 import { peopleAuth, type PeopleEnv, type Person } from "../middleware/people-auth";
 import { appPath } from "../base-path";
@@ -20,10 +20,19 @@ const RECENT_RUNS = 50;
 const filterQuery = z.object({
   status: z.enum(RUN_STATUSES).optional().catch(undefined),
   ...runFilters,
+  attributes: attributeCriteria.optional(),
 });
 
-/** An empty form field means "any". */
-const given = (q: Record<string, string>) => Object.fromEntries(Object.entries(q).filter(([, v]) => v !== ""));
+/**
+ * An empty form field means "any". The form's `attribute` field (`name=value`) is one more
+ * `attr.<name>` criterion, as the attribute links of the listing and the run page give them.
+ */
+function given(q: Record<string, string>): Record<string, unknown> {
+  const { attribute, ...rest } = Object.fromEntries(Object.entries(q).filter(([, v]) => v !== ""));
+  const eq = attribute?.indexOf("=") ?? -1;
+  if (attribute !== undefined) rest[`attr.${eq > 0 ? attribute.slice(0, eq) : attribute}`] = eq > 0 ? attribute.slice(eq + 1) : "";
+  return gatherAttributes(rest);
+}
 
 /** `GET /inbox`: pending approvals and questions first (each call described), `waiting` runs (timers, events, questions), then recent runs, filtered. */
 export const inbox = new Hono<PeopleEnv>();
@@ -35,7 +44,7 @@ inbox.get("/", peopleAuth(), async (c) => {
       <Problem
         title="Bad filter"
         message={issueList(parsed.error)
-          .map((i) => `${i.path}: ${i.message}`)
+          .map((i) => `${queryPath(i.path)}: ${i.message}`)
           .join("; ")}
       />,
       400,

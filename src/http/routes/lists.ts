@@ -4,7 +4,7 @@ import { runIndex } from "../../runs";
 import { RUN_STATUSES } from "../../runs/types";
 import { httpError, issueList } from "../http-error";
 import { apiToken } from "../middleware/api-token";
-import { runFilters } from "../run-filters";
+import { attributeCriteria, gatherAttributes, queryPath, runFilters, since } from "../../runs/filter-schema";
 
 export const MAX_LIMIT = 200;
 
@@ -14,34 +14,30 @@ const cursor = z
   .regex(/^\d{1,16}\.[A-Za-z0-9_-]{1,128}$/, "not a cursor from a previous page's next_cursor")
   .transform((s) => ({ created_at: Number(s.slice(0, s.indexOf("."))), id: s.slice(s.indexOf(".") + 1) }));
 
-/** Epoch milliseconds or an ISO 8601 date(-time). */
-const since = z.string().transform((s, ctx) => {
-  const at = /^\d{1,16}$/.test(s) ? Number(s) : Date.parse(s);
-  if (Number.isNaN(at)) ctx.addIssue({ code: "custom", message: "expected epoch milliseconds or an ISO 8601 date, e.g. 2026-11-01T00:00:00Z" });
-  return at;
-});
-
 const runsQuery = z.strictObject({
   status: z.enum(RUN_STATUSES).optional(),
   ...runFilters,
   since: since.optional(),
+  attributes: attributeCriteria.optional(),
   limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(50),
   cursor: cursor.optional(),
 });
 
 const approvalsQuery = z.strictObject({ status: z.literal("pending", "only status=pending is listed").default("pending") });
 
-function query<S extends z.ZodType>(schema: S, raw: Record<string, string>): z.output<S> {
+function query<S extends z.ZodType>(schema: S, raw: Record<string, unknown>): z.output<S> {
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw httpError(400, { error: "invalid query parameters", issues: issueList(parsed.error) });
+  if (!parsed.success)
+    throw httpError(400, { error: "invalid query parameters", issues: issueList(parsed.error).map((i) => ({ ...i, path: queryPath(i.path) })) });
   return parsed.data;
 }
 
 /** `GET /runs` and `GET /approvals`: listings from the run index, with the API token. */
 export const lists = new Hono<{ Bindings: Env }>();
 
+/** `attr.<name>=<value>` (up to three, the first walked: give the rarest first) with the other filters and paging. */
 lists.get("/runs", apiToken(), async (c) => {
-  const q = query(runsQuery, c.req.query());
+  const q = query(runsQuery, gatherAttributes(c.req.query()));
   const { runs, next } = await runIndex(c.env).listRuns({ ...q, after: q.cursor });
   return c.json({ runs, next_cursor: next ? `${next.created_at}.${next.id}` : null });
 });

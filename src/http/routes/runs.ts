@@ -15,6 +15,8 @@ import { accessIdentity } from "../middleware/people-auth";
 import { MAX_NOTIFY_URL_CHARS } from "../../notify/notify-url";
 import { runNotify } from "../../notify/run-notify";
 import { NOTIFY_ON } from "../../runs/types";
+import { attributesSchema } from "../../runs/attribute-schema";
+import { MAX_ATTRIBUTES } from "../../engine/attributes";
 
 const startBody = z.strictObject({
   worker: z.string().min(1),
@@ -24,6 +26,8 @@ const startBody = z.strictObject({
   /** A completion webhook (docs/triggers.md, "Completion webhooks"): checked by `runNotify` (hosts, https, no credentials, bounded). */
   notify_url: z.string().max(MAX_NOTIFY_URL_CHARS).optional(),
   notify_on: z.array(z.enum(NOTIFY_ON)).min(1).max(NOTIFY_ON.length).optional(),
+  /** What finds the run in listings (`GET /runs?attr.<name>=<value>`): at most MAX_ATTRIBUTES, each bounded. */
+  attributes: attributesSchema(MAX_ATTRIBUTES, "attributes").default({}),
 });
 
 const forkBody = z.strictObject({
@@ -76,6 +80,7 @@ runs.post("/", async (c) => {
     budget: budgetOf(body.budget),
     trigger: { kind: "api", ...(initiator ? { initiator } : {}) },
     ...(hook.url ? { notify: { url: hook.url } } : {}),
+    attributes: body.attributes,
   });
   const started = { id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href };
   return claim.replay ? c.json(started, 200, { "Idempotent-Replayed": "true" }) : c.json(started, 202);

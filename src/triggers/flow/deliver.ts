@@ -5,6 +5,7 @@
  * object of (trigger, key) decides (durable-objects/flow/flow-key.ts).
  */
 
+import type { Attributes } from "../../engine/attributes";
 import { checkEvent } from "../../runs/events";
 import type { Trigger } from "../triggers-file";
 import { flowKeyObject } from "./rpc";
@@ -19,7 +20,7 @@ export async function flowDelivery(
   env: Env,
   t: Trigger,
   payload: unknown,
-  delivery: { id: string; input: unknown; record: Record<string, unknown> },
+  delivery: { id: string; input: unknown; record: Record<string, unknown>; attributes?: Attributes },
 ): Promise<FlowAnswer | FlowProblem> {
   const key = keyValues(t.key, payload);
   if ("error" in key) return { problem: { status: 400, error: key.error } };
@@ -32,5 +33,5 @@ export async function flowDelivery(
     if ("status" in ev) return { problem: { status: ev.status, error: `as the event ${busy.event}: ${ev.error}` } };
   }
   const object = flowKeyObject(env, await flowObjectName(t.name, key.values));
-  return object.deliver({ trigger: t.name, key: key.values, id: delivery.id, input: delivery.input, record: delivery.record });
+  return object.deliver({ trigger: t.name, key: key.values, id: delivery.id, input: delivery.input, record: delivery.record, attributes: delivery.attributes });
 }

@@ -1,3 +1,4 @@
+import type { Attributes } from "../../engine/attributes";
 import type { KeyValue } from "./key";
 import type { FlowAnswer } from "./outcome";
 
@@ -13,6 +14,8 @@ export interface FlowDelivery {
   input: unknown;
   /** What started the run, for its `trigger` field. */
   record: Record<string, unknown>;
+  /** The run's attributes, as the trigger maps them from the payload. */
+  attributes?: Attributes;
 }
 
 /** What the app and the runs ask of one key's object (durable-objects/flow/flow-key.ts implements it). */

@@ -29,6 +29,8 @@ export function bareContext(): ToolContext {
     sleep: refuse,
     sleepUntil: refuse,
     waitForEvent: refuse,
+    setAttribute: refuse,
+    schedule: refuse,
   };
 }
 

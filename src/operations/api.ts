@@ -1,0 +1,123 @@
+/**
+ * Bulk operations (`POST /operations`): cancel, resume or fork every run a filter matches, as one
+ * request that returns at once; the work is done by one Durable Object per operation
+ * (durable-objects/operation/), at a bounded rate. What the routes take and give is declared
+ * here, once, as zod schemas (the OpenAPI document is to be generated from them), with the RPC
+ * the app asks of an operation's object.
+ */
+
+import * as z from "zod";
+import { runFilterBody } from "../runs/filter-schema";
+import type { RunFilter } from "../runs/index-types";
+import { RUN_STATUSES, type RunStatusName } from "../runs/types";
+
+export const OPERATION_ACTIONS = ["cancel", "resume", "fork"] as const;
+export type OperationAction = (typeof OPERATION_ACTIONS)[number];
+
+/** An operation's id: `op-` and a UUID. */
+export const OPERATION_ID = /^op-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Runs acted on per batch (one alarm), at most this many at once, batches this far apart: at most 25 runs a second per operation. */
+export const OPERATION_RATE = { batch: 25, parallel: 5, intervalMs: 1000 } as const;
+/** A dry run lists at most this many runs. */
+export const MAX_DRY_RUN = 1000;
+/** `GET /operations/:id` shows at most this many failures (the oldest); each reason at most 300 characters. */
+export const MAX_FAILURES_SHOWN = 50;
+export const MAX_REASON_CHARS = 300;
+/** A run an action failed for (no answer from its object) is tried this many times in all, in later batches, before it counts as failed. */
+export const MAX_ATTEMPTS = 3;
+/** An ended operation is kept this long for `GET /operations/:id`, then deleted. */
+export const OPERATION_RETENTION_MS = 30 * 86_400_000;
+
+/** `POST /operations`. */
+export const operationBody = z
+  .strictObject({
+    action: z.enum(OPERATION_ACTIONS),
+    /** The runs, as `GET /runs` filters them (attributes as an object); at least one criterion besides `since`. */
+    filter: runFilterBody,
+    /** `fork` only: `current` runs each fork on the deployed definitions ("re-run after a fix"), `pinned` on its source's. */
+    definitions: z.enum(["current", "pinned"]).optional(),
+    /** Lists the runs it would touch (at most MAX_DRY_RUN), and makes no operation. */
+    dry_run: z.boolean().default(false),
+  })
+  .superRefine((b, ctx) => {
+    const f = b.filter;
+    if (!f.status && !f.worker && !f.trigger && !Object.keys(f.attributes ?? {}).length)
+      ctx.addIssue({
+        code: "custom",
+        path: ["filter"],
+        message: "give at least one of status, worker, trigger or attributes: an operation on every run is refused",
+      });
+    if (b.definitions && b.action !== "fork") ctx.addIssue({ code: "custom", path: ["definitions"], message: "only a fork takes definitions" });
+  });
+export type OperationBody = z.output<typeof operationBody>;
+
+/** What an operation's object is asked to do: the request, checked, with its id and the instant that bounds its runs. */
+export interface OperationSpec {
+  id: string;
+  action: OperationAction;
+  filter: RunFilter;
+  definitions: "current" | "pinned";
+  /** Runs created after this are never touched (the filter's snapshot: newest first from here). */
+  created_at: number;
+}
+
+export const OPERATION_STATUSES = ["running", "done", "cancelled"] as const;
+
+/** `GET /operations/:id`, `POST /operations/:id/cancel`: an operation and its progress. */
+export const operationView = z.object({
+  id: z.string(),
+  action: z.enum(OPERATION_ACTIONS),
+  filter: z.record(z.string(), z.unknown()),
+  definitions: z.enum(["current", "pinned"]),
+  status: z.enum(OPERATION_STATUSES),
+  /** Runs acted on (cancelled, resumed, forked), runs it could not act on (`failures`), runs with nothing to do (already ended, say). */
+  counts: z.object({ done: z.number(), failed: z.number(), skipped: z.number() }),
+  failures: z.array(z.object({ run_id: z.string(), reason: z.string(), at: z.number() })),
+  failures_truncated: z.boolean(),
+  created_at: z.number(),
+  updated_at: z.number(),
+  finished_at: z.number().nullable(),
+});
+export type OperationView = z.output<typeof operationView>;
+
+/** `POST /operations` → 202 (200 for a repeat with the same Idempotency-Key). */
+export const operationStarted = z.object({ id: z.string(), status_url: z.string() });
+
+/** `POST /operations` with `dry_run: true` → 200: the runs it would touch, newest first; `skip`: why it would leave one alone. */
+export const dryRunView = z.object({
+  dry_run: z.literal(true),
+  action: z.enum(OPERATION_ACTIONS),
+  runs: z.array(
+    z.object({
+      id: z.string(),
+      worker: z.string(),
+      status: z.enum(RUN_STATUSES),
+      created_at: z.number(),
+      attributes: z.record(z.string(), z.string()),
+      skip: z.string().optional(),
+    }),
+  ),
+  truncated: z.boolean(),
+});
+export type DryRunView = z.output<typeof dryRunView>;
+
+/** Why `action` would leave a run of `status` alone (its own object has the last word), or undefined. */
+export function foreseenSkip(action: OperationAction, status: RunStatusName): string | undefined {
+  const ended = status === "succeeded" || status === "failed" || status === "cancelled";
+  if (action === "cancel" && ended) return `the run already ${status === "cancelled" ? "was cancelled" : status}`;
+  if (action === "resume" && ended) return `the run already ${status === "cancelled" ? "was cancelled" : status}: nothing to resume`;
+  return undefined;
+}
+
+/** What the app asks of an operation's object (durable-objects/operation/operation.ts). */
+export interface OperationRpc {
+  /** Starts the operation (its first batch at once); the same spec again finds it, another is refused. */
+  begin(spec: OperationSpec): Promise<{ ok: true; created: boolean } | { ok: false; error: string }>;
+  /** The operation and its progress; null for an id that names none. */
+  view(): Promise<OperationView | null>;
+  /** Stops it before its next run (what was done stays done); an ended one is left as it is. */
+  cancel(): Promise<OperationView | null>;
+}
+
+export const operationStub = (env: Env, id: string) => env.OPERATIONS.getByName(id) as unknown as OperationRpc;

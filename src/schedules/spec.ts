@@ -1,0 +1,116 @@
+/**
+ * A runtime schedule (`POST /schedules`, `ctx.schedule`): which worker it starts, with what input and
+ * attributes, on a cron expression (in a time zone) or every so often. Every field bounded and
+ * checked here, once, for every way in. Cron expressions are read as triggers.yaml's are
+ * (src/triggers/cron.ts: five fields, 1 = Sunday; names such as MON read the same either way).
+ */
+
+import { Cron } from "croner";
+import * as z from "zod";
+import { MAX_ATTRIBUTES } from "../engine/attributes";
+import { TOOL_NAME } from "../engine/catalog/worker-file";
+import { durationMs, shownDuration } from "../engine/waits/bounds";
+import { attributesSchema } from "../runs/attribute-schema";
+import { cronProblem } from "../triggers/cron";
+
+/** A schedule's id: yours (`POST /schedules {id}`), `s-<uuid>`, or `run-<hash>` for one a run created. */
+export const SCHEDULE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** At most this many schedules per deployment (counted by the listing, src/schedules/api.ts). */
+export const MAX_SCHEDULES = 1000;
+/** A schedule fires at most once a minute: `every` is at least this (a cron expression has minutes as its finest field). */
+export const MIN_INTERVAL_MS = 60_000;
+export const MAX_INTERVAL_MS = 366 * 86_400_000;
+/** Its input as stored JSON (each fire's run gets it, with `{{scheduled_time}}` filled in). */
+export const MAX_SCHEDULE_INPUT_BYTES = 64 * 1024;
+const MAX_DESCRIPTION = 200;
+/** A control character, line separator or bidirectional override: not in a description people read. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this pattern refuses.
+const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+/** Whether `zone` is an IANA time zone this runtime knows (`Europe/Berlin`, `UTC`). */
+function knownZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A schedule's fields (`POST /schedules` adds its own: id, paused). */
+export const scheduleFields = {
+  worker: z.string().regex(TOOL_NAME, "a worker name is 1-64 characters of a-z A-Z 0-9 _ -"),
+  input: z.json().default({}),
+  cron: z.string().max(100).optional(),
+  every: z.string().max(12).optional(),
+  timezone: z.string().max(64).optional(),
+  attributes: attributesSchema(MAX_ATTRIBUTES, "attributes").default({}),
+  description: z
+    .string()
+    .max(MAX_DESCRIPTION)
+    .refine((d) => !UNSHOWABLE.test(d), "a description may not hold control characters, line separators or bidirectional overrides")
+    .optional(),
+  approval_mode: z.enum(["ask", "approve_all", "reject_all"]).default("ask"),
+};
+
+type Fields = z.output<z.ZodObject<typeof scheduleFields>>;
+
+/** What the fields must say together: input bounded, exactly one of cron and every, each valid, a cron that fires. */
+export function checkSchedule(s: Fields, ctx: z.RefinementCtx): void {
+  const bytes = new TextEncoder().encode(JSON.stringify(s.input)).length;
+  if (bytes > MAX_SCHEDULE_INPUT_BYTES)
+    ctx.addIssue({ code: "custom", path: ["input"], message: `is ${bytes} bytes as JSON; a schedule's input is at most ${MAX_SCHEDULE_INPUT_BYTES}` });
+  if ((s.cron === undefined) === (s.every === undefined)) {
+    ctx.addIssue({ code: "custom", path: ["cron"], message: 'give exactly one of cron ("0 9 * * MON") or every ("1h")' });
+    return;
+  }
+  if (s.timezone !== undefined && !knownZone(s.timezone))
+    ctx.addIssue({ code: "custom", path: ["timezone"], message: "is not an IANA time zone such as Europe/Berlin or UTC" });
+  if (s.every !== undefined) {
+    if (s.timezone !== undefined) ctx.addIssue({ code: "custom", path: ["timezone"], message: "only a cron expression is read in a time zone" });
+    const ms = everyMs(s.every);
+    if (typeof ms === "string") ctx.addIssue({ code: "custom", path: ["every"], message: ms });
+    return;
+  }
+  const problem = cronProblem(s.cron!);
+  if (problem) ctx.addIssue({ code: "custom", path: ["cron"], message: problem });
+  else if (s.timezone === undefined || knownZone(s.timezone)) {
+    if (nextCron(s.cron!, s.timezone, Date.now()) === null) ctx.addIssue({ code: "custom", path: ["cron"], message: "never fires (no such date)" });
+  }
+}
+
+/** A schedule as `ctx.schedule` gives it, and as a schedule's object keeps it. */
+export const scheduleSpec = z.strictObject(scheduleFields).superRefine(checkSchedule);
+export type ScheduleSpec = z.output<typeof scheduleSpec>;
+
+/** `every` in ms, or why it is refused. */
+function everyMs(every: string): number | string {
+  let ms: number;
+  try {
+    ms = durationMs(every, "every");
+  } catch (err) {
+    return (err as Error).message.replace(/^every: /, "");
+  }
+  if (ms < MIN_INTERVAL_MS) return `${every} is more often than a schedule may fire (at most once a minute)`;
+  if (ms > MAX_INTERVAL_MS) return `${every} is longer than ${shownDuration(MAX_INTERVAL_MS)}`;
+  return ms;
+}
+
+/** The first instant after `after` at which `cron` fires in `zone` (default UTC); null if it never does. */
+function nextCron(cron: string, zone: string | undefined, after: number): number | null {
+  const job = new Cron(cron, { timezone: zone ?? "UTC", mode: "5-part", alternativeWeekdays: true, paused: true });
+  return job.nextRun(new Date(after))?.getTime() ?? null;
+}
+
+/**
+ * A schedule's first fire after `after` (ms): the cron expression's next instant, or for `every`
+ * the next of anchor + k × every (its creation is the anchor, so fires keep their rhythm however
+ * late one came). Null: it never fires again.
+ */
+export function nextFire(spec: Pick<ScheduleSpec, "cron" | "every" | "timezone">, anchor: number, after: number): number | null {
+  if (spec.every !== undefined) {
+    const every = everyMs(spec.every) as number;
+    return anchor + (Math.floor(Math.max(0, after - anchor) / every) + 1) * every;
+  }
+  return nextCron(spec.cron!, spec.timezone, after);
+}
