@@ -75,6 +75,8 @@ if (
   !results.dispatch_queue ||
   !results.waits ||
   !results.live_text ||
+  !results.flow ||
+  !results.notify ||
   dispatchWaits.some((s) => !results[s])
 ) {
   console.error(pool.stdout.slice(-4000), pool.stderr.slice(-4000));
@@ -149,6 +151,10 @@ const dispatchPrices = LATENCIES.map((s) => ({
 
 log("load (wrangler dev, 1000 runs through the webhook, 50 at a time)…");
 const load = await loadTest({ runs: 1000, concurrency: 50 });
+
+log("bulk cancel (wrangler dev, 1000 matching runs and 100 others, the app restarted mid-way)…");
+const { bulkCancel } = await import("../bench/bulk-cancel.mjs");
+const bulk = await bulkCancel({ runs: 1000, others: 100, restartAfter: 300, say: log });
 
 // Live text in queue mode (section 8): each case's median, priced, and what it adds to the run without it.
 const liveText = liveTextCases(results.live_text);
@@ -464,6 +470,24 @@ off ${fmt(trace.cpuMsPerRun.off, 2)} ms, on ${fmt(trace.cpuMsPerRun.on, 2)} ms (
 bytes exported per run ${trace.exportBytes.on} (with content ${trace.exportBytes.content}). Tracing writes no rows; the export is one
 request per activation, sent after it.
 
+## 10. Webhooks per key, completion webhooks and bulk operations
+
+Flow control (bench/do/flow.bench.test.ts, the Workers pool): what one delivery costs the key's object (SQL rows; ${results.flow.note}).
+
+| delivery | rows written | rows read | alarms set |
+|---|---|---|---|
+${flowRows(results.flow)}
+
+A follow-up into the running run (\`on_busy: message\`) costs the run's object ${results.flow.messageWhileBusyRunObject.rowsWritten} rows written, ${results.flow.messageWhileBusyRunObject.rowsRead} read.
+Each key is its own object (named by the hash of trigger and key): no object sees every delivery (tests/flow/sharding.test.ts, 500 keys).
+
+Completion webhooks (bench/do/flow.bench.test.ts): one notification of a run's end costs the run's object **${results.notify.rowsWrittenPerNotification} rows written**,
+${results.notify.rowsReadPerNotification} read, ${results.notify.alarmsSet} alarm set (${results.notify.note}).
+
+Bulk cancel (bench/bulk-cancel.mjs, wrangler dev): **${bulk.runs} matching runs cancelled in ${fmt(bulk.ms / 1000, 1)} s** (${fmt(bulk.runs / (bulk.ms / 1000), 0)} runs/s; the operation's rate is 25 a second per batch),
+the app stopped and started again at ${bulk.restarted ? bulk.restarted.at_done : "—"} done; operation ${bulk.operation.status}, counts ${JSON.stringify(bulk.operation.counts)};
+the runs' own word: matching ${JSON.stringify(bulk.matching)}, outside the filter ${JSON.stringify(bulk.outside)}.
+
 ## Commands
 
 \`\`\`sh
@@ -500,4 +524,22 @@ A ${full(d.quickMs)} request started while ${d.inFlight} requests of ${full(d.sl
 
 A consumer that dies holding a claim (no renewal, no answer): the request is sent again ${scaled(r.resentMs)} after its claim
 (the lease, ${full(r.leaseMs)} at full scale: ≤ ${full(r.resentMs)}) and answered ${scaled(r.answeredMs)} after it (a ${full(r.quickMs)} model; ≤ ${full(r.answeredMs)} at full scale).`;
+}
+
+/** Section 10's table rows: the flow benchmark's measured deliveries, in the order a key meets them. */
+function flowRows(f) {
+  const rows = [
+    ["a key's first delivery (makes its object's tables)", f.firstDeliveryOfAKey],
+    ["a start on a free key", f.startOnAFreeKey],
+    ["queued while the key is busy", f.queuedWhileBusy],
+    ["the key's run ends: the next queued one starts", f.runEndedStartsTheNext],
+    ["skipped while busy", f.skippedWhileBusy],
+    ["replaces the running run", f.replaceWhileBusy],
+    ["a message to the running run", f.messageWhileBusy],
+    ["debounced (joins the batch)", f.debouncedDelivery],
+    ["the batch starts its run (the key's alarm)", f.debounceFlushAndStart],
+    ["a redelivery of an acted delivery", f.redeliveryOfAnActedDelivery],
+    ["refused over the rate", f.refusedOverTheRate],
+  ];
+  return rows.map(([label, c]) => `| ${label} | ${c.rowsWritten} | ${c.rowsRead} | ${c.alarmsSet} |`).join("\n");
 }
