@@ -2,6 +2,7 @@
 // outside its filter; the whole app is stopped and started again (same state, same port) once
 // `restartAfter` runs are done. Loopback only, bounded in count and time.
 import { createServer } from "node:http";
+import { answerCompletion } from "./chat-completion.mjs";
 import { startLocalApp } from "../scripts/demo/local-app.mjs";
 
 /** The fixture's model (tests/fixtures/workers/bench-sleeper.worker): its first answer sleeps an hour, any later one ends. */
@@ -18,17 +19,7 @@ async function sleeperModel() {
           content: null,
           tool_calls: [{ id: "s1", type: "function", function: { name: "sleep", arguments: '{"duration":"1h","reason":"bench"}' } }],
         };
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(
-      JSON.stringify({
-        id: "x",
-        object: "chat.completion",
-        created: 0,
-        model: body.model,
-        choices: [{ index: 0, finish_reason: "stop", message }],
-        usage: { prompt_tokens: 10, completion_tokens: 5 },
-      }),
-    );
+    answerCompletion(res, body.model, message);
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   return { url: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };

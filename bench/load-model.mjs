@@ -2,6 +2,7 @@
 // run's two requests (call `increment`, then answer) at once, counts requests per run
 // and notes when each arrived and was answered (for the end-to-end timings).
 import { createServer } from "node:http";
+import { answerCompletion } from "./chat-completion.mjs";
 
 export async function startLoadModel() {
   const perRun = new Map();
@@ -19,17 +20,7 @@ export async function startLoadModel() {
     const message = called
       ? { role: "assistant", content: `done ${seq}` }
       : { role: "assistant", content: null, tool_calls: [{ id: `c${seq}`, type: "function", function: { name: "increment", arguments: "{}" } }] };
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(
-      JSON.stringify({
-        id: "x",
-        object: "chat.completion",
-        created: 0,
-        model: body.model,
-        choices: [{ index: 0, finish_reason: "stop", message }],
-        usage: { prompt_tokens: 20, completion_tokens: 5 },
-      }),
-    );
+    answerCompletion(res, body.model, message, { prompt_tokens: 20, completion_tokens: 5 });
     const t = timings.get(seq) ?? [];
     t.push({ arrived, answered: now() });
     timings.set(seq, t);
