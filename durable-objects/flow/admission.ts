@@ -19,6 +19,19 @@ export function refusal(store: KeyStore, flow: FlowConfig, bytes: number, now: n
       return { refused: true, status: 429, error: `the key is over its rate (${per}): send it again in ${after} s`, retry_after: after };
     }
   }
+  return lineFull(line, bytes);
+}
+
+/**
+ * Whether a debounced delivery of `bytes` finds the key's line full: its batch joins the line as
+ * one delivery, so the line, the batch so far and this one are counted together.
+ */
+export function debounceRefusal(store: KeyStore, bytes: number): FlowRefusal | undefined {
+  const batched = store.batch().reduce((n, b) => n + b.bytes, 0);
+  return lineFull(store.lineSize(), batched + bytes);
+}
+
+function lineFull(line: { n: number; bytes: number }, bytes: number): FlowRefusal | undefined {
   if (line.n >= MAX_LINE || line.bytes + bytes > MAX_LINE_BYTES) {
     const held = `${line.n} deliveries, ${line.bytes} bytes; at most ${MAX_LINE} and ${MAX_LINE_BYTES}`;
     return { refused: true, status: 429, error: `the key's line is full (${held}): send it again later`, retry_after: 60 };

@@ -28,7 +28,7 @@ import { rateCheck } from "../../src/triggers/flow/rate";
 import type { FlowDelivery, FlowKeyRpc } from "../../src/triggers/flow/rpc";
 import { parse, Sql } from "../sql";
 import { eventTo, messageTo, startFor, type Acted, type FlowTrigger } from "./act";
-import { refusal } from "./admission";
+import { debounceRefusal, refusal } from "./admission";
 import { KeyBatch } from "./debounce";
 import { KeyStore, LEDGER_MS, type Item, type LineRow } from "./key-store";
 
@@ -70,8 +70,11 @@ export class FlowKeyDO extends DurableObject<Env> implements FlowKeyRpc {
     if (known) return this.again(d.id, known);
     const item: Item = { id: d.id, run, eventId, input: d.input, record: d.record, ...(d.attributes ? { attributes: d.attributes } : {}) };
     const bytes = new TextEncoder().encode(JSON.stringify(item)).length;
-    if (flow.debounce) this.batch.add(flow, item, bytes, this.now());
-    else {
+    if (flow.debounce) {
+      const refused = debounceRefusal(this.store, bytes);
+      if (refused) return refused;
+      this.batch.add(flow, item, bytes, this.now());
+    } else {
       const refused = refusal(this.store, flow, bytes, this.now());
       if (refused) return refused;
       this.store.enqueue(item, bytes);

@@ -154,7 +154,7 @@ export class RunActivation {
         recordApproval: (pending) => host.ctx.storage.transactionSync(() => approvals.request(pending, Date.now(), approvalTtlMs(host.env))),
         recordWait: (wait) => waits.request(wait),
         notifier: (pending) => host.io("approval.email", () => mail.requestApproval(pending, mailRun(run))),
-        schedules: runSchedules(host, run.id),
+        schedules: runSchedules(host, run.id, run.approval_mode),
       },
       definitions,
     );
@@ -234,10 +234,12 @@ export class RunActivation {
 }
 
 /** Where `ctx.schedule` makes schedules: their objects, through the `schedule.create` seam (a refusal is a value; no answer throws: the engine retries the run). */
-function runSchedules(host: Pick<RunHost, "env" | "io">, run: string): Schedules {
+function runSchedules(host: Pick<RunHost, "env" | "io">, run: string, mode: RunRow["approval_mode"]): Schedules {
   return {
     async create(id, spec) {
-      const made = await host.io("schedule.create", () => createSchedule(host.env, id, spec, { created_by: { kind: "run", run } }));
+      const made = await host.io("schedule.create", () =>
+        createSchedule(host.env, id, spec, { created_by: { kind: "run", run }, creator_approval_mode: mode }),
+      );
       return made.ok ? { ok: true, id, next_fire_at: made.view.next_fire_at } : { ok: false, error: made.error };
     },
   };

@@ -54,6 +54,13 @@ export async function postNotification(
     // guardedFetch's own refusals (a redirect) are lasting; a network failure may pass.
     const lasting = err instanceof Error && err.name === "ToolError";
     const text = timeout ? `no answer within ${opts.timeoutMs} ms` : err instanceof Error ? err.message : String(err);
-    return { ok: false, retry: !lasting, error: text.replaceAll(url, shownOrigin(url)).slice(0, MAX_ERROR_CHARS) };
+    return { ok: false, retry: !lasting, error: originsOnly(text).slice(0, MAX_ERROR_CHARS) };
   }
 }
+
+/**
+ * Every URL in an error's text as its origin: the notify URL's path or query may carry a token,
+ * and an error may show it normalized, or resolved into a redirect's target (`Location: ?x`).
+ * The pattern cannot backtrack: one run of non-space characters after the scheme.
+ */
+const originsOnly = (text: string) => text.replace(/https?:\/\/[^\s()]+/gi, (u) => shownOrigin(u));

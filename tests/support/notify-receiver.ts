@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
  * to `POST /hook/<name>` as it came (raw body and headers, so a test can check the
  * signature as a receiver would), and answers what the test planned for that name.
  * - `PUT /plan/<name>` with a JSON list of answers: each request takes the next
- *   (`200`, `500`…, `"hang"`: never answered, `"redirect"`: 302 elsewhere); the last one stays;
+ *   (`200`, `500`…, `"hang"`: never answered, `"redirect"`: 302 elsewhere, `"redirect-relative"`: 302 to `?moved`); the last one stays;
  * - `GET /hook/<name>` reads `{requests: [{headers, body}]}`.
  */
 export async function startNotifyReceiver(): Promise<{ port: number; close: () => Promise<void> }> {
@@ -37,6 +37,10 @@ export async function startNotifyReceiver(): Promise<{ port: number; close: () =
     const answers = plans.get(name) ?? [200];
     const answer = answers.length > 1 ? answers.shift()! : answers[0]!;
     if (answer === "hang") return; // never answered: the sender's timeout ends it
+    if (answer === "redirect-relative") {
+      res.writeHead(302, { location: "?moved" }); // resolved against the request's own URL, path and all
+      return res.end();
+    }
     if (answer === "redirect") {
       res.writeHead(302, { location: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook/${name}-redirected` });
       return res.end();

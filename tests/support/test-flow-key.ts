@@ -71,6 +71,12 @@ export class TestFlowKeyDO extends FlowKeyDO {
     };
   }
 
+  /** Bytes the key's line and batch hold together (what its bound counts). */
+  async lineBytes(): Promise<number> {
+    const sum = (t: string) => this.ctx.storage.sql.exec<{ n: number }>(`SELECT coalesce(sum(bytes), 0) AS n FROM ${t}`).one().n;
+    return sum("line") + sum("batch");
+  }
+
   /** The tables as they stand (what a test checks of the key). */
   async tables(): Promise<{ line: number; slots: string[]; batch: number; ledger: number }> {
     const n = (t: string) => this.ctx.storage.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${t}`).one().n;
@@ -82,7 +88,7 @@ export class TestFlowKeyDO extends FlowKeyDO {
   }
 }
 
-export type TestFlowKeyRpc = FlowKeyRpc & Pick<TestFlowKeyDO, "advanceClock" | "storageStats" | "tables" | "failNextActs">;
+export type TestFlowKeyRpc = FlowKeyRpc & Pick<TestFlowKeyDO, "advanceClock" | "storageStats" | "tables" | "failNextActs" | "lineBytes">;
 
 /** The object of (trigger, key) in the test pool. */
 export const testFlowKey = async (env: Env, trigger: string, key: KeyValue[]) =>
