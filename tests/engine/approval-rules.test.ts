@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   CatalogError,
+  defineFunction,
   defineToolset,
   executeRun,
   files,
@@ -355,6 +356,37 @@ describe("needsApproval: a tool's code decides from the arguments", () => {
         tools: { t: tool({ description: "t", input: z.strictObject({}), approval: "allow", needsApproval: () => true, run: () => 1 }) },
       }),
     ).toThrow('tool "t" of kind "both": give approval or needsApproval, not both');
+  });
+});
+
+describe("a code function decides whether a worker's call of it asks", () => {
+  it("needsApproval on defineFunction: its input as parsed; true asks the caller's approver, false runs; the caller's entry wins", async () => {
+    const refunded: number[] = [];
+    const refund = defineFunction({
+      name: "refund",
+      description: "Refunds a charge",
+      input: z.strictObject({ charge: z.string(), amount: z.number().default(0) }),
+      needsApproval: ({ amount }) => amount > 100,
+      run: ({ amount }) => (refunded.push(amount), `refunded ${amount}`),
+    });
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { name: "refund", args: { charge: "a", amount: 150 } },
+          { name: "refund", args: { charge: "b", amount: 50 } },
+          { name: "refund", args: { charge: "c" } },
+        ],
+      },
+      { text: "done" },
+    ]);
+    const file = (approval = "") => ({ "w.worker": workerFile(`name: w\nmodel: test:m\ntoolsets:\n  workers: [refund]${approval}`) });
+    const out = (await harness(file(), { functions: [refund], models: { "test:m": model } }).run({ worker: "w", input: { input: "x" } })) as Paused;
+    expect(out.pending.map((p) => [p.args, p.description])).toEqual([[{ charge: "a", amount: 150 }, "w wants to call refund (needsApproval)"]]);
+    expect(refunded).toEqual([50, 0]);
+    const allowed = scriptedModel([{ toolCalls: [{ name: "refund", args: { charge: "a", amount: 150 } }] }, { text: "done" }]);
+    const h = harness(file("\napproval:\n  refund: allow"), { functions: [refund], models: { "test:m": allowed } });
+    expect(await h.run({ worker: "w", input: { input: "x" } })).toMatchObject({ status: "succeeded" });
+    expect(refunded).toEqual([50, 0, 150]);
   });
 });
 

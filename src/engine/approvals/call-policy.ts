@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import { evaluateRules } from "./arg-rules";
-import type { ApprovalCheck, Policy, ToolDef, ToolPolicy } from "../types/toolset";
+import type { ToolPolicy } from "../types/arg-rules";
+import type { ApprovalCheck, Policy, ToolDef } from "../types/toolset";
 
 /** The rule a `needsApproval` decision is recorded under (one rule: the tool's code). */
 export const NEEDS_APPROVAL_RULE = "needsApproval";

@@ -6,7 +6,7 @@ import { MODEL_NAME } from "../model/model";
 import type { Budget } from "../types/budget";
 import type { JSONSchema } from "../types/json-schema";
 import type { DeciderPolicy } from "../types/deciders";
-import type { ToolPolicy } from "../types/toolset";
+import type { ToolPolicy } from "../types/arg-rules";
 import { API_DECIDER, MAX_ADDRESS_LENGTH, MAX_DECIDERS, readDeciderEntry } from "../approvals/deciders";
 import { readArgRules, RULE_KEYS } from "../approvals/arg-rules";
 import type { FollowUp, InstanceSpec, WorkerSpec } from "../types/worker";

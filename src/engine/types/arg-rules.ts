@@ -26,3 +26,6 @@ export interface ArgRules {
   ask_when?: Condition[];
   otherwise: Policy;
 }
+
+/** A worker's `approval:` entry for one tool: a policy, or rules on the call's arguments that choose one. */
+export type ToolPolicy = Policy | ArgRules;

@@ -1,11 +1,7 @@
-import type { ArgRules } from "./arg-rules";
 import type { ToolContext } from "./context";
 import type { JSONSchema } from "./json-schema";
 
 export type Policy = "allow" | "ask" | "deny";
-
-/** A worker's `approval:` entry for one tool: a policy, or rules on the call's arguments that choose one. */
-export type ToolPolicy = Policy | ArgRules;
 
 /**
  * What `needsApproval` is told of a call besides its arguments: where it happens, and

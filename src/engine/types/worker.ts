@@ -4,7 +4,8 @@ import type { DeciderPolicy } from "./deciders";
 import type { ToolContext } from "./context";
 import type { JSONSchema } from "./json-schema";
 import type { Scope } from "./state";
-import type { ApprovalCheck, ToolPolicy } from "./toolset";
+import type { ToolPolicy } from "./arg-rules";
+import type { ApprovalCheck } from "./toolset";
 
 /** One toolset instance of a worker file: `{use: <kind>, scope?, readonly?, ...kind config}`. */
 export interface InstanceSpec {

@@ -10,7 +10,8 @@ import { schemaBoundsProblem } from "../../schema-bounds";
 import { isMapping, TOOL_NAME } from "../../catalog/worker-file";
 import type { ToolsetKind } from "../../types/kind";
 import type { DeciderPolicy } from "../../types/deciders";
-import type { ToolDef, Toolset, ToolPolicy } from "../../types/toolset";
+import type { ToolPolicy } from "../../types/arg-rules";
+import type { ToolDef, Toolset } from "../../types/toolset";
 import type { InstanceSpec, WorkerSpec } from "../../types/worker";
 
 const KIND = "worker_creation";

@@ -9,7 +9,8 @@ import { codePolicy, policyNow, type CallPolicy } from "../../approvals/call-pol
 import { LatestListing } from "../latest-listing";
 import type { DeciderPolicy } from "../../types/deciders";
 import { API_DECIDER } from "../../approvals/deciders";
-import type { ToolDef, Toolset, ToolPolicy } from "../../types/toolset";
+import type { ToolPolicy } from "../../types/arg-rules";
+import type { ToolDef, Toolset } from "../../types/toolset";
 import { WrapperToolset } from "./wrapper";
 
 export type ApprovalMode = "ask" | "approve_all" | "reject_all";
