@@ -460,6 +460,23 @@ describe("remembered approvals are scoped by the rule the call asked under", () 
       (e: { pending?: PendingApproval[] }) => (e.pending ? "asked" : String(e)),
     );
 
+  it("hostile arguments at the gate (nested past the stack, megabytes of text) never throw: the call asks, saying why", async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 200_000; i++) deep = { a: deep };
+    const rules = { ask_when: [{ amount: { gt: 100 } }], otherwise: "allow" };
+    for (const [amount, why] of [
+      [deep, "amount is an object, not a number"],
+      ["9".repeat(5_000_000), "amount is a string, not a number"],
+    ] as const) {
+      const gate = await gateWith(await remembered("ask_when amount > 100"), rules);
+      const err = await gate.callTool("refund", { charge: "c", amount }, { ...bareContext(), callPath: call(2) }).then(
+        () => undefined,
+        (e: { pending?: PendingApproval[] }) => e,
+      );
+      expect(err?.pending?.map((p) => p.description)).toEqual([`w wants to call refund (ask_when amount > 100; ${why})`]);
+    }
+  });
+
   it("covers the same call under the same rule, and the decision says which rule it remembered", async () => {
     const journal = await remembered("ask_when amount > 100");
     const gate = await gateWith(journal, { ask_when: [{ amount: { gt: 100 } }], otherwise: "allow" });

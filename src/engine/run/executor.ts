@@ -227,7 +227,7 @@ function catalogCallables(catalog: Catalog, created: CreatedWorkers, calls: () =
     input: w.input,
     file: w.file,
     attachments: w.attachments,
-    ...(w.code ? { approval: onParsedInput(w.code.input, w.code) } : {}),
+    ...(w.code ? { approvalHooks: onParsedInput(w.code.input, w.code) } : {}),
     call: (input, at) => (w.code ? runFunction(calls(), w, w.code, input, at) : runWorker(calls(), w, input, at)),
   });
   return {

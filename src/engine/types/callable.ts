@@ -19,8 +19,8 @@ export interface Callable {
   readonly file: string;
   /** The files it accepts with a call (workers with `attachments:` only). */
   readonly attachments?: AttachmentPolicy;
-  /** A function's own say on whether a call asks, and its input as rules read it (`ToolDef`'s). */
-  readonly approval?: Pick<ToolDef, "needsApproval" | "ruleArgs">;
+  /** A function's own say on whether a call asks (`needsApproval`), and its input as rules read it (`ruleArgs`): `ToolDef`'s. */
+  readonly approvalHooks?: Pick<ToolDef, "needsApproval" | "ruleArgs">;
   /** Runs it one level below `at.parent`; its own input check, depth check and journal steps included. */
   call(input: unknown, at: CallSite): Promise<unknown>;
 }

@@ -32,9 +32,16 @@ export interface ApprovalGate {
 /**
  * Same worker, same tool, same arguments, asked under the same rule (none: the tool's
  * plain policy or its kind's default): an approval remembered under one rule never
- * covers a call another rule asks about.
+ * covers a call another rule asks about. Undefined for arguments JSON cannot hold
+ * (nested past the stack): such a call is remembered by nothing.
  */
-export const callSignature = (worker: string, tool: string, args: unknown, rule = "") => `${worker}\u0000${tool}\u0000${rule}\u0000${stableJson(args)}`;
+export function callSignature(worker: string, tool: string, args: unknown, rule = ""): string | undefined {
+  try {
+    return `${worker}\u0000${tool}\u0000${rule}\u0000${stableJson(args)}`;
+  } catch {
+    return undefined;
+  }
+}
 
 /** What `<call>/approval-rule` records: the rule a call asked under, and the call (`name`, `fp`), so a replay that meets another call there fails. */
 export interface RecordedRule {
@@ -64,8 +71,8 @@ export function rememberedApprovals(journal: Journal): Set<string> {
     if (!d?.approved || !d.remember) continue;
     const k = parseKey(key);
     if (k.kind !== "approval") continue;
-    const rule = journal.get<RecordedRule>(approvalRuleKey(k.call))?.rule;
-    set.add(callSignature(d.remember.worker, d.remember.tool, d.remember.args, rule));
+    const signature = callSignature(d.remember.worker, d.remember.tool, d.remember.args, journal.get<RecordedRule>(approvalRuleKey(k.call))?.rule);
+    if (signature !== undefined) set.add(signature);
   }
   return set;
 }
@@ -157,7 +164,7 @@ export class ApprovalGated extends WrapperToolset {
           ...(gate.deciders?.[name] ? { deciders: gate.deciders[name] } : {}),
         },
         decideWithoutAsking: () =>
-          gate.remembered.has(callSignature(worker, name, args, rule))
+          gate.remembered.size && gate.remembered.has(callSignature(worker, name, args, rule) ?? "")
             ? { approved: true, by: `an earlier approval of this same call${rule === undefined ? "" : ` under ${shortRule(rule)}`}` }
             : gate.mode === "reject_all" || (gate.mode === "approve_all" && modeMayApprove(gate.deciders?.[name]))
               ? { approved: gate.mode === "approve_all", by: `approval_mode ${gate.mode}` }
