@@ -25,5 +25,5 @@ export type { CodeFunction } from "./engine/types/worker";
 export type { InstanceInit, ToolsetKind } from "./engine/types/kind";
 export { connectedFetch, whenConnected } from "./engine/net/connection-slots";
 export type { Connections } from "./engine/types/connections";
-export type { CallDescription, Policy } from "./engine/types/toolset";
+export type { ApprovalCheck, CallDescription, Policy } from "./engine/types/toolset";
 export type { Scope, StateKV } from "./engine/types/state";

@@ -69,7 +69,7 @@ export const FORK_LIMITS = { rows: 10_000, bytes: 32 * 1024 * 1024, batchBytes: 
 export interface JournalStepView {
   seq: number;
   key: string;
-  /** What the key records (keys.ts parseKey): model, result, approval, notify, creation, budget_approval, step, tools, or an effect's name (ask, now, random). */
+  /** What the key records (keys.ts parseKey): model, result, approval, notify, approval_rule, creation, budget_approval, step, tools, or an effect's name (ask, now, random). */
   kind: string;
   /** When it was recorded (ms since the epoch). */
   at: number;

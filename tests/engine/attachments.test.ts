@@ -222,7 +222,8 @@ describe("attachments", () => {
     expect(JSON.stringify([...store.entries])).not.toContain(toBase64(PNG));
   });
 
-  for (const policy of ["deny", "ask", "readonly"] as const) {
+  const RULE = '{ deny_when: { url: "https://img.example.com/leak.png?data=SECRET" }, otherwise: allow }';
+  for (const policy of ["deny", "ask", "readonly", RULE] as const) {
     it(`never fetches an attachment URL through an http instance whose fetch is ${policy} (approval.web_fetch, readonly)`, async () => {
       const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(PNG, { headers: { "content-type": "image/png" } }));
       const guarded =
@@ -238,6 +239,8 @@ describe("attachments", () => {
         deny: /approval\.web_fetch is deny in desk\.worker$/,
         ask: /approval\.web_fetch is ask in desk\.worker; fetch it with web_fetch and save_to \(which asks\), then attach the saved file$/,
         readonly: /http instance "web" is readonly \(it offers no web_fetch\)$/,
+        // A GET of that URL is what the rule denies: the attachment is refused naming it.
+        [RULE]: /approval\.web_fetch is deny in desk\.worker \(deny_when url = "https:\/\/img\.example\.com\/leak\.png\?data=SECRET"\)$/,
       }[policy];
       expect(result()).toMatchObject({
         ok: false,

@@ -3,6 +3,7 @@ import { copiedFrom, keyProblem, MAX_FORK_KEY } from "../../src/engine/journal/f
 import { journalUsage } from "../../src/engine/journal/run-usage";
 import {
   approvalKey,
+  approvalRuleKey,
   budgetPath,
   creationKey,
   effectKey,
@@ -36,6 +37,7 @@ describe("journal keys", () => {
       [approvalKey(call), "approval"],
       [notifyKey(call), "notify"],
       [creationKey(call), "creation"],
+      [approvalRuleKey(call), "approval_rule"],
     ] as const) {
       expect(parseKey(key)).toEqual({ kind, call });
     }
@@ -132,6 +134,7 @@ describe("a fork's prefix (keys.ts, fork-prefix.ts)", () => {
   it("a decision or notification gates its call's result, a budget's its model request; nothing else gates", () => {
     expect(gatedStep(approvalKey(call))).toBe(resultKey(call));
     expect(gatedStep(notifyKey(call))).toBe(resultKey(call));
+    expect(gatedStep(approvalRuleKey(call))).toBe(resultKey(call));
     const model = modelKey("w", 2);
     expect(gatedStep(approvalKey(budgetPath(model)))).toBe(model);
     expect(gatedStep(notifyKey(budgetPath(model)))).toBe(model);
@@ -140,10 +143,20 @@ describe("a fork's prefix (keys.ts, fork-prefix.ts)", () => {
     for (const key of [model, resultKey(call), stepKey(2, call, "x/approval"), effectKey(call, "now", 1)]) expect(gatedStep(key)).toBeUndefined();
   });
 
-  it("copies every step but decisions and notifications whose gated step is not in the prefix", () => {
-    const prefix = new Set([modelKey("w", 1), approvalKey(call), notifyKey(call), approvalKey("w/turn:1/tool:1"), resultKey("w/turn:1/tool:1")]);
+  it("copies every step but decisions, asking rules and notifications whose gated step is not in the prefix", () => {
+    const done = "w/turn:1/tool:1";
+    const prefix = new Set([
+      modelKey("w", 1),
+      approvalRuleKey(call),
+      approvalKey(call),
+      notifyKey(call),
+      approvalRuleKey(done),
+      approvalKey(done),
+      resultKey(done),
+    ]);
     const copies = copiedFrom(prefix, 2);
-    expect([...prefix].filter(copies)).toEqual([modelKey("w", 1), approvalKey("w/turn:1/tool:1"), resultKey("w/turn:1/tool:1")]);
+    // A call the fork runs again is asked about again, under the rule that matches it then.
+    expect([...prefix].filter(copies)).toEqual([modelKey("w", 1), approvalRuleKey(done), approvalKey(done), resultKey(done)]);
   });
 
   it("copies a question's email and answer (the effect itself, before `at`), but not in grammar 1, where a model could name a call `human:1`", () => {

@@ -66,6 +66,41 @@ describe("worker_creation", () => {
     expect(readerTools).toEqual([["src_delete_file", "src_list_files", "src_read_file", "src_write_file"]]);
   });
 
+  it("a created worker keeps its creator's policy whole: rules on the arguments and who decides", async () => {
+    const file = workerFile(`
+name: lead
+compatible_models: ["test:*"]
+toolsets:
+  src: { use: files, root: /src }
+  make: { use: worker_creation, grant: [src] }
+approval:
+  make_worker_create: allow
+  src_write_file: { ask_when: { path: secret.txt }, otherwise: allow, ask: [lead@example.com] }`);
+    const reader = scriptedModel((req) =>
+      turnOf(req) === 0
+        ? {
+            toolCalls: [
+              { id: "w1", name: "src_write_file", args: { path: "notes.txt", content: "fine" } },
+              { id: "w2", name: "src_write_file", args: { path: "secret.txt", content: "x" } },
+            ],
+          }
+        : { text: "written" },
+    );
+    const h = leadHarness({ "lead.worker": file }, { kinds: [workerCreation], models: { "test:lead": leadModel([]), "test:reader": reader } });
+    const out = await h.run({ worker: "lead", input: { input: "go" } });
+    expect(out).toMatchObject({
+      status: "awaiting_approval",
+      pending: [
+        {
+          workerChain: ["lead", "reader"],
+          args: { path: "secret.txt", content: "x" },
+          description: 'lead → reader wants to call src_write_file (ask_when path = "secret.txt")',
+          deciders: { ask: ["lead@example.com"] },
+        },
+      ],
+    });
+  });
+
   it("a created worker counts towards MAX_DEPTH like any worker", async () => {
     const seen: ModelRequest[] = [];
     const h = leadHarness(

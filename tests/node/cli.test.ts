@@ -112,6 +112,30 @@ describe("the edgework CLI, in a user's project (paths from the working director
     expect(check.stderr).toContain(`workers/worse.worker: model: unknown provider "nowhere"`);
   });
 
+  it("build refuses an approval rule it cannot check, naming the file, the field and why", async () => {
+    const rules = (when: string) => `---
+name: payer
+description: Pays.
+toolsets:
+  web: { use: http, allow: [api.example.com] }
+approval:
+  web_fetch: { ask_when: ${when}, otherwise: allow }
+---
+Pay.
+`;
+    const dir = project({ "payer.worker": rules("{ methd: [POST] }"), "deep.worker": rules("{ a.b.c.d.e.f.g.h.i: 1 }").replace("payer", "deep") });
+    const build = await edgework(dir, "build");
+    expect(build.code).toBe(1);
+    expect(existsSync(join(dir, "src/edgework.generated.ts"))).toBe(false);
+    expect(build.stderr).toContain(
+      `workers/payer.worker: approval.web_fetch.ask_when.methd: no field "methd" in the tool's input; its fields: url, method, headers, body, save_to`,
+    );
+    expect(build.stderr).toContain("workers/deep.worker: approval.web_fetch.ask_when.a.b.c.d.e.f.g.h.i: too deep: 9 levels, at most 8");
+    writeFileSync(join(dir, "workers/payer.worker"), rules("{ method: [POST, PUT] }"));
+    writeFileSync(join(dir, "workers/deep.worker"), rules("{ method: DELETE }").replace("payer", "deep"));
+    expect((await edgework(dir, "build")).code).toBe(0);
+  });
+
   it("check: a good catalog exits 0; a cron wrangler.toml lists but no trigger uses is a problem; no workers/ is one too", async () => {
     expect(await edgework(project({ "greeter.worker": GOOD }), "check")).toMatchObject({ code: 0, stdout: expect.stringContaining("catalog ok: 1 workers") });
     const crons = await edgework(project({ "greeter.worker": GOOD }, `name = "app"\n[triggers]\ncrons = ["0 6 * * *"]\n`), "check");

@@ -1,4 +1,5 @@
 import { ToolError } from "../errors";
+import { policyNow, type CallPolicy } from "../approvals/call-policy";
 import { allowList } from "../net/allow-list";
 import { whenConnected, type Connections } from "../net/connection-slots";
 import { guardedFetch } from "../net/guarded-fetch";
@@ -98,8 +99,16 @@ function fetchRefusal(caller: CallFrame, name: string, readonly: boolean, url: U
   const tool = name === http.kind ? "fetch" : `${name}_fetch`;
   if (readonly) return `http instance "${name}" is readonly (it offers no ${tool})`;
   const def = http.definitions.find((d) => d.name === "fetch")!;
-  const policy = caller.worker.approval[tool] ?? def.approval({ url: url.href, method: "GET" });
-  if (policy === "deny") return `approval.${tool} is deny in ${caller.worker.file}`;
-  if (policy === "ask") return `approval.${tool} is ask in ${caller.worker.file}; fetch it with ${tool} and save_to (which asks), then attach the saved file`;
+  let chosen: CallPolicy | undefined;
+  try {
+    chosen = policyNow(caller.worker.approval[tool], def, { url: url.href, method: "GET" });
+  } catch {
+    chosen = undefined;
+  }
+  const policy = chosen?.policy ?? "ask";
+  const rule = chosen?.rule === undefined ? "" : ` (${chosen.rule})`;
+  if (policy === "deny") return `approval.${tool} is deny in ${caller.worker.file}${rule}`;
+  if (policy === "ask")
+    return `approval.${tool} is ask in ${caller.worker.file}${rule}; fetch it with ${tool} and save_to (which asks), then attach the saved file`;
   return undefined;
 }

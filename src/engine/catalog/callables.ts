@@ -7,14 +7,15 @@ import type { Callable } from "../types/callable";
  * model is offered (an `attachments` parameter for a worker that takes them), and what
  * `GET /workers` shows.
  */
-export function callableTool(c: Pick<Callable, "name" | "description" | "input" | "attachments">): ToolDef {
+export function callableTool(c: Pick<Callable, "name" | "description" | "input" | "attachments" | "approvalHooks">): ToolDef {
   const def: ToolDef = {
     name: c.name,
     description: c.description,
     parameters: c.input,
     readOnly: false,
-    // The callee's own tools do the gating; `approval: {callee: ask}` overrides this.
-    approval: () => "allow",
+    // The callee's own tools do the gating (or a function's needsApproval); `approval: {callee: ask}` overrides this.
+    approval: () => (c.approvalHooks?.needsApproval ? "ask" : "allow"),
+    ...c.approvalHooks,
   };
   return withAttachmentsParameter(def, c);
 }

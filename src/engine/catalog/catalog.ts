@@ -7,6 +7,7 @@ import { validatorFor } from "../json-schema";
 import { checkModelProviders } from "../model/provider-check";
 import { BUILT_IN_PROVIDERS } from "../model/providers";
 import { issuesToErrors, readWorkerFile, TOOL_NAME, type WorkerFileReading } from "./worker-file";
+import { ruleSchemaProblems } from "../approvals/rule-schema";
 import type { JSONSchema } from "../types/json-schema";
 import type { ToolsetRegistry } from "../types/kind";
 import type { ToolDef } from "../types/toolset";
@@ -181,36 +182,45 @@ function resolveWorkerPatterns(s: WorkerSpec, byName: Map<string, WorkerSpec>, m
   return { names: [...names].sort(), problems, complete };
 }
 
-/** Every tool name a worker exposes, from its instances and its worker tools; clashes are errors. */
-export function exposedToolNames(s: WorkerSpec, workerTools: WorkerSpec[], kinds: ToolsetRegistry): Map<string, string> {
-  const source = new Map<string, string>();
+/** A tool a worker exposes: where it comes from (for errors), and its parameters. */
+export interface ExposedTool {
+  from: string;
+  parameters: JSONSchema;
+}
+
+/** Every tool a worker exposes, by name, from its instances and its worker tools; clashes are errors. */
+export function exposedToolNames(s: WorkerSpec, workerTools: WorkerSpec[], kinds: ToolsetRegistry): Map<string, ExposedTool> {
+  const source = new Map<string, ExposedTool>();
   const problems: WorkerFileError[] = [];
-  const add = (tool: string, from: string) => {
+  const add = (tool: string, from: string, parameters: JSONSchema) => {
     const other = source.get(tool);
     if (other)
       problems.push(
-        new WorkerFileError(s.file, "toolsets", `tool "${tool}" is exposed by both ${other} and ${from}; rename one instance so its tools get a prefix`),
+        new WorkerFileError(s.file, "toolsets", `tool "${tool}" is exposed by both ${other.from} and ${from}; rename one instance so its tools get a prefix`),
       );
     else if (!TOOL_NAME.test(tool))
       problems.push(new WorkerFileError(s.file, "toolsets", `tool name "${tool}" from ${from} breaks the tool-name rule (1-64 of a-z A-Z 0-9 _ -)`));
-    else source.set(tool, from);
+    else source.set(tool, { from, parameters });
   };
   for (const [name, inst] of Object.entries(s.toolsets)) {
     const kind = kinds.get(inst.use);
     if (!kind) continue; // reported by checkWorker
     for (const def of kind.definitions) {
       if (inst.readonly && !def.readOnly) continue;
-      add(name === kind.kind ? def.name : `${name}_${def.name}`, `instance "${name}" (${kind.kind})`);
+      add(name === kind.kind ? def.name : `${name}_${def.name}`, `instance "${name}" (${kind.kind})`, def.parameters);
     }
   }
-  for (const w of workerTools) add(w.name, `worker "${w.name}" (toolsets.workers)`);
+  for (const w of workerTools) add(w.name, `worker "${w.name}" (toolsets.workers)`, workerToolDef(w).parameters);
   if (problems.length) throw problems;
   return source;
 }
 
-/** Tool-name clashes, and (when all of the worker's tools are known) approval entries naming no tool. */
+/**
+ * Tool-name clashes, and (when all of the worker's tools are known) approval entries
+ * naming no tool, and approval rules that do not fit the input of the tool they are on.
+ */
 function checkExposedTools(s: WorkerSpec, workerTools: WorkerSpec[], kinds: ToolsetRegistry, toolsKnown: boolean): WorkerFileError[] {
-  let exposed: Map<string, string>;
+  let exposed: Map<string, ExposedTool>;
   try {
     exposed = exposedToolNames(s, workerTools, kinds);
   } catch (errs) {
@@ -221,9 +231,16 @@ function checkExposedTools(s: WorkerSpec, workerTools: WorkerSpec[], kinds: Tool
   const dynamic = Object.entries(s.toolsets)
     .filter(([, inst]) => kinds.get(inst.use)!.dynamic)
     .map(([name, inst]) => (name === inst.use ? "" : `${name}_`));
-  return Object.keys(s.approval)
+  const problems = Object.keys(s.approval)
     .filter((tool) => !exposed.has(tool) && !dynamic.some((prefix) => tool.startsWith(prefix)))
     .map(
       (tool) => new WorkerFileError(s.file, `approval.${tool}`, `no tool "${tool}" in this worker; its tools: ${[...exposed.keys()].join(", ") || "(none)"}`),
     );
+  // A dynamic kind's tools are listed at run time: no schema to check against (what cannot be compared fails closed).
+  for (const [tool, policy] of Object.entries(s.approval)) {
+    const parameters = exposed.get(tool)?.parameters;
+    if (typeof policy === "string" || !parameters) continue;
+    for (const p of ruleSchemaProblems(policy, parameters)) problems.push(new WorkerFileError(s.file, `approval.${tool}.${p.field}`, p.reason));
+  }
+  return problems;
 }

@@ -3,6 +3,7 @@ import { WorkerFileError } from "../errors";
 import { toolParameters } from "../json-schema";
 import { DEFAULT_MAX_TURNS, readApproval, readToolsets, TOOL_NAME, type WorkerFileReading } from "./worker-file";
 import type { ToolContext } from "../types/context";
+import type { ApprovalCheck } from "../types/toolset";
 import type { CodeFunction } from "../types/worker";
 
 /** One `toolsets` entry, as in a worker file: `{use: <kind>, scope?, readonly?, ...config}`. */
@@ -19,8 +20,15 @@ export interface FunctionSpec<I extends z.ZodType, O extends z.ZodType> {
   output?: O;
   /** Same shape as a worker file's `toolsets` (instances, and `workers: [...]`): what `ctx.callTool` reaches. */
   toolsets?: { [instance: string]: InstanceConfig | string[] };
-  /** Same shape as a worker file's `approval` (a policy per exposed tool, `notify`). */
+  /** Same shape as a worker file's `approval` (a policy or rules per exposed tool, `notify`). */
   approval?: Record<string, unknown>;
+  /**
+   * Whether a worker's call of this function asks first, decided from its input (as
+   * `input` parsed it): true asks the caller's approver, false runs it; a throw, a
+   * rejection or anything else asks. Default: no asking (a function's own tools gate).
+   * The caller's `approval:` entry for the function wins. Decide from `input` and `check` alone.
+   */
+  needsApproval?(input: z.output<I>, check: ApprovalCheck): boolean | Promise<boolean>;
   /**
    * The body. Runs again on replay after a pause: every effect must go through
    * `ctx` (callTool, callWorker, llmAsk, step, now, randomId), called in the same

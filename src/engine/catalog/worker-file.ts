@@ -6,8 +6,9 @@ import { MODEL_NAME } from "../model/model";
 import type { Budget } from "../types/budget";
 import type { JSONSchema } from "../types/json-schema";
 import type { DeciderPolicy } from "../types/deciders";
-import type { Policy } from "../types/toolset";
+import type { ToolPolicy } from "../types/arg-rules";
 import { API_DECIDER, MAX_ADDRESS_LENGTH, MAX_DECIDERS, readDeciderEntry } from "../approvals/deciders";
+import { readArgRules, RULE_KEYS } from "../approvals/arg-rules";
 import type { FollowUp, InstanceSpec, WorkerSpec } from "../types/worker";
 
 /** OpenAI's rule for tool names, which worker names and tool names must follow. */
@@ -271,17 +272,21 @@ export function readToolsets(file: string, raw: unknown, errors: WorkerFileError
   return { toolsets, workers, complete };
 }
 
-/** What `approval:` says: a policy per tool name, whom to notify and follow up with, and who may decide. */
+/** What `approval:` says: a policy (or rules on the arguments) per tool name, whom to notify and follow up with, and who may decide. */
 export interface ApprovalReading {
-  approval: Record<string, Policy>;
+  approval: Record<string, ToolPolicy>;
   notify?: string;
   followUp?: FollowUp;
   deciders?: Record<string, DeciderPolicy>;
 }
 
-/** `approval:` key by key: `notify`, and a policy per tool name (`{ask: [...]}` names who decides). */
+/**
+ * `approval:` key by key: `notify`, and a policy per tool name. A mapping may hold rules
+ * on the arguments (`ask_when`, `deny_when`, `otherwise`: approvals/arg-rules.ts) and
+ * say who decides (`ask: [...]`, `allow_initiator`); without rules it means ask.
+ */
 export function readApproval(file: string, raw: unknown, errors: WorkerFileError[]): ApprovalReading {
-  const approval: Record<string, Policy> = {};
+  const approval: Record<string, ToolPolicy> = {};
   if (!isMapping(raw)) {
     errors.push(new WorkerFileError(file, "approval", "must map tool names to allow, ask or deny (and notify to an address)"));
     return { approval };
@@ -297,8 +302,17 @@ export function readApproval(file: string, raw: unknown, errors: WorkerFileError
     const p = policy.safeParse(value);
     if (p.success) approval[tool] = p.data;
     else if (isMapping(value)) {
-      const named = readDeciderPolicy(file, `approval.${tool}`, value, errors);
-      approval[tool] = "ask";
+      const field = `approval.${tool}`;
+      const ruleKeys = Object.keys(value).filter((k) => (RULE_KEYS as readonly string[]).includes(k));
+      const who = Object.fromEntries(Object.entries(value).filter(([k]) => !ruleKeys.includes(k)));
+      const rules = ruleKeys.length ? readArgRules(value) : undefined;
+      if (Array.isArray(rules)) errors.push(...rules.map((p) => new WorkerFileError(file, `${field}.${p.field}`, p.reason)));
+      const named = rules && !Object.keys(who).length ? undefined : readDeciderPolicy(file, field, who, errors);
+      approval[tool] = rules && !Array.isArray(rules) ? rules : "ask";
+      if (rules && !Array.isArray(rules) && !rules.ask_when && rules.otherwise !== "ask" && Object.keys(who).length)
+        errors.push(
+          new WorkerFileError(file, `${field}.${Object.keys(who)[0]}`, "names who decides, but this policy never asks (no ask_when, otherwise is not ask)"),
+        );
       if (named) deciders[tool] = named;
     } else errors.push(new WorkerFileError(file, `approval.${tool}`, `must be allow, ask or deny (got ${JSON.stringify(value)})`));
   }

@@ -3,6 +3,24 @@ import { deciderPolicySchema, frontmatterSchema } from "./worker-file";
 import type { JSONSchema } from "../types/json-schema";
 import type { ToolsetRegistry } from "../types/kind";
 
+const policy = z.enum(["allow", "ask", "deny"]);
+const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+const fieldTest = z.union([
+  scalar,
+  z.array(scalar),
+  z.strictObject({ eq: scalar, in: z.array(scalar), gt: z.number(), gte: z.number(), lt: z.number(), lte: z.number() }).partial(),
+]);
+const condition = z
+  .record(z.string(), fieldTest)
+  .describe("field path (a.b) → a value, a list of values (any), or {eq | in | gt | gte | lt | lte}; every field must match");
+const when = z.union([condition, z.array(condition)]);
+/** A tool's mapping in `approval:`: rules on the arguments (approvals/arg-rules.ts checks them) and who decides. */
+const toolPolicy = deciderPolicySchema.extend({
+  ask_when: when.optional().describe("ask when the arguments match (one condition, or a list: any)"),
+  deny_when: when.optional().describe("deny when the arguments match; checked before ask_when"),
+  otherwise: policy.optional().describe("allow | ask | deny for calls no rule matches (required with rules)"),
+});
+
 /**
  * The JSON Schema of a `.worker` file's frontmatter, for editor completion: the
  * parsing schema, with `toolsets` spelled out per registered kind.
@@ -27,8 +45,8 @@ export function workerFileJsonSchema(kinds: ToolsetRegistry): JSONSchema {
       escalate_after: z.string().optional().describe("then the approval goes to escalate_to, e.g. 24h"),
       escalate_to: z.array(z.email()).optional().describe("who gets the escalated approval"),
     })
-    .catchall(z.union([z.enum(["allow", "ask", "deny"]), deciderPolicySchema]))
-    .describe("exposed tool name → allow | ask | deny, or {ask: [who may decide], allow_initiator}");
+    .catchall(z.union([policy, toolPolicy]))
+    .describe("exposed tool name → allow | ask | deny, or {ask_when, deny_when, otherwise, ask: [who may decide], allow_initiator}");
   const schema = frontmatterSchema.extend({ toolsets: toolsets.optional(), approval: approval.optional() });
   return {
     title: "edgework worker file frontmatter",

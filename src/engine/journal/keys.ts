@@ -16,6 +16,8 @@ import { sha256Hex } from "../run/idempotency-key";
  *   <call>/step:<name>                    ctx.step(name), the name encoded (below)
  *   <call>/step-error:<name>              its function's error, when it threw (the step's outcome then)
  *   <call>/result | /approval | /notify | /worker-create
+ *   <call>/approval-rule                  the approval rule a call asked under (rules on its arguments, a
+ *                                         tool's needsApproval), recorded before it asks: a replay asks again
  *   <model step>/budget/approval | /notify    continuing past the budget, asked before that request
  *   <frame>/tools:<instance>              a dynamic instance's recorded tool list
  *   <root>/message:<n>                    the n-th user message of a conversation with the run's root
@@ -35,9 +37,9 @@ import { sha256Hex } from "../run/idempotency-key";
  *
  * A fork's prefix (durable-objects/run/fork.ts): the steps recorded before a key `at`
  * in the run's own order (the journal's seq: the order steps completed, parallel
- * calls included), less each decision (`/approval`, `/budget/approval`) and
- * notification (`/notify`) whose gated step (`gatedStep`) is not in it: a call that
- * runs again in the fork is asked about again, and its approver told again (a
+ * calls included), less each decision (`/approval`, `/budget/approval`), asking rule
+ * (`/approval-rule`) and notification (`/notify`) whose gated step (`gatedStep`) is not
+ * in it: a call that runs again in the fork is asked about again, and its approver told again (a
  * question's email and answer are its effect, and copied: fork-prefix.ts).
  */
 export type KeyGrammar = 1 | 2;
@@ -68,6 +70,7 @@ export const modelKey = (frame: string, turn: number) => `${frame}/turn:${turn}/
 export const resultKey = (call: string) => `${call}/result`;
 export const approvalKey = (call: string) => `${call}/approval`;
 export const notifyKey = (call: string) => `${call}/notify`;
+export const approvalRuleKey = (call: string) => `${call}/approval-rule`;
 export const creationKey = (call: string) => `${call}/worker-create`;
 export const effectKey = (call: string, kind: EffectKind, n: number) => `${call}/${kind}:${n}`;
 /** The frame of the worker or function `call` runs (`name` is a validated catalog or created worker name). */
@@ -138,7 +141,7 @@ export const ATTACHMENTS_STEP = "attachments";
 /** What a journal key is, read from its segments. */
 export type ParsedKey =
   | { kind: "model"; frame: string; turn: number }
-  | { kind: "result" | "approval" | "notify" | "creation"; call: string }
+  | { kind: "result" | "approval" | "notify" | "creation" | "approval_rule"; call: string }
   /** `call`: the budget pseudo-call (`budgetPath(modelStep)`). */
   | { kind: "budget_approval"; call: string; modelStep: string }
   /** `failed`: the error its function threw (`step-error:<name>`). */
@@ -149,7 +152,7 @@ export type ParsedKey =
   | { kind: "message"; frame: string; n: number }
   | { kind: "other" };
 
-const LEAVES = { result: "result", approval: "approval", notify: "notify", "worker-create": "creation" } as const;
+const LEAVES = { result: "result", approval: "approval", notify: "notify", "worker-create": "creation", "approval-rule": "approval_rule" } as const;
 const OTHER: ParsedKey = { kind: "other" };
 
 /**
@@ -224,12 +227,13 @@ export function waitEndOf(key: string): { kind: "wait" | "question"; call: strin
 }
 
 /**
- * The step a decision or notification is about: a tool call's `<call>/result`, or the
- * model request a budget approval comes before; undefined for any other key.
+ * The step a decision, notification or asking rule is about: a tool call's `<call>/result`,
+ * or the model request a budget approval comes before; undefined for any other key.
  */
 export function gatedStep(key: string): string | undefined {
   const p = parseKey(key);
   if (p.kind === "budget_approval") return p.modelStep;
+  if (p.kind === "approval_rule") return resultKey(p.call);
   if (p.kind !== "approval" && p.kind !== "notify") return undefined;
   const modelStep = lastSegment(p.call) === "budget" ? parentPath(p.call) : undefined;
   return modelStep !== undefined && isModelStep(modelStep) ? modelStep : resultKey(p.call);

@@ -1,5 +1,6 @@
 import { checkBudget, runBudget } from "./budget";
 import { askHuman } from "../approvals/ask-human";
+import { onParsedInput } from "../approvals/call-policy";
 import type { CallServices } from "./call-frame";
 import { workerToolDef } from "../catalog/catalog";
 import { runFunction } from "./functions-run";
@@ -226,6 +227,7 @@ function catalogCallables(catalog: Catalog, created: CreatedWorkers, calls: () =
     input: w.input,
     file: w.file,
     attachments: w.attachments,
+    ...(w.code ? { approvalHooks: onParsedInput(w.code.input, w.code) } : {}),
     call: (input, at) => (w.code ? runFunction(calls(), w, w.code, input, at) : runWorker(calls(), w, input, at)),
   });
   return {

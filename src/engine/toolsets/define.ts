@@ -3,7 +3,8 @@ import { ToolError } from "../errors";
 import { boundContext, SignalBoundary } from "../run/signal-boundary";
 import { describeIssues, toolParameters } from "../json-schema";
 import type { ToolContext } from "../types/context";
-import type { CallDescription, Policy, ToolDef } from "../types/toolset";
+import type { ApprovalCheck, CallDescription, Policy, ToolDef } from "../types/toolset";
+import { onParsedInput } from "../approvals/call-policy";
 import type { InstanceInit, ToolsetKind, ToolsetRegistry } from "../types/kind";
 import type { Scope } from "../types/state";
 
@@ -14,6 +15,18 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, S = any> {
   /** Changes nothing outside itself. Default approval: read-only tools allow, others ask. */
   readOnly?: boolean;
   approval?: Policy | ((args: z.output<I>) => Policy);
+  /**
+   * Decides in code whether a call asks, from its arguments (as `input` parsed them):
+   * true asks, false allows; a throw, a rejection or anything else asks. Instead of
+   * `approval`; a worker's `approval:` entry for the tool still wins. Runs before the
+   * call (again on replay, until an ask is recorded): decide from `args` and `check` alone.
+   */
+  needsApproval?(args: z.output<I>, check: ApprovalCheck): boolean | Promise<boolean>;
+  /**
+   * The arguments as approval rules (`ask_when`, `deny_when`) read them, given those `input`
+   * parsed: the http kind's puts the method a server acts on (a method-override header's) in `method`.
+   */
+  ruleArgs?(args: z.output<I>): unknown;
   /** How a person reads a call (approval pages, the inbox); the raw arguments stay shown beside it. */
   describe?(args: z.output<I>): CallDescription;
   run(args: z.output<I>, ctx: ToolContext, self: S): unknown;
@@ -36,13 +49,16 @@ export interface ToolsetKindDef<C extends z.ZodType, S> {
 
 export function defineToolset<C extends z.ZodType, S>(def: ToolsetKindDef<C, S>): ToolsetKind {
   const definitions: ToolDef[] = Object.entries(def.tools).map(([name, spec]) => {
-    const approval = spec.approval ?? (spec.readOnly ? "allow" : "ask");
+    if (spec.approval !== undefined && spec.needsApproval) throw new Error(`tool "${name}" of kind "${def.kind}": give approval or needsApproval, not both`);
+    // With needsApproval, whatever cannot wait for it (an attachment's fetch) reads "ask".
+    const approval = spec.approval ?? (spec.readOnly && !spec.needsApproval ? "allow" : "ask");
     return {
       name,
       description: spec.description,
       parameters: toolParameters(spec.input),
       readOnly: spec.readOnly ?? false,
       approval: typeof approval === "function" ? (args) => approval(args) : () => approval,
+      ...onParsedInput(spec.input, spec),
       ...(spec.describe ? { describe: describeValid(spec) } : {}),
     };
   });

@@ -1,4 +1,5 @@
 import type { JSONSchema } from "./json-schema";
+import type { ToolDef } from "./toolset";
 import type { AttachmentPart } from "./model";
 import type { UsageSink } from "./usage";
 import type { AttachmentPolicy, CatalogWorker } from "./worker";
@@ -18,6 +19,8 @@ export interface Callable {
   readonly file: string;
   /** The files it accepts with a call (workers with `attachments:` only). */
   readonly attachments?: AttachmentPolicy;
+  /** A function's own say on whether a call asks (`needsApproval`), and its input as rules read it (`ruleArgs`): `ToolDef`'s. */
+  readonly approvalHooks?: Pick<ToolDef, "needsApproval" | "ruleArgs">;
   /** Runs it one level below `at.parent`; its own input check, depth check and journal steps included. */
   call(input: unknown, at: CallSite): Promise<unknown>;
 }

@@ -3,6 +3,20 @@ import type { JSONSchema } from "./json-schema";
 
 export type Policy = "allow" | "ask" | "deny";
 
+/**
+ * What `needsApproval` is told of a call besides its arguments: where it happens, and
+ * nothing to act with. It runs before the call, and again on replay until its "ask"
+ * is recorded, so it must decide from these alone.
+ */
+export interface ApprovalCheck {
+  readonly runId: string;
+  readonly callPath: string;
+  readonly depth: number;
+  readonly workerChain: readonly string[];
+  /** The tool's name as the worker exposes it (`gh_fetch`). */
+  readonly tool: string;
+}
+
 /** A tool as a toolset exposes it: what the model sees, plus its approval default. */
 export interface ToolDef {
   name: string;
@@ -12,6 +26,13 @@ export interface ToolDef {
   readOnly: boolean;
   /** The kind's default policy for these arguments; a worker's `approval:` overrides it. */
   approval(args: unknown): Policy;
+  /**
+   * The tool's own code deciding instead of `approval`: true asks, false allows; a
+   * throw, a rejection or anything but a boolean asks. A worker's `approval:` overrides it.
+   */
+  needsApproval?(args: unknown, check: ApprovalCheck): boolean | Promise<boolean>;
+  /** The arguments as approval rules read them (defaults applied, http's effective method); else the arguments as sent. */
+  ruleArgs?(args: unknown): unknown;
   /** The call as a person reads it (approval pages, the inbox); undefined when the arguments are not valid. */
   describe?(args: unknown): CallDescription | undefined;
 }

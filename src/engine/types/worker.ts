@@ -4,7 +4,8 @@ import type { DeciderPolicy } from "./deciders";
 import type { ToolContext } from "./context";
 import type { JSONSchema } from "./json-schema";
 import type { Scope } from "./state";
-import type { Policy } from "./toolset";
+import type { ToolPolicy } from "./arg-rules";
+import type { ApprovalCheck } from "./toolset";
 
 /** One toolset instance of a worker file: `{use: <kind>, scope?, readonly?, ...kind config}`. */
 export interface InstanceSpec {
@@ -41,7 +42,8 @@ export interface WorkerSpec {
   toolsets: Record<string, InstanceSpec>;
   /** Names or globs from `toolsets.workers`. */
   workers: string[];
-  approval: Record<string, Policy>;
+  /** Exposed tool name → its policy, or rules on the arguments that choose one. */
+  approval: Record<string, ToolPolicy>;
   /** Exposed tool name → who may decide its approvals (`{ask: [...], allow_initiator}` in `approval:`). */
   deciders?: Record<string, DeciderPolicy>;
   notify?: string;
@@ -60,6 +62,8 @@ export interface CodeFunction {
   readonly output?: z.ZodType;
   readonly toolsets?: Record<string, unknown>;
   readonly approval?: Record<string, unknown>;
+  /** Whether a call of this function asks its caller's approver first (given its input as `input` parsed it); see `FunctionSpec`. */
+  needsApproval?(input: unknown, check: ApprovalCheck): boolean | Promise<boolean>;
   run(input: unknown, ctx: ToolContext): unknown;
 }
 

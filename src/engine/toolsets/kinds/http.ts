@@ -105,6 +105,8 @@ export const http = defineToolset({
       // Reads are allowed by default; anything that can change something asks.
       // A read that saves into the worker's files writes there: it asks like a write.
       approval: (args) => (SAFE_METHODS.has(effectiveMethod(args)) && args.save_to === undefined ? "allow" : "ask"),
+      // A rule on `method` sees what the server acts on: `GET` with `X-HTTP-Method-Override: DELETE` is a DELETE.
+      ruleArgs: (args) => ({ ...args, method: effectiveMethod(args) }),
       describe: describeRequest,
       async run(args, ctx, self: Self) {
         const url = new URL(args.url);

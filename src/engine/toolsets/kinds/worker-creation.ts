@@ -9,7 +9,9 @@ import type { FramedCall } from "../../types/kind";
 import { schemaBoundsProblem } from "../../schema-bounds";
 import { isMapping, TOOL_NAME } from "../../catalog/worker-file";
 import type { ToolsetKind } from "../../types/kind";
-import type { Policy, ToolDef, Toolset } from "../../types/toolset";
+import type { DeciderPolicy } from "../../types/deciders";
+import type { ToolPolicy } from "../../types/arg-rules";
+import type { ToolDef, Toolset } from "../../types/toolset";
 import type { InstanceSpec, WorkerSpec } from "../../types/worker";
 
 const KIND = "worker_creation";
@@ -166,9 +168,9 @@ function checkedCreation(call: FramedCall, instance: string, cfg: Config, a: Cre
   if (taken) throw new ToolError(`the name "${a.name}" is taken by ${taken.file}; choose another`);
   if (ownToolNames(call, creator).has(a.name)) throw new ToolError(`the name "${a.name}" is a tool of ${creator.name} already; choose another`);
 
-  const approval: Record<string, Policy | string> = {};
+  const approval: Record<string, unknown> = {};
   for (const [tool, policy] of Object.entries(creator.approval)) {
-    if (toolsets.some((t) => ownsTool(call, t, creator.toolsets[t]!, tool))) approval[tool] = policy;
+    if (toolsets.some((t) => ownsTool(call, t, creator.toolsets[t]!, tool))) approval[tool] = asWrittenPolicy(policy, creator.deciders?.[tool]);
   }
   if (creator.notify) approval.notify = creator.notify;
   const frontmatter: Record<string, unknown> = {
@@ -182,6 +184,16 @@ function checkedCreation(call: FramedCall, instance: string, cfg: Config, a: Cre
     ...(Object.keys(approval).length ? { approval } : {}),
   };
   return { frontmatter, instructions: a.instructions, creator: frame.path, by: creator.file, grant };
+}
+
+/** A tool's policy as a worker file writes it: its rules (normalized rules read back the same) and who decides, so neither is lost. */
+function asWrittenPolicy(policy: ToolPolicy, who: DeciderPolicy | undefined): unknown {
+  if (!who) return policy;
+  return {
+    ...(typeof policy === "string" ? {} : policy),
+    ...(who.ask ? { ask: who.ask } : {}),
+    ...(who.allowInitiator ? { allow_initiator: true } : {}),
+  };
 }
 
 /** Tool names the creator exposes (static ones): a created worker's tool must not shadow one. */

@@ -1,13 +1,16 @@
 import type { ToolContext } from "../../types/context";
-import { ToolError } from "../../errors";
+import { nondeterministic, ToolError } from "../../errors";
 import { stableJson } from "../../ids";
 import type { Journal } from "../../journal/journal";
-import { parseKey } from "../../journal/keys";
+import { callFingerprint } from "../../journal/fingerprint";
+import { approvalRuleKey, parseKey } from "../../journal/keys";
 import { askApproval, type ApprovalDecision, type ApprovalHost } from "../../approvals/ask-approval";
+import { codePolicy, policyNow, type CallPolicy } from "../../approvals/call-policy";
 import { LatestListing } from "../latest-listing";
 import type { DeciderPolicy } from "../../types/deciders";
 import { API_DECIDER } from "../../approvals/deciders";
-import type { Policy, ToolDef, Toolset } from "../../types/toolset";
+import type { ToolPolicy } from "../../types/arg-rules";
+import type { ToolDef, Toolset } from "../../types/toolset";
 import { WrapperToolset } from "./wrapper";
 
 export type ApprovalMode = "ask" | "approve_all" | "reject_all";
@@ -15,8 +18,8 @@ export type ApprovalMode = "ask" | "approve_all" | "reject_all";
 export interface ApprovalGate {
   journal: Journal;
   mode: ApprovalMode;
-  /** Exposed tool name → policy, from the worker file; wins over the kind's default. */
-  policies: Readonly<Record<string, Policy>>;
+  /** Exposed tool name → policy (or rules on the arguments), from the worker file; wins over the kind's default. */
+  policies: Readonly<Record<string, ToolPolicy>>;
   workerChain: readonly string[];
   notify?: string;
   /** Exposed tool name → who may decide its approvals. */
@@ -26,8 +29,32 @@ export interface ApprovalGate {
   remembered: ReadonlySet<string>;
 }
 
-/** Same worker, same tool, same arguments. */
-export const callSignature = (worker: string, tool: string, args: unknown) => `${worker}\u0000${tool}\u0000${stableJson(args)}`;
+/**
+ * Same worker, same tool, same arguments, asked under the same rule (none: the tool's
+ * plain policy or its kind's default): an approval remembered under one rule never
+ * covers a call another rule asks about. Undefined for arguments JSON cannot hold
+ * (nested past the stack): such a call is remembered by nothing.
+ */
+export function callSignature(worker: string, tool: string, args: unknown, rule = ""): string | undefined {
+  try {
+    return `${worker}\u0000${tool}\u0000${rule}\u0000${stableJson(args)}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What `<call>/approval-rule` records: the rule a call asked under, and the call (`name`, `fp`), so a replay that meets another call there fails. */
+export interface RecordedRule {
+  rule: string;
+  /** Why it failed closed, when it did (shown to the approver). */
+  unsure?: string;
+  name: string;
+  fp?: number;
+}
+
+/** Longest rule text put into an approval's description (the subject of its email); the whole rule is in the journal. */
+const SHOWN_RULE = 120;
+const shortRule = (rule: string) => (rule.length > SHOWN_RULE ? `${rule.slice(0, SHOWN_RULE)}…` : rule);
 
 /**
  * `approval_mode: approve_all` is set with the API token when a run starts: it approves
@@ -35,13 +62,17 @@ export const callSignature = (worker: string, tool: string, args: unknown) => `$
  */
 const modeMayApprove = (policy: DeciderPolicy | undefined) => !policy?.ask || policy.ask.includes(API_DECIDER);
 
-/** Every "approve identical calls" decision recorded in a journal. */
+/** Every "approve identical calls" decision recorded in a journal, under the rule its call asked under. */
 export function rememberedApprovals(journal: Journal): Set<string> {
   const set = new Set<string>();
   for (const [key, value] of journal.entries()) {
     // Any step's value (null too): the key is parsed only for an approved decision to remember.
     const d = value as ApprovalDecision | null;
-    if (d?.approved && d.remember && parseKey(key).kind === "approval") set.add(callSignature(d.remember.worker, d.remember.tool, d.remember.args));
+    if (!d?.approved || !d.remember) continue;
+    const k = parseKey(key);
+    if (k.kind !== "approval") continue;
+    const signature = callSignature(d.remember.worker, d.remember.tool, d.remember.args, journal.get<RecordedRule>(approvalRuleKey(k.call))?.rule);
+    if (signature !== undefined) set.add(signature);
   }
   return set;
 }
@@ -49,7 +80,9 @@ export function rememberedApprovals(journal: Journal): Set<string> {
 /**
  * Approval gating as a wrapper: `deny` refuses, `ask` needs a decision in the
  * journal (`askApproval`) or suspends the run. A rejection is the tool's result,
- * so the model can adapt.
+ * so the model can adapt. An ask under a rule (rules on the arguments, the tool's
+ * `needsApproval`) is recorded first: a replay asks again under that rule, whatever
+ * the rule or the code would say now.
  */
 export class ApprovalGated extends WrapperToolset {
   // Looked up by every tool call, without waiting once listed.
@@ -70,20 +103,42 @@ export class ApprovalGated extends WrapperToolset {
   override callTool(name: string, args: unknown, ctx: ToolContext): Promise<unknown> {
     // Listed and allowed (most calls): straight through, without a frame of ours.
     const def = this.defs.current?.get(name);
-    return def && this.allowed(def, args) ? this.inner.callTool(name, args, ctx) : this.gated(name, args, ctx);
+    return def && this.allowed(def, args, ctx) ? this.inner.callTool(name, args, ctx) : this.gated(name, args, ctx);
   }
 
-  private policyOf(def: ToolDef, args: unknown): Policy {
-    return this.gate.policies[def.name] ?? def.approval(args);
-  }
-
-  /** A policy function that throws is not "allow": `gated` calls it again, and its error fails the call. */
-  private allowed(def: ToolDef, args: unknown): boolean {
+  /** Allowed without waiting: never asked before, and a policy known at once allows it. One that throws is not "allow": `gated` asks again, and its error fails the call. */
+  private allowed(def: ToolDef, args: unknown, ctx: ToolContext): boolean {
+    if (this.gate.journal.get(approvalRuleKey(ctx.callPath)) !== undefined) return false;
     try {
-      return this.policyOf(def, args) === "allow";
+      return policyNow(this.gate.policies[def.name], def, args)?.policy === "allow";
     } catch {
       return false;
     }
+  }
+
+  /** The call's policy: the rule it asked under when recorded, else the policy now (the tool's code's, awaited). */
+  private async policyOf(def: ToolDef, args: unknown, ctx: ToolContext): Promise<CallPolicy> {
+    const key = approvalRuleKey(ctx.callPath);
+    const fp = callFingerprint(ctx, args);
+    const recorded = this.gate.journal.get<RecordedRule>(key);
+    if (recorded) {
+      if (recorded.name !== def.name || recorded.fp !== fp)
+        throw nondeterministic(
+          key,
+          `an ask of ${recorded.name} under ${recorded.rule}`,
+          `a call of ${def.name}${fp === undefined ? "" : ` with arguments #${fp.toString(36)}`}`,
+        );
+      return { policy: "ask", rule: recorded.rule, ...(recorded.unsure ? { unsure: recorded.unsure } : {}) };
+    }
+    const { workerChain } = this.gate;
+    const now =
+      policyNow(this.gate.policies[def.name], def, args) ??
+      (await codePolicy(def, args, { runId: ctx.runId, callPath: ctx.callPath, depth: ctx.depth, workerChain: [...workerChain], tool: def.name }));
+    if (now.policy === "ask" && now.rule !== undefined) {
+      const record: RecordedRule = { rule: now.rule, ...(now.unsure ? { unsure: now.unsure } : {}), name: def.name, ...(fp === undefined ? {} : { fp }) };
+      await this.gate.journal.step(key, () => record);
+    }
+    return now;
   }
 
   private async gated(name: string, args: unknown, ctx: ToolContext): Promise<unknown> {
@@ -91,9 +146,10 @@ export class ApprovalGated extends WrapperToolset {
     const def = (await this.defs.get()).get(name);
     // Nothing to gate: the inner toolset answers with the list of known tools.
     if (!def) return this.inner.callTool(name, args, ctx);
-    const policy = this.policyOf(def, args);
+    const { policy, rule, unsure } = await this.policyOf(def, args, ctx);
     const worker = gate.workerChain.at(-1)!;
-    if (policy === "deny") throw new ToolError(`tool "${name}" is denied by the approval policy of worker "${worker}"`);
+    const because = rule === undefined ? "" : ` (${shortRule(rule)}${unsure ? `; ${unsure}` : ""})`;
+    if (policy === "deny") throw new ToolError(`tool "${name}" is denied by the approval policy of worker "${worker}"${because}`);
     if (policy === "ask") {
       const decision = await askApproval({
         journal: gate.journal,
@@ -103,13 +159,13 @@ export class ApprovalGated extends WrapperToolset {
           workerChain: [...gate.workerChain],
           tool: name,
           args,
-          description: `${gate.workerChain.join(" → ")} wants to call ${name}`,
+          description: `${gate.workerChain.join(" → ")} wants to call ${name}${because}`,
           notify: gate.notify,
           ...(gate.deciders?.[name] ? { deciders: gate.deciders[name] } : {}),
         },
         decideWithoutAsking: () =>
-          gate.remembered.has(callSignature(worker, name, args))
-            ? { approved: true, by: "an earlier approval of this same call" }
+          gate.remembered.size && gate.remembered.has(callSignature(worker, name, args, rule) ?? "")
+            ? { approved: true, by: `an earlier approval of this same call${rule === undefined ? "" : ` under ${shortRule(rule)}`}` }
             : gate.mode === "reject_all" || (gate.mode === "approve_all" && modeMayApprove(gate.deciders?.[name]))
               ? { approved: gate.mode === "approve_all", by: `approval_mode ${gate.mode}` }
               : undefined,
