@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import { installDeploy } from "../src/catalog";
 import { handleApprovalReply, isApprovalReply } from "../src/email/reply-approval";
 import type { CodeFunction, ToolsetKind } from "../src/engine";

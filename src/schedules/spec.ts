@@ -5,13 +5,13 @@
  * (src/triggers/cron.ts: five fields, 1 = Sunday; names such as MON read the same either way).
  */
 
-import { Cron } from "croner";
 import * as z from "zod";
 import { MAX_ATTRIBUTES } from "../engine/attributes";
 import { TOOL_NAME } from "../engine/catalog/worker-file";
 import { durationMs, shownDuration } from "../engine/waits/bounds";
 import { attributesSchema } from "../runs/attribute-schema";
-import { cronProblem } from "../triggers/cron";
+import { parseCron } from "../triggers/cron";
+import { nextCron } from "./next-cron";
 
 /** A schedule's id: yours (`POST /schedules {id}`), `s-<uuid>`, or `run-<hash>` for one a run created. */
 export const SCHEDULE_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -72,10 +72,10 @@ export function checkSchedule(s: Fields, ctx: z.RefinementCtx): void {
     if (typeof ms === "string") ctx.addIssue({ code: "custom", path: ["every"], message: ms });
     return;
   }
-  const problem = cronProblem(s.cron!);
-  if (problem) ctx.addIssue({ code: "custom", path: ["cron"], message: problem });
+  const cron = parseCron(s.cron!);
+  if (typeof cron === "string") ctx.addIssue({ code: "custom", path: ["cron"], message: cron });
   else if (s.timezone === undefined || knownZone(s.timezone)) {
-    if (nextCron(s.cron!, s.timezone, Date.now()) === null) ctx.addIssue({ code: "custom", path: ["cron"], message: "never fires (no such date)" });
+    if (nextCron(cron, s.timezone ?? "UTC", Date.now()) === null) ctx.addIssue({ code: "custom", path: ["cron"], message: "never fires (no such date)" });
   }
 }
 
@@ -96,12 +96,6 @@ function everyMs(every: string): number | string {
   return ms;
 }
 
-/** The first instant after `after` at which `cron` fires in `zone` (default UTC); null if it never does. */
-function nextCron(cron: string, zone: string | undefined, after: number): number | null {
-  const job = new Cron(cron, { timezone: zone ?? "UTC", mode: "5-part", alternativeWeekdays: true, paused: true });
-  return job.nextRun(new Date(after))?.getTime() ?? null;
-}
-
 /**
  * A schedule's first fire after `after` (ms): the cron expression's next instant, or for `every`
  * the next of anchor + k × every (its creation is the anchor, so fires keep their rhythm however
@@ -112,5 +106,6 @@ export function nextFire(spec: Pick<ScheduleSpec, "cron" | "every" | "timezone">
     const every = everyMs(spec.every) as number;
     return anchor + (Math.floor(Math.max(0, after - anchor) / every) + 1) * every;
   }
-  return nextCron(spec.cron!, spec.timezone, after);
+  const cron = parseCron(spec.cron!);
+  return typeof cron === "string" ? null : nextCron(cron, spec.timezone ?? "UTC", after);
 }

@@ -1,5 +1,7 @@
 import { env } from "cloudflare:workers";
+import { VERSION } from "openai/version";
 import { describe, expect, it } from "vitest";
+import { openaiModel } from "../../src/engine/model/openai";
 import { fakeOpenAI, harness, workerFile } from "./helpers";
 
 const worker = workerFile(`
@@ -45,6 +47,15 @@ describe("openai:* through the official client against an OpenAI-compatible serv
       { role: "tool", tool_call_id: "c1", content: "[]" },
       { role: "tool", tool_call_id: "c2", content: "Error: no file at /missing.txt" },
     ]);
+  });
+
+  it("sends the client's own User-Agent, not its class's name (which a minified bundle renames); a provider's header wins", async () => {
+    const fake = await fakeOpenAI(env.FAKE_OPENAI_URL, `ua-${crypto.randomUUID()}`, [{ text: "a" }, { text: "b" }]);
+    const ask = { messages: [{ role: "user" as const, content: "hi" }], tools: [] };
+    await openaiModel("m", { baseURL: fake.baseURL, apiKey: "sk-test" }).request(ask);
+    await openaiModel("m", { baseURL: fake.baseURL, apiKey: "sk-test", headers: { "User-Agent": "acme-agent/2" } }).request(ask);
+    const seen = (await (await fetch(fake.baseURL.replace(/\/v1$/, ""))).json()) as { headers: Array<Record<string, string>> };
+    expect(seen.headers.map((h) => h["user-agent"])).toEqual([`OpenAI/JS ${VERSION}`, "acme-agent/2"]);
   });
 
   it("retries a 429 and then succeeds", async () => {

@@ -1,6 +1,6 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { EventSourceParserStream } from "eventsource-parser/stream";
+import { serverSentEvents } from "./sse";
 
 /**
  * The client side of MCP's Streamable HTTP transport as edgework uses it: each message
@@ -79,7 +79,7 @@ export class HttpTransport implements Transport {
   private async readEvents(body: ReadableStream<Uint8Array> | null): Promise<void> {
     if (!body) return;
     try {
-      const reader = body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+      const reader = body.pipeThrough(new TextDecoderStream()).pipeThrough(serverSentEvents()).getReader();
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;

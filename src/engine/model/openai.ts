@@ -1,4 +1,5 @@
 import OpenAI, { type ClientOptions } from "openai";
+import { VERSION } from "openai/version";
 import { dataUrl, resolveParts } from "./content-parts";
 import { refusesStreaming, streamRefusals } from "./stream-refusal";
 import { whenConnected, type Connections } from "../net/connection-slots";
@@ -60,7 +61,8 @@ export function openaiModel(model: string, opts: OpenAIOptions): Model {
     webhookSecret: null,
     logLevel: "warn",
     baseURL,
-    defaultHeaders: { ...(opts.apiKey ? {} : { Authorization: null }), ...opts.headers },
+    // The client names itself by its class's name, which a minified bundle (keep_names = false) renames.
+    defaultHeaders: { "User-Agent": `OpenAI/JS ${VERSION}`, ...(opts.apiKey ? {} : { Authorization: null }), ...opts.headers },
     fetch: opts.fetch,
     maxRetries: opts.maxRetries ?? 3,
     // The client retries its own timeout, asking (and paying) the model again while the first

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import { runStub, runView } from "../../runs";
 import { ApprovalPage, closedApproval, DecisionPage } from "../../views/approval-page";
 import { Problem } from "../../views/layout";

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import { triggers } from "../../catalog";
 import { checkStart, startTriggerRun } from "../../runs";
 import { deliveryHeader, deliveryLedger, filterMismatch, idempotencyKey, mapAttributes, mapInput, runIdFor } from "../../triggers/delivery";

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import * as z from "zod";
 import { runIndex } from "../../runs";
 import { RUN_STATUSES } from "../../runs/types";

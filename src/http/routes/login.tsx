@@ -1,4 +1,5 @@
-import { Hono, type Context } from "hono";
+import type { Context } from "hono";
+import { Hono } from "hono/tiny";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { numberVar } from "../../config";
 import { sameSecret } from "../../security/constant-time";

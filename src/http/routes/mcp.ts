@@ -1,5 +1,5 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import { apiToken } from "../middleware/api-token";
 import { bodyLimit } from "../middleware/body-limit";
 import { workersServer } from "../../mcp/workers-server";

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import {
   foreseenSkip,
   MAX_DRY_RUN,

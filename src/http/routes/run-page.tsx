@@ -1,4 +1,5 @@
-import { Hono, type Context } from "hono";
+import type { Context } from "hono";
+import { Hono } from "hono/tiny";
 import { RUN_ID, runStub, runView } from "../../runs";
 import { verifyApprovalToken } from "../../tokens/approval-token";
 import { Problem } from "../../views/layout";

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import * as z from "zod";
 import { budgetOf, budgetSchema } from "../../engine/catalog/worker-file";
 import { evalSuiteOf, evalSuiteYaml } from "../../evals/from-run";

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import { createScheduleBody, listSchedulesQuery, scheduleIndex, scheduleStub, type ScheduleAnswer } from "../../schedules/api";
 import { createSchedule } from "../../schedules/create";
 import { SCHEDULE_ID } from "../../schedules/spec";

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono } from "hono/tiny";
 import { catalog } from "../../catalog";
 import { workerToolDef } from "../../engine/catalog/catalog";
 
