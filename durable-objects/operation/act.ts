@@ -10,6 +10,7 @@ import { sha256Hex } from "../../src/engine/ids";
 import { MAX_REASON_CHARS, type OperationSpec } from "../../src/operations/api";
 import { FORK_FROM_START } from "../../src/runs/fork";
 import { runStub } from "../../src/runs/rpc";
+import type { RunStatusName } from "../../src/runs/types";
 
 /** What became of one run: acted on, left alone (with why), failed (with why); or no answer, to try again later. */
 export type Outcome = { state: "done" } | { state: "skipped" | "failed" | "retry"; reason: string };
@@ -20,12 +21,22 @@ const GONE = "the run is gone (deleted after its retention)";
 /** The fork an operation makes of a run: the same id on every attempt. */
 export const forkIdFor = async (operation: string, run: string) => `fork-${(await sha256Hex(`${operation}\n${run}`)).slice(0, 32)}`;
 
-/** Acts on `runId`; `again`: this operation may have acted on it before a restart. */
-export async function actOn(env: Env, op: Pick<OperationSpec, "id" | "action" | "definitions">, runId: string, again: boolean): Promise<Outcome> {
+/**
+ * Acts on `runId`; `again`: this operation may have acted on it before a restart; `status`: the
+ * filter's status, which the index may no longer hold for the run: a cancel checks it in the run's
+ * own transaction (a run approved since it was listed as awaiting_approval is left alone).
+ */
+export async function actOn(
+  env: Env,
+  op: Pick<OperationSpec, "id" | "action" | "definitions">,
+  runId: string,
+  again: boolean,
+  status?: RunStatusName,
+): Promise<Outcome> {
   try {
     const run = runStub(env, runId);
     if (op.action === "cancel") {
-      const a = await run.cancel();
+      const a = await run.cancel(`bulk operation ${op.id}`, status ? [status] : undefined);
       if (a.ok) return { state: "done" };
       if (a.status === 404) return reason("skipped", GONE);
       if (again && (await run.status())?.status === "cancelled") return { state: "done" };

@@ -8,6 +8,7 @@ import {
   type OperationSpec,
   type OperationView,
 } from "../../src/operations/api";
+import type { RunFilter } from "../../src/runs/index-types";
 import { runIndex } from "../../src/runs/rpc";
 import { json, parse, Sql } from "../sql";
 import { actOn, type Outcome } from "./act";
@@ -131,10 +132,11 @@ export class OperationDO extends DurableObject<Env> implements OperationRpc {
   private async actOnAll(op: OperationRow, runs: string[], again: boolean): Promise<Map<string, Outcome>> {
     const outcomes = new Map<string, Outcome>();
     const queue = [...runs];
+    const status = parse<RunFilter>(op.filter).status;
     const worker = async () => {
       for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
         if (this.row()?.status !== "running") return;
-        outcomes.set(id, await actOn(this.env, op, id, again));
+        outcomes.set(id, await actOn(this.env, op, id, again, status));
         await this.acted(id);
       }
     };

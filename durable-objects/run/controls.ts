@@ -138,11 +138,14 @@ export class RunControls {
   }
 
   /** `reason`: why (a flow key's replace), kept on the run_cancelled event; bounded, it is the app's text. */
-  async cancel(reason?: string): Promise<Answer<{ status: "cancelled" }>> {
+  async cancel(reason?: string, onlyFrom?: readonly RunStatusName[]): Promise<Answer<{ status: "cancelled" }>> {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
-    const moved = this.parts.lifecycle.cancel(typeof reason === "string" ? reason.slice(0, MAX_CANCEL_REASON) : undefined);
-    if (!moved.ok) return { ok: false, status: 409, error: runEnded(moved.from!) };
+    const moved = this.parts.lifecycle.cancel(typeof reason === "string" ? reason.slice(0, MAX_CANCEL_REASON) : undefined, onlyFrom);
+    if (!moved.ok) {
+      const live = moved.from !== undefined && !TERMINAL.includes(moved.from);
+      return { ok: false, status: 409, error: live ? `the run is ${moved.from}, no longer one of ${onlyFrom?.join(", ")}` : runEnded(moved.from!) };
+    }
     this.parts.stopActivation();
     this.parts.dispatch.forget();
     this.parts.cancelled(run);

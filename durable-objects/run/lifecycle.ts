@@ -160,9 +160,13 @@ export class RunLifecycle {
     return moved.ok && continued ? { ...moved, continued } : moved;
   }
 
-  /** A cancel, of a run that has not ended: its pending approvals are voided with it; `reason`: why, on its event. */
-  cancel(reason?: string): Moved | Refused {
-    return this.move(LIVE, () => {
+  /**
+   * A cancel, of a run that has not ended: its pending approvals are voided with it; `reason`: why,
+   * on its event; `onlyFrom`: the statuses it may start from (a bulk operation's filter, checked here).
+   */
+  cancel(reason?: string, onlyFrom?: readonly RunStatusName[]): Moved | Refused {
+    const from = onlyFrom ? LIVE.filter((s) => onlyFrom.includes(s)) : LIVE;
+    return this.move(from, () => {
       this.approvals.voidPending(Date.now());
       this.host.event("run_cancelled", reason ? { reason } : {});
       this.hooks.outcome("cancelled");

@@ -95,8 +95,8 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return this.parts.controls.decideByReply(mac, reply);
   }
 
-  async cancel(reason?: string): Promise<Answer<{ status: "cancelled" }>> {
-    return this.parts.controls.cancel(reason);
+  async cancel(reason?: string, onlyFrom?: readonly RunStatusName[]): Promise<Answer<{ status: "cancelled" }>> {
+    return this.parts.controls.cancel(reason, onlyFrom);
   }
 
   async resume(): Promise<Answer<{ status: RunStatusName }>> {

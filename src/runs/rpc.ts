@@ -32,7 +32,8 @@ export interface RunRpc {
   /** A decision by emailed reply: `mac` names the approval (src/tokens/reply-reference.ts). */
   decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<{ approved: boolean }>>;
   /** `reason`: why, kept on the run_cancelled event (a flow key's replace says which run replaced it). */
-  cancel(reason?: string): Promise<Answer<{ status: "cancelled" }>>;
+  /** `onlyFrom`: cancel only a run in one of these statuses (read in the cancel's transaction). */
+  cancel(reason?: string, onlyFrom?: readonly RunStatusName[]): Promise<Answer<{ status: "cancelled" }>>;
   /** A worker this run created, as `.worker` file text. */
   createdWorker(name: string): Promise<Answer<{ text: string }>>;
   /** The next message of the run's conversation (POST /runs/:id/messages): taken now by a run that succeeded, else waiting its turn; the same `id` again adds none. */

@@ -131,6 +131,24 @@ describe("POST /operations", () => {
     expect(new Set(await statusOf(live))).not.toContain("cancelled");
   });
 
+  it("a cancel filtered by status acts only on runs still in that status: an index that lags (it lists them awaiting approval) cancels none that moved on", async () => {
+    const runs = await napping("lag", 3, { batch: "lag" });
+    await indexed({ batch: "lag" }, 3);
+    // The index says awaiting_approval (as it did before a person approved); the runs are queued.
+    const listed = (await testRunIndex(env).listRuns({ attributes: { batch: "lag" }, limit: 10 })).runs;
+    for (const r of listed) {
+      await testRunIndex(env).upsert({ ...r, status: "awaiting_approval", usage: null, version: 1_000_000, pending: [] });
+    }
+    const { id } = (await (await post("/operations", { action: "cancel", filter: { attributes: { batch: "lag" }, status: "awaiting_approval" } })).json()) as {
+      id: string;
+    };
+    while (await step(id));
+    const view = await viewOf(id);
+    expect(view).toMatchObject({ status: "done", counts: { done: 0, skipped: 3 } });
+    expect(JSON.stringify(view.failures)).not.toContain("cancelled");
+    expect(new Set(await statusOf(runs))).toEqual(new Set(["queued"]));
+  });
+
   it("cancelled mid-way, it acts on no run after; what it did stays counted", async () => {
     const runs = await napping("halt", 60, { batch: "halt" });
     await indexed({ batch: "halt" }, 60);
