@@ -88,7 +88,12 @@ describe("runs are pinned across deploys", () => {
     deploy(changed);
     const next = await catalogVersion();
     expect(next).not.toBe(version);
-    expect(await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" })).toEqual({ ok: true, approved: true });
+    expect(await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" })).toEqual({
+      ok: true,
+      approved: true,
+      status: "approved",
+      edited: false,
+    });
     await expectFinishedOnOriginal(id, version);
 
     // New runs: the new input schema, instructions and tools.

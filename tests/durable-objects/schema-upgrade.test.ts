@@ -102,7 +102,12 @@ it("a run paused under schema version 3 (outcome in its row, decisions in the ap
   // The upgrades end where a new object starts: the same tables and columns, version 3's view gone.
   expect(await shape(id)).toEqual(built);
 
-  expect(await stub(id).decide(second, { decision: "approve", note: "fine", by: "v4" })).toEqual({ ok: true, approved: true });
+  expect(await stub(id).decide(second, { decision: "approve", note: "fine", by: "v4" })).toEqual({
+    ok: true,
+    approved: true,
+    status: "approved",
+    edited: false,
+  });
   const done = await settle(id);
   expect(done).toMatchObject({ status: "succeeded", output: "both posted" });
   expect(done.approvals.find((a) => a.id === second)).toMatchObject({ status: "approved", decided_by: "v4", note: "fine" });

@@ -49,7 +49,8 @@ export function rememberedApprovals(journal: Journal): Set<string> {
 /**
  * Approval gating as a wrapper: `deny` refuses, `ask` needs a decision in the
  * journal (`askApproval`) or suspends the run. A rejection is the tool's result,
- * so the model can adapt.
+ * so the model can adapt; so is a person's answer in the call's place. An approval
+ * with edited arguments runs the tool with those.
  */
 export class ApprovalGated extends WrapperToolset {
   // Looked up by every tool call, without waiting once listed.
@@ -106,6 +107,8 @@ export class ApprovalGated extends WrapperToolset {
           description: `${gate.workerChain.join(" → ")} wants to call ${name}`,
           notify: gate.notify,
           ...(gate.deciders?.[name] ? { deciders: gate.deciders[name] } : {}),
+          // What an approver's edit is checked against; none when the policy forbids edits.
+          ...(gate.deciders?.[name]?.editable === false ? {} : { inputSchema: def.parameters }),
         },
         decideWithoutAsking: () =>
           gate.remembered.has(callSignature(worker, name, args))
@@ -114,7 +117,11 @@ export class ApprovalGated extends WrapperToolset {
               ? { approved: gate.mode === "approve_all", by: `approval_mode ${gate.mode}` }
               : undefined,
       });
+      // A person's answer is the call's result: the tool never runs (the loop tells the model whose it is).
+      if (typeof decision.response === "string") return decision.response;
       if (!decision.approved) throw new ToolError(`the call to ${name} was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`);
+      // Edited: the arguments recorded with the decision, on every replay too.
+      if (decision.args !== undefined) return this.inner.callTool(name, decision.args, ctx);
     }
     return this.inner.callTool(name, args, ctx);
   }
