@@ -28,8 +28,8 @@ type FieldKind =
   | { kind: "string"; value: string; multiline: boolean }
   | { kind: "number"; value: string; integer: boolean }
   | { kind: "boolean"; value: "true" | "false" | "" }
-  /** Options and value as JSON texts (an enum may mix strings and numbers). */
-  | { kind: "enum"; options: string[]; value: string }
+  /** Options' values and the field's value as JSON texts (an enum may mix strings and numbers); labels as people read them. */
+  | { kind: "enum"; options: Array<{ value: string; label: string }>; value: string }
   | { kind: "json"; value: string };
 
 export type ArgumentField = FieldBase & FieldKind;
@@ -61,7 +61,7 @@ function fieldOf(prop: Record<string, unknown>, value: unknown): FieldKind {
   const json = () => ({ kind: "json" as const, value: value === undefined ? "" : JSON.stringify(value, null, 2) });
   if (Array.isArray(prop.enum)) {
     if (prop.enum.length > MAX_OPTIONS || !prop.enum.every(isPrimitive)) return json();
-    const options = prop.enum.map((o) => JSON.stringify(o));
+    const options = prop.enum.map((o) => ({ value: JSON.stringify(o), label: typeof o === "string" ? o : JSON.stringify(o) }));
     return { kind: "enum", options, value: value === undefined ? "" : JSON.stringify(value) };
   }
   if (prop.type === "string" && (value === undefined || typeof value === "string")) {
@@ -114,7 +114,7 @@ export function argumentsFromForm(
         entries.push([f.name, text === "true"]);
         break;
       case "enum":
-        if (!f.options.includes(text)) return { problem: `${where}: not one of the choices` };
+        if (!f.options.some((o) => o.value === text)) return { problem: `${where}: not one of the choices` };
         entries.push([f.name, JSON.parse(text)]);
         break;
       case "json": {

@@ -43,8 +43,8 @@ function Field(props: { field: ArgumentField; id: string }) {
               {f.required ? "(choose)" : "(leave out)"}
             </option>
             {f.options.map((o) => (
-              <option value={o} selected={o === f.value}>
-                {o}
+              <option value={o.value} selected={o.value === f.value}>
+                {o.label}
               </option>
             ))}
           </select>
