@@ -180,6 +180,7 @@ describe("runs are pinned across deploys", () => {
       sql.exec("ALTER TABLE approvals DROP COLUMN asked_step");
       sql.exec("ALTER TABLE approvals DROP COLUMN deciders");
       sql.exec("ALTER TABLE approvals DROP COLUMN kind");
+      sql.exec("ALTER TABLE approvals DROP COLUMN input_schema");
       sql.exec("DROP TABLE run");
       sql.exec("ALTER TABLE run_v2 RENAME TO run");
       sql.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'");
