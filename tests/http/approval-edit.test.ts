@@ -6,6 +6,8 @@ import type { RunView, StartRun } from "../../src/runs/types";
 import { signApprovalToken, type ApprovalTokenPayload } from "../../src/tokens/approval-token";
 import { effectBodies, effectCount, effectUrl, modelRequests, script, settle, stub } from "../durable-objects/helpers";
 import { captureMail, parseMail } from "../email/support";
+import { appClient } from "../client/app-client";
+import { BadRequestError, ConflictError } from "../../src/client";
 
 const SECRET = "test-approval-secret";
 const auth = { Authorization: "Bearer test-token" };
@@ -391,5 +393,39 @@ describe("the approval page and the inbox", () => {
     const done = await settle("edit-inbox");
     expect(done.approvals.find((a) => a.id === approval.id)).toMatchObject({ by: { email: null, via: "inbox" }, edited_args: { body: "from the inbox" } });
     expect(await effectBodies("edit-inbox")).toEqual(["from the inbox"]);
+  });
+});
+
+describe("edgework/client", () => {
+  const client = appClient();
+
+  it("approvals.decide edits (approve with arguments) and answers (respond); a refused edit is a BadRequestError naming the field", async () => {
+    const a1 = await pausedRun("edit-writer", "edit-client");
+    const url = effectUrl("edit-client");
+    const bad = await client.approvals
+      .decide("edit-client", a1.id, { decision: "approve", arguments: { url, method: "POST", body: 1 } })
+      .catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(BadRequestError);
+    expect(bad).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^arguments\.body: /) } });
+    expect(await client.approvals.decide("edit-client", a1.id, { decision: "approve", arguments: { url, method: "POST", body: "by the client" } })).toEqual({
+      approval_id: a1.id,
+      approved: true,
+      status: "approved",
+      edited: true,
+    });
+    await expect(client.approvals.decide("edit-client", a1.id, { decision: "respond", result: "late" })).rejects.toBeInstanceOf(ConflictError);
+    await settle("edit-client");
+    expect(await effectBodies("edit-client")).toEqual(["by the client"]);
+    const run = await client.runs.get("edit-client");
+    expect(run.approvals[0]).toMatchObject({ edited_args: { body: "by the client" }, args: { body: "as asked" } });
+    expect(run.call_tree!.tools[0]!.edited).toMatchObject({ args: { body: "by the client" } });
+
+    const a2 = await pausedRun("edit-writer", "respond-client");
+    expect(await client.approvals.decide("respond-client", a2.id, { decision: "respond", result: "answered", note: "n" })).toMatchObject({
+      approved: false,
+      status: "responded",
+    });
+    expect(await settle("respond-client")).toMatchObject({ status: "succeeded", approvals: [{ status: "responded", response: "answered", note: "n" }] });
+    expect(await effectCount("respond-client")).toBe(0);
   });
 });
