@@ -353,6 +353,11 @@ describe("the approval page and the inbox", () => {
       by: { email: "lead@example.com", via: "link" },
     });
     expect(await effectBodies("edit-form")).toEqual(["line one\nline two"]);
+    // Sent again (a stale tab, a replayed POST): refused as decided, nothing read of it.
+    const stale = await post(link, { decision: "edit", ...fields, "arg.body": "again" });
+    expect(stale.status).toBe(409);
+    expect(await stale.text()).toContain("This approval was already approved by approval link (lead@example.com).");
+    expect(await effectBodies("edit-form")).toEqual(["line one\nline two"]);
 
     const a2 = await pausedRun("edit-writer", "edit-json");
     const jsonLink = await signedLink({ run: "edit-json", approval: a2.id, exp: a2.expires_at, to: "lead@example.com" });

@@ -44,6 +44,9 @@ approvals.post("/:token", async (c) => {
   const link = await checkApprovalLink(c, token);
   if (!link.ok) return c.html(<Problem title={link.title} message={link.message} />, link.status);
   const runLink = runPageLink(link.run.id, token);
+  // Decided, expired or void already: said as the page says it, whatever the form holds (an edit's fields are not read).
+  const closed = closedApproval(link.run, link.approval);
+  if (closed) return c.html(<Problem title={closed.title} message={closed.message} runLink={runLink} />, closed.status);
   const form = await c.req.parseBody();
   const question = link.approval.kind === "question";
   const answer = question && typeof form.answer === "string" ? form.answer.trim() : undefined;
