@@ -114,7 +114,7 @@ export class RunApprovals {
   /**
    * Only a pending, unexpired approval of a run that has not ended can be decided,
    * by someone its policy admits (`refusalOf`; `initiator`: who started the run),
-   * and changed (edited, answered in its place) only as decision-check.ts allows;
+   * and changed (edited, answered in its place) only as call-changes.ts allows;
    * deciding one whose expiry has come records its rejection instead. `recorded`:
    * something was written, so the run must replay.
    */

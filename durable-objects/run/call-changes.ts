@@ -16,12 +16,12 @@ import type { ApprovalView, DecisionRequest } from "../../src/runs/types";
 import type { ApprovalRow } from "../rows";
 import { parse } from "../sql";
 
-type Decided = Pick<ApprovalRow, "key" | "kind" | "tool" | "deciders" | "input_schema">;
+type Asked = Pick<ApprovalRow, "key" | "kind" | "tool" | "deciders" | "input_schema">;
 
 const changes = (d: DecisionRequest) => d.arguments !== undefined || d.decision === "respond";
 
 /** Why a request does not fit what it decides, or null: the fields each decision takes, and whether this call may be changed at all. */
-export function requestMismatch(ap: Decided, d: DecisionRequest): string | null {
+export function requestMismatch(ap: Asked, d: DecisionRequest): string | null {
   if (ap.kind === "question") {
     if (d.answer === undefined || d.decision !== "approve" || d.arguments !== undefined || d.result !== undefined)
       return "this is a question: answer it with text";
@@ -46,7 +46,7 @@ export function requestMismatch(ap: Decided, d: DecisionRequest): string | null 
  * may decide: the edited arguments (none when they are the asked ones), or the answer in
  * its place; or why its content is refused, naming the field.
  */
-export function changeOf(ap: Decided & Pick<ApprovalRow, "args">, d: DecisionRequest): { problem: string } | Pick<ApprovalDecision, "args" | "response"> {
+export function changeOf(ap: Asked & Pick<ApprovalRow, "args">, d: DecisionRequest): { problem: string } | Pick<ApprovalDecision, "args" | "response"> {
   if (d.decision === "respond") {
     const problem = responseProblem(d.result!);
     return problem ? { problem } : { response: d.result! };

@@ -30,7 +30,7 @@ export async function effectCount(id: string): Promise<number> {
 
 /** The body of each POST that reached `effectUrl(id)`, in order. */
 export async function effectBodies(id: string): Promise<string[]> {
-  return ((await (await fetch(effectUrl(id))).json()) as { bodies: string[] }).bodies;
+  return ((await (await fetch(`${effectUrl(id)}/bodies`)).json()) as { bodies: string[] }).bodies;
 }
 
 /** `drive` for edgework/testing's waitForStatus: this pool sets runs' alarms a minute ahead, so fire the run's now. */

@@ -130,7 +130,7 @@ describe.skipIf(!runBrowser)("approval in a real browser", () => {
     expect(body).toContain("edited; ran with:");
     expect(body).toContain("with a typo fixed");
     expect(problems).toEqual([]);
-    const effects = (await (await fetch(`${base}/effects/browser-edit`)).json()) as { bodies: string[] };
+    const effects = (await (await fetch(`${base}/effects/browser-edit/bodies`)).json()) as { bodies: string[] };
     expect(effects.bodies).toEqual(["with a typo fixed"]);
   }, 90_000);
 });
