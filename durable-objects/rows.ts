@@ -5,6 +5,7 @@
 
 import type { ApprovalMode, Budget, Decider, DeciderPolicy, Usage } from "../src/engine";
 import type { Attributes } from "../src/engine/attributes";
+import type { JSONSchema } from "../src/engine/types/json-schema";
 import type { ApprovalView, RunStatusName } from "../src/runs/types";
 import type { JsonText } from "./sql";
 
@@ -69,6 +70,14 @@ export interface ApprovalRow {
   decided_by: string | null;
   /** The decision's `decider` (journal step), when a person decided. */
   decider: JsonText<Decider> | null;
+  /** The tool's input schema an edit is checked against; null: approved or rejected as asked only. */
+  input_schema: JsonText<JSONSchema> | null;
+  /** The decision's edited arguments (journal step), when an approver edited the call. */
+  edited_args: JsonText<unknown> | null;
+  /** The decision's result given in place of the call (journal step), when an approver answered instead. */
+  response: string | null;
+  /** What the decision is bound to (journal step): SHA-256 of the asked arguments (journal/fingerprint.ts `approvedArgs`). */
+  args_hash: string | null;
   created_at: number;
   decided_at: number | null;
   expires_at: number;

@@ -32,7 +32,7 @@ const APPROVALS = `CREATE TABLE IF NOT EXISTS approvals (
   tool TEXT NOT NULL, args TEXT NOT NULL, description TEXT NOT NULL, notify TEXT,
   status TEXT NOT NULL, note TEXT, decided_by TEXT,
   created_at INTEGER NOT NULL, decided_at INTEGER, expires_at INTEGER NOT NULL,
-  asked_step INTEGER, deciders TEXT, kind TEXT
+  asked_step INTEGER, deciders TEXT, kind TEXT, input_schema TEXT
 ) WITHOUT ROWID`;
 // after_step: the journal seq this event follows, so SSE merges both logs in true order.
 const EVENTS = `CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, after_step INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL)`;
@@ -175,6 +175,8 @@ const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
   [10, [`DELETE FROM journal WHERE seq NOT IN (SELECT max(seq) FROM journal GROUP BY key)`]],
   // Version 11: the attributes a run started with (POST /runs, a trigger), as JSON in its row; null: none.
   [11, [`ALTER TABLE run ADD COLUMN attributes TEXT`]],
+  // Version 12: the tool's input schema an approver's edit is checked against (JSON); null: approved or rejected as asked only.
+  [12, [`ALTER TABLE approvals ADD COLUMN input_schema TEXT`]],
 ];
 
 /**
@@ -219,9 +221,13 @@ FROM (
  * range, no index to write), and stops at the first match.
  */
 export const APPROVALS_CURRENT = raw(`(
-SELECT a.id, a.key, a.call_path, a.worker_chain, a.tool, a.args, a.description, a.notify, a.deciders, a.kind, a.created_at, a.expires_at,
+SELECT a.id, a.key, a.call_path, a.worker_chain, a.tool, a.args, a.description, a.notify, a.deciders, a.kind, a.created_at, a.expires_at, a.input_schema,
   CASE WHEN a.status <> 'pending' OR d.value IS NULL THEN a.status
-       WHEN d.value ->> '$.approved' THEN 'approved' WHEN d.value ->> '$.expired' THEN 'expired' ELSE 'rejected' END AS status,
+       WHEN d.value ->> '$.approved' THEN 'approved' WHEN d.value ->> '$.expired' THEN 'expired'
+       WHEN d.value ->> '$.response' IS NOT NULL THEN 'responded' ELSE 'rejected' END AS status,
+  d.value -> '$.args' AS edited_args,
+  d.value ->> '$.response' AS response,
+  d.value ->> '$.args_hash' AS args_hash,
   coalesce(a.note, d.value ->> '$.note') AS note,
   coalesce(a.decided_by, d.value ->> '$.by') AS decided_by,
   d.value -> '$.decider' AS decider,

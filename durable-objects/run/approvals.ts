@@ -6,16 +6,16 @@
  * journal step). The caller runs each method inside its transaction.
  */
 
-import { MAX_ANSWER_CHARS } from "../../src/engine/approvals/ask-human";
 import { recordedAddress, refusalOf, type ApprovalDecision, type Decider, type DeciderPolicy, type PendingApproval } from "../../src/engine";
 import { approvedArgs, bindsArguments } from "../../src/engine/journal/fingerprint";
 import type { FollowUp } from "../../src/engine/types/worker";
 import { numberVar } from "../../src/config";
-import { TERMINAL, type Answer, type ApprovalView, type DecisionRequest, type RunStatusName } from "../../src/runs/types";
+import { TERMINAL, type Answer, type ApprovalView, type Decided, type DecisionRequest, type RunStatusName } from "../../src/runs/types";
 import type { ApprovalMailRow, ApprovalRow, AtRow, MailKind } from "../rows";
 import { APPROVALS_CURRENT } from "../schema";
 import { json, parse } from "../sql";
 import type { SqliteJournalStore } from "../sqlite-journal";
+import { changeOf, changeView, requestMismatch } from "./call-changes";
 import type { RunHost } from "./host";
 import { logRunEvent } from "./log";
 import { MailFailures } from "./mail-failures";
@@ -49,25 +49,24 @@ export const runEnded = (status: RunStatusName) => `the run ${status === "cancel
 
 const lower = (address: string) => address.trim().toLowerCase();
 
-/** The status a recorded decision gives its approval. */
-const statusOf = (d: ApprovalDecision & { expired?: boolean }) => (d.expired ? "expired" : d.approved ? "approved" : "rejected");
+/** The status a recorded decision gives its approval (as APPROVALS_CURRENT reads it). */
+const statusOf = (d: ApprovalDecision & { expired?: boolean }) =>
+  d.expired ? "expired" : d.approved ? "approved" : typeof d.response === "string" ? "responded" : "rejected";
 
 /** Whom a request that names no decider is checked as (the app's routes always name one; it is recorded only when named). */
 const API_DECIDES: Decider = { email: null, via: "api" };
-
-/** Why a request does not fit what it decides: a question takes an answer (bounded), an approval a decision only; null when it fits. */
-function answerMismatch(kind: ApprovalRow["kind"], d: DecisionRequest): string | null {
-  if (kind !== "question") return d.answer === undefined ? null : "this is an approval: approve or reject it; only a question takes an answer";
-  if (d.answer === undefined || d.decision !== "approve") return "this is a question: answer it with text";
-  if (!d.answer.trim()) return "the answer is empty";
-  return d.answer.length > MAX_ANSWER_CHARS ? `the answer is ${d.answer.length} characters; at most ${MAX_ANSWER_CHARS}` : null;
-}
 
 /** A policy as `GET /runs/:id` shows it. */
 const deciderView = (p: DeciderPolicy): NonNullable<ApprovalView["deciders"]> => ({ ask: p.ask ?? null, allow_initiator: !!p.allowInitiator });
 
 /** The approval_recorded event's data: who or what decided, and the person and way when one did. */
-const recordedEvent = (id: string, d: ApprovalDecision) => ({ approval_id: id, status: statusOf(d), by: d.by, ...(d.decider ? { decider: d.decider } : {}) });
+const recordedEvent = (id: string, d: ApprovalDecision) => ({
+  approval_id: id,
+  status: statusOf(d),
+  by: d.by,
+  ...(d.decider ? { decider: d.decider } : {}),
+  ...(d.args !== undefined ? { edited: true } : {}),
+});
 
 /**
  * The approvals of one run, in its SQLite: asked, decided, expired, voided.
@@ -97,8 +96,9 @@ export class RunApprovals {
    */
   request(p: PendingApproval, now: number, ttlMs: number): void {
     const inserted = this.sql
-      .all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, deciders, kind, status, created_at, expires_at, asked_step)
+      .all`INSERT INTO approvals (id, key, call_path, worker_chain, tool, args, description, notify, deciders, kind, status, created_at, expires_at, input_schema, asked_step)
       VALUES (${p.id}, ${p.key}, ${p.callPath}, ${json(p.workerChain)}, ${p.tool}, ${json(p.args)}, ${p.description}, ${p.notify ?? null}, ${p.deciders ? json(p.deciders) : null}, ${p.kind ?? null}, 'pending', ${now}, ${now + ttlMs},
+        ${p.inputSchema ? json(p.inputSchema) : null},
         (SELECT coalesce(max(seq), 0) FROM journal))
       ON CONFLICT (id) DO NOTHING RETURNING id`;
     if (inserted.length) this.host.event("approval_requested", { approval_id: p.id, tool: p.tool, worker_chain: p.workerChain, description: p.description });
@@ -113,7 +113,8 @@ export class RunApprovals {
 
   /**
    * Only a pending, unexpired approval of a run that has not ended can be decided,
-   * by someone its policy admits (`refusalOf`; `initiator`: who started the run);
+   * by someone its policy admits (`refusalOf`; `initiator`: who started the run),
+   * and changed (edited, answered in its place) only as call-changes.ts allows;
    * deciding one whose expiry has come records its rejection instead. `recorded`:
    * something was written, so the run must replay.
    */
@@ -122,17 +123,17 @@ export class RunApprovals {
     d: DecisionRequest,
     run: { status: RunStatusName; initiator: string | null },
     now: number,
-  ): { answer: Answer<{ approved: boolean }>; recorded: boolean } {
-    const refused = (answer: Answer<{ approved: boolean }>) => ({ answer, recorded: false });
+  ): { answer: Answer<Decided>; recorded: boolean } {
+    const refused = (answer: Answer<Decided>) => ({ answer, recorded: false });
     // Before anything else: a stranger's reply must not even record an expiry.
     if (d.replyFrom !== undefined && !this.recipients(approvalId).includes(lower(d.replyFrom))) {
       return refused({ ok: false, status: 403, error: "the reply does not come from an address this approval was emailed to" });
     }
     const ap = this.sql.one<
-      Pick<ApprovalRow, "id" | "key" | "status" | "expires_at" | "tool" | "args" | "worker_chain" | "deciders" | "kind">
-    >`SELECT id, key, status, expires_at, tool, args, worker_chain, deciders, kind FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${approvalId}`;
+      Pick<ApprovalRow, "id" | "key" | "status" | "expires_at" | "tool" | "args" | "worker_chain" | "deciders" | "kind" | "input_schema">
+    >`SELECT id, key, status, expires_at, tool, args, worker_chain, deciders, kind, input_schema FROM ${APPROVALS_CURRENT} AS approvals_current WHERE id = ${approvalId}`;
     if (!ap) return refused({ ok: false, status: 404, error: `unknown approval "${approvalId}" for this run` });
-    const mismatch = answerMismatch(ap.kind, d);
+    const mismatch = requestMismatch(ap, d);
     if (mismatch) return refused({ ok: false, status: 400, error: mismatch });
     const decider = d.decider ?? API_DECIDES;
     const refusal = refusalOf(ap.deciders ? parse(ap.deciders) : undefined, decider, run.initiator);
@@ -150,6 +151,9 @@ export class RunApprovals {
       this.resolve(ap, EXPIRED);
       return { answer: EXPIRED_ANSWER, recorded: true };
     }
+    // Its content last: only a decision that would be taken pays for checking it.
+    const change = changeOf(ap, d);
+    if ("problem" in change) return refused({ ok: false, status: 400, error: change.problem });
     const remember =
       d.remember && d.decision === "approve" ? { worker: parse<string[]>(ap.worker_chain).at(-1)!, tool: ap.tool, args: parse(ap.args) } : undefined;
     const decision: ApprovalDecision = {
@@ -158,10 +162,12 @@ export class RunApprovals {
       ...(d.decider ? { decider: { email: d.decider.email === null ? null : recordedAddress(d.decider.email), via: d.decider.via } } : {}),
       ...(d.note ? { note: d.note } : {}),
       ...(d.answer !== undefined ? { answer: d.answer } : {}),
+      ...change,
       ...(remember ? { remember } : {}),
     };
     this.resolve(ap, decision);
-    return { answer: { ok: true, approved: decision.approved }, recorded: true };
+    const status = statusOf(decision) as Decided["status"];
+    return { answer: { ok: true, approved: decision.approved, status, edited: decision.args !== undefined }, recorded: true };
   }
 
   /** Records the rejection of every pending approval whose expiry has come; returns how many. */
@@ -284,6 +290,7 @@ export class RunApprovals {
       answer: r.answer ?? null,
       decided_by: r.decided_by ?? null,
       by: r.decider ? parse(r.decider) : null,
+      ...changeView(r),
       created_at: r.created_at,
       decided_at: r.decided_at ?? null,
       expires_at: r.expires_at,

@@ -16,6 +16,7 @@ import {
   PAUSED,
   TERMINAL,
   type Answer,
+  type Decided,
   type DecisionRequest,
   type ReplyRequest,
   type EventDelivery,
@@ -88,7 +89,7 @@ export class RunControls {
   }
 
   /** Records a decision in the journal and wakes the run; replay carries it past the approval. */
-  async decide(approvalId: string, d: DecisionRequest): Promise<Answer<{ approved: boolean }>> {
+  async decide(approvalId: string, d: DecisionRequest): Promise<Answer<Decided>> {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
     const initiator = initiatorOf(parse(run.trigger));
@@ -105,7 +106,7 @@ export class RunControls {
    * (checked here, where the approval ids are), then the same rules as any decision,
    * plus: the sender must be an address the approval was emailed to.
    */
-  async decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<{ approved: boolean }>> {
+  async decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<Decided>> {
     if (!this.host.row()) return { ok: false, status: 404, error: "unknown run" };
     const secret = this.host.env.APPROVAL_SECRET;
     const objectId = this.host.ctx.id.toString();

@@ -122,6 +122,7 @@ export class RunMail {
         notify: a.notify ?? undefined,
         description: a.description,
         ...(a.kind === "question" ? { kind: a.kind } : {}),
+        ...(a.input_schema ? { inputSchema: a.input_schema } : {}),
       };
       const followUp = m.kind === "request" ? undefined : { kind: m.kind, originallyTo: m.originallyTo };
       let failure: SendFailure | null = null;

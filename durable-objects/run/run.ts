@@ -20,6 +20,7 @@ import {
   PAUSED,
   TERMINAL,
   type Answer,
+  type Decided,
   type DecisionRequest,
   type EmailReply,
   type ReplyRequest,
@@ -87,11 +88,11 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return this.parts.controls.start(req);
   }
 
-  async decide(approvalId: string, d: DecisionRequest): Promise<Answer<{ approved: boolean }>> {
+  async decide(approvalId: string, d: DecisionRequest): Promise<Answer<Decided>> {
     return this.parts.controls.decide(approvalId, d);
   }
 
-  async decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<{ approved: boolean }>> {
+  async decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<Decided>> {
     return this.parts.controls.decideByReply(mac, reply);
   }
 

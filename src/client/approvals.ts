@@ -12,12 +12,18 @@ export class Approvals {
   }
 
   /**
-   * `POST /runs/:runId/approvals/:approvalId`. Retried like a read: a second
+   * `POST /runs/:runId/approvals/:approvalId`: approve (with `arguments`: edited first),
+   * reject, or respond (`result` in the call's place). Retried like a read: a second
    * decision is refused (ConflictError), so a retry cannot decide twice; after a
    * lost response that refusal may be the answer to your own first decision.
    */
   decide(runId: string, approvalId: string, params: DecideParams, options?: RequestOptions): Promise<Decision> {
-    const body = { decision: params.decision, ...(params.note !== undefined ? { note: params.note } : {}) };
+    const body = {
+      decision: params.decision,
+      ...(params.note !== undefined ? { note: params.note } : {}),
+      ...(params.decision === "approve" && params.arguments !== undefined ? { arguments: params.arguments } : {}),
+      ...(params.decision === "respond" ? { result: params.result } : {}),
+    };
     return this.transport.json({ method: "POST", path: `${runPath(runId)}/approvals/${encodeURIComponent(approvalId)}`, body }, options);
   }
 

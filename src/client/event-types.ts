@@ -35,9 +35,13 @@ export type RunEvent =
     >
   | TypedEvent<"tool", { path: string; ok: boolean; result?: string; error?: string; truncated_from?: number }>
   | TypedEvent<"approval_requested", { approval_id: string; tool: string; worker_chain: string[]; description: string }>
-  | TypedEvent<"approval_recorded", { approval_id: string; status: "approved" | "rejected" | "expired"; by: string; decider?: Decider }>
+  | TypedEvent<
+      "approval_recorded",
+      { approval_id: string; status: "approved" | "rejected" | "responded" | "expired"; by: string; decider?: Decider; edited?: true }
+    >
   | TypedEvent<"approval_notified", { path: string } & Record<string, unknown>>
-  | TypedEvent<"approval_decided", { path: string; approved: boolean; by: string; decider?: Decider; note: string | null }>
+  /** `edited`: the call ran with a person's arguments (on the run); `responded`: a person answered in its place, and it never ran. */
+  | TypedEvent<"approval_decided", { path: string; approved: boolean; by: string; decider?: Decider; note: string | null; edited?: true; responded?: true }>
   | TypedEvent<"approval_emailed" | "approval_reminder_emailed" | "approval_escalation_emailed", { approval_id: string; to: string }>
   | TypedEvent<"approval_email_failed", { approval_id: string; kind: string; to: string; error: string; code: string; retry: boolean }>
   /** An email trigger with `reply: true`: the answer to message `message` was mailed back, or a send failed (`retry`: it is tried again). */

@@ -63,8 +63,10 @@ export interface ApprovalView {
   id: string;
   /** `question`: a question to a person, answered with text; else a call's approval. */
   kind: "approval" | "question";
-  status: "pending" | "approved" | "rejected" | "expired" | "voided";
+  /** `responded`: a person answered in place of the call, which never ran (`response`). */
+  status: "pending" | "approved" | "rejected" | "responded" | "expired" | "voided";
   tool: string;
+  /** The arguments as asked (the model's); an edit is `edited_args`. */
   args: unknown;
   description: string;
   worker_chain: string[];
@@ -78,6 +80,16 @@ export interface ApprovalView {
   decided_by: string | null;
   /** The person who decided and how (null: undecided, or no person decided: an expiry, the run's mode). */
   by: Decider | null;
+  /** Whether an approver may edit its arguments or answer in its place (not when its policy says `editable: false`). */
+  editable: boolean;
+  /** The tool's input schema an edit is checked against, while it is pending and editable; else null. */
+  input_schema: Record<string, unknown> | null;
+  /** The arguments the call ran with when an approver edited them before approving; else null. */
+  edited_args: unknown;
+  /** The result an approver gave in place of the call (status `responded`); else null. */
+  response: string | null;
+  /** SHA-256 (32 hex digits) of the asked arguments the decision is bound to; null while pending or for a budget's. */
+  args_sha256: string | null;
   created_at: number;
   decided_at: number | null;
   expires_at: number;
@@ -113,6 +125,10 @@ export interface ToolNode {
   error?: string;
   /** Set when the outcome was cut to fit the journal: its full size in bytes. */
   truncatedFrom?: number;
+  /** Set when a person edited the call before approving it: the arguments it ran with (`args`: the model's), and who. */
+  edited?: { args: unknown; by: Decider | null };
+  /** Set when a person answered in place of the call (it never ran): the result is theirs. */
+  answeredBy?: { by: Decider | null };
   attachments?: AttachmentRecord[];
   calls: CallNode[];
 }
@@ -304,16 +320,24 @@ export interface PendingApprovals {
   truncated: boolean;
 }
 
-export interface DecideParams {
-  decision: "approve" | "reject";
-  /** At most 2000 characters. */
-  note?: string;
-}
+/**
+ * A decision. `arguments` (with approve): the call runs with these instead, checked against
+ * the tool's input schema (at most 64 KiB of JSON). `respond`: `result` (at most 32,000
+ * characters) is the call's result, given by a person; the tool never runs.
+ */
+export type DecideParams =
+  | { decision: "approve"; note?: string; arguments?: Record<string, unknown> }
+  | { decision: "reject"; note?: string }
+  | { decision: "respond"; note?: string; result: string };
 
 /** `POST /runs/:id/approvals/:approvalId`. */
 export interface Decision {
   approval_id: string;
   approved: boolean;
+  /** `responded`: answered in the call's place. */
+  status: "approved" | "rejected" | "responded";
+  /** Approved with edited arguments (false when they equal the asked ones). */
+  edited: boolean;
 }
 
 /** `POST /runs/:id/questions/:questionId`. */

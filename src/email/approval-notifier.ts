@@ -10,7 +10,7 @@ import { appPath } from "../http/base-path";
 export type EmailOutcome = { emailed: true; to: string } | { emailed: false; missing: string[] };
 
 /** What an approval email is about; a pending approval, or the stored row of one. */
-export type ApprovalSubject = Pick<PendingApproval, "id" | "workerChain" | "tool" | "args" | "notify" | "kind" | "description">;
+export type ApprovalSubject = Pick<PendingApproval, "id" | "workerChain" | "tool" | "args" | "notify" | "kind" | "description" | "inputSchema">;
 
 /**
  * Whom an approval is first emailed to, one link each: a question's `to` alone (it is
@@ -86,6 +86,7 @@ export async function sendApprovalEmail(
     trigger: run.trigger,
     expiresAt,
     link: await approvalLink(env, run.id, p.id, expiresAt, to),
+    editable: p.inputSchema !== undefined,
     replyTo,
     followUp: followUp && { kind: followUp.kind, originallyTo: followUp.originallyTo },
   };

@@ -33,6 +33,7 @@
  */
 
 import type { DeciderPolicy } from "./types/deciders";
+import type { JSONSchema } from "./types/json-schema";
 
 /** One problem in one worker file: `file: field: reason`. */
 export class WorkerFileError extends Error {
@@ -111,6 +112,12 @@ export interface PendingApproval {
   deciders?: DeciderPolicy;
   /** Set for a question to a person (`ctx.askHuman`): answered with text, not approved or rejected. */
   kind?: "question";
+  /**
+   * The tool's input schema, which an approver's edit of the arguments is checked against
+   * (approvals/edit.ts). Absent: the call is approved or rejected as asked, nothing else
+   * (its policy says `editable: false`; a question; a budget).
+   */
+  inputSchema?: JSONSchema;
 }
 
 /** What a durable wait waits for (waits/wait.ts); its end is recorded under `key`. */

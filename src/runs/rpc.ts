@@ -3,6 +3,7 @@ import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from ".
 import { sha256Hex } from "../engine/ids";
 import type {
   Answer,
+  Decided,
   DecisionRequest,
   EmailReply,
   EventDelivery,
@@ -28,9 +29,9 @@ export interface RunRpc {
   eventsSince(cursor?: string, limit?: number): Promise<{ events: RunEvent[]; done: boolean } | null>;
   /** Model text streamed after cursor `seq` (memory only). */
   deltasSince(seq?: number): Promise<{ deltas: ModelDelta[]; next: number }>;
-  decide(approvalId: string, d: DecisionRequest): Promise<Answer<{ approved: boolean }>>;
+  decide(approvalId: string, d: DecisionRequest): Promise<Answer<Decided>>;
   /** A decision by emailed reply: `mac` names the approval (src/tokens/reply-reference.ts). */
-  decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<{ approved: boolean }>>;
+  decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<Decided>>;
   /** `reason`: why, kept on the run_cancelled event (a flow key's replace says which run replaced it). */
   /** `onlyFrom`: cancel only a run in one of these statuses (read in the cancel's transaction). */
   cancel(reason?: string, onlyFrom?: readonly RunStatusName[]): Promise<Answer<{ status: "cancelled" }>>;

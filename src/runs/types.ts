@@ -3,6 +3,7 @@ import type { CallNode } from "../engine/journal/call-tree";
 import type { Timeline } from "../engine/journal/timeline";
 import type { ForkOrigin } from "./fork";
 import type { Attributes } from "../engine/attributes";
+import type { JSONSchema } from "../engine/types/json-schema";
 
 /** Every status a run can have, in lifecycle order (filters, pages). */
 export const RUN_STATUSES = ["queued", "running", "awaiting_approval", "waiting", "succeeded", "failed", "cancelled"] as const;
@@ -41,8 +42,10 @@ export interface ApprovalView {
   id: string;
   /** `question`: a question to a person (`ctx.askHuman`, the `human` kind), answered with text; else a call's approval. */
   kind: "approval" | "question";
-  status: "pending" | "approved" | "rejected" | "expired" | "voided";
+  /** `responded`: a person answered in place of the call, which never ran (`response`). */
+  status: "pending" | "approved" | "rejected" | "responded" | "expired" | "voided";
   tool: string;
+  /** The arguments as asked (the model's); an edit is `edited_args`. */
   args: unknown;
   description: string;
   worker_chain: string[];
@@ -57,6 +60,16 @@ export interface ApprovalView {
   decided_by: string | null;
   /** The person who decided and how (null: nobody yet, or no person: an expiry, the run's approval mode). */
   by: Decider | null;
+  /** Whether an approver may edit its arguments or answer in its place: a call's approval whose policy does not say `editable: false`. */
+  editable: boolean;
+  /** The tool's input schema an edit is checked against, while it is pending and editable; else null. */
+  input_schema: JSONSchema | null;
+  /** The arguments the call ran with when an approver edited them before approving; else null. */
+  edited_args: unknown;
+  /** The result an approver gave in place of the call (status `responded`); else null. */
+  response: string | null;
+  /** What the decision is bound to: SHA-256 (32 hex digits) of the asked arguments as recorded; null while pending, or for a decision bound to none (a budget's, or older). */
+  args_sha256: string | null;
   created_at: number;
   decided_at: number | null;
   expires_at: number;
@@ -182,16 +195,28 @@ export interface EventOutcome {
 
 /** A decision on an approval, by API, page or emailed reply. */
 export interface DecisionRequest {
-  decision: "approve" | "reject";
+  /** `respond`: answer in place of the call (`result`), which never runs. */
+  decision: "approve" | "reject" | "respond";
   note?: string;
   by: string;
   /** A question's answer (then `decision` is "approve"); a question takes nothing else, an approval never one. */
   answer?: string;
+  /** With "approve": the arguments the call runs with instead of the asked ones (checked against the tool's input schema: src/engine/approvals/edit.ts). */
+  arguments?: unknown;
+  /** With "respond": the call's result, given by the person deciding. */
+  result?: string;
   /** Who decides and how, checked against the approval's policy; absent: the API token (`{email: null, via: "api"}`). */
   decider?: Decider;
   remember?: boolean;
   /** Set for an emailed reply: its sender, which must be an address the approval was emailed to. */
   replyFrom?: string;
+}
+
+/** What a decision did: approved (as asked, or `edited`), rejected, or answered in the call's place (`responded`). */
+export interface Decided {
+  approved: boolean;
+  status: "approved" | "rejected" | "responded";
+  edited: boolean;
 }
 
 /** An emailed reply, read both ways: which one counts depends on what it answers (an approval: `decision`; a question: `answer`). */

@@ -25,7 +25,7 @@ const readBody = async (req: IncomingMessage) => {
  * at `/scripts/<id>/v1` — or at `/v1`, where the request's model name picks the
  * script — and reads back what was asked with `GET /scripts/<id>`
  * (with each request's Authorization header, `null` when none was sent, and all its headers).
- * `POST /effects/<id>` counts side effects outside any run; `GET` reads the count.
+ * `POST /effects/<id>` counts side effects outside any run; `GET` reads the count (`GET /effects/<id>/bodies`: the bodies posted, in order).
  * A reply is a ScriptedTurn (turns.ts).
  * A request with `stream: true` gets the reply as server-sent chunks: the text in
  * `chunks` (else in one piece); with `gate`, only the first chunk is sent until
@@ -38,7 +38,7 @@ const readBody = async (req: IncomingMessage) => {
  */
 export async function startModelServer(port = 0): Promise<{ port: number; close(): Promise<void> }> {
   const scripts = new Map<string, Script>();
-  const effects = new Map<string, number>();
+  const effects = new Map<string, string[]>();
   const gates = new Map<string, { open: Promise<void>; release(): void }>();
   const gate = (name: string) => {
     let g = gates.get(name);
@@ -55,11 +55,12 @@ export async function startModelServer(port = 0): Promise<{ port: number; close(
       res.end(JSON.stringify(body));
     };
     const body = await readBody(req);
-    const effect = /^\/effects\/([^/?]+)$/.exec(req.url ?? "");
+    const effect = /^\/effects\/([^/?]+)(\/bodies)?$/.exec(req.url ?? "");
     if (effect) {
-      const n = (effects.get(effect[1]!) ?? 0) + (req.method === "POST" ? 1 : 0);
-      effects.set(effect[1]!, n);
-      return send(200, { id: effect[1], count: n });
+      const bodies = effects.get(effect[1]!) ?? [];
+      if (req.method === "POST" && !effect[2]) bodies.push(body);
+      effects.set(effect[1]!, bodies);
+      return send(200, effect[2] ? { id: effect[1], bodies } : { id: effect[1], count: bodies.length });
     }
     const opened = /^\/gates\/([^/?]+)$/.exec(req.url ?? "");
     if (opened && req.method === "POST") {

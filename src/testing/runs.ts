@@ -3,6 +3,7 @@ import {
   TERMINAL_STATUSES,
   type Answered,
   type CallNode,
+  type DecideParams,
   type Decision,
   type Run,
   type RunStatus,
@@ -105,17 +106,17 @@ async function pollRun<T>(client: EdgeworkClient, runId: string, what: string, f
   }
 }
 
-export interface DecideApprovalOptions {
-  decision: "approve" | "reject";
-  note?: string;
+/** A decision as the client takes it (approve, with edited `arguments`; reject; respond with a `result`), and which approval. */
+export type DecideApprovalOptions = DecideParams & {
   /** Which approval; default: the run's only pending one (more than one is an error). */
   approvalId?: string;
-}
+};
 
 /** Decides an approval of a run through the API, as a person with the API token would. */
 export async function decideApproval(client: EdgeworkClient, runId: string, options: DecideApprovalOptions): Promise<Decision> {
-  const approvalId = options.approvalId ?? onlyPending(await client.runs.get(runId), "approval");
-  return client.approvals.decide(runId, approvalId, { decision: options.decision, ...(options.note !== undefined ? { note: options.note } : {}) });
+  const { approvalId: chosen, ...params } = options;
+  const approvalId = chosen ?? onlyPending(await client.runs.get(runId), "approval");
+  return client.approvals.decide(runId, approvalId, params);
 }
 
 export interface AnswerQuestionOptions {

@@ -9,6 +9,8 @@ export interface ApprovalEmailInput {
   expiresAt: number;
   /** The approval page; `?intent=` preselects the button there. */
   link: string;
+  /** The approver may edit the call's arguments or answer in its place (on the page, `?intent=edit`). */
+  editable?: boolean;
   /** Where a reply decides (Reply-To), when replies are on. */
   replyTo?: string;
   followUp?: { kind: "reminder" | "escalation"; originallyTo: string | null };
@@ -41,6 +43,7 @@ export function approvalText(m: ApprovalEmailInput): string {
     "",
     `Approve: ${m.link}?intent=approve`,
     `Reject:  ${m.link}?intent=reject`,
+    ...(m.editable ? [`Edit the arguments, or answer in place of the call: ${m.link}?intent=edit`] : []),
     "",
     "The link opens a page that shows the call; nothing happens until you press a button there.",
     ...(m.replyTo ? [REPLY_HOW] : []),
@@ -71,6 +74,11 @@ export async function approvalHtml(m: ApprovalEmailInput): Promise<string> {
             Reject
           </a>
         </p>
+        {m.editable ? (
+          <p>
+            <a href={`${m.link}?intent=edit`}>Edit the arguments, or answer in place of the call</a>
+          </p>
+        ) : null}
         <p style="color:#555;font-size:13px">
           Each link opens a page that shows the call; nothing happens until you press a button there. {m.replyTo ? `${REPLY_HOW} ` : ""}The link expires{" "}
           {isoTime(m.expiresAt)}.

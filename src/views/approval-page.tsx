@@ -4,6 +4,7 @@ import { CallView } from "./call-view";
 import { describeTrigger, isoTime } from "./format";
 import { Badge, Page } from "./layout";
 import type { CallDescription } from "../engine/types/toolset";
+import { EditForm, RespondForm } from "./change-call-forms";
 
 /** What will happen, on whose behalf — and two forms that POST. Showing it changes nothing. */
 export function ApprovalPage(props: { run: RunView; approval: ApprovalView; call?: CallDescription; action: string; runLink: string; intent?: string }) {
@@ -48,17 +49,34 @@ export function ApprovalPage(props: { run: RunView; approval: ApprovalView; call
           Reject
         </button>
       </form>
+      {a.editable && a.input_schema ? (
+        <>
+          <EditForm approval={a} action={props.action} open={props.intent === "edit"} />
+          <RespondForm action={props.action} open={props.intent === "edit" || props.intent === "respond"} />
+        </>
+      ) : (
+        <p class="hint">This call is approved or rejected as asked: its policy allows no edit and no answer in its place.</p>
+      )}
     </Page>
   );
 }
 
-export function DecisionPage(props: { approved: boolean; approval: ApprovalView; runLink: string }) {
+/** What the decision did, in the words of the page that follows it. */
+const OUTCOME = {
+  approved: { title: "Approved", lead: "The run continues with", after: "." },
+  edited: { title: "Approved with your edits", lead: "The run continues with", after: ", with the arguments you sent; the model is told they were edited." },
+  rejected: { title: "Rejected", lead: "The run continues without", after: "; the model is told it was rejected." },
+  responded: { title: "Answered", lead: "The run continues without", after: ": your answer is its result, and the model is told a person gave it." },
+} as const;
+
+export function DecisionPage(props: { outcome: keyof typeof OUTCOME; approval: ApprovalView; runLink: string }) {
+  const o = OUTCOME[props.outcome];
   return (
-    <Page title={props.approved ? "Approved" : "Rejected"}>
-      <h1>{props.approved ? "Approved" : "Rejected"}</h1>
+    <Page title={o.title}>
+      <h1>{o.title}</h1>
       <p>
-        {props.approved ? "The run continues with" : "The run continues without"} <code>{props.approval.tool}</code>
-        {props.approved ? "." : "; the model is told it was rejected."}
+        {o.lead} <code>{props.approval.tool}</code>
+        {o.after}
       </p>
       <p>
         <a href={props.runLink}>See the run</a>

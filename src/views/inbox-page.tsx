@@ -17,6 +17,8 @@ export interface InboxApproval extends PendingApprovalItem {
   emailFailures?: EmailFailureView[];
   /** Where a person decides it: its approval page (a link signed for them), else the run page. */
   decideLink: string;
+  /** Its approver may edit the call or answer in its place (on its approval page, opened at those forms). */
+  editable?: boolean;
 }
 
 const ago = (ms: number, now: number) => {
@@ -72,6 +74,12 @@ export function InboxPage(props: {
               <td>{isoTime(a.expires_at)}</td>
               <td>
                 <a href={a.decideLink}>Decide</a>
+                {a.editable && a.decideLink.includes("/approvals/") ? (
+                  <>
+                    {" · "}
+                    <a href={`${a.decideLink}?intent=edit`}>Edit or answer</a>
+                  </>
+                ) : null}
               </td>
             </tr>
           ))}

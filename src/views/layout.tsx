@@ -11,7 +11,8 @@ pre{background:#f4f4f5;padding:.75rem;border-radius:6px;white-space:pre-wrap;wor
 .awaiting_approval,.pending{background:#fef9c3}.waiting{background:#e0f2fe}.cancelled,.voided{background:#e4e4e7}
 button{font-size:1rem;padding:.55rem 1.1rem;border-radius:6px;border:0;color:#fff;cursor:pointer;margin-right:.5rem}
 .approve{background:#15803d}.reject{background:#b91c1c}.primary{outline:3px solid #93c5fd}
-textarea{width:100%;min-height:4rem;font:inherit}
+textarea{width:100%;min-height:4rem;font:inherit}input[type=text]{width:100%;font:inherit}.hint{color:#52525b}
+.responded{background:#e0e7ff}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #e4e4e7;vertical-align:top}
 ul.tree{list-style:none;padding-left:1.1rem;border-left:2px solid #e4e4e7}
 nav{display:flex;gap:1rem;align-items:center;margin-bottom:1rem}form.inline{display:inline;margin-left:auto}

@@ -49,7 +49,7 @@ export const RUN_LIVE_SCRIPT = `(function () {
   });
   es.addEventListener("approval_decided", function (e) {
     var d = JSON.parse(e.data);
-    line("approval", (d.approved ? "approved" : "rejected") + " by " + d.by);
+    line("approval", (d.responded ? "answered in place of the call" : d.approved ? (d.edited ? "approved with edited arguments" : "approved") : "rejected") + " by " + d.by);
   });
   ["queued", "running", "awaiting_approval", "waiting", "succeeded", "failed", "cancelled"].forEach(function (s) {
     es.addEventListener("run_" + s, function (e) {

@@ -1,5 +1,6 @@
 import type { ApprovalView, RunView } from "../runs/types";
 import type { CallNode } from "../engine/journal/call-tree";
+import type { Decider } from "../engine/types/deciders";
 import { rolledUpUsage } from "../engine/journal/run-usage";
 import { AttachmentList } from "./attachments";
 import { ResultView } from "./call-view";
@@ -26,6 +27,13 @@ function CallTree(props: { call: CallNode }) {
             <li>
               <code>{t.name}</code> <Badge status={t.status} />
               <pre>{prettyArgs(t.args, 600)}</pre>
+              {t.edited ? (
+                <div class="edited">
+                  edited before approval{t.edited.by ? ` by ${personOf(t.edited.by)}` : ""}; it ran with:
+                  <pre>{prettyArgs(t.edited.args, 600)}</pre>
+                </div>
+              ) : null}
+              {t.answeredBy ? <div class="edited">not run: answered by a person{t.answeredBy.by ? ` (${personOf(t.answeredBy.by)})` : ""}</div> : null}
               {t.attachments?.length ? <AttachmentList attachments={t.attachments} /> : null}
               {t.error ? <pre>{t.error}</pre> : t.result ? <ResultView text={t.result} /> : null}
               {t.calls.length ? (
@@ -43,10 +51,38 @@ function CallTree(props: { call: CallNode }) {
   );
 }
 
+/** A person who decided, and the way: "lead@example.com (via link)". */
+const personOf = (by: Decider) => `${by.email ?? "the API token"} (via ${by.via})`;
+
 /** Who decided: the person and the way when one did (`by`), else what did (an expiry, the run's mode). */
 function decidedBy(a: ApprovalView): string {
-  if (a.by) return ` by ${a.by.email ?? "the API token"} (via ${a.by.via})`;
+  if (a.by) return ` by ${personOf(a.by)}`;
   return a.decided_by ? ` by ${a.decided_by}` : "";
+}
+
+/** The decision on the record: when, on which arguments (their SHA-256, as bound), and what the approver put in the call's place. */
+function DecisionRecord(props: { approval: ApprovalView }) {
+  const a = props.approval;
+  if (a.decided_at === null) return null;
+  return (
+    <>
+      <div>
+        at {isoTime(a.decided_at)}
+        {a.args_sha256 ? (
+          <>
+            , on arguments <code>sha256:{a.args_sha256.slice(0, 12)}</code>
+          </>
+        ) : null}
+      </div>
+      {a.edited_args !== null ? (
+        <div>
+          edited; ran with:
+          <pre>{prettyArgs(a.edited_args, 600)}</pre>
+        </div>
+      ) : null}
+      {a.response !== null ? <div>answered in place of the call: “{a.response.length > 600 ? `${a.response.slice(0, 600)}…` : a.response}”</div> : null}
+    </>
+  );
 }
 
 /** The run for people: status, call tree, approvals, usage and cost; followed live by its script (refreshing itself without JS). */
@@ -177,6 +213,7 @@ export function RunPage(props: { run: RunView; events: string }) {
               <td>
                 <Badge status={a.status} />
                 {decidedBy(a)}
+                <DecisionRecord approval={a} />
                 {a.deciders?.ask ? <div>may decide: {a.deciders.ask.join(", ")}</div> : null}
                 {a.note ? <div>“{a.note}”</div> : null}
                 {a.answer ? <div>answer: “{a.answer.length > 600 ? `${a.answer.slice(0, 600)}…` : a.answer}”</div> : null}

@@ -38,6 +38,8 @@ describe("edgework/client against the app", () => {
     expect(await client.approvals.decide(started.id, approvalId, { decision: "approve", note: "by the client" })).toEqual({
       approval_id: approvalId,
       approved: true,
+      status: "approved",
+      edited: false,
     });
     const again = await client.approvals.decide(started.id, approvalId, { decision: "reject" }).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(ConflictError);

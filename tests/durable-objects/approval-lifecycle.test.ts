@@ -131,7 +131,7 @@ describe("approvals expire without anybody acting", () => {
     const id = "exp-decided";
     const view = await paused(id, 1, [{ text: "posted" }]);
     const approval = view.approvals[0]!;
-    expect(await stub(id).decide(approval.id, { decision: "approve", by: "test" })).toEqual({ ok: true, approved: true });
+    expect(await stub(id).decide(approval.id, { decision: "approve", by: "test" })).toEqual({ ok: true, approved: true, status: "approved", edited: false });
     // The resuming activation runs only after the expiry time has passed.
     await expireNow(id, approval.id);
     expect(await settle(id)).toMatchObject({ status: "succeeded", output: "posted", approvals: [{ status: "approved", decided_by: "test" }] });

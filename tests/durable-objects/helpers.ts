@@ -28,6 +28,11 @@ export async function effectCount(id: string): Promise<number> {
   return ((await (await fetch(effectUrl(id))).json()) as { count: number }).count;
 }
 
+/** The body of each POST that reached `effectUrl(id)`, in order. */
+export async function effectBodies(id: string): Promise<string[]> {
+  return ((await (await fetch(`${effectUrl(id)}/bodies`)).json()) as { bodies: string[] }).bodies;
+}
+
 /** `drive` for edgework/testing's waitForStatus: this pool sets runs' alarms a minute ahead, so fire the run's now. */
 export const driveAlarm = (id: string) => runDurableObjectAlarm(env.RUNS.getByName(id));
 

@@ -88,7 +88,12 @@ describe("runs are pinned across deploys", () => {
     deploy(changed);
     const next = await catalogVersion();
     expect(next).not.toBe(version);
-    expect(await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" })).toEqual({ ok: true, approved: true });
+    expect(await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" })).toEqual({
+      ok: true,
+      approved: true,
+      status: "approved",
+      edited: false,
+    });
     await expectFinishedOnOriginal(id, version);
 
     // New runs: the new input schema, instructions and tools.
@@ -175,6 +180,7 @@ describe("runs are pinned across deploys", () => {
       sql.exec("ALTER TABLE approvals DROP COLUMN asked_step");
       sql.exec("ALTER TABLE approvals DROP COLUMN deciders");
       sql.exec("ALTER TABLE approvals DROP COLUMN kind");
+      sql.exec("ALTER TABLE approvals DROP COLUMN input_schema");
       sql.exec("DROP TABLE run");
       sql.exec("ALTER TABLE run_v2 RENAME TO run");
       sql.exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'");

@@ -32,7 +32,12 @@ describe("suspension and decisions", () => {
     expect(view.approvals[0]!.expires_at - view.approvals[0]!.created_at).toBe(7 * 86_400_000);
     expect(await effectCount("p-approve")).toBe(0);
 
-    expect(await stub("p-approve").decide(view.approvals[0]!.id, { decision: "approve", by: "test" })).toEqual({ ok: true, approved: true });
+    expect(await stub("p-approve").decide(view.approvals[0]!.id, { decision: "approve", by: "test" })).toEqual({
+      ok: true,
+      approved: true,
+      status: "approved",
+      edited: false,
+    });
     expect(await alarmOf("p-approve")).not.toBeNull();
     const done = await settle("p-approve");
     expect(done).toMatchObject({ status: "succeeded", output: "posted", approvals: [{ status: "approved", decided_by: "test" }] });

@@ -17,10 +17,11 @@ const shape = (id: string) =>
       .map((r) => `${r.type} ${r.name}.${r.col}`),
   );
 
-/** APPROVALS_CURRENT as versions 4 to 6 read it: without the deciders column of version 7. */
+/** APPROVALS_CURRENT as versions 4 to 6 read it: without the deciders column of version 7 (nor the input_schema of version 12). */
 const APPROVALS_CURRENT_V6 = APPROVALS_CURRENT.text
   .slice(1, -1)
   .replace(" a.deciders, a.kind,", "")
+  .replace(", a.input_schema", "")
   .replace("\n  d.value -> '$.decider' AS decider,\n  d.value ->> '$.answer' AS answer,", "");
 
 /** RUN_CURRENT as versions 4 to 10 read it: without the attributes column of version 11. */
@@ -32,8 +33,9 @@ const redeploy = (id: string) =>
     expect(err.durableObjectReset).toBe(true),
   );
 
-/** Marks the object as of schema `version`, without the columns later versions added (version 7: run.edgework_version; 11: run.attributes). */
+/** Marks the object as of schema `version`, without the columns later versions added (version 7: run.edgework_version; 11: run.attributes; 12: approvals.input_schema). */
 function toSchemaVersion(sql: SqlStorage, version: number) {
+  if (version < 12) sql.exec("ALTER TABLE approvals DROP COLUMN input_schema");
   if (version < 11) sql.exec("ALTER TABLE run DROP COLUMN attributes");
   if (version < 7) sql.exec("ALTER TABLE run DROP COLUMN edgework_version");
   if (version < 8) toJournalBeforeV8(sql);
@@ -102,7 +104,12 @@ it("a run paused under schema version 3 (outcome in its row, decisions in the ap
   // The upgrades end where a new object starts: the same tables and columns, version 3's view gone.
   expect(await shape(id)).toEqual(built);
 
-  expect(await stub(id).decide(second, { decision: "approve", note: "fine", by: "v4" })).toEqual({ ok: true, approved: true });
+  expect(await stub(id).decide(second, { decision: "approve", note: "fine", by: "v4" })).toEqual({
+    ok: true,
+    approved: true,
+    status: "approved",
+    edited: false,
+  });
   const done = await settle(id);
   expect(done).toMatchObject({ status: "succeeded", output: "both posted" });
   expect(done.approvals.find((a) => a.id === second)).toMatchObject({ status: "approved", decided_by: "v4", note: "fine" });
@@ -141,7 +148,9 @@ it("a run paused under schema version 4 (views run_current and approvals_current
   // The same view, its paths (call tree, approval) in grammar 1, no edgework version (version 4 recorded none); the timeline without the steps' starts, which version 4 did not keep.
   const { timeline, ...upgraded } = (await stub(id).status())!;
   const { timeline: _before, ...before } = paused;
-  expect(upgraded).toEqual({ ...JSON.parse(JSON.stringify(before).replaceAll("/tool:1", "/tool:p1")), edgework_version: null });
+  // Asked before version 12 kept the tool's input schema: approved or rejected as asked.
+  const asAsked = before.approvals.map((a) => ({ ...a, editable: false, input_schema: null }));
+  expect(upgraded).toEqual({ ...JSON.parse(JSON.stringify({ ...before, approvals: asAsked }).replaceAll("/tool:1", "/tool:p1")), edgework_version: null });
   expect(timeline.spans.filter((s) => s.kind === "model").every((s) => s.start === s.end)).toBe(true);
   await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "v5" });
   expect(await settle(id)).toMatchObject({ status: "succeeded", output: "posted" });
@@ -238,7 +247,9 @@ it("a run paused under schema version 6 (no edgework version recorded) is upgrad
   // The same view but its timeline (version 6 kept no step starts) and edgework version (none recorded).
   const { timeline: _upgraded, ...upgraded } = (await stub(id).status())!;
   const { timeline: _before, ...before } = paused;
-  expect(upgraded).toEqual({ ...before, edgework_version: null });
+  // Asked before version 12 kept the tool's input schema: approved or rejected as asked.
+  const asAsked = before.approvals.map((a) => ({ ...a, editable: false, input_schema: null }));
+  expect(upgraded).toEqual({ ...before, approvals: asAsked, edgework_version: null });
   await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "v7" });
   expect(await settle(id)).toMatchObject({ status: "succeeded", output: "posted", edgework_version: null, resumed_under: EDGEWORK_VERSION });
   expect(await effectCount(`${id}-1`)).toBe(1);
@@ -258,4 +269,29 @@ it("a run of schema version 10 (no attributes column) is upgraded in place: no a
   expect(upgraded).toEqual(before);
   await stub(id).advanceClock(2 * 60_000);
   expect(await settle(id)).toMatchObject({ status: "succeeded", attributes: {} });
+});
+
+it("a run paused under schema version 11 (no input schema kept) is upgraded in place: its approval takes no edit, and decides as asked", async () => {
+  const id = "upgrade-v11-edit";
+  await script("edit-writer", [
+    { tool_calls: [{ id: "p1", name: "fx_fetch", arguments: { url: effectUrl(id), method: "POST", body: "asked" } }] },
+    { text: "posted" },
+  ]);
+  await stub(id).start({ id, worker: "edit-writer", input: { input: "go" }, approvalMode: "ask", budget: {} });
+  const paused = await settle(id);
+  expect(paused.approvals[0]).toMatchObject({ editable: true });
+  const built = await shape(id);
+  await runInDurableObject(env.RUNS.getByName(id), (_o, state) => toSchemaVersion(state.storage.sql, 11));
+  await redeploy(id);
+  expect(await shape(id)).toEqual(built);
+  expect((await stub(id).status())!.approvals[0]).toMatchObject({ editable: false, input_schema: null });
+  const edit = { decision: "approve" as const, by: "v12", arguments: { url: effectUrl(id), method: "POST", body: "edited" } };
+  expect(await stub(id).decide(paused.approvals[0]!.id, edit)).toEqual({
+    ok: false,
+    status: 400,
+    error: "this approval was asked before calls could be edited: approve or reject it as asked",
+  });
+  await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "v12" });
+  expect(await settle(id)).toMatchObject({ status: "succeeded", output: "posted" });
+  expect(await effectCount(id)).toBe(1);
 });

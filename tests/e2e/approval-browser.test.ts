@@ -83,4 +83,54 @@ describe.skipIf(!runBrowser)("approval in a real browser", () => {
     expect(dialogs).toEqual([]);
     expect(((await (await fetch(`${base}/effects/browser`)).json()) as { count: number }).count).toBe(1);
   }, 90_000);
+
+  it("edits the call in the form the page makes of the tool's schema: the effect receives the edit, the run page shows both", async () => {
+    const base = `http://127.0.0.1:${fake.port}`;
+    const before = (await app.emails()).length;
+    await fetch(`${base}/scripts/edit-writer`, {
+      method: "PUT",
+      body: JSON.stringify([
+        { tool_calls: [{ name: "fx_fetch", arguments: { url: `${base}/effects/browser-edit`, method: "POST", body: "with a tpyo" } }] },
+        { text: "posted the edit" },
+      ]),
+    });
+    const started = await fetch(`${app.url}/runs`, {
+      method: "POST",
+      headers: { Authorization: "Bearer e2e-token", "content-type": "application/json" },
+      body: JSON.stringify({ worker: "edit-writer", input: "post it" }),
+    });
+    expect(started.status).toBe(202);
+    let raw: string | undefined;
+    for (let i = 0; i < 80 && !raw; i++) {
+      raw = (await app.emails())[before];
+      if (!raw) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(raw, "an approval email was sent").toBeDefined();
+    const link = /href="([^"]+\?intent=edit)"/.exec((await PostalMime.parse(raw!)).html!)![1]!;
+
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on("dialog", (d) => (problems.push(d.message()), d.dismiss()));
+    page.on("console", (m) => void (m.type() === "error" && problems.push(m.text())));
+    await page.goto(link);
+    // Opened at the edit form: the body's field holds what the model asked.
+    expect(await page.isVisible("textarea[name='arg.body']")).toBe(true);
+    expect(await page.inputValue("textarea[name='arg.body']")).toBe("with a tpyo");
+    expect(await page.inputValue("select[name='arg.method']")).toBe('"POST"');
+    const shots = process.env.EDGEWORK_SCREENSHOTS;
+    if (shots) await page.screenshot({ path: `${shots}/approval-edit.png`, fullPage: true });
+    await page.fill("textarea[name='arg.body']", "with a typo fixed");
+    await page.click("button[value=edit]");
+    await page.waitForSelector("text=Approved with your edits");
+    await page.click("text=See the run");
+    await expect.poll(async () => (await page.reload(), await page.textContent("h1")), { timeout: 30_000, interval: 500 }).toContain("succeeded");
+    if (shots) await page.screenshot({ path: `${shots}/run-page-edited.png`, fullPage: true });
+    const body = (await page.textContent("body"))!;
+    expect(body).toContain("with a tpyo");
+    expect(body).toContain("edited; ran with:");
+    expect(body).toContain("with a typo fixed");
+    expect(problems).toEqual([]);
+    const effects = (await (await fetch(`${base}/effects/browser-edit/bodies`)).json()) as { bodies: string[] };
+    expect(effects.bodies).toEqual(["with a typo fixed"]);
+  }, 90_000);
 });

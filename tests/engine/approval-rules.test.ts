@@ -120,6 +120,22 @@ describe("approval rules on the arguments, in a run", () => {
     expect(t.ran).toEqual(["GET /a", "GET /b", "POST /c"]);
   });
 
+  it("an approver's edit never gets past a deny rule: edited into what deny_when matches, the call is denied and never runs", async () => {
+    const t = setup("approval:\n  request: { deny_when: { method: DELETE }, otherwise: ask }\n  notify: ops@example.com", [
+      { toolCalls: [{ name: "request", args: { method: "POST", path: "/c" } }] },
+    ]);
+    const store = new MemoryJournalStore();
+    expect(((await run(t.h, store)) as Paused).status).toBe("awaiting_approval");
+    await decide(store, "w/turn:1/tool:1/approval", { approved: true, by: "ops", args: { method: "DELETE", path: "/c" } });
+    expect(await run(t.h, store)).toMatchObject({
+      status: "succeeded",
+      output:
+        'done: [A person edited this call\'s arguments before approving it; it was called with {"method":"DELETE","path":"/c"}.]\n' +
+        'Error: the edited call to request is denied by the approval policy of worker "w" (deny_when method = "DELETE")',
+    });
+    expect(t.ran).toEqual([]);
+  });
+
   it("amount {gt: 100} asks at 150 (of the people its policy names) and not at 50", async () => {
     const t = setup(RULES, [
       {

@@ -24,6 +24,18 @@ describe("who may decide: the policy as written", () => {
     expect(spec!.deciders).toEqual({ fx_fetch: { ask: ["lead@example.com", "*@ops.example.com", "api"], allowInitiator: true } });
   });
 
+  it("reads editable: false (alone it is an ask policy too); editable: true is the default and recorded as nothing; a non-boolean is refused naming it", () => {
+    expect(read(`  fx_fetch: { ask: [lead@example.com], editable: false }`).spec!.deciders).toEqual({
+      fx_fetch: { ask: ["lead@example.com"], editable: false },
+    });
+    const alone = read(`  fx_fetch: { editable: false }`).spec!;
+    expect(alone.approval).toEqual({ fx_fetch: "ask" });
+    expect(alone.deciders).toEqual({ fx_fetch: { editable: false } });
+    expect(read(`  fx_fetch: { ask: [lead@example.com], editable: true }`).spec!.deciders).toEqual({ fx_fetch: { ask: ["lead@example.com"] } });
+    const { problems } = read(`  fx_fetch: { editable: "no" }`);
+    expect(problems.map((p) => p.field)).toEqual(["approval.fx_fetch.editable"]);
+  });
+
   it("refuses wide patterns, non-ASCII and malformed entries, unknown keys, over-long entries and lists, naming the field", () => {
     const cases: Array<[string, string, RegExp]> = [
       [`{ ask: ["*@*"] }`, "approval.fx_fetch.ask", /nothing wider/],

@@ -126,7 +126,7 @@ describe("run API", () => {
     expect((await post(`/runs/${id}/approvals/${approvalId}`, { decision: "maybe" })).status).toBe(400);
     const ok = await post(`/runs/${id}/approvals/${approvalId}`, { decision: "approve", note: "fine" });
     expect(ok.status).toBe(200);
-    expect(await ok.json()).toEqual({ approval_id: approvalId, approved: true });
+    expect(await ok.json()).toEqual({ approval_id: approvalId, approved: true, status: "approved", edited: false });
     const again = await post(`/runs/${id}/approvals/${approvalId}`, { decision: "reject" });
     expect(again.status).toBe(409);
     expect(await settle(id)).toMatchObject({ status: "succeeded", approvals: [{ decided_by: "api", note: "fine" }] });

@@ -29,7 +29,12 @@ describe("edgework/testing", () => {
     expect(paused.approvals).toMatchObject([{ status: "pending", tool: "fx_fetch" }]);
     expect(await models.countEffects("testing-flow")).toBe(0);
 
-    expect(await decideApproval(client, id, { decision: "approve", note: "ok" })).toEqual({ approval_id: paused.approvals[0]!.id, approved: true });
+    expect(await decideApproval(client, id, { decision: "approve", note: "ok" })).toEqual({
+      approval_id: paused.approvals[0]!.id,
+      approved: true,
+      status: "approved",
+      edited: false,
+    });
     const done = await waitForStatus(client, id, ["succeeded"], drive);
     expect(done).toMatchObject({ output: "posted", approvals: [{ status: "approved", decided_by: "api", note: "ok" }] });
     expect(await models.countEffects("testing-flow")).toBe(1);

@@ -15,6 +15,14 @@ export interface ApprovalDecision {
   decider?: Decider;
   /** A question's answer (`kind: "question"`), as the person wrote it (bounded by the host). */
   answer?: string;
+  /**
+   * Set when the approver edited the call before approving it: the arguments it runs with,
+   * checked against the tool's input schema (edit.ts). The decision stays bound to the
+   * arguments it was asked with (`args_hash`), so a replay runs the same edit or fails.
+   */
+  args?: unknown;
+  /** Set when the approver answered in place of the call (`approved` is false): its result, given by a person; the tool never runs. */
+  response?: string;
   /** Set when the approver chose to approve identical calls for the rest of the run. */
   remember?: { worker: string; tool: string; args: unknown };
   /**
@@ -43,7 +51,7 @@ export interface ApprovalAsk {
   /** The call asked about; its decision is recorded under `<callPath>/approval`. */
   callPath: string;
   /** What the approver is shown. */
-  asked: Pick<PendingApproval, "workerChain" | "tool" | "args" | "description" | "notify" | "deciders" | "kind">;
+  asked: Pick<PendingApproval, "workerChain" | "tool" | "args" | "description" | "notify" | "deciders" | "kind" | "inputSchema">;
   /** A decision taken without a person (a remembered call, the run's approval mode), or none. */
   decideWithoutAsking(): ApprovalDecision | undefined;
 }

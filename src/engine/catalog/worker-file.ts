@@ -60,6 +60,7 @@ export const deciderPolicySchema = z.strictObject({
     .optional()
     .describe(`who may decide: addresses, *@domain, or ${API_DECIDER} (the API token); at most ${MAX_DECIDERS}`),
   allow_initiator: z.boolean().optional().describe("the person who started the run may decide its calls too (default false)"),
+  editable: z.boolean().optional().describe("false: approve or reject the call as asked, no edit of its arguments and no answer in its place (default true)"),
 });
 
 /** Mime types (`image/png`) or globs of them (`image/*`); matched without a regex. */
@@ -344,7 +345,11 @@ function readDeciderPolicy(file: string, field: string, raw: Record<string, unkn
     } else ask.add(e.entry);
   }
   if (refused) return undefined;
-  return { ...(read.data.ask ? { ask: [...ask] } : {}), ...(read.data.allow_initiator ? { allowInitiator: true } : {}) };
+  return {
+    ...(read.data.ask ? { ask: [...ask] } : {}),
+    ...(read.data.allow_initiator ? { allowInitiator: true } : {}),
+    ...(read.data.editable === false ? { editable: false as const } : {}),
+  };
 }
 
 /** Parses one `.worker` file; throws the list of its `WorkerFileError`s if it has any. */

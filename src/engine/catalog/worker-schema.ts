@@ -46,7 +46,7 @@ export function workerFileJsonSchema(kinds: ToolsetRegistry): JSONSchema {
       escalate_to: z.array(z.email()).optional().describe("who gets the escalated approval"),
     })
     .catchall(z.union([policy, toolPolicy]))
-    .describe("exposed tool name → allow | ask | deny, or {ask_when, deny_when, otherwise, ask: [who may decide], allow_initiator}");
+    .describe("exposed tool name → allow | ask | deny, or {ask_when, deny_when, otherwise, ask: [who may decide], allow_initiator, editable}");
   const schema = frontmatterSchema.extend({ toolsets: toolsets.optional(), approval: approval.optional() });
   return {
     title: "edgework worker file frontmatter",

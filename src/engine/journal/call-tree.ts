@@ -5,6 +5,8 @@ import type { RecordedCall } from "../toolsets/wrappers/journaled";
 import { prettyValue } from "../toolsets/unfold-json";
 import { emptyUsage } from "../run/usage";
 import type { Usage } from "../types/usage";
+import type { ApprovalDecision } from "../approvals/ask-approval";
+import type { Decider } from "../types/deciders";
 
 export interface ToolNode {
   /** The model's id for the call: data, shown; `path` is its key. */
@@ -19,6 +21,10 @@ export interface ToolNode {
   error?: string;
   /** Set when the outcome was cut to fit the journal: its full size in bytes. */
   truncatedFrom?: number;
+  /** Set when a person edited the call before approving it: the arguments it ran with (`args`: the model's), and who. */
+  edited?: { args: unknown; by: Decider | null };
+  /** Set when a person answered in place of the call (it never ran): the result is theirs. */
+  answeredBy?: { by: Decider | null };
   /** Files given to the worker this tool called: names, types, sizes (never bytes). */
   attachments?: AttachmentRecord[];
   calls: CallNode[];
@@ -43,6 +49,7 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
   const tools = new Map<string, ToolNode>();
   const results = new Map<string, RecordedCall>();
   const attachments = new Map<string, AttachmentRecord[]>();
+  const decisions = new Map<string, ApprovalDecision>();
   for (const [key, value] of entries) {
     const k = parseKey(key);
     if (k.kind === "model") {
@@ -65,6 +72,8 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
       attachments.set(k.call, value as AttachmentRecord[]);
     } else if (k.kind === "result") {
       results.set(k.call, value as RecordedCall);
+    } else if (k.kind === "approval") {
+      decisions.set(k.call, value as ApprovalDecision);
     }
   }
   for (const [path, r] of results) {
@@ -74,6 +83,12 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
     if (r.ok) tool.result = prettyValue(r.value, 2000);
     else tool.error = r.error;
     if (r.truncatedFrom !== undefined) tool.truncatedFrom = r.truncatedFrom;
+  }
+  for (const [path, d] of decisions) {
+    const tool = tools.get(path);
+    if (!tool) continue;
+    if (typeof d.response === "string") tool.answeredBy = { by: d.decider ?? null };
+    else if (d.approved && d.args !== undefined) tool.edited = { args: d.args, by: d.decider ?? null };
   }
   for (const [path, list] of attachments) {
     const tool = tools.get(path);

@@ -44,7 +44,16 @@ export function stepEvents(key: string, value: unknown, grammar: KeyGrammar = KE
       return [
         {
           type: "approval_decided",
-          data: { path: k.call, approved: d.approved, by: d.by, ...(d.decider ? { decider: d.decider } : {}), note: d.note ?? null },
+          data: {
+            path: k.call,
+            approved: d.approved,
+            by: d.by,
+            ...(d.decider ? { decider: d.decider } : {}),
+            note: d.note ?? null,
+            // A person changed the call: ran with other arguments (on the run), or answered in its place.
+            ...(d.args !== undefined ? { edited: true } : {}),
+            ...(typeof d.response === "string" ? { responded: true } : {}),
+          },
         },
       ];
     }

@@ -7,6 +7,7 @@ import { MAX_ARGS_DEPTH, nestedDeeper } from "../journal/bounds";
 import { absorb, modelStep } from "./model-step";
 import { hash30 } from "../journal/fingerprint";
 import { recordedMessage } from "./conversation";
+import { withEditNote } from "../approvals/edit-note";
 import { DEFAULT_INPUT } from "../catalog/worker-file";
 import type { CallFrame, CallSite } from "../types/callable";
 import type { AttachmentPart, ContentPart, Message } from "../types/model";
@@ -118,10 +119,10 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
         const ctx = toolContext(run, frame, toolset, keys[i]!, frame.usage.child(), state, hash30(call.arguments));
         try {
           const value = await toolset.callTool(call.name, args, ctx);
-          return typeof value === "string" ? value : JSON.stringify(value);
+          return withEditNote(journal, keys[i]!, typeof value === "string" ? value : JSON.stringify(value));
         } catch (err) {
           // Signals (approval, fatal errors, a journal that cannot write) stop the turn; never model-visible text.
-          return propagates(err) ? new HeldSignal(err) : `Error: ${messageOf(err)}`;
+          return propagates(err) ? new HeldSignal(err) : withEditNote(journal, keys[i]!, `Error: ${messageOf(err)}`);
         }
       }),
     );

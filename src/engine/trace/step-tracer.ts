@@ -218,7 +218,12 @@ export class StepTracer {
     const events: SpanEvent[] = [];
     if (this.lookup(notifyKey(call)) !== undefined) events.push({ name: "edgework.approval.requested", at, attributes: {} });
     const decision = this.lookup<ApprovalDecision>(approvalKey(call));
-    if (decision) events.push({ name: "edgework.approval.decided", at, attributes: { "edgework.approval.approved": decision.approved === true } });
+    if (decision)
+      events.push({
+        name: "edgework.approval.decided",
+        at,
+        attributes: { "edgework.approval.approved": decision.approved === true, "edgework.approval.outcome": outcomeOf(decision) },
+      });
     return events;
   }
 
@@ -254,3 +259,7 @@ export class StepTracer {
 
 const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
 const content = (text: string) => cut(text, MAX_CONTENT_CHARS);
+
+/** How a decision ended its call, for the span event: approved as asked, edited, answered by a person, or rejected. */
+const outcomeOf = (d: ApprovalDecision) =>
+  typeof d.response === "string" ? "responded" : !d.approved ? "rejected" : d.args !== undefined ? "edited" : "approved";

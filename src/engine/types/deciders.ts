@@ -14,6 +14,8 @@ export interface DeciderPolicy {
   /** Exact addresses, `*@domain`, or `api` (the API token and sessions signed in with it); absent: whoever the approval reaches. */
   ask?: string[];
   allowInitiator?: boolean;
+  /** `false`: its calls are approved or rejected as asked: no edit of the arguments, no answer in the call's place (`editable: false`). */
+  editable?: false;
 }
 
 /** A question for a person (`ctx.askHuman`, the `human` kind): emailed to `to` (else the worker's `notify`), answered by whom `deciders` admits. */

@@ -91,7 +91,11 @@ async function withCalls(env: Env, person: Person, pending: PendingApprovalItem[
       const decideLink = env.APPROVAL_SECRET
         ? appPath(`/approvals/${await signApprovalToken({ run: a.run_id, approval: a.id, exp: a.expires_at, ...inboxSigner(person) }, env.APPROVAL_SECRET)}`)
         : appPath(`/runs/${encodeURIComponent(a.run_id)}/view`);
-      return { ...a, decideLink, ...(view ? { args: view.args, call: describeApproval(view), emailFailures: view.email_failures } : {}) };
+      return {
+        ...a,
+        decideLink,
+        ...(view ? { args: view.args, call: describeApproval(view), emailFailures: view.email_failures, editable: view.editable } : {}),
+      };
     }),
   );
 }

@@ -45,7 +45,16 @@ const journalQuery = z.object({
 /** A conversation's next message; its text is bounded by the run's object (MAX_MESSAGE_CHARS); the same `id` again adds none. */
 const messageBody = z.strictObject({ text: z.string(), id: z.string().regex(EVENT_ID, "a message id is 1-200 characters of A-Z a-z 0-9 _ . : -").optional() });
 
-const decisionBody = z.strictObject({ decision: z.enum(["approve", "reject"]), note: z.string().max(2000).optional() });
+/**
+ * A decision: `arguments` (with approve) edit the call, `result` (with respond) answers in its
+ * place; the run checks what fits the approval, against the tool's input schema, and their bounds.
+ */
+const decisionBody = z.strictObject({
+  decision: z.enum(["approve", "reject", "respond"]),
+  note: z.string().max(2000).optional(),
+  arguments: z.unknown().optional(),
+  result: z.string().optional(),
+});
 const answerBody = z.strictObject({ answer: z.string().trim().min(1).max(MAX_ANSWER_CHARS) });
 
 /** An event for a run; its bounds are checked by `checkEvent` (name, id, key, 64 KiB of payload). */
@@ -147,7 +156,7 @@ runs.post("/:id/approvals/:approvalId", async (c) => {
   const body = await jsonBody(c, decisionBody);
   const answer = await stubFor(c.env, c.req.param("id")).decide(c.req.param("approvalId"), { ...body, by: "api", decider: { email: null, via: "api" } });
   if (!answer.ok) throw httpError(answer.status, { error: answer.error });
-  return c.json({ approval_id: c.req.param("approvalId"), approved: answer.approved });
+  return c.json({ approval_id: c.req.param("approvalId"), approved: answer.approved, status: answer.status, edited: answer.edited });
 });
 
 /** Answers a question (`ctx.askHuman`, the `human` kind); 409 for a second answer, as for a second decision. */

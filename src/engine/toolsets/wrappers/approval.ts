@@ -77,12 +77,22 @@ export function rememberedApprovals(journal: Journal): Set<string> {
   return set;
 }
 
+/** The static policy for `args` (a rule that cannot be read fails closed: deny rules deny). */
+function policyNowOrAsk(policy: Parameters<typeof policyNow>[0], def: ToolDef, args: unknown): Pick<CallPolicy, "policy" | "rule"> {
+  try {
+    return policyNow(policy, def, args) ?? { policy: "ask" };
+  } catch {
+    return { policy: "deny" };
+  }
+}
+
 /**
  * Approval gating as a wrapper: `deny` refuses, `ask` needs a decision in the
  * journal (`askApproval`) or suspends the run. A rejection is the tool's result,
- * so the model can adapt. An ask under a rule (rules on the arguments, the tool's
- * `needsApproval`) is recorded first: a replay asks again under that rule, whatever
- * the rule or the code would say now.
+ * so the model can adapt; so is a person's answer in the call's place. An approval
+ * with edited arguments runs the tool with those. An ask under a rule (rules on the
+ * arguments, the tool's `needsApproval`) is recorded first: a replay asks again under
+ * that rule, whatever the rule or the code would say now.
  */
 export class ApprovalGated extends WrapperToolset {
   // Looked up by every tool call, without waiting once listed.
@@ -162,6 +172,8 @@ export class ApprovalGated extends WrapperToolset {
           description: `${gate.workerChain.join(" → ")} wants to call ${name}${because}`,
           notify: gate.notify,
           ...(gate.deciders?.[name] ? { deciders: gate.deciders[name] } : {}),
+          // What an approver's edit is checked against; none when the policy forbids edits.
+          ...(gate.deciders?.[name]?.editable === false ? {} : { inputSchema: def.parameters }),
         },
         decideWithoutAsking: () =>
           gate.remembered.size && gate.remembered.has(callSignature(worker, name, args, rule) ?? "")
@@ -170,7 +182,18 @@ export class ApprovalGated extends WrapperToolset {
               ? { approved: gate.mode === "approve_all", by: `approval_mode ${gate.mode}` }
               : undefined,
       });
+      // A person's answer is the call's result: the tool never runs (the loop tells the model whose it is).
+      if (typeof decision.response === "string") return decision.response;
       if (!decision.approved) throw new ToolError(`the call to ${name} was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`);
+      // Edited: the arguments recorded with the decision, on every replay too — never past a deny rule they match.
+      if (decision.args !== undefined) {
+        const edited = policyNowOrAsk(gate.policies[name], def, decision.args);
+        if (edited.policy === "deny")
+          throw new ToolError(
+            `the edited call to ${name} is denied by the approval policy of worker "${worker}"${edited.rule === undefined ? "" : ` (${shortRule(edited.rule)})`}`,
+          );
+        return this.inner.callTool(name, decision.args, ctx);
+      }
     }
     return this.inner.callTool(name, args, ctx);
   }
