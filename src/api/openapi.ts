@@ -4,8 +4,8 @@ import { REQUESTS, RESPONSES, ROUTES, type Answer, type Route } from "./routes";
 /**
  * The OpenAPI 3.1 document of the whole HTTP API, made from the route table (./routes.ts) and
  * its zod schemas: request bodies as the routes read them (their input side), answers as they
- * send them. Static: it holds no configuration, secret or catalog, only `base` (where the app
- * is mounted) and the package version.
+ * send them. Static: it holds no configuration, secret or catalog: only the package version and
+ * where the app is.
  */
 
 type Json = Record<string, unknown>;
@@ -90,8 +90,11 @@ function operation(route: Route, method: string): Json {
   };
 }
 
-/** The document, for an app mounted at `base` ("" at the root). */
-export function openApiDocument(base: string, version: string): Json {
+/**
+ * The document. `base`: where the app is mounted ("" at the root; it names the session cookie);
+ * `server`: the app's URL (its origin and base), absent for the copy in the package.
+ */
+export function openApiDocument(version: string, base = "", server?: string): Json {
   const paths: Record<string, Record<string, Json>> = {};
   for (const route of ROUTES) {
     const path = route.path.replace(/:(\w+)/g, "{$1}");
@@ -100,7 +103,7 @@ export function openApiDocument(base: string, version: string): Json {
   return {
     openapi: "3.1.0",
     info: { title: "edgework", version, description: "LLM workers on Cloudflare Workers. Reference: docs/reference.md." },
-    servers: [{ url: base || "/" }],
+    ...(server ? { servers: [{ url: server }] } : {}),
     paths,
     components: {
       schemas: { ...components(REQUESTS, "input"), ...components(RESPONSES, "output") },
