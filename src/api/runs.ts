@@ -73,8 +73,8 @@ export const eventBody = z.strictObject({ payload: z.unknown(), id: z.unknown().
 /** Taken by a wait (`applied`), kept for the next one (`buffered`), or a repeat (`duplicate`). */
 export const sentEvent = z.object({ id: z.string(), applied: z.boolean(), buffered: z.boolean(), duplicate: z.boolean() });
 
-export const cancelledRun = z.object({ id: z.string(), status: runStatus });
-export const resumedRun = cancelledRun.extend({ resumed: z.literal(true) });
+export const cancelledRun = z.object({ id: z.string(), status: z.literal("cancelled") });
+export const resumedRun = z.object({ id: z.string(), status: runStatus, resumed: z.literal(true) });
 
 /** `<created_at>.<id>` of the last run on the page: the keyset the next page starts after. */
 const cursor = z

@@ -94,7 +94,7 @@ describe("GET /openapi.json", () => {
     const started = (await start.json()) as { id: string };
     expect(matches(doc, "Started", started)).toEqual([]);
     await settle(started.id);
-    const run = await (await call(`/runs/${started.id}`, { headers: auth })).json();
+    const run = (await (await call(`/runs/${started.id}`, { headers: auth })).json()) as Record<string, unknown>;
     expect(run).toMatchObject({ status: "succeeded", call_tree: { worker: "scoped" } });
     expect(matches(doc, "Run", run)).toEqual([]);
     expect(matches(doc, "RunPage", await (await call("/runs?attr.repo=acme/api", { headers: auth })).json())).toEqual([]);
