@@ -102,11 +102,12 @@ export function openApiDocument(version: string, base = "", server?: string): Js
   }
   return {
     openapi: "3.1.0",
-    info: { title: "edgework", version, description: "LLM workers on Cloudflare Workers. Reference: docs/reference.md." },
+    info: { title: "edgework", version },
     ...(server ? { servers: [{ url: server }] } : {}),
     paths,
     components: {
-      schemas: { ...components(REQUESTS, "input"), ...components(RESPONSES, "output") },
+      // Json: any JSON value (zod's recursive union is more than generators such as openapi-typescript can type).
+      schemas: { ...components(REQUESTS, "input"), ...components(RESPONSES, "output"), Json: {} },
       securitySchemes: {
         apiToken: { type: "http", scheme: "bearer" },
         session: { type: "apiKey", in: "cookie", name: `${base ? "__Secure-" : "__Host-"}edgework_session` },

@@ -143,15 +143,15 @@ export const ROUTES: readonly Route[] = [
   route("listApprovals", "get /approvals", "token", "List pending approvals", { 200: pendingApprovals }, [400], { query: approvalsQuery }),
   route("startRun", "post /runs", "token", "Start a run", { 200: started, 202: started }, [400, 404, 413, 422], { body: startBody, headers: IDEMPOTENCY }),
   route("getRun", "get /runs/:id", "token", "Get a run", { 200: runView }, [404]),
-  route("getEvalCase", "get /runs/:id/eval-case", "token", "The run as an eval case", { 200: ["yaml", RESPONSES.EvalSuite] }, [404], {
+  route("getEvalCase", "get /runs/:id/eval-case", "token", "A run as an eval case", { 200: ["yaml", RESPONSES.EvalSuite] }, [404], {
     query: z.object({ format: z.literal("json").optional() }),
   }),
   route("runEvents", "get /runs/:id/events", "token", "Follow a run's events", { 200: "sse" }, [404], {
     query: z.object({ after: z.string().optional(), deltas: z.literal("1").optional() }),
     headers: ["Last-Event-ID"],
   }),
-  route("getCreatedWorker", "get /runs/:id/workers/:name", "token", "A worker the run created", { 200: "text" }, [404]),
-  route("getJournal", "get /runs/:id/journal", "token", "The run's journal steps", { 200: journalPage }, [400, 404], { query: journalQuery }),
+  route("getCreatedWorker", "get /runs/:id/workers/:name", "token", "A worker a run created", { 200: "text" }, [404]),
+  route("getJournal", "get /runs/:id/journal", "token", "A run's journal", { 200: journalPage }, [400, 404], { query: journalQuery }),
   route("forkRun", "post /runs/:id/fork", "token", "Fork a run at a step", { 202: forkedRun }, [400, 404, 409], { body: forkBody }),
   route("decideApproval", "post /runs/:id/approvals/:approvalId", "token", "Decide an approval", { 200: decision }, [400, 403, 404, 409, 410], {
     body: decisionBody,
@@ -182,10 +182,10 @@ export const ROUTES: readonly Route[] = [
 
   route("mcp", "all /mcp", "token", "MCP server", { 200: ["json", "sse"], 202: "json" }, [400, 405, 406], { body: "json" }),
 
-  route("approvalPage", "get /approvals/:token", "link", "An approval link's page", { 200: "html" }, LINK_PAGE, {
+  route("approvalPage", "get /approvals/:token", "link", "Approval page", { 200: "html" }, LINK_PAGE, {
     query: z.object({ intent: z.string().optional() }),
   }),
-  route("decideByLink", "post /approvals/:token", "link", "Decide by an approval link", { 200: "html" }, LINK_PAGE, { body: "form" }),
+  route("decideByLink", "post /approvals/:token", "link", "Decide on the approval page", { 200: "html" }, LINK_PAGE, { body: "form" }),
   route("runPage", "get /runs/:id/view", "person", "A run's page", { 200: "html" }, [403, 404], { query: viewToken }),
   route("runPageEvents", "get /runs/:id/view/events", "person", "A run page's events", { 200: "sse" }, [403], { query: viewToken }),
   route("loginPage", "get /login", "public", "Sign-in form", { 200: "html" }, [503], { query: z.object({ next: z.string().optional() }) }),
