@@ -2,12 +2,13 @@
 // shared code in chunks (so edgework/testing's client and edgework/client are one
 // module: `instanceof ConflictError` holds across them), and its .d.ts by tsc: the
 // client and testing entries' beside their JS, the "." entry's (Worker code, typed
-// by worker-configuration.d.ts) under dist/types.
+// by worker-configuration.d.ts) under dist/types. And the API's OpenAPI document
+// (edgework/openapi.json), as GET /openapi.json serves it, less the server's URL.
 import { execFileSync } from "node:child_process";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
-import { root } from "../cli/import-ts.mjs";
+import { importTs, root } from "../cli/import-ts.mjs";
 import { addDtsExtensions } from "./dts-extensions.mjs";
 
 const ENTRIES = ["src/edgework.ts", "src/client/index.ts", "src/testing/index.ts", "src/testing/model-server.ts"];
@@ -35,3 +36,8 @@ tsc("tsconfig.build.json");
 tsc("tsconfig.build-app.json");
 for (const path of OWN_APP_TYPES) rmSync(join(root, "dist/types", path), { recursive: true, force: true });
 addDtsExtensions(join(root, "dist"));
+const { openApiDocument, EDGEWORK_VERSION } = await importTs(
+  "openapi-document",
+  'export { openApiDocument } from "./src/api/openapi.ts"; export { EDGEWORK_VERSION } from "./src/version.ts";',
+);
+writeFileSync(join(root, "dist/openapi.json"), `${JSON.stringify(openApiDocument(EDGEWORK_VERSION), null, 2)}\n`);

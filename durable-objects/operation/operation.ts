@@ -63,7 +63,7 @@ export class OperationDO extends DurableObject<Env> implements OperationRpc {
     return {
       id: op.id,
       action: op.action,
-      filter: parse<Record<string, unknown>>(op.filter),
+      filter: parse(op.filter),
       definitions: op.definitions,
       status: op.status,
       counts: { done: op.done, failed: op.failed, skipped: op.skipped },

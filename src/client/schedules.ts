@@ -1,3 +1,5 @@
+import type * as z from "zod";
+import type { deletedSchedule, triggeredRun } from "../api/schedules";
 import type { Schedule, SchedulePage, ScheduleParams } from "./schedule-types";
 import type { RequestOptions, Transport } from "./transport";
 
@@ -43,12 +45,12 @@ export class Schedules {
   }
 
   /** `POST /schedules/:id/trigger`: a run now, paused or not. Never retried: each is a new run. */
-  trigger(id: string, options?: RequestOptions): Promise<{ id: string; run_id: string }> {
+  trigger(id: string, options?: RequestOptions): Promise<z.output<typeof triggeredRun>> {
     return this.transport.json({ method: "POST", path: `${schedulePath(id)}/trigger` }, { ...options, maxRetries: 0 });
   }
 
   /** `DELETE /schedules/:id`; one gone → NotFoundError. */
-  delete(id: string, options?: RequestOptions): Promise<{ id: string; deleted: true }> {
+  delete(id: string, options?: RequestOptions): Promise<z.output<typeof deletedSchedule>> {
     return this.transport.json({ method: "DELETE", path: schedulePath(id) }, options);
   }
 }

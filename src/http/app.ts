@@ -1,6 +1,8 @@
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import { HTTPException } from "hono/http-exception";
+import type * as z from "zod";
+import type { appIndex } from "../api/common";
 import { CatalogError } from "../engine";
 import { apiToken } from "./middleware/api-token";
 import { bodyLimit } from "./middleware/body-limit";
@@ -13,6 +15,7 @@ import { mcp } from "./routes/mcp";
 import { lists } from "./routes/lists";
 import { runPage } from "./routes/run-page";
 import { runs } from "./routes/runs";
+import { openapi } from "./routes/openapi";
 import { operations } from "./routes/operations";
 import { schedules } from "./routes/schedules";
 import { workers } from "./routes/workers";
@@ -22,7 +25,15 @@ import { RUN_LIVE_SCRIPT } from "../views/run-live-script";
 // routers; a few dozen routes need no faster matching): tests/e2e/bundle.test.ts keeps the others out.
 export const app = new Hono<{ Bindings: Env }>();
 
-app.get("/", (c) => c.json({ name: "edgework", docs: "see README.md", api: ["/runs", "/workers", "/hooks/:trigger", "/operations", "/schedules"] }));
+app.get("/", (c) =>
+  c.json({
+    name: "edgework",
+    docs: "see README.md",
+    api: ["/openapi.json", "/runs", "/workers", "/hooks/:trigger", "/operations", "/schedules"],
+  } satisfies z.input<typeof appIndex>),
+);
+// The API's description: public, like the index.
+app.get("/openapi.json", openapi);
 
 // Pages for people carry capability tokens in their URLs.
 app.use("/approvals/*", pageHeaders());

@@ -10,9 +10,10 @@
  * Redirects are never followed (deliver.ts), so a listed host cannot point elsewhere.
  */
 
+import { MAX_NOTIFY_URL_CHARS } from "../api/bounds";
 import { allowList, type AllowList } from "../engine/net/allow-list";
 
-export const MAX_NOTIFY_URL_CHARS = 2048;
+export { MAX_NOTIFY_URL_CHARS };
 
 /** Names that never leave a machine or a private network, whatever DNS says (RFC 6761, 6762, 8375, common private suffixes). */
 const LOCAL_SUFFIXES = ["localhost", "local", "internal", "intranet", "lan", "home.arpa", "localdomain", "corp", "private"];

@@ -1,17 +1,15 @@
 /**
  * Bulk operations (`POST /operations`): cancel, resume or fork every run a filter matches, as one
  * request that returns at once; the work is done by one Durable Object per operation
- * (durable-objects/operation/), at a bounded rate. What the routes take and give is declared
- * here, once, as zod schemas (the OpenAPI document is to be generated from them), with the RPC
- * the app asks of an operation's object.
+ * (durable-objects/operation/), at a bounded rate. What the routes take and give is the API's
+ * (src/api/operations.ts); here, the RPC the app asks of an operation's object.
  */
 
-import * as z from "zod";
-import { runFilterBody } from "../runs/filter-schema";
+import type * as z from "zod";
+import type { dryRunView, OPERATION_ACTIONS, operationBody, operationView } from "../api/operations";
 import type { RunFilter } from "../runs/index-types";
-import { RUN_STATUSES, type RunStatusName } from "../runs/types";
+import type { RunStatusName } from "../runs/types";
 
-export const OPERATION_ACTIONS = ["cancel", "resume", "fork"] as const;
 export type OperationAction = (typeof OPERATION_ACTIONS)[number];
 
 /** An operation's id: `op-` and a UUID. */
@@ -29,27 +27,6 @@ export const MAX_ATTEMPTS = 3;
 /** An ended operation is kept this long for `GET /operations/:id`, then deleted. */
 export const OPERATION_RETENTION_MS = 30 * 86_400_000;
 
-/** `POST /operations`. */
-export const operationBody = z
-  .strictObject({
-    action: z.enum(OPERATION_ACTIONS),
-    /** The runs, as `GET /runs` filters them (attributes as an object); at least one criterion besides `since`. */
-    filter: runFilterBody,
-    /** `fork` only: `current` runs each fork on the deployed definitions ("re-run after a fix"), `pinned` on its source's. */
-    definitions: z.enum(["current", "pinned"]).optional(),
-    /** Lists the runs it would touch (at most MAX_DRY_RUN), and makes no operation. */
-    dry_run: z.boolean().default(false),
-  })
-  .superRefine((b, ctx) => {
-    const f = b.filter;
-    if (!f.status && !f.worker && !f.trigger && !Object.keys(f.attributes ?? {}).length)
-      ctx.addIssue({
-        code: "custom",
-        path: ["filter"],
-        message: "give at least one of status, worker, trigger or attributes: an operation on every run is refused",
-      });
-    if (b.definitions && b.action !== "fork") ctx.addIssue({ code: "custom", path: ["definitions"], message: "only a fork takes definitions" });
-  });
 export type OperationBody = z.output<typeof operationBody>;
 
 /** What an operation's object is asked to do: the request, checked, with its id and the instant that bounds its runs. */
@@ -62,44 +39,8 @@ export interface OperationSpec {
   created_at: number;
 }
 
-export const OPERATION_STATUSES = ["running", "done", "cancelled"] as const;
-
-/** `GET /operations/:id`, `POST /operations/:id/cancel`: an operation and its progress. */
-export const operationView = z.object({
-  id: z.string(),
-  action: z.enum(OPERATION_ACTIONS),
-  filter: z.record(z.string(), z.unknown()),
-  definitions: z.enum(["current", "pinned"]),
-  status: z.enum(OPERATION_STATUSES),
-  /** Runs acted on (cancelled, resumed, forked), runs it could not act on (`failures`), runs with nothing to do (already ended, say). */
-  counts: z.object({ done: z.number(), failed: z.number(), skipped: z.number() }),
-  failures: z.array(z.object({ run_id: z.string(), reason: z.string(), at: z.number() })),
-  failures_truncated: z.boolean(),
-  created_at: z.number(),
-  updated_at: z.number(),
-  finished_at: z.number().nullable(),
-});
 export type OperationView = z.output<typeof operationView>;
 
-/** `POST /operations` → 202 (200 for a repeat with the same Idempotency-Key). */
-export const operationStarted = z.object({ id: z.string(), status_url: z.string() });
-
-/** `POST /operations` with `dry_run: true` → 200: the runs it would touch, newest first; `skip`: why it would leave one alone. */
-export const dryRunView = z.object({
-  dry_run: z.literal(true),
-  action: z.enum(OPERATION_ACTIONS),
-  runs: z.array(
-    z.object({
-      id: z.string(),
-      worker: z.string(),
-      status: z.enum(RUN_STATUSES),
-      created_at: z.number(),
-      attributes: z.record(z.string(), z.string()),
-      skip: z.string().optional(),
-    }),
-  ),
-  truncated: z.boolean(),
-});
 export type DryRunView = z.output<typeof dryRunView>;
 
 /** Why `action` would leave a run of `status` alone (its own object has the last word), or undefined. */

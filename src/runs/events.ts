@@ -1,3 +1,4 @@
+import { EVENT_ID } from "../api/bounds";
 import { nestedDeeper } from "../engine/journal/bounds";
 import { EVENT_NAME, MAX_CORRELATION_CHARS } from "../engine/waits/bounds";
 import { runStub } from "./rpc";
@@ -10,8 +11,7 @@ export const MAX_EVENT_BYTES = 64 * 1024;
  * SQLite's JSON functions, which read the run's outcome, stop at 1000.
  */
 export const MAX_EVENT_DEPTH = 64;
-/** A delivery id a caller chooses: what makes two deliveries one. */
-export const EVENT_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
+export { EVENT_ID };
 
 /**
  * Checks an event from outside (an API caller, a signed webhook) before any run sees

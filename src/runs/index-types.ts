@@ -48,8 +48,7 @@ export interface RunFilter {
   attributes?: Attributes;
 }
 
-/** The most `attr.<name>` criteria one filter may have. */
-export const MAX_ATTRIBUTE_FILTERS = 3;
+export { MAX_ATTRIBUTE_FILTERS } from "../api/attributes";
 
 export interface RunQuery extends RunFilter {
   limit: number;

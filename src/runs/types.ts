@@ -4,9 +4,11 @@ import type { Timeline } from "../engine/journal/timeline";
 import type { ForkOrigin } from "./fork";
 import type { Attributes } from "../engine/attributes";
 import type { JSONSchema } from "../engine/types/json-schema";
+import { RUN_STATUSES } from "../api/common";
+import type { NOTIFY_ON } from "../api/runs";
 
-/** Every status a run can have, in lifecycle order (filters, pages). */
-export const RUN_STATUSES = ["queued", "running", "awaiting_approval", "waiting", "succeeded", "failed", "cancelled"] as const;
+/** Every status a run can have, in lifecycle order (filters, pages): the API's. */
+export { RUN_STATUSES };
 export type RunStatusName = (typeof RUN_STATUSES)[number];
 /** Paused: for a person's decision (`awaiting_approval`) or for what ends by itself (`waiting`: timers, events, questions); the run holds one alarm. */
 export const PAUSED: readonly RunStatusName[] = ["awaiting_approval", "waiting"];
@@ -34,8 +36,7 @@ export interface RunNotify {
   flow?: string;
 }
 
-/** When a completion webhook is posted: the run's end, its pauses (awaiting a person, waiting). */
-export const NOTIFY_ON = ["ended", "paused"] as const;
+export { NOTIFY_ON } from "../api/runs";
 export type NotifyOn = (typeof NOTIFY_ON)[number];
 
 export interface ApprovalView {

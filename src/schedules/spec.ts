@@ -1,20 +1,18 @@
 /**
  * A runtime schedule (`POST /schedules`, `ctx.schedule`): which worker it starts, with what input and
- * attributes, on a cron expression (in a time zone) or every so often. Every field bounded and
- * checked here, once, for every way in. Cron expressions are read as triggers.yaml's are
- * (src/triggers/cron.ts: five fields, 1 = Sunday; names such as MON read the same either way).
+ * attributes, on a cron expression (in a time zone) or every so often. Each field is bounded by the
+ * API's schema (src/api/schedules.ts); here they are checked together, once, for every way in. Cron
+ * expressions are read as triggers.yaml's are (src/triggers/cron.ts: five fields, 1 = Sunday; names
+ * such as MON read the same either way).
  */
 
 import * as z from "zod";
-import { MAX_ATTRIBUTES } from "../engine/attributes";
-import { TOOL_NAME } from "../engine/catalog/worker-file";
+import { SCHEDULE_ID, scheduleFields } from "../api/schedules";
 import { durationMs, shownDuration } from "../engine/waits/bounds";
-import { attributesSchema } from "../runs/attribute-schema";
 import { parseCron } from "../triggers/cron";
 import { nextCron } from "./next-cron";
 
-/** A schedule's id: yours (`POST /schedules {id}`), `s-<uuid>`, or `run-<hash>` for one a run created. */
-export const SCHEDULE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+export { SCHEDULE_ID };
 /** At most this many schedules per deployment (counted by the listing, src/schedules/api.ts). */
 export const MAX_SCHEDULES = 1000;
 /** A schedule fires at most once a minute: `every` is at least this (a cron expression has minutes as its finest field). */
@@ -22,10 +20,6 @@ export const MIN_INTERVAL_MS = 60_000;
 export const MAX_INTERVAL_MS = 366 * 86_400_000;
 /** Its input as stored JSON (each fire's run gets it, with `{{scheduled_time}}` filled in). */
 export const MAX_SCHEDULE_INPUT_BYTES = 64 * 1024;
-const MAX_DESCRIPTION = 200;
-/** A control character, line separator or bidirectional override: not in a description people read. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this pattern refuses.
-const UNSHOWABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 /** Whether `zone` is an IANA time zone this runtime knows (`Europe/Berlin`, `UTC`). */
 function knownZone(zone: string): boolean {
@@ -36,22 +30,6 @@ function knownZone(zone: string): boolean {
     return false;
   }
 }
-
-/** A schedule's fields (`POST /schedules` adds its own: id, paused). */
-export const scheduleFields = {
-  worker: z.string().regex(TOOL_NAME, "a worker name is 1-64 characters of a-z A-Z 0-9 _ -"),
-  input: z.json().default({}),
-  cron: z.string().max(100).optional(),
-  every: z.string().max(12).optional(),
-  timezone: z.string().max(64).optional(),
-  attributes: attributesSchema(MAX_ATTRIBUTES, "attributes").default({}),
-  description: z
-    .string()
-    .max(MAX_DESCRIPTION)
-    .refine((d) => !UNSHOWABLE.test(d), "a description may not hold control characters, line separators or bidirectional overrides")
-    .optional(),
-  approval_mode: z.enum(["ask", "approve_all", "reject_all"]).default("ask"),
-};
 
 type Fields = z.output<z.ZodObject<typeof scheduleFields>>;
 

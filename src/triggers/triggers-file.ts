@@ -14,7 +14,7 @@ import { flowProblem, flowSchema, scheduleConcurrencySchema } from "./flow/confi
 import { MAX_NOTIFY_URL_CHARS, notifyUrlShapeProblem } from "../notify/notify-url";
 import { NOTIFY_ON } from "../runs/types";
 import { attributeNameProblem, MAX_ATTRIBUTES } from "../engine/attributes";
-import { attributesSchema } from "../runs/attribute-schema";
+import { attributesSchema } from "../api/attributes";
 
 const secretEnv = z.string().regex(/^[A-Z][A-Z0-9_]*$/, "must name an environment variable (A-Z, 0-9, _)");
 

@@ -208,6 +208,16 @@ describe("edgework mounted under /agents of a consumer's Hono app", () => {
     expect(inbox).not.toMatch(/href="\/(runs|approvals|inbox|login)/);
   });
 
+  it("GET /agents/openapi.json: its server is the app under /agents (paths stay the app's own), its session cookie the __Secure- one", async () => {
+    const res = await call("/agents/openapi.json");
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { servers: unknown; paths: Record<string, unknown>; components: { securitySchemes: { session: { name: string } } } };
+    expect(doc.servers).toEqual([{ url: `${BASE}/agents` }]);
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/runs", "/runs/{id}", "/openapi.json"]));
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith("/agents"))).toEqual([]);
+    expect(doc.components.securitySchemes.session.name).toBe("__Secure-edgework_session");
+  });
+
   it("the app's own fetch takes full paths under the basePath (outer.all('/agents/*', c => app.fetch(...)))", async () => {
     const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
     const listed = await edgework.fetch(new Request(`${BASE}/agents/workers`, { headers: auth }), env, ctx);

@@ -47,6 +47,20 @@ describe("the edgework package (npm pack)", () => {
       expect(paths).toContain(`dist/${entry}.d.ts`);
     }
     expect(paths).toEqual(expect.arrayContaining(["dist/edgework.js", "dist/types/src/edgework.d.ts", "dist/types/durable-objects/create-app.d.ts"]));
+    // The API's OpenAPI document, as `edgework/openapi.json` (made by scripts/build-package.mjs).
+    expect(paths).toContain("dist/openapi.json");
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string; exports: Record<string, unknown> };
+    expect(pkg.exports["./openapi.json"]).toBe("./dist/openapi.json");
+    const doc = JSON.parse(readFileSync(join(root, "dist/openapi.json"), "utf8")) as {
+      openapi: string;
+      info: { version: string };
+      servers?: unknown;
+      paths: object;
+    };
+    expect(doc).toMatchObject({ openapi: "3.1.0", info: { version: pkg.version } });
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/runs", "/runs/{id}", "/hooks/{name}", "/openapi.json"]));
+    // No server: the app's URL is the deployment's (GET /openapi.json names it).
+    expect(doc.servers).toBeUndefined();
     // This repository's own app (its entry, catalog and functions) is not the package.
     expect(paths.filter((p) => /^(dist\/types\/)?src\/(index\.|edgework\.generated|functions\/|toolsets\/index\.)/.test(p))).toEqual([]);
     expect(paths).toEqual(expect.arrayContaining(["package.json", "bin/edgework.mjs", "cli/catalog.mjs", "src/catalog.ts", "CHANGELOG.md"]));

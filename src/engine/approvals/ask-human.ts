@@ -9,8 +9,7 @@ import { MAX_DECIDERS, normalizeAddress, readDeciderEntry } from "./deciders";
 export const QUESTION_TOOL = "ask_human";
 /** A question is read by a person in an email: longer is a mistake (a model pasting a document). */
 export const MAX_QUESTION_CHARS = 4000;
-/** The longest answer accepted, by page, API or reply. */
-export const MAX_ANSWER_CHARS = 8000;
+export { MAX_ANSWER_CHARS } from "../../api/bounds";
 
 /**
  * A question to a person, on the approval machinery: recorded as a pending approval of

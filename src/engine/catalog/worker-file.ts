@@ -1,4 +1,6 @@
 import * as z from "zod";
+import { WORKER_NAME as TOOL_NAME } from "../../api/bounds";
+import { budgetSchema } from "../../api/common";
 import { malformed, type ParseData } from "../data-files";
 import { WorkerFileError } from "../errors";
 import { MAX_GLOB_LENGTH } from "../glob";
@@ -11,8 +13,8 @@ import { API_DECIDER, MAX_ADDRESS_LENGTH, MAX_DECIDERS, readDeciderEntry } from 
 import { readArgRules, RULE_KEYS } from "../approvals/arg-rules";
 import type { FollowUp, InstanceSpec, WorkerSpec } from "../types/worker";
 
-/** OpenAI's rule for tool names, which worker names and tool names must follow. */
-export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** OpenAI's rule for tool names, which worker names and tool names must follow (the API's worker name). */
+export { TOOL_NAME };
 
 const jsonSchema = z.record(z.string(), z.unknown()) as z.ZodType<JSONSchema>;
 const policy = z.enum(["allow", "ask", "deny"]);
@@ -26,12 +28,7 @@ export function parseDuration(text: string): number | null {
 }
 const duration = z.string().regex(DURATION, "must be a duration like 30m, 4h or 2d").describe("a duration like 30m, 4h or 2d");
 
-/** A run's spending limit; `on_exceed: ask` pauses for an approval to continue past it. */
-export const budgetSchema = z.strictObject({
-  max_tokens: z.number().int().positive().optional(),
-  max_cost_usd: z.number().positive().optional(),
-  on_exceed: z.enum(["fail", "ask"]).optional().describe("fail (default): the run fails with budget_exceeded; ask: the run's approver may extend it"),
-});
+export { budgetSchema };
 
 /** `budget:` as written (a worker file, a run request, a trigger) → the engine's `Budget`. */
 export const budgetOf = (b: z.output<typeof budgetSchema> = {}): Budget => ({ maxTokens: b.max_tokens, maxCostUsd: b.max_cost_usd, onExceed: b.on_exceed });

@@ -1,7 +1,7 @@
+import { MAX_FORK_KEY } from "../../api/bounds";
 import { approvalKey, gatedStep, parseKey, within, type KeyGrammar } from "./keys";
 
-/** The longest fork point accepted: a key is a call path, far shorter than this. */
-export const MAX_FORK_KEY = 4096;
+export { MAX_FORK_KEY };
 
 /**
  * Why `key` cannot be a step of a run whose root worker is `root` (a fork point asked

@@ -11,7 +11,7 @@ import { MAX_BODY_BYTES, readLimited } from "../read-body";
 import { appPath } from "../base-path";
 import { flowOf } from "../../triggers/flow/config";
 import { flowDelivery } from "../../triggers/flow/deliver";
-import type { hookFlowRefusalSchema, hookFlowResponseSchema } from "../../triggers/flow/outcome";
+import type { hookFlowRefusalSchema, hookFlowResponseSchema, hookIgnored, hookRun, hookSignal } from "../../api/hooks";
 import type * as z from "zod";
 import { runNotify } from "../../notify/run-notify";
 
@@ -47,7 +47,7 @@ hooks.post("/:name", async (c) => {
     throw httpError(400, { error: "the payload is not valid JSON" });
   }
   const mismatch = filterMismatch(t, payload);
-  if (mismatch) return c.json({ ignored: true, reason: `filter: ${mismatch}` }, 202);
+  if (mismatch) return c.json({ ignored: true, reason: `filter: ${mismatch}` } as const satisfies z.input<typeof hookIgnored>, 202);
 
   const checked = "signal" in t ? undefined : checkedInput(t, payload);
   if (checked && "status" in checked) throw httpError(checked.status === 404 ? 500 : checked.status, { error: checked.error });
@@ -68,7 +68,7 @@ hooks.post("/:name", async (c) => {
   if ("signal" in t) {
     const signalled = await signalWaitingRuns(c.env, t, payload, key);
     if ("status" in signalled) throw httpError(signalled.status, { error: signalled.error });
-    return c.json({ signal: t.signal.event, woken: signalled.woken }, 202);
+    return c.json({ signal: t.signal.event, woken: signalled.woken } satisfies z.input<typeof hookSignal>, 202);
   }
   const hook = runNotify(c.env, t, { file: "triggers.yaml", field: `${name}.notify_url` });
   if ("error" in hook) throw httpError(503, { error: `trigger "${name}": ${hook.error}` });
@@ -93,7 +93,7 @@ hooks.post("/:name", async (c) => {
     notify: hook.url ? { url: hook.url } : undefined,
     attributes: mapAttributes(t, payload),
   });
-  return c.json({ run_id: id, status_url: statusUrl(id), duplicate: !started.created }, 202);
+  return c.json({ run_id: id, status_url: statusUrl(id), duplicate: !started.created } satisfies z.input<typeof hookRun>, 202);
 });
 
 /**

@@ -1,14 +1,13 @@
 import { Hono } from "hono/tiny";
-import * as z from "zod";
+import { inboxQuery } from "../../api/runs";
 import { runIndex } from "../../runs";
 import type { PendingApprovalItem } from "../../runs/index-types";
 import { runView } from "../../runs";
-import { RUN_STATUSES } from "../../runs/types";
 import { signApprovalToken } from "../../tokens/approval-token";
 import { InboxPage, type InboxApproval } from "../../views/inbox-page";
 import { Problem } from "../../views/layout";
 import { describeApproval } from "../describe-approval";
-import { attributeCriteria, gatherAttributes, queryPath, runFilters } from "../../runs/filter-schema";
+import { gatherAttributes, queryPath } from "../../runs/filter-schema";
 import { issueList } from "../http-error";
 import { peopleAuth, type PeopleEnv, type Person } from "../middleware/people-auth";
 import { appPath } from "../base-path";
@@ -16,12 +15,6 @@ import { appPath } from "../base-path";
 /** Runs whose pending approvals the inbox opens to show their calls; the rest are listed by tool only. */
 const MAX_RUNS_DESCRIBED = 25;
 const RECENT_RUNS = 50;
-
-const filterQuery = z.object({
-  status: z.enum(RUN_STATUSES).optional().catch(undefined),
-  ...runFilters,
-  attributes: attributeCriteria.optional(),
-});
 
 /**
  * An empty form field means "any". The form's `attribute` field (`name=value`) is one more
@@ -38,7 +31,7 @@ function given(q: Record<string, string>): Record<string, unknown> {
 export const inbox = new Hono<PeopleEnv>();
 
 inbox.get("/", peopleAuth(), async (c) => {
-  const parsed = filterQuery.safeParse(given(c.req.query()));
+  const parsed = inboxQuery.safeParse(given(c.req.query()));
   if (!parsed.success) {
     return c.html(
       <Problem

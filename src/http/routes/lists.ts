@@ -1,29 +1,10 @@
 import { Hono } from "hono/tiny";
-import * as z from "zod";
+import type * as z from "zod";
+import { approvalsQuery, type pendingApprovals, type runPage, runsQuery } from "../../api/runs";
 import { runIndex } from "../../runs";
-import { RUN_STATUSES } from "../../runs/types";
 import { httpError, issueList } from "../http-error";
 import { apiToken } from "../middleware/api-token";
-import { attributeCriteria, gatherAttributes, queryPath, runFilters, since } from "../../runs/filter-schema";
-
-export const MAX_LIMIT = 200;
-
-/** `<created_at>.<id>` of the last run on the page: the keyset the next page starts after. */
-const cursor = z
-  .string()
-  .regex(/^\d{1,16}\.[A-Za-z0-9_-]{1,128}$/, "not a cursor from a previous page's next_cursor")
-  .transform((s) => ({ created_at: Number(s.slice(0, s.indexOf("."))), id: s.slice(s.indexOf(".") + 1) }));
-
-const runsQuery = z.strictObject({
-  status: z.enum(RUN_STATUSES).optional(),
-  ...runFilters,
-  since: since.optional(),
-  attributes: attributeCriteria.optional(),
-  limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(50),
-  cursor: cursor.optional(),
-});
-
-const approvalsQuery = z.strictObject({ status: z.literal("pending", "only status=pending is listed").default("pending") });
+import { gatherAttributes, queryPath } from "../../runs/filter-schema";
 
 function query<S extends z.ZodType>(schema: S, raw: Record<string, unknown>): z.output<S> {
   const parsed = schema.safeParse(raw);
@@ -39,7 +20,7 @@ export const lists = new Hono<{ Bindings: Env }>();
 lists.get("/runs", apiToken(), async (c) => {
   const q = query(runsQuery, gatherAttributes(c.req.query()));
   const { runs, next } = await runIndex(c.env).listRuns({ ...q, after: q.cursor });
-  return c.json({ runs, next_cursor: next ? `${next.created_at}.${next.id}` : null });
+  return c.json({ runs, next_cursor: next ? `${next.created_at}.${next.id}` : null } satisfies z.input<typeof runPage>);
 });
 
 lists.get("/approvals", apiToken(), async (c) => {
@@ -59,5 +40,5 @@ lists.get("/approvals", apiToken(), async (c) => {
       expires_in_seconds: Math.max(0, Math.floor((a.expires_at - now) / 1000)),
     })),
     truncated,
-  });
+  } satisfies z.input<typeof pendingApprovals>);
 });

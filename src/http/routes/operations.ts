@@ -1,14 +1,7 @@
 import { Hono } from "hono/tiny";
-import {
-  foreseenSkip,
-  MAX_DRY_RUN,
-  OPERATION_ID,
-  operationBody,
-  operationStub,
-  type DryRunView,
-  type OperationBody,
-  type OperationSpec,
-} from "../../operations/api";
+import type * as z from "zod";
+import { operationBody, type operationStarted, type operationView } from "../../api/operations";
+import { foreseenSkip, MAX_DRY_RUN, OPERATION_ID, operationStub, type DryRunView, type OperationBody, type OperationSpec } from "../../operations/api";
 import { runIndex } from "../../runs";
 import { claimRun, idempotencyKeyOf } from "../../runs/idempotency";
 import { appPath } from "../base-path";
@@ -35,20 +28,20 @@ operations.post("/", async (c) => {
   const spec: OperationSpec = { id: claim.run, action: body.action, filter: body.filter, definitions: body.definitions ?? "current", created_at: Date.now() };
   const begun = await operationStub(c.env, spec.id).begin(spec);
   if (!begun.ok) throw httpError(409, { error: begun.error });
-  const started = { id: spec.id, status_url: new URL(appPath(`/operations/${spec.id}`), c.req.url).href };
+  const started = { id: spec.id, status_url: new URL(appPath(`/operations/${spec.id}`), c.req.url).href } satisfies z.input<typeof operationStarted>;
   return claim.replay ? c.json(started, 200, { "Idempotent-Replayed": "true" }) : c.json(started, 202);
 });
 
 operations.get("/:id", async (c) => {
   const view = await stubFor(c.env, c.req.param("id")).view();
   if (!view) throw httpError(404, { error: `unknown operation "${c.req.param("id").slice(0, 80)}"` });
-  return c.json(view);
+  return c.json(view satisfies z.input<typeof operationView>);
 });
 
 operations.post("/:id/cancel", async (c) => {
   const view = await stubFor(c.env, c.req.param("id")).cancel();
   if (!view) throw httpError(404, { error: `unknown operation "${c.req.param("id").slice(0, 80)}"` });
-  return c.json(view);
+  return c.json(view satisfies z.input<typeof operationView>);
 });
 
 /** The operation's object, or 404 for an id that cannot be one (nothing is made for it). */

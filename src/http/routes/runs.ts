@@ -1,64 +1,35 @@
 import { Hono } from "hono/tiny";
-import * as z from "zod";
-import { budgetOf, budgetSchema } from "../../engine/catalog/worker-file";
+import type * as z from "zod";
+import {
+  answerBody,
+  type answered,
+  type cancelledRun,
+  type decision,
+  decisionBody,
+  eventBody,
+  forkBody,
+  type forkedRun,
+  journalQuery,
+  type journalPage,
+  messageBody,
+  type resumedRun,
+  type sentEvent,
+  type sentMessage,
+  startBody,
+  type startedRun,
+} from "../../api/runs";
+import type { runView } from "../../api/run-view";
+import { budgetOf } from "../../engine/catalog/worker-file";
 import { evalSuiteOf, evalSuiteYaml } from "../../evals/from-run";
 import { checkStart, missingRun, RUN_ID, runStub, startRun } from "../../runs";
 import { claimRun, idempotencyKeyOf } from "../../runs/idempotency";
-import { MAX_FORK_KEY } from "../../engine/journal/fork-prefix";
 import { httpError, issueList } from "../http-error";
-import { checkEvent, EVENT_ID } from "../../runs/events";
+import { checkEvent } from "../../runs/events";
 import { runEventStream } from "../run-event-stream";
 import { jsonBody } from "../validate";
 import { appPath } from "../base-path";
-import { MAX_ANSWER_CHARS } from "../../engine/approvals/ask-human";
 import { accessIdentity } from "../middleware/people-auth";
-import { MAX_NOTIFY_URL_CHARS } from "../../notify/notify-url";
 import { runNotify } from "../../notify/run-notify";
-import { NOTIFY_ON } from "../../runs/types";
-import { attributesSchema } from "../../runs/attribute-schema";
-import { MAX_ATTRIBUTES } from "../../engine/attributes";
-
-const startBody = z.strictObject({
-  worker: z.string().min(1),
-  input: z.unknown(),
-  approval_mode: z.enum(["ask", "approve_all", "reject_all"]).default("ask"),
-  budget: budgetSchema.default({}),
-  /** A completion webhook (docs/triggers.md, "Completion webhooks"): checked by `runNotify` (hosts, https, no credentials, bounded). */
-  notify_url: z.string().max(MAX_NOTIFY_URL_CHARS).optional(),
-  notify_on: z.array(z.enum(NOTIFY_ON)).min(1).max(NOTIFY_ON.length).optional(),
-  /** What finds the run in listings (`GET /runs?attr.<name>=<value>`): at most MAX_ATTRIBUTES, each bounded. */
-  attributes: attributesSchema(MAX_ATTRIBUTES, "attributes").default({}),
-});
-
-const forkBody = z.strictObject({
-  at: z.string().min(1).max(MAX_FORK_KEY),
-  definitions: z.enum(["current", "pinned"]).default("current"),
-  approval_mode: z.enum(["ask", "approve_all", "reject_all"]).optional(),
-});
-
-/** `GET /runs/:id/journal` paging: `after` a seq, `limit` at most 500 steps. */
-const journalQuery = z.object({
-  after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-});
-
-/** A conversation's next message; its text is bounded by the run's object (MAX_MESSAGE_CHARS); the same `id` again adds none. */
-const messageBody = z.strictObject({ text: z.string(), id: z.string().regex(EVENT_ID, "a message id is 1-200 characters of A-Z a-z 0-9 _ . : -").optional() });
-
-/**
- * A decision: `arguments` (with approve) edit the call, `result` (with respond) answers in its
- * place; the run checks what fits the approval, against the tool's input schema, and their bounds.
- */
-const decisionBody = z.strictObject({
-  decision: z.enum(["approve", "reject", "respond"]),
-  note: z.string().max(2000).optional(),
-  arguments: z.unknown().optional(),
-  result: z.string().optional(),
-});
-const answerBody = z.strictObject({ answer: z.string().trim().min(1).max(MAX_ANSWER_CHARS) });
-
-/** An event for a run; its bounds are checked by `checkEvent` (name, id, key, 64 KiB of payload). */
-const eventBody = z.strictObject({ payload: z.unknown(), id: z.unknown().optional(), key: z.unknown().optional() });
 
 export const runs = new Hono<{ Bindings: Env }>();
 
@@ -91,7 +62,7 @@ runs.post("/", async (c) => {
     ...(hook.url ? { notify: { url: hook.url } } : {}),
     attributes: body.attributes,
   });
-  const started = { id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href };
+  const started = { id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href } satisfies z.input<typeof startedRun>;
   return claim.replay ? c.json(started, 200, { "Idempotent-Replayed": "true" }) : c.json(started, 202);
 });
 
@@ -107,7 +78,7 @@ const stubFor = (env: Env, id: string) => runStub(env, runId(id));
 runs.get("/:id", async (c) => {
   const view = await stubFor(c.env, c.req.param("id")).status();
   if (!view) throw httpError(404, await missingRun(c.env, c.req.param("id")));
-  return c.json(view);
+  return c.json(view satisfies z.input<typeof runView>);
 });
 
 /** The run as an eval case (its input, the tool calls it made): YAML for evals/, or `?format=json`. */
@@ -138,7 +109,7 @@ runs.get("/:id/journal", async (c) => {
   if (!query.success) throw httpError(400, { error: "invalid query", issues: issueList(query.error) });
   const page = await stubFor(c.env, c.req.param("id")).journalSteps(query.data.after, query.data.limit);
   if (!page) throw httpError(404, await missingRun(c.env, c.req.param("id")));
-  return c.json(page);
+  return c.json(page satisfies z.input<typeof journalPage>);
 });
 
 /** A new run whose journal is this run's prefix before `at`, run again from there (docs/debugging.md). */
@@ -149,14 +120,17 @@ runs.post("/:id/fork", async (c) => {
   const answer = await runStub(c.env, id).fork({ id, source, at: body.at, definitions: body.definitions, approvalMode: body.approval_mode });
   if (!answer.ok)
     throw httpError(answer.status, answer.status === 404 && answer.error === "unknown run" ? await missingRun(c.env, source) : { error: answer.error });
-  return c.json({ id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href, forked_from: { run: source, at: body.at }, copied: answer.copied }, 202);
+  const forked = { id, status_url: new URL(appPath(`/runs/${id}`), c.req.url).href, forked_from: { run: source, at: body.at }, copied: answer.copied };
+  return c.json(forked satisfies z.input<typeof forkedRun>, 202);
 });
 
 runs.post("/:id/approvals/:approvalId", async (c) => {
   const body = await jsonBody(c, decisionBody);
   const answer = await stubFor(c.env, c.req.param("id")).decide(c.req.param("approvalId"), { ...body, by: "api", decider: { email: null, via: "api" } });
   if (!answer.ok) throw httpError(answer.status, { error: answer.error });
-  return c.json({ approval_id: c.req.param("approvalId"), approved: answer.approved, status: answer.status, edited: answer.edited });
+  return c.json({ approval_id: c.req.param("approvalId"), approved: answer.approved, status: answer.status, edited: answer.edited } satisfies z.input<
+    typeof decision
+  >);
 });
 
 /** Answers a question (`ctx.askHuman`, the `human` kind); 409 for a second answer, as for a second decision. */
@@ -165,13 +139,13 @@ runs.post("/:id/questions/:questionId", async (c) => {
   const decider = { email: null, via: "api" } as const;
   const result = await stubFor(c.env, c.req.param("id")).decide(c.req.param("questionId"), { decision: "approve", answer, by: "api", decider });
   if (!result.ok) throw httpError(result.status, { error: result.error });
-  return c.json({ question_id: c.req.param("questionId"), answered: true });
+  return c.json({ question_id: c.req.param("questionId"), answered: true } as const satisfies z.input<typeof answered>);
 });
 
 runs.post("/:id/cancel", async (c) => {
   const answer = await stubFor(c.env, c.req.param("id")).cancel();
   if (!answer.ok) throw httpError(answer.status, { error: answer.error });
-  return c.json({ id: c.req.param("id"), status: answer.status });
+  return c.json({ id: c.req.param("id"), status: answer.status } satisfies z.input<typeof cancelledRun>);
 });
 
 /**
@@ -186,14 +160,17 @@ runs.post("/:id/messages", async (c) => {
   const answer = await stubFor(c.env, c.req.param("id")).sendMessage(text, id);
   if (!answer.ok) throw httpError(answer.status, answer.status === 404 ? await missingRun(c.env, c.req.param("id")) : { error: answer.error });
   const { status, message, duplicate, waiting } = answer;
-  return c.json({ id: c.req.param("id"), status, message, ...(duplicate ? { duplicate } : {}), ...(waiting ? { waiting } : {}) }, 202);
+  return c.json(
+    { id: c.req.param("id"), status, message, ...(duplicate ? { duplicate } : {}), ...(waiting ? { waiting } : {}) } satisfies z.input<typeof sentMessage>,
+    202,
+  );
 });
 
 /** Re-arms a run that should be running (a lost activation or wake-up); 409 says why not. */
 runs.post("/:id/resume", async (c) => {
   const answer = await stubFor(c.env, c.req.param("id")).resume();
   if (!answer.ok) throw httpError(answer.status, { error: answer.error });
-  return c.json({ id: c.req.param("id"), status: answer.status, resumed: true });
+  return c.json({ id: c.req.param("id"), status: answer.status, resumed: true } as const satisfies z.input<typeof resumedRun>);
 });
 
 /**
@@ -206,5 +183,5 @@ runs.post("/:id/events/:name", async (c) => {
   if ("status" in ev) throw httpError(ev.status, { error: ev.error });
   const answer = await stub.deliverEvent(ev, true);
   if (!answer.ok) throw httpError(answer.status, answer.status === 404 ? await missingRun(c.env, c.req.param("id")) : { error: answer.error });
-  return c.json({ id: ev.id, applied: answer.applied, buffered: answer.buffered, duplicate: answer.duplicate }, 202);
+  return c.json({ id: ev.id, applied: answer.applied, buffered: answer.buffered, duplicate: answer.duplicate } satisfies z.input<typeof sentEvent>, 202);
 });

@@ -1,7 +1,8 @@
 import { Hono } from "hono/tiny";
-import { createScheduleBody, listSchedulesQuery, scheduleIndex, scheduleStub, type ScheduleAnswer } from "../../schedules/api";
+import type * as z from "zod";
+import { type deletedSchedule, listSchedulesQuery, SCHEDULE_ID, type schedulePage, type scheduleView, type triggeredRun } from "../../api/schedules";
+import { scheduleBody, scheduleIndex, scheduleStub, type ScheduleAnswer } from "../../schedules/api";
 import { createSchedule } from "../../schedules/create";
-import { SCHEDULE_ID } from "../../schedules/spec";
 import { httpError, issueList } from "../http-error";
 import { jsonBody } from "../validate";
 
@@ -14,9 +15,9 @@ export const schedules = new Hono<{ Bindings: Env }>();
 
 schedules.post("/", async (c) => {
   needBindings(c.env);
-  const { id, paused, ...spec } = await jsonBody(c, createScheduleBody);
+  const { id, paused, ...spec } = await jsonBody(c, scheduleBody);
   const made = answered(await createSchedule(c.env, id ?? `s-${crypto.randomUUID()}`, spec, { paused, created_by: { kind: "api" } }));
-  return c.json(made.view, made.created ? 201 : 200);
+  return c.json(made.view satisfies z.input<typeof scheduleView>, made.created ? 201 : 200);
 });
 
 schedules.get("/", async (c) => {
@@ -24,27 +25,31 @@ schedules.get("/", async (c) => {
   const q = listSchedulesQuery.safeParse(c.req.query());
   if (!q.success) throw httpError(400, { error: "invalid query parameters", issues: issueList(q.error) });
   const page = await scheduleIndex(c.env).list(q.data.cursor, q.data.limit);
-  return c.json({ schedules: page.schedules, next_cursor: page.next });
+  return c.json({ schedules: page.schedules, next_cursor: page.next } satisfies z.input<typeof schedulePage>);
 });
 
 schedules.get("/:id", async (c) => {
   const view = await stubFor(c.env, c.req.param("id")).view();
   if (!view) throw unknown(c.req.param("id"));
-  return c.json(view);
+  return c.json(view satisfies z.input<typeof scheduleView>);
 });
 
-schedules.post("/:id/pause", async (c) => c.json(answered(await stubFor(c.env, c.req.param("id")).pause(), c.req.param("id")).view));
-schedules.post("/:id/resume", async (c) => c.json(answered(await stubFor(c.env, c.req.param("id")).resume(), c.req.param("id")).view));
+schedules.post("/:id/pause", async (c) =>
+  c.json(answered(await stubFor(c.env, c.req.param("id")).pause(), c.req.param("id")).view satisfies z.input<typeof scheduleView>),
+);
+schedules.post("/:id/resume", async (c) =>
+  c.json(answered(await stubFor(c.env, c.req.param("id")).resume(), c.req.param("id")).view satisfies z.input<typeof scheduleView>),
+);
 
 /** A run now (202), whether the schedule is paused or not; never retried by the client (each is a new run). */
 schedules.post("/:id/trigger", async (c) => {
   const { run_id } = answered(await stubFor(c.env, c.req.param("id")).trigger(), c.req.param("id"));
-  return c.json({ id: c.req.param("id"), run_id }, 202);
+  return c.json({ id: c.req.param("id"), run_id } satisfies z.input<typeof triggeredRun>, 202);
 });
 
 schedules.delete("/:id", async (c) => {
   answered(await stubFor(c.env, c.req.param("id")).remove(), c.req.param("id"));
-  return c.json({ id: c.req.param("id"), deleted: true });
+  return c.json({ id: c.req.param("id"), deleted: true } as const satisfies z.input<typeof deletedSchedule>);
 });
 
 const unknown = (id: string) => httpError(404, { error: `unknown schedule "${id.slice(0, 80)}"` });

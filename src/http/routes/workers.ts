@@ -1,4 +1,6 @@
 import { Hono } from "hono/tiny";
+import type * as z from "zod";
+import type { workerList } from "../../api/workers";
 import { catalog } from "../../catalog";
 import { workerToolDef } from "../../engine/catalog/catalog";
 
@@ -14,5 +16,5 @@ workers.get("/", (c) =>
       const { name, description, parameters } = workerToolDef(w);
       return { name, description, parameters, attachments: w.attachments ?? null, file: w.file, model: w.model ?? null, calls_workers: w.workerTools };
     }),
-  }),
+  } satisfies z.input<typeof workerList>),
 );

@@ -1,38 +1,18 @@
 /**
  * What a delivery of a flow-controlled trigger came to: the answer of `POST /hooks/:name`
  * (202, with `run_id` and `status_url` added when a run is named), the same for every
- * redelivery of it (`duplicate: true` then). One schema, for the route, its docs and the
- * API contract.
+ * redelivery of it (`duplicate: true` then). The schemas are the API's (src/api/hooks.ts).
  */
 
-import * as z from "zod";
-
-export const flowOutcomeSchema = z.union([
-  /** A run started for it; `replaced`: the runs of its key cancelled to make room (`on_busy: replace`). */
-  z.object({ run_id: z.string(), started: z.literal(true), replaced: z.array(z.string()).optional() }),
-  /** It went to the key's run as a message (`on_busy: message`): answered after what the run works on. */
-  z.object({ run_id: z.string(), messaged: z.literal(true) }),
-  /** It went to the key's run as the event `event` (`on_busy: {event}`): taken by a wait, or kept for the next. */
-  z.object({ run_id: z.string(), event: z.string() }),
-  /** The key was busy (`on_busy: skip`): `run_id` is the run that has it. */
-  z.object({ skipped: z.literal(true), run_id: z.string() }),
-  /** It waits in the key's line (busy with `on_busy: queue`, or over the rate with `over: queue`); `position` 1 is next. */
-  z.object({ queued: z.literal(true), position: z.number().int() }),
-  /** It waits for the key to be quiet (`debounce`): one run then takes the last delivery (or all: `batch`); `until`: when, if none follows. */
-  z.object({ debounced: z.literal(true), until: z.number() }),
-  /** Its run could not start (e.g. a batch's input does not match the worker's): nothing more comes of it. */
-  z.object({ failed: z.literal(true), error: z.string() }),
-]);
+import type * as z from "zod";
+import type { flowOutcomeSchema } from "../../api/hooks";
 
 export type FlowOutcome = z.infer<typeof flowOutcomeSchema>;
-
-/** `POST /hooks/:name`'s 202 body for a trigger with flow control: the outcome, the run's `status_url` when it names one, `duplicate` for a redelivery. */
-export const hookFlowResponseSchema = z.intersection(flowOutcomeSchema, z.object({ status_url: z.string().optional(), duplicate: z.literal(true).optional() }));
-/** Its 429 body: why, and when to send it again (also the `Retry-After` header). */
-export const hookFlowRefusalSchema = z.object({ error: z.string(), retry_after: z.number().int().optional() });
-
 /** A delivery the key would not take now: over its rate (`over: refuse`), or its line is full. Nothing is recorded: a redelivery is decided afresh. */
-export const flowRefusalSchema = z.object({ refused: z.literal(true), status: z.literal(429), error: z.string(), retry_after: z.number().int().optional() });
-export type FlowRefusal = z.infer<typeof flowRefusalSchema>;
-
+export interface FlowRefusal {
+  refused: true;
+  status: 429;
+  error: string;
+  retry_after?: number;
+}
 export type FlowAnswer = (FlowOutcome & { duplicate?: true }) | FlowRefusal;
