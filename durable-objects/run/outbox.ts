@@ -32,6 +32,12 @@ import type { RunHost } from "./host";
 
 /** How long a completion webhook is retried after its first attempt. */
 export const NOTIFY_WINDOW_MS = 24 * 3_600_000;
+/**
+ * At most this many notifications are sent per alarm (each may wait NOTIFY_TIMEOUT_MS for a
+ * receiver): the rest stay due, so the next alarm comes at once and this one stays far under the
+ * platform's wall-time limit, however many pauses a run had and however slow its receiver.
+ */
+export const MAX_SENDS_PER_ALARM = 5;
 /** The first retry's delay; each next one doubles it, up to MAX_RETRY_MS. */
 const RETRY_MS = 30_000;
 const MAX_RETRY_MS = 3_600_000;
@@ -83,7 +89,7 @@ export class RunOutbox {
   async sendDue(): Promise<void> {
     if (!this.hasTable()) return;
     const now = this.host.now();
-    const due = this.host.sql.all<OutboxRow>`SELECT * FROM outbox WHERE attempts = 0 OR due_at <= ${now} ORDER BY event, target`;
+    const due = this.host.sql.all<OutboxRow>`SELECT * FROM outbox WHERE attempts = 0 OR due_at <= ${now} ORDER BY event, target LIMIT ${MAX_SENDS_PER_ALARM}`;
     const run = this.host.row();
     if (!due.length || !run) return;
     // One line for this alarm's posts: each holds a connection until its response headers come.

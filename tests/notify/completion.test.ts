@@ -1,7 +1,8 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { effectUrl, script, settle, stub } from "../durable-objects/helpers";
+import { MAX_SENDS_PER_ALARM } from "../../durable-objects/run/outbox";
 import { hookUrl, plan, received, verifiedEvent } from "./receiver";
 
 const SECRET = "test-notify-secret";
@@ -54,6 +55,36 @@ describe("completion webhooks", () => {
     ).toBeNull();
     const origin = new URL(hookUrl("api-end")).origin;
     expect(await notifyEvents(id)).toEqual([{ type: "notify_sent", event_id: event.id, to: origin, status: 200, attempt: 1 }]);
+  });
+
+  it("an alarm sends at most MAX_SENDS_PER_ALARM notifications (each may wait for a slow receiver); the rest go in the next alarm", async () => {
+    await plan(
+      "many",
+      Array.from({ length: 12 }, () => 200),
+    );
+    await script("flow-echo", [{ text: "done" }]);
+    const id = await startWith({ notify_url: hookUrl("many") });
+    await settle(id);
+    expect(await received("many")).toHaveLength(1);
+    // Nine more due at once (as many pauses would leave while a receiver was down), of the run's own events.
+    await runInDurableObject(env.RUNS.getByName(id), (_o, state) => {
+      const seq = [...state.storage.sql.exec<{ seq: number }>("SELECT max(seq) AS seq FROM events")][0]!.seq;
+      for (let target = 1; target <= 9; target++)
+        // Never tried (so due), planned an hour ahead: the alarm set for them does not fire by itself during the test.
+        state.storage.sql.exec(
+          "INSERT INTO outbox (event, target, kind, dest, due_at, first_at) VALUES (?, ?, 'url', ?, ?, ?)",
+          seq,
+          target,
+          hookUrl("many"),
+          Date.now() + 3_600_000,
+          Date.now(),
+        );
+    });
+    await runDurableObjectAlarm(env.RUNS.getByName(id));
+    expect(await received("many")).toHaveLength(1 + MAX_SENDS_PER_ALARM);
+    // An alarm is set for the rest (runDurableObjectAlarm runs one only if one is set).
+    expect(await runDurableObjectAlarm(env.RUNS.getByName(id))).toBe(true);
+    expect(await received("many")).toHaveLength(10);
   });
 
   it("a receiver's 500 and its timeout are retried with backoff; every attempt carries the one event id and verifies", async () => {
