@@ -8,7 +8,9 @@ export function gatherAttributes(query: Record<string, string>): Record<string, 
   const rest: Record<string, unknown> = {};
   const attributes: Record<string, string> = {};
   for (const [k, v] of Object.entries(query)) {
-    if (k.startsWith(ATTR)) attributes[k.slice(ATTR.length)] = v;
+    // `attr.__proto__` would set a prototype here (and in zod's record), dropping the criterion and
+    // widening the listing: it stays a parameter of its own, which the strict query refuses by name.
+    if (k.startsWith(ATTR) && k !== `${ATTR}__proto__`) attributes[k.slice(ATTR.length)] = v;
     else rest[k] = v;
   }
   return Object.keys(attributes).length ? { ...rest, attributes } : rest;

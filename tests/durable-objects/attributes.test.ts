@@ -164,6 +164,22 @@ describe("GET /runs attr filters", () => {
         q,
       ).toContain(path);
     }
+    // attr.__proto__ would be an object's prototype slot, dropped as a criterion (every run listed): refused by name.
+    const proto = await get("/runs?attr.__proto__=x");
+    expect(proto.status).toBe(400);
+    expect(JSON.stringify(proto.body)).toContain("attr.__proto__");
+    // The same in a bulk operation's filter, where a dropped criterion would widen what it acts on.
+    const op = await exports.default.fetch(
+      new Request("https://edgework.test/operations", {
+        method: "POST",
+        headers: { Authorization: "Bearer test-token", "content-type": "application/json" },
+        body: '{"action":"cancel","dry_run":true,"filter":{"status":"queued","attributes":{"__proto__":"x"}}}',
+      }),
+    );
+    expect(op.status).toBe(400);
+    expect(await op.text()).toContain("a key may not be __proto__");
+    // A name that only looks like a prototype's member is a name like any other.
+    expect((await get("/runs?attr.constructor=x")).status).toBe(200);
     for (const value of ["x' OR '1'='1", "%", "_", "日本語", "\u{1F600}"]) {
       const { status, body } = await get(`/runs?attr.repo=${encodeURIComponent(value)}`);
       expect(status, value).toBe(200);
