@@ -30,14 +30,15 @@ describe("the deployed bundle", () => {
     // @cfworker/json-schema; zod's index imports it, unused, dropped), ajv (the MCP SDK's Client and Server import it:
     // src/engine/mcp/client.ts and src/mcp/server.ts stand on its Protocol instead), core-js (mimetext's Babel runtime:
     // src/email/mime.ts writes MIME itself), the SDK's OAuth client (its Streamable HTTP transport imports it:
-    // src/engine/mcp/transport.ts is ours), Hono's default routers (the app's Hono is hono/tiny's: one PatternRouter).
+    // src/engine/mcp/transport.ts is ours), the SDK's server transport (sessions and resumability, which /mcp does not use:
+    // src/mcp/stateless-transport.ts), Hono's default routers (the app's Hono is hono/tiny's: one PatternRouter).
     const bundled = Object.entries(meta.outputs).find(([file]) => /(^|\/)index\.js$/.test(file))![1].inputs!;
     const present = Object.entries(bundled)
       .filter(([, i]) => i.bytesInOutput > 0)
       .map(([f]) => f);
     expect(
       present.filter((f) =>
-        /zod\/v4\/classic\/from-json-schema|node_modules\/(ajv|ajv-formats|fast-uri|core-js-pure|@babel\/runtime-corejs3|mimetext|pkce-challenge)\/|@modelcontextprotocol\/sdk\/.*\/auth\.js|hono\/dist\/router\/(reg-exp|trie|smart)-router\//.test(
+        /zod\/v4\/classic\/from-json-schema|node_modules\/(ajv|ajv-formats|fast-uri|core-js-pure|@babel\/runtime-corejs3|mimetext|pkce-challenge)\/|@modelcontextprotocol\/sdk\/.*\/(auth|webStandardStreamableHttp)\.js|hono\/dist\/router\/(reg-exp|trie|smart)-router\//.test(
           f,
         ),
       ),
