@@ -5,6 +5,7 @@ import { defineConfig } from "vitest/config";
 const testCatalog = fileURLToPath(new URL("./src/generated/test-worker-files.ts", import.meta.url));
 const testFunctions = fileURLToPath(new URL("./tests/fixtures/functions/index.ts", import.meta.url));
 const packageEntry = fileURLToPath(new URL("./src/edgework.ts", import.meta.url));
+const jsxRuntime = fileURLToPath(new URL("./src/views/jsx-runtime.ts", import.meta.url));
 
 /**
  * A project in the Workers pool (workerd): the tests here, the Durable Object benchmarks in vitest.bench.config.ts.
@@ -82,10 +83,11 @@ export const workersProject = (
   ],
   // The app's catalog plus the test fixtures (written by tests/support/global-setup.ts).
   // The app's code functions plus the test fixtures (tests/fixtures/functions).
-  // `edgework`: the package's entry, as tsconfig.json's paths has it.
+  // `edgework`: the package's entry, and `edgework-jsx`: the views' JSX runtime, as tsconfig.json's paths has them.
   resolve: {
     alias: [
       { find: /^edgework$/, replacement: packageEntry },
+      { find: /^edgework-jsx\/jsx-(dev-)?runtime$/, replacement: jsxRuntime },
       { find: /^.*\/edgework\.generated$/, replacement: testCatalog },
       { find: /^\.\/functions\/index$/, replacement: testFunctions },
     ],

@@ -10,7 +10,7 @@ describe("the deployed bundle", () => {
   const out = mkdtempSync(join(tmpdir(), "edgework-bundle-test-"));
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-  it("carries no YAML parser (files are parsed at build time), no zod JSON Schema converter, no ajv, core-js or MCP OAuth client, one Hono router, with no [alias]; the whole upload stays under 250 KiB gzip", () => {
+  it("carries no YAML parser (files are parsed at build time), no zod JSON Schema converter, no ajv, core-js or MCP OAuth client, one Hono router and no hono/jsx runtime, with no [alias]; the whole upload stays under 250 KiB gzip", () => {
     const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", EDGEWORK_WORKER_DIRS: "" };
     const output = execFileSync("node_modules/.bin/wrangler", ["deploy", "--dry-run", "--outdir", out, "--metafile", join(out, "meta.json")], {
       env,
@@ -30,14 +30,16 @@ describe("the deployed bundle", () => {
     // @cfworker/json-schema; zod's index imports it, unused, dropped), ajv (the MCP SDK's Client and Server import it:
     // src/engine/mcp/client.ts and src/mcp/server.ts stand on its Protocol instead), core-js (mimetext's Babel runtime:
     // src/email/mime.ts writes MIME itself), the SDK's OAuth client (its Streamable HTTP transport imports it:
-    // src/engine/mcp/transport.ts is ours), Hono's default routers (the app's Hono is hono/tiny's: one PatternRouter).
+    // src/engine/mcp/transport.ts is ours), the SDK's server transport (sessions and resumability, which /mcp does not use:
+    // src/mcp/stateless-transport.ts), Hono's default routers (the app's Hono is hono/tiny's: one PatternRouter), hono/jsx's
+    // runtime (the views render through src/views/jsx-runtime.ts).
     const bundled = Object.entries(meta.outputs).find(([file]) => /(^|\/)index\.js$/.test(file))![1].inputs!;
     const present = Object.entries(bundled)
       .filter(([, i]) => i.bytesInOutput > 0)
       .map(([f]) => f);
     expect(
       present.filter((f) =>
-        /zod\/v4\/classic\/from-json-schema|node_modules\/(ajv|ajv-formats|fast-uri|core-js-pure|@babel\/runtime-corejs3|mimetext|pkce-challenge)\/|@modelcontextprotocol\/sdk\/.*\/auth\.js|hono\/dist\/router\/(reg-exp|trie|smart)-router\//.test(
+        /zod\/v4\/classic\/from-json-schema|node_modules\/(ajv|ajv-formats|fast-uri|core-js-pure|@babel\/runtime-corejs3|mimetext|pkce-challenge)\/|@modelcontextprotocol\/sdk\/.*\/(auth|webStandardStreamableHttp)\.js|hono\/dist\/router\/(reg-exp|trie|smart)-router\/|hono\/dist\/jsx\//.test(
           f,
         ),
       ),

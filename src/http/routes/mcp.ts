@@ -1,7 +1,7 @@
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { Hono } from "hono/tiny";
 import { apiToken } from "../middleware/api-token";
 import { bodyLimit } from "../middleware/body-limit";
+import { StatelessTransport } from "../../mcp/stateless-transport";
 import { workersServer } from "../../mcp/workers-server";
 
 /**
@@ -14,7 +14,7 @@ mcp.use(apiToken());
 // Bounded like the API's bodies, after the token check.
 mcp.use(bodyLimit());
 mcp.all("/", async (c) => {
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  const transport = new StatelessTransport();
   await workersServer(c.env, new URL(c.req.url).origin).connect(transport);
-  return transport.handleRequest(c.req.raw);
+  return transport.handle(c.req.raw);
 });
