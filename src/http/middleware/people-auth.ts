@@ -1,5 +1,5 @@
+import { readCookie } from "../cookies";
 import type { Context, MiddlewareHandler } from "hono";
-import { getCookie } from "hono/cookie";
 import { verifyAccessJwt } from "../../tokens/access-jwt";
 import { csrfToken, verifySession, type Session } from "../../tokens/session-token";
 import { Problem } from "../../views/layout";
@@ -74,7 +74,7 @@ export async function personOf(c: Context<PeopleEnv>): Promise<Person | null> {
   const env = c.env;
   if (await hasApiToken(env, c.req.header("Authorization"))) return { via: "api token", who: "API token", csrf: null };
   const secret = sessionSecret(env);
-  const cookie = getCookie(c, sessionCookie(c.req.url).name);
+  const cookie = readCookie(c.req.header("cookie"), sessionCookie(c.req.url).name);
   if (cookie && secret && env.API_TOKEN) {
     const session = await verifySession(cookie, secret, env.API_TOKEN);
     // One RPC per page request with a valid cookie; none for a forged or expired one.

@@ -1,13 +1,13 @@
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
-import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { readCookie, setPageCookie } from "../cookies";
 import { numberVar } from "../../config";
 import { sameSecret } from "../../security/constant-time";
 import { csrfToken, randomId, signSession } from "../../tokens/session-token";
 import { Problem } from "../../views/layout";
 import { LoginPage } from "../../views/login-page";
 import { appPath, basePath } from "../base-path";
-import { csrfOk, endSession, pageCookie, personOf, sessionCookie, sessionSecret, type PageCookie, type PeopleEnv } from "../middleware/people-auth";
+import { csrfOk, endSession, pageCookie, personOf, sessionCookie, sessionSecret, type PeopleEnv } from "../middleware/people-auth";
 
 /** `GET/POST /login`, `POST /logout`: a session cookie for whoever knows the API token. */
 export const login = new Hono<PeopleEnv>();
@@ -32,13 +32,6 @@ function safeNext(next: unknown): string {
   return `${url.pathname}${url.search}${url.hash}`;
 }
 
-const cookieOptions = (cookie: PageCookie, maxAge: number) => ({
-  path: cookie.path,
-  httpOnly: true,
-  secure: cookie.secure,
-  sameSite: "Strict" as const,
-  maxAge,
-});
 /** Before login the form's CSRF token binds to a random nonce in its own cookie (login CSRF). */
 const loginCookie = (url: string) => pageCookie(url, "edgework_login");
 
@@ -53,7 +46,7 @@ const off = (c: Context<PeopleEnv>) =>
 async function loginForm(c: Context<PeopleEnv>, keys: { secret: string; apiToken: string }, next: string, error?: string, status: 200 | 401 | 403 = 200) {
   const nonce = randomId();
   const cookie = loginCookie(c.req.url);
-  setCookie(c, cookie.name, nonce, cookieOptions(cookie, LOGIN_TTL_S));
+  setPageCookie(c, cookie, nonce, LOGIN_TTL_S);
   return c.html(<LoginPage csrf={await csrfToken(`login:${nonce}`, keys.secret, keys.apiToken)} next={next} error={error} />, status);
 }
 
@@ -67,7 +60,7 @@ login.post("/login", async (c) => {
   if (!keys) return off(c);
   const form = await c.req.parseBody();
   const next = safeNext(form.next);
-  const nonce = getCookie(c, loginCookie(c.req.url).name);
+  const nonce = readCookie(c.req.header("cookie"), loginCookie(c.req.url).name);
   const expected = nonce ? await csrfToken(`login:${nonce}`, keys.secret, keys.apiToken) : null;
   if (!expected || typeof form.csrf !== "string" || !(await sameSecret(form.csrf, expected))) {
     return loginForm(c, keys, next, "The form expired or did not come from this site; sign in again.", 403);
@@ -76,8 +69,8 @@ login.post("/login", async (c) => {
   const ttl = numberVar(c.env, "SESSION_TTL_SECONDS", 12 * 3600);
   const signed = await signSession({ sid: randomId(), exp: Date.now() + ttl * 1000 }, keys.secret, keys.apiToken);
   const [nonceCookie, session] = [loginCookie(c.req.url), sessionCookie(c.req.url)];
-  deleteCookie(c, nonceCookie.name, cookieOptions(nonceCookie, 0));
-  setCookie(c, session.name, signed, cookieOptions(session, ttl));
+  setPageCookie(c, nonceCookie, "", 0);
+  setPageCookie(c, session, signed, ttl);
   return c.redirect(next, 303);
 });
 
@@ -88,6 +81,6 @@ login.post("/logout", async (c) => {
   // Deleting the cookie is not enough: a copy of it must open nothing either.
   if (person.session) await endSession(c.env, person.session);
   const cookie = sessionCookie(c.req.url);
-  deleteCookie(c, cookie.name, cookieOptions(cookie, 0));
+  setPageCookie(c, cookie, "", 0);
   return c.redirect(appPath("/login"), 303);
 });
