@@ -121,6 +121,8 @@ export default defineConfig({
       },
       {
         // The app under wrangler dev, driven from Node: a real browser, the demo.
+        // Views imported from Node (the waterfall's browser test renders one) use the same JSX runtime.
+        resolve: { alias: [{ find: /^edgework-jsx\/jsx-(dev-)?runtime$/, replacement: jsxRuntime }] },
         test: {
           name: "e2e",
           environment: "node",
