@@ -55,11 +55,19 @@ export class CatalogError extends Error {
   }
 }
 
-/** A failure the calling model should see as the tool's result, so it can adapt. */
+/**
+ * What kind of failure a tool met, as a retry policy reads it (toolsets/retry-config.ts):
+ * a time limit, or an upstream's status (`retryAfterMs`: its Retry-After, when it gave one).
+ */
+export type ToolFailure = { reason: "timeout" } | { reason: "status"; status: number; retryAfterMs?: number };
+
+/** A failure the calling model should see as the tool's result, so it can adapt. `failure`: what kind, for a retry policy. */
 export class ToolError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
+  readonly failure?: ToolFailure;
+  constructor(message: string, options?: ErrorOptions & { failure?: ToolFailure }) {
     super(message, options);
     this.name = "ToolError";
+    if (options?.failure) this.failure = options.failure;
   }
 }
 

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { deciderPolicySchema, frontmatterSchema } from "./worker-file";
 import type { JSONSchema } from "../types/json-schema";
+import { retrySchema } from "../toolsets/retry-config";
 import type { ToolsetRegistry } from "../types/kind";
 
 const policy = z.enum(["allow", "ask", "deny"]);
@@ -29,6 +30,7 @@ export function workerFileJsonSchema(kinds: ToolsetRegistry): JSONSchema {
   const common = {
     scope: z.enum(["call", "run", "global"]).optional().describe("call (default): per worker call; run: per run; global: one for the app"),
     readonly: z.boolean().optional().describe("only the tools that change nothing"),
+    retry: retrySchema.optional().describe("try its tools again after a transient failure: {attempts, backoff, on, timeout_ms, tools}"),
   };
   const instances = [...kinds.values()].map((kind) => {
     const config = kind.config instanceof z.ZodObject ? kind.config.shape : {};
