@@ -33,6 +33,9 @@
  */
 
 import type { DeciderPolicy } from "./types/deciders";
+import type { ToolFailure } from "./types/retry";
+
+export type { ToolFailure };
 import type { JSONSchema } from "./types/json-schema";
 
 /** One problem in one worker file: `file: field: reason`. */
@@ -54,12 +57,6 @@ export class CatalogError extends Error {
     this.name = "CatalogError";
   }
 }
-
-/**
- * What kind of failure a tool met, as a retry policy reads it (toolsets/retry-config.ts):
- * a time limit, or an upstream's status (`retryAfterMs`: its Retry-After, when it gave one).
- */
-export type ToolFailure = { reason: "timeout" } | { reason: "status"; status: number; retryAfterMs?: number };
 
 /** A failure the calling model should see as the tool's result, so it can adapt. `failure`: what kind, for a retry policy. */
 export class ToolError extends Error {

@@ -57,7 +57,8 @@ describe("journal keys", () => {
   it("a retried call's failed try is `attempt:<n>` under the call (n ≥ 1), written by the engine, gating nothing", () => {
     expect(parseKey(attemptKey(call, 2))).toEqual({ kind: "attempt", call, n: 2 });
     expect(parseKey(`${attemptKey(call, 1)}/result`)).toEqual({ kind: "result", call: attemptKey(call, 1) });
-    for (const bad of [`${call}/attempt:0`, `${call}/attempt:`, `${call}/attempt:1x`, `${call}/attempt:-1`]) expect(parseKey(bad), bad).toEqual({ kind: "other" });
+    for (const bad of [`${call}/attempt:0`, `${call}/attempt:`, `${call}/attempt:1x`, `${call}/attempt:-1`])
+      expect(parseKey(bad), bad).toEqual({ kind: "other" });
     expect(stepKind(attemptKey(call, 1))).toBe("attempt");
     expect(keyWriter(attemptKey(call, 1))).toBe("engine");
     expect(gatedStep(attemptKey(call, 1))).toBeUndefined();

@@ -31,13 +31,22 @@ function retryRun(retry: string, args: Record<string, unknown>, extra = "") {
   });
   const h = harness(
     {
-      "w.worker": workerFile(`name: w\nmodel: test:m\ntoolsets:\n  api: { use: http, allow: ["${host}"], retry: ${retry}${extra} }\napproval:\n  api_fetch: allow`),
+      "w.worker": workerFile(
+        `name: w\nmodel: test:m\ntoolsets:\n  api: { use: http, allow: ["${host}"], retry: ${retry}${extra} }\napproval:\n  api_fetch: allow`,
+      ),
     },
     { models: { "test:m": model } },
   );
   const store = new MemoryJournalStore();
   const keys = () => [...store.entries.keys()].filter((k) => k.startsWith("w/turn:1/tool:1/"));
-  return { h, seen, store, keys, result: () => store.entries.get("w/turn:1/tool:1/result") as any, run: () => h.run({ runId: "r1", worker: "w", input: { input: "x" } }, store) };
+  return {
+    h,
+    seen,
+    store,
+    keys,
+    result: () => store.entries.get("w/turn:1/tool:1/result") as any,
+    run: () => h.run({ runId: "r1", worker: "w", input: { input: "x" } }, store),
+  };
 }
 
 const POST = (url: string) => ({ url, method: "POST", body: "{}" });
@@ -54,7 +63,10 @@ describe("retry: a toolset instance's tools tried again after a transient failur
     expect([...keys][0]).toMatch(/^ew_[0-9a-f]{40}$/);
     expect(r.result()).toMatchObject({ ok: true, value: { status: 200 } });
     expect(r.keys()).toEqual(["w/turn:1/tool:1/attempt:1", "w/turn:1/tool:1/attempt:2", "w/turn:1/tool:1/result"]);
-    expect(r.store.entries.get("w/turn:1/tool:1/attempt:2")).toMatchObject({ tool: "fetch", error: "answered 503", failure: { reason: "status", status: 503 } });
+    expect(r.store.entries.get("w/turn:1/tool:1/attempt:2")).toMatchObject({
+      tool: "fetch",
+      failure: { reason: "status", status: 503 },
+    });
   });
 
   it("a 4xx other than 429 is not retried: one request, its answer is the result", async () => {
@@ -90,7 +102,7 @@ describe("retry: a toolset instance's tools tried again after a transient failur
     await r.run();
     expect(await up.requests()).toHaveLength(2);
     expect(r.result()).toMatchObject({ ok: false, error: expect.stringContaining("timed out after 50 ms") });
-    expect(r.store.entries.get("w/turn:1/tool:1/attempt:1")).toMatchObject({ failure: { reason: "timeout" } });
+    expect(r.store.entries.get("w/turn:1/tool:1/attempt:1")).toMatchObject({ error: expect.stringContaining("timed out"), failure: { reason: "timeout" } });
     await up.answered(2);
     const toolMessages = r.seen[1]!.messages.filter((m) => m.role === "tool");
     expect(toolMessages).toHaveLength(1);
@@ -165,7 +177,7 @@ describe("retry: a toolset instance's tools tried again after a transient failur
     };
     expect(load("{ attempts: 11 }")).toEqual([expect.stringMatching(/^w\.worker: toolsets\.api\.retry\.attempts: /)]);
     expect(load("{ attempts: 0 }")).toEqual([expect.stringMatching(/^w\.worker: toolsets\.api\.retry\.attempts: /)]);
-    expect(load("{ backoff: 10m }")).toEqual(["w.worker: toolsets.api.retry.backoff: must be at most 30s (waits happen while the run's object is awake)"]);
+    expect(load("{ backoff: 10m }")).toEqual(["w.worker: toolsets.api.retry.backoff: must be at most 30s"]);
     expect(load("{ backoff: 1h }")).toEqual([expect.stringMatching(/^w\.worker: toolsets\.api\.retry\.backoff: must be a duration like/)]);
     expect(load(`{ backoff: "${"9".repeat(10_000)}s" }`)).toEqual([expect.stringMatching(/^w\.worker: toolsets\.api\.retry\.backoff: /)]);
     expect(load("{ on: [4xx] }")).toEqual([expect.stringMatching(/^w\.worker: toolsets\.api\.retry\.on\.0: /)]);

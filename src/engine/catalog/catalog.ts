@@ -161,7 +161,7 @@ export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry, providers: re
 /** `retry:` on a kind it can wrap, naming in `tools:` only tools the kind has (a dynamic kind's are known at run time only). */
 function retryProblems(file: string, name: string, kind: ToolsetKind, retry: RetryConfig): WorkerFileError[] {
   const field = `toolsets.${name}.retry`;
-  if (kind.framed) return [new WorkerFileError(file, field, `kind "${kind.kind}" runs workers, whose own tools may retry; retry their toolsets instead`)];
+  if (kind.framed) return [new WorkerFileError(file, field, `kind "${kind.kind}" runs workers: retry their toolsets instead`)];
   if (kind.dynamic) return [];
   const known = new Set(kind.definitions.map((d) => d.name));
   return Object.keys(retry.tools ?? {})

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import type { ToolFailure } from "../errors";
+import type { RetryConfig, ToolFailure } from "../types/retry";
 
 /**
  * A toolset instance's `retry:` (worker files): how its tools' transient failures are
@@ -31,26 +31,30 @@ const backoff = z
     const m = BACKOFF.exec(text)!;
     return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
   })
-  .refine((ms) => ms <= MAX_BACKOFF_MS, `must be at most ${MAX_BACKOFF_MS / 1000}s (waits happen while the run's object is awake)`);
+  .refine((ms) => ms <= MAX_BACKOFF_MS, "must be at most 30s");
 
+// Described in docs/reference.md ("retry"), not here: the deployed bundle carries this schema.
 const settings = {
-  attempts: z.number().int().min(1).max(MAX_ATTEMPTS).optional().describe(`tries in all, 1-${MAX_ATTEMPTS} (1: never retried); default 3`),
-  backoff: backoff.optional().describe("the first wait, doubled after each further failure (at most 30s); default 1s"),
+  /** Tries in all (1: never retried); default 3. */
+  attempts: z.number().int().min(1).max(MAX_ATTEMPTS).optional(),
+  /** The first wait, doubled after each further failure; default 1s. */
+  backoff: backoff.optional(),
+  /** Which failures are retried; default all three. YAML reads a bare 429 as a number. */
   on: z
-    // YAML reads a bare 429 as a number.
     .array(z.preprocess((v) => (v === 429 ? "429" : v), z.enum(RETRY_ON)))
     .min(1)
     .max(RETRY_ON.length)
-    .optional()
-    .describe("which failures are retried: timeout, 5xx, 429; default all three"),
-  timeout_ms: z.number().int().min(1).max(120_000).optional().describe("each attempt's time limit, in ms"),
+    .optional(),
+  /** Each try's time limit. */
+  timeout_ms: z.number().int().min(1).max(120_000).optional(),
 };
 
 const toolRetry = z.strictObject(settings);
 
-export const retrySchema = z.strictObject({
+export const retrySchema: z.ZodType<RetryConfig, unknown> = z.strictObject({
   ...settings,
-  tools: z.record(z.string().min(1).max(64), toolRetry).optional().describe("per tool (its name in the kind, unprefixed): fields that differ"),
+  /** Per tool (its name in the kind, unprefixed): the fields that differ. */
+  tools: z.record(z.string().min(1).max(64), toolRetry).optional(),
 });
 
 /** One tool's policy, as the wrapper applies it. */
@@ -61,8 +65,7 @@ export interface RetryPolicy {
   timeoutMs?: number;
 }
 
-/** `retry:` as parsed: the instance's policy, and per tool the fields that differ. */
-export type RetryConfig = z.output<typeof retrySchema>;
+export type { RetryConfig };
 
 /** The policy of `tool` under `config`: its own fields over the instance's over the defaults. */
 export function retryPolicy(config: RetryConfig, tool: string): RetryPolicy {

@@ -1,4 +1,4 @@
-import type { ToolFailure } from "../errors";
+import type { ToolFailure } from "./retry";
 import type { ToolContext } from "./context";
 import type { JSONSchema } from "./json-schema";
 

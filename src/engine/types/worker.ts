@@ -6,7 +6,7 @@ import type { JSONSchema } from "./json-schema";
 import type { Scope } from "./state";
 import type { ToolPolicy } from "./arg-rules";
 import type { ApprovalCheck } from "./toolset";
-import type { RetryConfig } from "../toolsets/retry-config";
+import type { RetryConfig } from "./retry";
 
 /** One toolset instance of a worker file: `{use: <kind>, scope?, readonly?, ...kind config}`. */
 export interface InstanceSpec {

@@ -7,10 +7,10 @@ import type { ToolDef, Toolset } from "../../types/toolset";
 import { delayAfter, MAX_BACKOFF_MS, retries, retryPolicy, type RetryConfig } from "../retry-config";
 import { WrapperToolset } from "./wrapper";
 
-/** A failed try as recorded under `<call>/attempt:<n>`: of which tool, why (bounded), and when the next try was due. */
+/** A failed try as recorded under `<call>/attempt:<n>`: of which tool, why (`error`, bounded, when it threw), and when the next try was due. */
 export interface RecordedAttempt {
   tool: string;
-  error: string;
+  error?: string;
   failure: ToolFailure;
   due: number;
 }
@@ -64,9 +64,9 @@ export class Retrying extends WrapperToolset {
         if (outcome.ok) return outcome.value;
         throw outcome.error;
       }
-      const error = outcome.ok ? `answered ${failure!.reason === "status" ? failure!.status : "a failure"}` : messageOf(outcome.error).slice(0, MAX_ERROR_CHARS);
       due = this.clock.now() + delay;
-      await this.journal.record<RecordedAttempt>(key, { tool: name, error, failure: failure!, due });
+      const error = outcome.ok ? undefined : messageOf(outcome.error).slice(0, MAX_ERROR_CHARS);
+      await this.journal.record<RecordedAttempt>(key, { tool: name, ...(error === undefined ? {} : { error }), failure: failure!, due });
     }
   }
 
