@@ -33,9 +33,6 @@
  */
 
 import type { DeciderPolicy } from "./types/deciders";
-import type { ToolFailure } from "./types/retry";
-
-export type { ToolFailure };
 import type { JSONSchema } from "./types/json-schema";
 
 /** One problem in one worker file: `file: field: reason`. */
@@ -58,13 +55,11 @@ export class CatalogError extends Error {
   }
 }
 
-/** A failure the calling model should see as the tool's result, so it can adapt. `failure`: what kind, for a retry policy. */
+/** A failure the calling model should see as the tool's result, so it can adapt. */
 export class ToolError extends Error {
-  readonly failure?: ToolFailure;
-  constructor(message: string, options?: ErrorOptions & { failure?: ToolFailure }) {
+  constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = "ToolError";
-    if (options?.failure) this.failure = options.failure;
   }
 }
 
