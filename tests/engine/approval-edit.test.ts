@@ -127,6 +127,16 @@ describe("the approval page's form of a schema", () => {
     expect(argumentsFromForm(fields, form, asked)).toEqual({ args: asked });
   });
 
+  it("arguments the form has no field for are sent as asked, never dropped unseen (review 5)", () => {
+    const open = { type: "object", properties: { query: { type: "string" } }, additionalProperties: true };
+    const withExtra = { query: "q", dry_run: true };
+    const fields = argumentFields(open, withExtra)!;
+    expect(fields.map((f) => f.name)).toEqual(["query"]);
+    expect(argumentsFromForm(fields, { "arg.query": "q2" }, withExtra)).toEqual({ args: { query: "q2", dry_run: true } });
+    // A field the form has, emptied, is left out as before.
+    expect(argumentsFromForm(fields, { "arg.query": "" }, withExtra)).toEqual({ args: { dry_run: true } });
+  });
+
   it("names the field a form got wrong", () => {
     const fields = argumentFields(lenient, asked)!;
     expect(argumentsFromForm(fields, { "arg.title": "t", "arg.count": "two" }, asked)).toEqual({ problem: 'arguments.count: "two" is not a number' });
