@@ -145,3 +145,33 @@ export function validationWorkProblem(schema: unknown, value: unknown, maxChecks
     ? `is too large to check for uniqueItems: comparing each pair of an array's items is over ${maxChecks} checks`
     : undefined;
 }
+
+const BESIDE_PATTERN_PROPERTIES = new Set(["patternProperties", "additionalProperties", "unevaluatedProperties"]);
+/** Keywords whose value maps names to schemas: a name there ("pattern") is data, its schema is walked. */
+const SCHEMA_MAPS = new Set(["properties", "$defs", "definitions", "dependentSchemas", "dependencies"]);
+/** Keywords whose value is instance data, never a schema: left as written (a `const` must stay what it was). */
+const DATA = new Set(["const", "enum", "default", "examples"]);
+
+/**
+ * The schema without the keywords `skipped` (whatever their value: the validator makes a
+ * RegExp of an array `pattern` and walks pairwise for any truthy `uniqueItems`), and
+ * without `patternProperties` (regexes of the schema's, run on the value's names) and the
+ * `additionalProperties`/`unevaluatedProperties` beside it (which would otherwise refuse
+ * the properties it matched). Keywords are told from names by position (a property
+ * named "pattern" stays). Skipping only makes a check more lenient.
+ */
+export function withoutKeywords(v: unknown, skipped: ReadonlySet<string>): unknown {
+  if (typeof v !== "object" || v === null) return v;
+  if (Array.isArray(v)) return v.map((x) => withoutKeywords(x, skipped));
+  const o = v as Record<string, unknown>;
+  const hasPatternProperties = typeof o.patternProperties === "object" && o.patternProperties !== null;
+  const walk = (x: unknown) => withoutKeywords(x, skipped);
+  return Object.fromEntries(
+    Object.entries(o)
+      .filter(([k]) => !skipped.has(k) && !(hasPatternProperties && BESIDE_PATTERN_PROPERTIES.has(k)))
+      .map(([k, x]) => [k, DATA.has(k) ? x : SCHEMA_MAPS.has(k) && isNameMap(x) ? mapValues(x, walk) : walk(x)]),
+  );
+}
+
+const isNameMap = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
+const mapValues = (x: Record<string, unknown>, f: (v: unknown) => unknown) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, f(v)]));

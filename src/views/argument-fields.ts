@@ -78,7 +78,8 @@ function fieldOf(prop: Record<string, unknown>, value: unknown): FieldKind {
 
 /**
  * The arguments a posted form gives for `fields` (from `argumentFields` of the same schema
- * and asked arguments), or why not, naming the field. An empty field is left out (kept as
+ * and asked arguments), with the asked arguments it has no field for, or why not, naming
+ * the field. An empty field is left out (kept as
  * `""` when the asked value was that); text boxes' line breaks, which browsers send as
  * CRLF, are read back as they were written.
  */
@@ -88,7 +89,9 @@ export function argumentsFromForm(
   args: unknown,
 ): { args: Record<string, unknown> } | { problem: string } {
   const asked = isObject(args) ? args : {};
-  const entries: Array<[string, unknown]> = [];
+  // What the form shows no field for (a schema open to more) goes as asked: never dropped unseen.
+  const shown = new Set(fields.map((f) => f.name));
+  const entries: Array<[string, unknown]> = Object.entries(asked).filter(([name]) => !shown.has(name));
   for (const f of fields) {
     const key = fieldName(f.name);
     const raw = Object.hasOwn(form, key) ? form[key] : undefined;

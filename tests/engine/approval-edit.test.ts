@@ -64,6 +64,22 @@ describe("editProblem: what an approver's arguments may be", () => {
     expect(editProblem({ type: "object", properties: { a: { pattern: "(" } } }, { a: "x" })).toMatch(/^arguments: the tool's input schema cannot be checked/);
   });
 
+  it("never runs the schema's regexes (a hostile MCP server's pattern would backtrack in the run's object): the tool checks those itself (review 5)", () => {
+    const patterned = { type: "object", properties: { q: { type: "string", pattern: "^x$" } } };
+    expect(editProblem(patterned, { q: "y" })).toBeNull();
+    expect(editProblem(patterned, { q: 5 })).toMatch(/^arguments\.q: /);
+    // Exponential in the string's length with a backtracking engine: 2^40 steps.
+    const evil = "^(a+)+$";
+    const hostile = `${"a".repeat(40)}!`;
+    expect(editProblem({ type: "object", properties: { q: { type: "string", pattern: evil } } }, { q: hostile })).toBeNull();
+    // A name patternProperties matches is a field the schema allows; what additionalProperties says beside it is left to the tool as well.
+    const named = { type: "object", properties: { a: {} }, patternProperties: { [evil]: { type: "string" } }, additionalProperties: false };
+    expect(editProblem(named, { a: 1, [hostile]: "x" })).toBeNull();
+    expect(editProblem(named, { a: 1, "a b": "x" })).toBeNull();
+    // A property merely named "pattern" is a field like any other.
+    expect(editProblem({ type: "object", properties: { pattern: { type: "string" } }, required: ["pattern"] }, {})).toBe("arguments.pattern: required");
+  });
+
   it("responseProblem: text, not empty, bounded", () => {
     expect(responseProblem("use label question")).toBeNull();
     expect(responseProblem(" \n")).toBe("result: empty");
@@ -109,6 +125,16 @@ describe("the approval page's form of a schema", () => {
       "arg.extra": "",
     };
     expect(argumentsFromForm(fields, form, asked)).toEqual({ args: asked });
+  });
+
+  it("arguments the form has no field for are sent as asked, never dropped unseen (review 5)", () => {
+    const open = { type: "object", properties: { query: { type: "string" } }, additionalProperties: true };
+    const withExtra = { query: "q", dry_run: true };
+    const fields = argumentFields(open, withExtra)!;
+    expect(fields.map((f) => f.name)).toEqual(["query"]);
+    expect(argumentsFromForm(fields, { "arg.query": "q2" }, withExtra)).toEqual({ args: { query: "q2", dry_run: true } });
+    // A field the form has, emptied, is left out as before.
+    expect(argumentsFromForm(fields, { "arg.query": "" }, withExtra)).toEqual({ args: { dry_run: true } });
   });
 
   it("names the field a form got wrong", () => {

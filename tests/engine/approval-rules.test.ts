@@ -363,6 +363,59 @@ describe("needsApproval: a tool's code decides from the arguments", () => {
     expect(t.ran).toEqual([]);
   });
 
+  it("needsApproval and ruleArgs get a copy: what they change is neither what the approver is asked about nor what the tool runs with (review 5)", async () => {
+    const ran: unknown[] = [];
+    const kind = defineToolset({
+      kind: "notes",
+      config: z.strictObject({}),
+      create: () => ({}),
+      tools: {
+        post: tool({
+          description: "Posts a note",
+          input: z.strictObject({ note: z.unknown() }),
+          needsApproval(args) {
+            (args.note as { to: string }).to = "changed by needsApproval";
+            return true;
+          },
+          run: (args) => (ran.push(args), "posted"),
+        }),
+        put: tool({
+          description: "Puts a note",
+          input: z.strictObject({ note: z.unknown() }),
+          ruleArgs(args) {
+            (args.note as { to: string }).to = "changed by ruleArgs";
+            return args;
+          },
+          run: (args) => (ran.push(args), "put"),
+        }),
+      },
+    });
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { name: "post", args: { note: { to: "ops" } } },
+          { name: "put", args: { note: { to: "dev" } } },
+        ],
+      },
+      { text: "done" },
+    ]);
+    const h = harness(
+      {
+        "w.worker": workerFile(
+          "name: w\nmodel: test:m\ntoolsets:\n  notes: { use: notes }\napproval:\n  put: { ask_when: { note.to: ops }, otherwise: allow }",
+        ),
+      },
+      { kinds: [kind], models: { "test:m": model } },
+    );
+    const store = new MemoryJournalStore();
+    const out = (await h.run({ worker: "w", input: { input: "x" } }, store)) as Paused;
+    expect(out.pending.map((p) => p.args)).toEqual([{ note: { to: "ops" } }]);
+    expect(ran).toEqual([{ note: { to: "dev" } }]);
+    await decide(store, approvalKey("w/turn:1/tool:1"), { approved: true, by: "ops" });
+    expect(await h.run({ worker: "w", input: { input: "x" } }, store)).toMatchObject({ status: "succeeded" });
+    expect(ran).toEqual([{ note: { to: "dev" } }, { note: { to: "ops" } }]);
+  });
+
   it("a kind that gives both approval and needsApproval is refused where it is defined", () => {
     expect(() =>
       defineToolset({

@@ -101,6 +101,37 @@ approval:
     });
   });
 
+  it("a created worker keeps editable: false: its approver may not edit or answer in the call's place either (review 5)", async () => {
+    const file = (policy: string) =>
+      workerFile(`
+name: lead
+compatible_models: ["test:*"]
+toolsets:
+  src: { use: files, root: /src }
+  make: { use: worker_creation, grant: [src] }
+approval:
+  make_worker_create: allow
+  src_write_file: ${policy}`);
+    const reader = () =>
+      scriptedModel((req) =>
+        turnOf(req) === 0 ? { toolCalls: [{ id: "w1", name: "src_write_file", args: { path: "secret.txt", content: "x" } }] } : { text: "written" },
+      );
+    for (const policy of [
+      "{ editable: false }",
+      "{ ask: [lead@example.com], editable: false }",
+      "{ ask_when: { path: secret.txt }, otherwise: allow, editable: false }",
+    ]) {
+      const h = leadHarness({ "lead.worker": file(policy) }, { kinds: [workerCreation], models: { "test:lead": leadModel([]), "test:reader": reader() } });
+      const out = await h.run({ worker: "lead", input: { input: "go" } });
+      if (out.status !== "awaiting_approval") throw new Error(`${policy}: ${out.status}`);
+      const [pending] = out.pending;
+      expect(pending!.workerChain, policy).toEqual(["lead", "reader"]);
+      expect(pending!.deciders?.editable, policy).toBe(false);
+      // What an edit would be checked against: none, as for the creator's own calls.
+      expect(pending!.inputSchema, policy).toBeUndefined();
+    }
+  });
+
   it("a created worker counts towards MAX_DEPTH like any worker", async () => {
     const seen: ModelRequest[] = [];
     const h = leadHarness(

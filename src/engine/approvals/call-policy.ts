@@ -55,6 +55,8 @@ export async function codePolicy(def: ToolDef, args: unknown, check: ApprovalChe
  * given the arguments as its zod `input` parses them (defaults applied), as its code
  * reads them. Arguments the input refuses are refused by the call itself, so there is
  * nothing to ask about: `needsApproval` is not called, and rules read them as sent.
+ * Each gets a copy (zod passes an `unknown` field's value through): what the tool's code
+ * changes there is neither what the approver is asked about nor what the tool runs with.
  */
 export function onParsedInput(
   input: z.ZodType,
@@ -64,14 +66,14 @@ export function onParsedInput(
   const ruleArgs = spec.ruleArgs?.bind(spec);
   return {
     ruleArgs(args) {
-      const parsed = input.safeParse(args);
+      const parsed = input.safeParse(structuredClone(args));
       if (!parsed.success) return args;
       return ruleArgs ? ruleArgs(parsed.data) : parsed.data;
     },
     ...(needsApproval
       ? {
           needsApproval(args, check) {
-            const parsed = input.safeParse(args);
+            const parsed = input.safeParse(structuredClone(args));
             return parsed.success ? needsApproval(parsed.data, check) : false;
           },
         }

@@ -7,6 +7,7 @@
 
 import { describeIssues, validatorFor } from "../json-schema";
 import { MAX_ARGS_DEPTH, nestedDeeper, utf8Bytes } from "../journal/bounds";
+import { withoutKeywords } from "../schema-bounds";
 import type { JSONSchema } from "../types/json-schema";
 
 /** Edited arguments as JSON, in UTF-8 bytes: they are kept in the decision's journal step, beside the call's result. */
@@ -15,7 +16,15 @@ export const MAX_EDIT_BYTES = 64 * 1024;
 export const MAX_RESPONSE_CHARS = 32_000;
 
 /**
- * Why `args` may not replace a call's arguments, as `arguments.<field>: reason`, or null.
+ * Not checked here: a tool's schema may be an MCP server's, whose regex can backtrack for
+ * hours on a string of the model's (the form sends the asked arguments back), and the check
+ * is synchronous in the run's object. The tool checks its own input when it runs.
+ */
+const REGEXES = new Set(["pattern"]);
+
+/**
+ * Why `args` may not replace a call's arguments, as `arguments.<field>: reason`, or null:
+ * checked against the schema but for its regexes (`pattern`, `patternProperties`).
  * Beyond the schema, a field the schema does not name is refused wherever the schema
  * names its fields and does not say more are allowed: an approver's typo
  * (`tittle`) must not pass unseen because the schema was lenient.
@@ -35,7 +44,9 @@ export function editProblem(schema: JSONSchema, args: unknown): string | null {
   if (unknown) return `${unknown}: not a field of the tool's input schema`;
   let check: ReturnType<ReturnType<typeof validatorFor>["safeParse"]>;
   try {
-    check = validatorFor(schema).safeParse(args);
+    // Read whole (one the validator cannot read takes no edit), checked without its regexes.
+    validatorFor(schema);
+    check = validatorFor(withoutKeywords(schema, REGEXES) as JSONSchema).safeParse(args);
   } catch (err) {
     return `arguments: the tool's input schema cannot be checked (${(err as Error).message}), so its calls take no edit`;
   }

@@ -1,6 +1,6 @@
 import { Validator, type Schema } from "@cfworker/json-schema";
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
-import { MAX_VALIDATION_CHECKS, schemaBoundsProblem, validationWorkProblem } from "../schema-bounds";
+import { MAX_VALIDATION_CHECKS, schemaBoundsProblem, validationWorkProblem, withoutKeywords } from "../schema-bounds";
 
 /**
  * Checks the validator makes per millisecond, at worst: @cfworker/json-schema made
@@ -11,37 +11,10 @@ export const CHECKS_PER_MS = 400;
 /**
  * Keywords skipped: a regex (`format`s are the validator's own, still run on hostile
  * strings), and `uniqueItems` (compared pairwise: quadratic in the array's length).
+ * Skipping only makes the check more lenient; a server's own output checked against its
+ * own schema is a courtesy, not a defence.
  */
 const SKIPPED = new Set(["pattern", "format", "uniqueItems"]);
-const BESIDE_PATTERN_PROPERTIES = new Set(["patternProperties", "additionalProperties", "unevaluatedProperties"]);
-/** Keywords whose value maps names to schemas: a name there ("pattern") is data, its schema is walked. */
-const SCHEMA_MAPS = new Set(["properties", "$defs", "definitions", "dependentSchemas", "dependencies"]);
-/** Keywords whose value is instance data, never a schema: left as written (a `const` must stay what it was). */
-const DATA = new Set(["const", "enum", "default", "examples"]);
-
-/**
- * The schema without what could run long: `pattern`, `format`, `uniqueItems` (whatever
- * their value: the validator makes a RegExp of an array `pattern` and walks pairwise
- * for any truthy `uniqueItems`), and `patternProperties` with the
- * `additionalProperties`/`unevaluatedProperties` beside it (which would otherwise refuse
- * the properties it matched). Keywords are told from names by position (a property
- * named "pattern" stays). Skipping only makes the check more lenient; a server's own
- * output checked against its own schema is a courtesy, not a defence.
- */
-function withoutSlowKeywords(v: unknown): unknown {
-  if (typeof v !== "object" || v === null) return v;
-  if (Array.isArray(v)) return v.map(withoutSlowKeywords);
-  const o = v as Record<string, unknown>;
-  const hasPatternProperties = typeof o.patternProperties === "object" && o.patternProperties !== null;
-  return Object.fromEntries(
-    Object.entries(o)
-      .filter(([k]) => !SKIPPED.has(k) && !(hasPatternProperties && BESIDE_PATTERN_PROPERTIES.has(k)))
-      .map(([k, x]) => [k, DATA.has(k) ? x : SCHEMA_MAPS.has(k) && isNameMap(x) ? mapValues(x, withoutSlowKeywords) : withoutSlowKeywords(x)]),
-  );
-}
-
-const isNameMap = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
-const mapValues = (x: Record<string, unknown>, f: (v: unknown) => unknown) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, f(v)]));
 
 const invalid = (errorMessage: string) => ({ valid: false as const, data: undefined, errorMessage });
 
@@ -56,7 +29,7 @@ export class BoundedOutputValidator implements jsonSchemaValidator {
 
   getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
     const problem = schemaBoundsProblem(schema);
-    const validator = problem ? undefined : new Validator(withoutSlowKeywords(schema) as Schema, "2020-12", true);
+    const validator = problem ? undefined : new Validator(withoutKeywords(schema, SKIPPED) as Schema, "2020-12", true);
     return (input) => {
       if (!validator) return invalid(`the output schema ${problem}`);
       const checks = Math.min(MAX_VALIDATION_CHECKS, Math.floor(Math.max(0, this.remainingMs()) * CHECKS_PER_MS));

@@ -186,13 +186,14 @@ function checkedCreation(call: FramedCall, instance: string, cfg: Config, a: Cre
   return { frontmatter, instructions: a.instructions, creator: frame.path, by: creator.file, grant };
 }
 
-/** A tool's policy as a worker file writes it: its rules (normalized rules read back the same) and who decides, so neither is lost. */
+/** A tool's policy as a worker file writes it: its rules (normalized rules read back the same), who decides and whether a call may be changed, so none is lost. */
 function asWrittenPolicy(policy: ToolPolicy, who: DeciderPolicy | undefined): unknown {
   if (!who) return policy;
   return {
     ...(typeof policy === "string" ? {} : policy),
     ...(who.ask ? { ask: who.ask } : {}),
     ...(who.allowInitiator ? { allow_initiator: true } : {}),
+    ...(who.editable === false ? { editable: false } : {}),
   };
 }
 
