@@ -178,6 +178,15 @@ describe("GET /runs attr filters", () => {
     );
     expect(op.status).toBe(400);
     expect(await op.text()).toContain("a key may not be __proto__");
+    // Escaped in the JSON text it is the same key once parsed.
+    const escaped = await exports.default.fetch(
+      new Request("https://edgework.test/operations", {
+        method: "POST",
+        headers: { Authorization: "Bearer test-token", "content-type": "application/json" },
+        body: '{"action":"cancel","dry_run":true,"filter":{"status":"queued","attributes":{"\\u005f_proto__":"x"}}}',
+      }),
+    );
+    expect(escaped.status).toBe(400);
     // A name that only looks like a prototype's member is a name like any other.
     expect((await get("/runs?attr.constructor=x")).status).toBe(200);
     for (const value of ["x' OR '1'='1", "%", "_", "日本語", "\u{1F600}"]) {
