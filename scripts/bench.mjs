@@ -519,7 +519,6 @@ A ${full(d.quickMs)} request started while ${d.inFlight} requests of ${full(d.sl
 | mode | added wait, scaled | at full scale |
 |---|---|---|
 | direct (each run's object asks its own model) | ${scaled(d.addedMs)} | ≤ ${full(d.addedMs)} |
-| queue without a claim timeout (as before: the consumer's batch holds it until its slowest request ends) | ${scaled(q.unboundedAddedMs)} | ≤ ${full(q.unboundedAddedMs)} |
 | queue (a hand-off unclaimed for the claim timeout, ${full(q.claimTimeoutMs)}, is asked by the run's object) | ${scaled(q.addedMs)} | ≤ ${full(q.addedMs)} |
 
 A consumer that dies holding a claim (no renewal, no answer): the request is sent again ${scaled(r.resentMs)} after its claim
