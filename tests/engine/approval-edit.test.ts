@@ -160,7 +160,11 @@ describe("the approval page's form of a schema", () => {
 });
 
 describe("what the model is told of a call a person changed", () => {
-  const journal = (decision: unknown) => ({ get: <T>(key: string) => (key === "w/turn:1/tool:1/approval" ? (decision as T) : undefined) });
+  // The gate marks a call it applied a person's edit or answer to; the note reads the decision then.
+  const journal = (decision: unknown) => ({
+    get: <T>(key: string) => (key === "w/turn:1/tool:1/approval" ? (decision as T) : undefined),
+    changedByPerson: (call: string) => decision !== undefined && call === "w/turn:1/tool:1",
+  });
 
   it("an edit names the arguments it ran with and the note; an answer says the tool did not run; else the content as it is", () => {
     const edited = { approved: true, by: "api", args: { body: "b" }, note: "typo" };

@@ -13,7 +13,8 @@ const MAX_SHOWN_ARGS = 4000;
  * decision in the journal: the same on every replay. Code calling tools
  * (`ctx.callTool`) gets the result alone.
  */
-export function withEditNote(journal: Pick<Journal, "get">, callPath: string, content: string): string {
+export function withEditNote(journal: Pick<Journal, "get" | "changedByPerson">, callPath: string, content: string): string {
+  if (!journal.changedByPerson(callPath)) return content;
   const d = journal.get<ApprovalDecision>(approvalKey(callPath));
   if (!d) return content;
   const note = d.note ? ` The approver's note: ${d.note}` : "";

@@ -1,6 +1,6 @@
 import { JournalKeyTaken, messageOf, nondeterministic, RunError, StorageError } from "../errors";
 import { fitsStep, MAX_STEP_BYTES, utf8Bytes } from "./bounds";
-import { EFFECT_METHOD, forEachEffectSlot, keyWriter, parentPath, within, type EffectKind } from "./keys";
+import { decisionCallOf, EFFECT_METHOD, forEachEffectSlot, keyWriter, parentPath, within, type EffectKind } from "./keys";
 import type { JournalStore } from "../types/journal";
 
 /** May throw (e.g. `RunInterrupted`) to stop the run before a new step executes. */
@@ -34,6 +34,8 @@ export class Journal {
   private ordinals?: Map<string, number>;
   /** The kind recorded in each ctx effect slot, by call path and n (made when first asked: `checkSlot`). */
   private slots?: Map<string, EffectKind>;
+  /** The calls a person's decision changed in this activation (edited, or answered in their place): `changedByPerson`. */
+  private changed?: Set<string>;
 
   private constructor(
     private readonly recorded: Map<string, unknown>,
@@ -57,6 +59,31 @@ export class Journal {
 
   get<T>(key: string): T | undefined {
     return this.recorded.get(key) as T | undefined;
+  }
+
+  /**
+   * The approval gate applied a person's edit or answer to `call` (from its recorded decision,
+   * on every replay too): what the model reads of it says so. In memory: a mark, not a step.
+   */
+  noteChangedByPerson(call: string): void {
+    if (this.changedByPerson(call)) return;
+    this.changed!.add(call);
+  }
+
+  /**
+   * Whether a person's decision changed `call`: noted by the gate in this activation, or recorded
+   * before it (a replayed call's result comes from the journal, past the gate). The recorded ones
+   * are read once per activation, when first asked: no tool call pays a key lookup for it.
+   */
+  changedByPerson(call: string): boolean {
+    if (!this.changed) {
+      this.changed = new Set();
+      for (const [k, v] of this.recorded) {
+        const decided = decisionCallOf(k);
+        if (decided !== undefined && changesTheCall(v)) this.changed.add(decided);
+      }
+    }
+    return this.changed.has(call);
   }
 
   /** Whether a step under `key` is executing now (not yet recorded). */
@@ -203,4 +230,11 @@ export class Journal {
         ? err
         : new StorageError(`the journal could not record step ${key}: ${messageOf(err)}`, err instanceof JournalKeyTaken, { cause: err }));
   }
+}
+
+/** A decision that edited the call's arguments or answered in its place (approvals/ask-approval.ts `ApprovalDecision`). */
+function changesTheCall(v: unknown): boolean {
+  if (typeof v !== "object" || v === null) return false;
+  const d = v as { args?: unknown; response?: unknown };
+  return d.args !== undefined || typeof d.response === "string";
 }

@@ -71,6 +71,8 @@ export const resultKey = (call: string) => `${call}/result`;
 export const approvalKey = (call: string) => `${call}/approval`;
 export const notifyKey = (call: string) => `${call}/notify`;
 export const approvalRuleKey = (call: string) => `${call}/approval-rule`;
+/** The call whose decision `key` is (`approvalKey`), else undefined. */
+export const decisionCallOf = (key: string): string | undefined => (key.endsWith("/approval") ? key.slice(0, -"/approval".length) : undefined);
 export const creationKey = (call: string) => `${call}/worker-create`;
 export const effectKey = (call: string, kind: EffectKind, n: number) => `${call}/${kind}:${n}`;
 /** The frame of the worker or function `call` runs (`name` is a validated catalog or created worker name). */

@@ -118,9 +118,12 @@ export class ApprovalGated extends WrapperToolset {
 
   /** Allowed without waiting: never asked before, and a policy known at once allows it. One that throws is not "allow": `gated` asks again, and its error fails the call. */
   private allowed(def: ToolDef, args: unknown, ctx: ToolContext): boolean {
-    if (this.gate.journal.get(approvalRuleKey(ctx.callPath)) !== undefined) return false;
+    const entry = this.gate.policies[def.name];
+    // Only a policy with rules, or a tool's needsApproval, records the rule a call asked under.
+    const ruled = def.needsApproval !== undefined || (entry !== undefined && typeof entry !== "string");
+    if (ruled && this.gate.journal.get(approvalRuleKey(ctx.callPath)) !== undefined) return false;
     try {
-      return policyNow(this.gate.policies[def.name], def, args)?.policy === "allow";
+      return policyNow(entry, def, args)?.policy === "allow";
     } catch {
       return false;
     }
@@ -183,6 +186,7 @@ export class ApprovalGated extends WrapperToolset {
               : undefined,
       });
       // A person's answer is the call's result: the tool never runs (the loop tells the model whose it is).
+      if (typeof decision.response === "string" || decision.args !== undefined) gate.journal.noteChangedByPerson(ctx.callPath);
       if (typeof decision.response === "string") return decision.response;
       if (!decision.approved) throw new ToolError(`the call to ${name} was rejected by ${decision.by}${decision.note ? `: ${decision.note}` : ""}`);
       // Edited: the arguments recorded with the decision, on every replay too — never past a deny rule they match.
