@@ -4,7 +4,7 @@ import { CallView } from "./call-view";
 import { describeTrigger, isoTime } from "./format";
 import { Badge, Page } from "./layout";
 import type { CallDescription } from "../engine/types/toolset";
-import { EditForm, RespondForm } from "./change-call-forms";
+import { EditForm, NoteField, RespondForm } from "./change-call-forms";
 
 /** What will happen, on whose behalf — and two forms that POST. Showing it changes nothing. */
 export function ApprovalPage(props: { run: RunView; approval: ApprovalView; call?: CallDescription; action: string; runLink: string; intent?: string }) {
@@ -30,13 +30,7 @@ export function ApprovalPage(props: { run: RunView; approval: ApprovalView; call
         Call path <code>{a.call_path}</code>. This link expires {isoTime(a.expires_at)}.
       </p>
       <form method="post" action={props.action}>
-        <p>
-          <label>
-            Note (optional, the model sees it)
-            <br />
-            <textarea name="note" maxlength={2000}></textarea>
-          </label>
-        </p>
+        <NoteField />
         <p>
           <label>
             <input type="checkbox" name="remember" value="on" /> Also approve identical calls ({a.tool} with these arguments) for the rest of this run

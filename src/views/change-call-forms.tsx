@@ -134,7 +134,8 @@ export function RespondForm(props: { action: string; open: boolean }) {
   );
 }
 
-const NoteField = () => (
+/** The decision forms' note to the model (the approval page's and these). */
+export const NoteField = () => (
   <p>
     <label>
       Note (optional, the model sees it)
