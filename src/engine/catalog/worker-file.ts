@@ -56,8 +56,8 @@ export const deciderPolicySchema = z.strictObject({
     .max(MAX_DECIDERS)
     .optional()
     .describe(`who may decide: addresses, *@domain, or ${API_DECIDER} (the API token); at most ${MAX_DECIDERS}`),
-  allow_initiator: z.boolean().optional().describe("the person who started the run may decide its calls too (default false)"),
-  editable: z.boolean().optional().describe("false: approve or reject the call as asked, no edit of its arguments and no answer in its place (default true)"),
+  allow_initiator: z.boolean().optional(),
+  editable: z.boolean().optional(),
 });
 
 /** Mime types (`image/png`) or globs of them (`image/*`); matched without a regex. */
@@ -74,26 +74,20 @@ export const attachmentsSchema = z.strictObject({
 });
 
 export const frontmatterSchema = z.strictObject({
-  name: z
-    .string()
-    .regex(TOOL_NAME, "must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)")
-    .describe("unique; the tool name when other workers call this one"),
-  description: z.string().min(1).optional().describe("the tool description other workers' models see"),
-  model: z.string().regex(MODEL_NAME, 'must be "provider:model", e.g. openai:gpt-4.1-mini').optional().describe("else the caller's model, else DEFAULT_MODEL"),
-  compatible_models: z
-    .array(z.string().min(1).max(MAX_GLOB_LENGTH))
-    .min(1)
-    .optional()
-    .describe("instead of model: inherit, but only these (case-insensitive globs)"),
-  input: jsonSchema.optional().describe("JSON Schema of the arguments (type: object); default {input: string}"),
-  output: jsonSchema.optional().describe("JSON Schema the final answer must match"),
-  max_turns: z.number().int().min(1).max(200).optional().describe("default 20"),
+  name: z.string().regex(TOOL_NAME, "must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)"),
+  description: z.string().min(1).optional(),
+  model: z.string().regex(MODEL_NAME, 'must be "provider:model", e.g. openai:gpt-4.1-mini').optional(),
+  compatible_models: z.array(z.string().min(1).max(MAX_GLOB_LENGTH)).min(1).optional(),
+  input: jsonSchema.optional(),
+  output: jsonSchema.optional(),
+  max_turns: z.number().int().min(1).max(200).optional(),
   // Entries are checked one by one in readWorkerFile: a union here would report
   // "Invalid input" instead of the field that is wrong.
+  // Field descriptions are the editor schema's (worker-schema.ts), kept out of the deployed bundle.
   toolsets: z.record(z.string().regex(TOOL_NAME, "instance names follow the tool-name rule"), z.unknown()).optional(),
   approval: approvalSettings.optional(),
-  budget: budgetSchema.optional().describe("default run budget; a run request's fields win"),
-  attachments: attachmentsSchema.optional().describe("accept files with each call; callers get an attachments parameter"),
+  budget: budgetSchema.optional(),
+  attachments: attachmentsSchema.optional(),
 });
 
 const workerList = z.array(z.string().min(1));

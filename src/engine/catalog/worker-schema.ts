@@ -16,6 +16,10 @@ const condition = z
 const when = z.union([condition, z.array(condition)]);
 /** A tool's mapping in `approval:`: rules on the arguments (approvals/arg-rules.ts checks them) and who decides. */
 const toolPolicy = deciderPolicySchema.extend({
+  allow_initiator: deciderPolicySchema.shape.allow_initiator.describe("the person who started the run may decide its calls too (default false)"),
+  editable: deciderPolicySchema.shape.editable.describe(
+    "false: approve or reject the call as asked, no edit of its arguments and no answer in its place (default true)",
+  ),
   ask_when: when.optional().describe("ask when the arguments match (one condition, or a list: any)"),
   deny_when: when.optional().describe("deny when the arguments match; checked before ask_when"),
   otherwise: policy.optional().describe("allow | ask | deny for calls no rule matches (required with rules)"),
@@ -47,7 +51,20 @@ export function workerFileJsonSchema(kinds: ToolsetRegistry): JSONSchema {
     })
     .catchall(z.union([policy, toolPolicy]))
     .describe("exposed tool name → allow | ask | deny, or {ask_when, deny_when, otherwise, ask: [who may decide], allow_initiator, editable}");
-  const schema = frontmatterSchema.extend({ toolsets: toolsets.optional(), approval: approval.optional() });
+  const f = frontmatterSchema.shape;
+  // What each field means, for editors (kept here: the deployed bundle parses worker files without it).
+  const described = {
+    name: f.name.describe("unique; the tool name when other workers call this one"),
+    description: f.description.describe("the tool description other workers' models see"),
+    model: f.model.describe("else the caller's model, else DEFAULT_MODEL"),
+    compatible_models: f.compatible_models.describe("instead of model: inherit, but only these (case-insensitive globs)"),
+    input: f.input.describe("JSON Schema of the arguments (type: object); default {input: string}"),
+    output: f.output.describe("JSON Schema the final answer must match"),
+    max_turns: f.max_turns.describe("default 20"),
+    budget: f.budget.describe("default run budget; a run request's fields win"),
+    attachments: f.attachments.describe("accept files with each call; callers get an attachments parameter"),
+  };
+  const schema = frontmatterSchema.extend({ ...described, toolsets: toolsets.optional(), approval: approval.optional() });
   return {
     title: "edgework worker file frontmatter",
     ...(z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JSONSchema),
