@@ -36,8 +36,13 @@ export async function bulkCancel({ runs = 1000, others = 100, restartAfter = 300
   const workerDirs = ["workers", "tests/fixtures/workers"];
   let app = await startLocalApp({ workerDirs, vars });
   const headers = { authorization: "Bearer bulk-token", "content-type": "application/json" };
-  const api = async (path, init = {}) => {
-    const res = await fetch(`${app.url}${path}`, { ...init, headers });
+  const api = async (path, init = {}, extra = {}) => {
+    let res = await fetch(`${app.url}${path}`, { ...init, headers: { ...headers, ...extra } });
+    // wrangler dev restarts its Worker when its build reruns; a start carries an Idempotency-Key, so it is sent again safely.
+    for (let i = 0; i < 3 && res.status === 503 && extra["idempotency-key"]; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      res = await fetch(`${app.url}${path}`, { ...init, headers: { ...headers, ...extra } });
+    }
     if (!res.ok) throw new Error(`${init.method ?? "GET"} ${path}: ${res.status} ${await res.text()}`);
     return res.json();
   };
@@ -49,8 +54,9 @@ export async function bulkCancel({ runs = 1000, others = 100, restartAfter = 300
       let next = 0;
       const worker = async () => {
         while (next < n) {
-          next++;
-          ids.push((await api("/runs", { method: "POST", body: JSON.stringify({ worker: "bench-sleeper", input: "nap", attributes: { batch } }) })).id);
+          const key = `bulk-${batch}-${next++}`;
+          const body = JSON.stringify({ worker: "bench-sleeper", input: "nap", attributes: { batch } });
+          ids.push((await api("/runs", { method: "POST", body }, { "idempotency-key": key })).id);
         }
       };
       await Promise.all(Array.from({ length: concurrency }, worker));
