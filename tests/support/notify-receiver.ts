@@ -1,3 +1,4 @@
+import { listenOnLoopback } from "./loopback-server";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -48,13 +49,5 @@ export async function startNotifyReceiver(): Promise<{ port: number; close: () =
     res.writeHead(Number(answer));
     res.end("answered by the test receiver");
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(server);
 }

@@ -1,5 +1,5 @@
+import { listenOnLoopback } from "./loopback-server";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 
 /**
  * An OTLP/HTTP receiver on 127.0.0.1 for the tracing tests: what a collector would
@@ -36,13 +36,5 @@ export async function startOtlpReceiver(): Promise<{ port: number; close: () => 
     res.writeHead(404);
     res.end();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(server);
 }
