@@ -12,6 +12,7 @@ import { liveTextCases, liveTextSection } from "../bench/live-text-cost.mjs";
 import { PRICES as UNIT_PRICES, priceRun, RENEW_EVERY_SECONDS } from "../bench/pricing.mjs";
 import { importTs, root } from "../cli/import-ts.mjs";
 import { totalUpload } from "./wrangler-upload.mjs";
+import { BUNDLE_BUDGET_KIB } from "./bundle-budget.mjs";
 
 process.chdir(root);
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
@@ -217,7 +218,7 @@ const rows = [
     "MODEL_DISPATCH=queue: latency added per model request, p50 (alarm → first request / a whole tool turn)",
     `+${fmt(addedP50("toFirstRequest"), 1)} ms / +${fmt(addedP50("toolTurn"), 1)} ms (goal ≤ 100 ms)`,
   ],
-  ["bundle: wrangler's Total Upload raw / gzip (goal ≤ 250 KiB gzip)", `${fmt(bundle.rawKiB, 0)} KiB / ${fmt(bundle.gzipKiB, 0)} KiB`],
+  ["bundle: wrangler's Total Upload raw / gzip (goal ≤ ${BUNDLE_BUDGET_KIB} KiB gzip, scripts/bundle-budget.mjs)", `${fmt(bundle.rawKiB, 0)} KiB / ${fmt(bundle.gzipKiB, 0)} KiB`],
   ["startup: module evaluation / first request (catalog load)", `${fmt(startup.evalMs, 1)} ms / ${fmt(startup.firstRequestMs, 1)} ms`],
   [
     "YAML parsed at build time: what runtime YAML would add (bundle gzip; evaluation + catalog parse)",
@@ -321,7 +322,7 @@ Rows read grow as steps + ${results.resume[0].rowsRead - results.resume[0].steps
 
 ## 4. Bundle and startup
 
-\`wrangler deploy --dry-run --outdir\`, the whole upload as wrangler reports it (\`Total Upload\`): **${fmt(bundle.rawKiB, 0)} KiB raw, ${fmt(bundle.gzipKiB, 0)} KiB gzip** (goal ≤ 250 KiB gzip; the platform allows 3 MB on Free, 10 MB on Paid, compressed). The app is built as a scaffolded project builds it: no \`[alias]\`. Largest parts (minified bytes in the bundle):
+\`wrangler deploy --dry-run --outdir\`, the whole upload as wrangler reports it (\`Total Upload\`): **${fmt(bundle.rawKiB, 0)} KiB raw, ${fmt(bundle.gzipKiB, 0)} KiB gzip** (goal ≤ ${BUNDLE_BUDGET_KIB} KiB gzip, scripts/bundle-budget.mjs; the platform allows 3 MB on Free, 10 MB on Paid, compressed). The app is built as a scaffolded project builds it: no \`[alias]\`. Largest parts (minified bytes in the bundle):
 
 | part | KiB |
 |---|---|

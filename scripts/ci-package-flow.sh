@@ -46,7 +46,8 @@ install() {
 in_project() { (cd "$project" && "$@"); }
 demo() { cp "$repo/scripts/package-flow/demo-approved.mjs" "$project/" && in_project node demo-approved.mjs; }
 # Then its start-up, for the record (module evaluation and first request, one fresh process: bench/startup-probe.mjs).
-bundle() { node "$repo/scripts/package-flow/bundle-size.mjs" "$project" 250 && echo "startup: $(node "$repo/bench/startup-probe.mjs" "$project/dist/index.js")"; }
+budget=$(node --input-type=module -e "import { BUNDLE_BUDGET_KIB } from \"$repo/scripts/bundle-budget.mjs\"; console.log(BUNDLE_BUDGET_KIB)")
+bundle() { node "$repo/scripts/package-flow/bundle-size.mjs" "$project" "$budget" && echo "startup: $(node "$repo/bench/startup-probe.mjs" "$project/dist/index.js")"; }
 # What a user copies patches nothing inside edgework's dependencies: no [alias] table.
 no_alias() { if grep -nE '^\s*\[alias\]' "$project/wrangler.toml"; then echo "the scaffolded wrangler.toml has an [alias] table"; return 1; fi; }
 # The scaffolded project's first-deploy check: it lists what is missing (exit code 1) and names PUBLIC_URL among it.
@@ -60,5 +61,5 @@ step "the project's npm run typecheck" in_project npm run typecheck
 step "the project's demo, approved through edgework/client" demo
 step "the project's wrangler.toml has no [alias]" no_alias
 step "the project's npx edgework doctor lists what a first deploy lacks" doctor
-step "the project's bundle (wrangler's Total Upload) within 250 KiB gzip" bundle
+step "the project's bundle (wrangler's Total Upload) within the budget (scripts/bundle-budget.mjs)" bundle
 finish

@@ -5,7 +5,7 @@ import type { SpanValue, TraceSpan } from "../engine/trace/span";
  * Spans as OTLP/HTTP JSON (opentelemetry-proto's `ExportTraceServiceRequest` in its
  * JSON mapping: ids in hex, 64-bit integers and nanosecond times as strings). Written
  * out here rather than through @opentelemetry/* (its SDK and exporters would take most
- * of what is left of the bundle's 250 KiB gzip; the wire format is small and stable).
+ * of what is left of the bundle budget; the wire format is small and stable).
  *
  * Ids come from the run, never from a counter: the trace id is the first 16 bytes of
  * SHA-256 of the run id, a span id the first 8 of SHA-256 of run id and journal path.
