@@ -33,6 +33,9 @@
  */
 
 import type { DeciderPolicy } from "./types/deciders";
+import type { ToolFailure } from "./types/retry";
+
+export type { ToolFailure };
 import type { JSONSchema } from "./types/json-schema";
 
 /** One problem in one worker file: `file: field: reason`. */
@@ -55,11 +58,13 @@ export class CatalogError extends Error {
   }
 }
 
-/** A failure the calling model should see as the tool's result, so it can adapt. */
+/** A failure the calling model should see as the tool's result, so it can adapt. `failure`: what kind, for a retry policy. */
 export class ToolError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
+  readonly failure?: ToolFailure;
+  constructor(message: string, options?: ErrorOptions & { failure?: ToolFailure }) {
     super(message, options);
     this.name = "ToolError";
+    if (options?.failure) this.failure = options.failure;
   }
 }
 

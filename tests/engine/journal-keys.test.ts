@@ -4,10 +4,13 @@ import { journalUsage } from "../../src/engine/journal/run-usage";
 import {
   approvalKey,
   approvalRuleKey,
+  attemptKey,
   budgetPath,
   creationKey,
   effectKey,
+  forEachEffectSlot,
   gatedStep,
+  keyWriter,
   MAX_STEP_NAME,
   messageKey,
   MODEL_STEP_LIKE,
@@ -16,6 +19,7 @@ import {
   parseKey,
   resultKey,
   stepKey,
+  stepKind,
   toolCallKeys,
   toolsKey,
   waitEndOf,
@@ -48,6 +52,21 @@ describe("journal keys", () => {
     expect(parseKey(approvalKey(budgetPath(model)))).toEqual({ kind: "budget_approval", call: budgetPath(model), modelStep: model });
     const ask = effectKey(call, "ask", 1);
     expect(parseKey(approvalKey(budgetPath(ask)))).toMatchObject({ kind: "budget_approval", modelStep: ask });
+  });
+
+  it("a retried call's failed try is `attempt:<n>` under the call (n ≥ 1), written by the engine, gating nothing", () => {
+    expect(parseKey(attemptKey(call, 2))).toEqual({ kind: "attempt", call, n: 2 });
+    expect(parseKey(`${attemptKey(call, 1)}/result`)).toEqual({ kind: "result", call: attemptKey(call, 1) });
+    for (const bad of [`${call}/attempt:0`, `${call}/attempt:`, `${call}/attempt:1x`, `${call}/attempt:-1`])
+      expect(parseKey(bad), bad).toEqual({ kind: "other" });
+    expect(stepKind(attemptKey(call, 1))).toBe("attempt");
+    expect(keyWriter(attemptKey(call, 1))).toBe("engine");
+    expect(gatedStep(attemptKey(call, 1))).toBeUndefined();
+    expect(waitEndOf(attemptKey(call, 1))).toBeUndefined();
+    // Not a ctx effect slot: a tool's own effects keep their numbers.
+    const slots: string[] = [];
+    forEachEffectSlot(attemptKey(call, 3), (c, n, kind) => slots.push(`${c} ${n} ${kind}`));
+    expect(slots).toEqual([]);
   });
 
   it("a conversation's message is a step of the root alone; one under a deeper call, or without a number, is no key", () => {

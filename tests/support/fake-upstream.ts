@@ -11,7 +11,9 @@ import type { AddressInfo } from "node:net";
  * - `/<id>/huge` streams 128 MiB, `/<id>/endless` never ends; both log the bytes
  *   sent and whether the client hung up before the end;
  * - `/<id>/stall` sends headers and one chunk, then nothing, until the client hangs up;
- * - `/<id>/slow/<ms>` answers its path after `ms` (headers included: a slow upstream).
+ * - `/<id>/slow/<ms>` answers its path after `ms` (headers included: a slow upstream);
+ * - `/<id>/flaky/<n>?status=503[&retry_after=<text>]` answers `status` (with that Retry-After)
+ *   to the test's first n requests, then as `echo` does (a transient failure, for retries).
  * The log also counts the test's requests waiting for their response headers: at most
  * how many at once (`maxWaiting`), and the order of arrivals and answers (`order`).
  */
@@ -89,6 +91,11 @@ export async function startFakeUpstream(): Promise<{ ports: [number, number]; cl
       const log: Stream = { sent: 0, finished: false, closedEarly: false };
       streams.set(id, [...(streams.get(id) ?? []), log]);
       return stream(res, route === "huge" ? HUGE : undefined, log);
+    }
+    if (route === "flaky") {
+      if (requests.get(id)!.length > Number(arg)) return json(200, seen);
+      const retryAfter = url.searchParams.get("retry_after");
+      return json(Number(url.searchParams.get("status") ?? 503), { error: "try again" }, retryAfter === null ? {} : { "retry-after": retryAfter });
     }
     if (route === "slow") {
       await new Promise((r) => setTimeout(r, Number(arg)));

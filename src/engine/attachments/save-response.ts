@@ -19,7 +19,7 @@ export async function saveResponse(res: GuardedResponse, to: FileLocation, maxDo
   const base = { status: res.status, content_type: res.headers.get("content-type"), final_url: res.finalUrl };
   if (!res.ok) {
     await res.body?.cancel();
-    throw new ToolError(`nothing saved to ${to.path}: the server answered ${res.status}`);
+    throw new ToolError(`nothing saved to ${to.path}: the server answered ${res.status}`, { failure: { reason: "status", status: res.status } });
   }
   const cap = Math.min(maxDownloadBytes, to.maxFileBytes);
   const body = await readBodyCapped(res, cap);

@@ -9,7 +9,8 @@ import { BUILT_IN_PROVIDERS } from "../model/providers";
 import { issuesToErrors, readWorkerFile, TOOL_NAME, type WorkerFileReading } from "./worker-file";
 import { ruleSchemaProblems } from "../approvals/rule-schema";
 import type { JSONSchema } from "../types/json-schema";
-import type { ToolsetRegistry } from "../types/kind";
+import type { ToolsetKind, ToolsetRegistry } from "../types/kind";
+import type { RetryConfig } from "../toolsets/retry-config";
 import type { ToolDef } from "../types/toolset";
 import type { CodeFunction, WorkerSpec } from "../types/worker";
 import type { Catalog } from "../types/catalog";
@@ -146,6 +147,7 @@ export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry, providers: re
     if (kind.framed && inst.scope && inst.scope !== "call") {
       problems.push(new WorkerFileError(s.file, `toolsets.${name}.scope`, `kind "${kind.kind}" acts for one call of this worker; leave scope out`));
     }
+    if (inst.retry) problems.push(...retryProblems(s.file, name, kind, inst.retry));
     const parsed = kind.config.safeParse(inst.config);
     if (parsed.success) inst.config = parsed.data as Record<string, unknown>;
     else problems.push(...issuesToErrors(s.file, parsed.error, `toolsets.${name}`));
@@ -154,6 +156,17 @@ export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry, providers: re
     }
   }
   return problems;
+}
+
+/** `retry:` on a kind it can wrap, naming in `tools:` only tools the kind has (a dynamic kind's are known at run time only). */
+function retryProblems(file: string, name: string, kind: ToolsetKind, retry: RetryConfig): WorkerFileError[] {
+  const field = `toolsets.${name}.retry`;
+  if (kind.framed) return [new WorkerFileError(file, field, `kind "${kind.kind}" runs workers: retry their toolsets instead`)];
+  if (kind.dynamic) return [];
+  const known = new Set(kind.definitions.map((d) => d.name));
+  return Object.keys(retry.tools ?? {})
+    .filter((tool) => !known.has(tool))
+    .map((tool) => new WorkerFileError(file, `${field}.tools.${tool}`, `kind "${kind.kind}" has no tool "${tool}"; it has: ${[...known].join(", ")}`));
 }
 
 /** `workers:` names and globs → worker names; `complete` when every one resolved. */

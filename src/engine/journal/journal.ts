@@ -150,6 +150,15 @@ export class Journal {
   }
 
   /**
+   * The host's check before an effect that `step` does not run (a retry's next attempt,
+   * inside its call's step): a cancel, a checkpoint or a test fault stops the activation there.
+   */
+  async beforeEffect(key: string): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (this.beforeStep) await this.beforeStep(key, this);
+  }
+
+  /**
    * Resolves once no step is executing but `key` and the steps it runs inside (a
    * worker call's `<path>/result` while its nested steps run): for a fault injected
    * "between steps" that must not cut a parallel step's effect from its record.

@@ -16,6 +16,8 @@ import { sha256Hex } from "../run/idempotency-key";
  *   <call>/step:<name>                    ctx.step(name), the name encoded (below)
  *   <call>/step-error:<name>              its function's error, when it threw (the step's outcome then)
  *   <call>/result | /approval | /notify | /worker-create
+ *   <call>/attempt:<n>                    the n-th try of a call with a retry policy, failed: its error and when
+ *                                         the next was due (the call's outcome is still its /result, once)
  *   <call>/approval-rule                  the approval rule a call asked under (rules on its arguments, a
  *                                         tool's needsApproval), recorded before it asks: a replay asks again
  *   <model step>/budget/approval | /notify    continuing past the budget, asked before that request
@@ -74,6 +76,8 @@ export const approvalRuleKey = (call: string) => `${call}/approval-rule`;
 /** The call whose decision `key` is (`approvalKey`), else undefined. */
 export const decisionCallOf = (key: string): string | undefined => (key.endsWith("/approval") ? key.slice(0, -"/approval".length) : undefined);
 export const creationKey = (call: string) => `${call}/worker-create`;
+/** The failed `n`-th try of `call` (toolsets/wrappers/retrying.ts); n ≥ 1. */
+export const attemptKey = (call: string, n: number) => `${call}/attempt:${n}`;
 export const effectKey = (call: string, kind: EffectKind, n: number) => `${call}/${kind}:${n}`;
 /** The frame of the worker or function `call` runs (`name` is a validated catalog or created worker name). */
 export const calleePath = (call: string, name: string) => `${call}/${name}`;
@@ -149,6 +153,7 @@ export type ParsedKey =
   /** `failed`: the error its function threw (`step-error:<name>`). */
   | { kind: "step"; call: string; name: string; failed?: true }
   | { kind: "effect"; call: string; effect: string; n: number }
+  | { kind: "attempt"; call: string; n: number }
   | { kind: "tools"; frame: string; instance: string }
   /** `frame`: the run's root worker. */
   | { kind: "message"; frame: string; n: number }
@@ -188,6 +193,7 @@ export function parseKey(key: string): ParsedKey {
   if (word === "step-error") return { kind: "step", call: parent, name: last.slice(colon + 1), failed: true };
   if (word === "tools") return { kind: "tools", frame: parent, instance: last.slice(colon + 1) };
   const n = counter(last, word);
+  if (word === "attempt") return n === undefined || n < 1 ? OTHER : { kind: "attempt", call: parent, n };
   // Only directly under the root (one segment): no deeper frame has a conversation.
   if (word === "message") return n === undefined || parent.includes(SEP) ? OTHER : { kind: "message", frame: parent, n };
   return n === undefined || !EFFECTS.has(word) ? OTHER : { kind: "effect", call: parent, effect: word, n };

@@ -1,5 +1,5 @@
 import type * as z from "zod";
-import { ToolError } from "../errors";
+import { ToolError, type ToolFailure } from "../errors";
 import { boundContext, SignalBoundary } from "../run/signal-boundary";
 import { describeIssues, toolParameters } from "../json-schema";
 import type { ToolContext } from "../types/context";
@@ -29,6 +29,8 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, S = any> {
   ruleArgs?(args: z.output<I>): unknown;
   /** How a person reads a call (approval pages, the inbox); the raw arguments stay shown beside it. */
   describe?(args: z.output<I>): CallDescription;
+  /** A result of `run` that reports a failure a retry policy may retry (an HTTP 503); undefined for a success. */
+  failure?(result: unknown): ToolFailure | undefined;
   run(args: z.output<I>, ctx: ToolContext, self: S): unknown;
 }
 
@@ -60,6 +62,7 @@ export function defineToolset<C extends z.ZodType, S>(def: ToolsetKindDef<C, S>)
       approval: typeof approval === "function" ? (args) => approval(args) : () => approval,
       ...onParsedInput(spec.input, spec),
       ...(spec.describe ? { describe: describeValid(spec) } : {}),
+      ...(spec.failure ? { failure: spec.failure } : {}),
     };
   });
   return {

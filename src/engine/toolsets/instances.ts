@@ -8,6 +8,7 @@ import { readOnly } from "./wrappers/filtered";
 import { journaled } from "./wrappers/journaled";
 import { journaledTools } from "./wrappers/journaled-tools";
 import { prefixed } from "./wrappers/prefixed";
+import { retrying } from "./wrappers/retrying";
 import { showsCreated } from "./wrappers/shows-created";
 import { redacted, redactError } from "./wrappers/redacted";
 import { redactor } from "./redactor";
@@ -26,16 +27,18 @@ import type { Journal } from "../journal/journal";
 import type { CreatedWorkers } from "../run/created-workers";
 import type { Catalog } from "../types/catalog";
 import type { Callables } from "../types/callable";
-import type { GlobalToolsets, Logger } from "../types/ports";
+import type { Clock, GlobalToolsets, Logger } from "../types/ports";
 import { ConnectionSlots, type Connections } from "../net/connection-slots";
 
 /**
  * What building a call's toolset uses of its run (run/executor.ts hands it the run's
  * services, the same object for every call). Most of the run, because a call's toolset is where the run's
  * instances, secrets, approval gate, journal and created workers meet; not the model,
- * budget, usage or clock.
+ * budget or usage.
  */
 export interface ToolsetServices extends AttachmentSources {
+  /** When a retried call's next try is due (wrappers/retrying.ts). */
+  readonly clock: Clock;
   readonly catalog: Catalog;
   /** What `toolsets.workers` and created workers resolve to. */
   readonly callables: Callables;
@@ -113,7 +116,7 @@ function configHash(config: InstanceSpec["config"]): string {
 /**
  * Builds the toolset one worker call sees: each instance from the cache its scope
  * names (fresh per call, the run's, or the global one), then
- * redaction → readonly → prefix → combined with worker tools → approval gate → journal.
+ * redaction → retry (if configured) → readonly → prefix → combined with worker tools → approval gate → journal.
  * The loop never branches on scope; it gets a toolset and a `close`.
  */
 export async function buildCallToolset(run: ToolsetServices, frame: CallFrame): Promise<CallToolset> {
@@ -137,6 +140,7 @@ export async function buildCallToolset(run: ToolsetServices, frame: CallFrame): 
         throw redactError(err, redactor(secrets));
       });
       if (kind.dynamic) ts = journaledTools(ts, run.journal, toolsKey(frame.path, name));
+      if (spec.retry) ts = retrying(ts, spec.retry, run.journal, run.clock);
       if (spec.readonly) ts = readOnly(ts);
       members.push([`instance "${name}" (${kind.kind})`, name === kind.kind ? ts : prefixed(ts, name)]);
     }

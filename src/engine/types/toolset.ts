@@ -1,3 +1,4 @@
+import type { ToolFailure } from "./retry";
 import type { ToolContext } from "./context";
 import type { JSONSchema } from "./json-schema";
 
@@ -35,6 +36,8 @@ export interface ToolDef {
   ruleArgs?(args: unknown): unknown;
   /** The call as a person reads it (approval pages, the inbox); undefined when the arguments are not valid. */
   describe?(args: unknown): CallDescription | undefined;
+  /** A result that reports a failure (http's status 503) as a retry policy reads it; undefined for a success. */
+  failure?(result: unknown): ToolFailure | undefined;
 }
 
 /** `POST api.github.com/repos/o/r/issues/42/comments`, and the body pretty-printed. */

@@ -6,13 +6,16 @@ import type { JSONSchema } from "./json-schema";
 import type { Scope } from "./state";
 import type { ToolPolicy } from "./arg-rules";
 import type { ApprovalCheck } from "./toolset";
+import type { RetryConfig } from "./retry";
 
 /** One toolset instance of a worker file: `{use: <kind>, scope?, readonly?, ...kind config}`. */
 export interface InstanceSpec {
   use: string;
   scope?: Scope;
   readonly?: boolean;
-  /** Kind config (everything but use/scope/readonly), validated by the kind's schema. */
+  /** How its tools' transient failures are tried again (toolsets/retry-config.ts); absent: never. */
+  retry?: RetryConfig;
+  /** Kind config (everything but use/scope/readonly/retry), validated by the kind's schema. */
   config: Record<string, unknown>;
 }
 

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { propagates, ToolError } from "../../errors";
+import { propagates, ToolError, type ToolFailure } from "../../errors";
 import { allowEntryProblem, allowList } from "../../net/allow-list";
 import { ConnectionWaitError, whenConnected, type Connections } from "../../net/connection-slots";
 import { guardedFetch, type GuardedResponse, type OutboundPolicy } from "../../net/guarded-fetch";
@@ -76,6 +76,17 @@ function describeRequest(args: { url: string; method: string; headers?: Record<s
   return { summary: `${method} ${url.host}${url.pathname}${url.search}${saved}`, ...(parts.length ? { details: parts.join("\n\n") } : {}) };
 }
 
+/**
+ * A response's status as a retry policy reads it: 429 and 5xx are failures it may
+ * retry, with the delay a Retry-After of whole seconds asks for (an HTTP date, or
+ * anything else, is ignored: the policy's backoff applies). Bounded by the policy.
+ */
+export function statusFailure(status: number, retryAfter?: string | null): ToolFailure | undefined {
+  if (status !== 429 && (status < 500 || status > 599)) return undefined;
+  const seconds = retryAfter && /^\d{1,6}$/.test(retryAfter.trim()) ? Number(retryAfter.trim()) : undefined;
+  return { reason: "status", status, ...(seconds === undefined ? {} : { retryAfterMs: seconds * 1000 }) };
+}
+
 type Self = z.output<typeof config> & { policy: OutboundPolicy; connections: Connections };
 
 /** `fetch` confined to an allow-list of hosts and ports on every hop; responses read up to a cap, with a flag saying so. */
@@ -108,6 +119,10 @@ export const http = defineToolset({
       // A rule on `method` sees what the server acts on: `GET` with `X-HTTP-Method-Override: DELETE` is a DELETE.
       ruleArgs: (args) => ({ ...args, method: effectiveMethod(args) }),
       describe: describeRequest,
+      failure: (r) => {
+        const res = r as { status?: unknown; retry_after?: unknown } | null;
+        return typeof res?.status === "number" ? statusFailure(res.status, typeof res.retry_after === "string" ? res.retry_after : undefined) : undefined;
+      },
       async run(args, ctx, self: Self) {
         const url = new URL(args.url);
         const headers = new Headers(args.headers);
@@ -128,12 +143,15 @@ export const http = defineToolset({
             if (target) return await saveResponse(res, target, self.max_download_bytes);
             // A cap in bytes is a cap in characters too: no character is shorter than a byte.
             const read = await readBodyCapped(res, self.max_response_chars);
+            // When to ask again, as the server said (429, 503): bounded, it is upstream text.
+            const retryAfter = statusFailure(res.status) && res.headers.get("retry-after")?.slice(0, 64);
             return {
               status: res.status,
               content_type: res.headers.get("content-type"),
               final_url: res.finalUrl,
               body: cappedText(read),
               truncated: read.truncated,
+              ...(retryAfter ? { retry_after: retryAfter } : {}),
             };
           });
         } catch (err) {
@@ -143,6 +161,7 @@ export const http = defineToolset({
           const timedOut = err instanceof Error && (err.name === "TimeoutError" || err.name === "AbortError");
           throw new ToolError(timedOut ? `request to ${url.host} timed out after ${self.timeout_ms} ms` : `request to ${url.host} failed: ${String(err)}`, {
             cause: err,
+            ...(timedOut ? { failure: { reason: "timeout" as const } } : {}),
           });
         }
       },

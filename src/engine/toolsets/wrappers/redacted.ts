@@ -22,7 +22,8 @@ function redactDeep(value: unknown, redact: (text: string) => string): unknown {
 export function redactError(err: unknown, redact: (text: string) => string): unknown {
   if (err instanceof RunError) return new RunError(err.code, redact(err.message), err.fatal);
   if (propagates(err)) return err;
-  return new ToolError(redact(messageOf(err)));
+  // What kind of failure it was holds no secret: a retry policy still reads it.
+  return new ToolError(redact(messageOf(err)), err instanceof ToolError && err.failure ? { failure: err.failure } : undefined);
 }
 
 /**
