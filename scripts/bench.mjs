@@ -218,7 +218,10 @@ const rows = [
     "MODEL_DISPATCH=queue: latency added per model request, p50 (alarm → first request / a whole tool turn)",
     `+${fmt(addedP50("toFirstRequest"), 1)} ms / +${fmt(addedP50("toolTurn"), 1)} ms (goal ≤ 100 ms)`,
   ],
-  ["bundle: wrangler's Total Upload raw / gzip (goal ≤ ${BUNDLE_BUDGET_KIB} KiB gzip, scripts/bundle-budget.mjs)", `${fmt(bundle.rawKiB, 0)} KiB / ${fmt(bundle.gzipKiB, 0)} KiB`],
+  [
+    `bundle: wrangler's Total Upload raw / gzip (goal ≤ ${BUNDLE_BUDGET_KIB} KiB gzip, scripts/bundle-budget.mjs)`,
+    `${fmt(bundle.rawKiB, 0)} KiB / ${fmt(bundle.gzipKiB, 0)} KiB`,
+  ],
   ["startup: module evaluation / first request (catalog load)", `${fmt(startup.evalMs, 1)} ms / ${fmt(startup.firstRequestMs, 1)} ms`],
   [
     "YAML parsed at build time: what runtime YAML would add (bundle gzip; evaluation + catalog parse)",
