@@ -88,6 +88,16 @@ export const toolNode = z.object({
   edited: z.object({ args: z.unknown(), by: decider.nullable() }).optional(),
   /** Set when a person answered in place of the call (it never ran): the result is theirs. */
   answeredBy: z.object({ by: decider.nullable() }).optional(),
+  /** What undoes the call's effect when the run fails (`compensate:`), and whether it was made. */
+  undo: z
+    .object({
+      tool: z.string(),
+      args: z.unknown().optional(),
+      status: z.enum(["ok", "error", "not_made", "skipped"]),
+      result: z.string().optional(),
+      error: z.string().optional(),
+    })
+    .optional(),
   attachments: z.array(attachmentRecord).optional(),
   get calls(): z.ZodArray<typeof callNode> {
     return z.array(callNode);

@@ -36,6 +36,13 @@ function CallTree(props: { call: CallNode }) {
               {t.answeredBy ? <div class="edited">not run: answered by a person{t.answeredBy.by ? ` (${personOf(t.answeredBy.by)})` : ""}</div> : null}
               {t.attachments?.length ? <AttachmentList attachments={t.attachments} /> : null}
               {t.error ? <pre>{t.error}</pre> : t.result ? <ResultView text={t.result} /> : null}
+              {t.undo && t.undo.status !== "not_made" ? (
+                <div class="edited">
+                  {t.undo.status === "ok" ? "undone" : "not undone"} by <code>{t.undo.tool}</code> (the run failed)
+                  <pre>{prettyArgs(t.undo.args ?? {}, 600)}</pre>
+                  {t.undo.error ? <pre>{t.undo.error}</pre> : t.undo.result ? <ResultView text={t.undo.result} /> : null}
+                </div>
+              ) : null}
               {t.calls.length ? (
                 <ul class="tree">
                   {t.calls.map((c) => (

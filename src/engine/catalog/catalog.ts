@@ -11,6 +11,7 @@ import { ruleSchemaProblems } from "../approvals/rule-schema";
 import type { JSONSchema } from "../types/json-schema";
 import type { ToolsetKind, ToolsetRegistry } from "../types/kind";
 import type { RetryConfig } from "../toolsets/retry-config";
+import type { CompensateConfig } from "../types/compensate";
 import type { ToolDef } from "../types/toolset";
 import type { CodeFunction, WorkerSpec } from "../types/worker";
 import type { Catalog } from "../types/catalog";
@@ -148,6 +149,7 @@ export function checkWorker(s: WorkerSpec, kinds: ToolsetRegistry, providers: re
       problems.push(new WorkerFileError(s.file, `toolsets.${name}.scope`, `kind "${kind.kind}" acts for one call of this worker; leave scope out`));
     }
     if (inst.retry) problems.push(...retryProblems(s.file, name, kind, inst.retry));
+    if (inst.compensate) problems.push(...compensateProblems(s.file, name, kind, inst.compensate));
     const parsed = kind.config.safeParse(inst.config);
     if (parsed.success) inst.config = parsed.data as Record<string, unknown>;
     else problems.push(...issuesToErrors(s.file, parsed.error, `toolsets.${name}`));
@@ -167,6 +169,20 @@ function retryProblems(file: string, name: string, kind: ToolsetKind, retry: Ret
   return Object.keys(retry.tools ?? {})
     .filter((tool) => !known.has(tool))
     .map((tool) => new WorkerFileError(file, `${field}.tools.${tool}`, `kind "${kind.kind}" has no tool "${tool}"; it has: ${[...known].join(", ")}`));
+}
+
+/** `compensate:` on a kind it can wrap, naming tools the kind has, each undone by another of its tools. */
+function compensateProblems(file: string, name: string, kind: ToolsetKind, compensate: CompensateConfig): WorkerFileError[] {
+  const field = `toolsets.${name}.compensate`;
+  if (kind.framed) return [new WorkerFileError(file, field, `kind "${kind.kind}" runs workers: compensate their toolsets instead`)];
+  const problems: WorkerFileError[] = [];
+  const known = kind.dynamic ? undefined : new Set(kind.definitions.map((d) => d.name));
+  const unknown = (tool: string) => `kind "${kind.kind}" has no tool "${tool}"; it has: ${[...known!].join(", ")}`;
+  for (const [tool, undo] of Object.entries(compensate)) {
+    if (known && !known.has(tool)) problems.push(new WorkerFileError(file, `${field}.${tool}`, unknown(tool)));
+    if (known && !known.has(undo.tool)) problems.push(new WorkerFileError(file, `${field}.${tool}.tool`, unknown(undo.tool)));
+  }
+  return problems;
 }
 
 /** `workers:` names and globs → worker names; `complete` when every one resolved. */

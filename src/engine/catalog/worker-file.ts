@@ -12,6 +12,7 @@ import type { ToolPolicy } from "../types/arg-rules";
 import { API_DECIDER, MAX_ADDRESS_LENGTH, MAX_DECIDERS, readDeciderEntry } from "../approvals/deciders";
 import { readArgRules, RULE_KEYS } from "../approvals/arg-rules";
 import { retrySchema } from "../toolsets/retry-config";
+import { compensateSchema } from "../toolsets/compensate-config";
 import type { FollowUp, InstanceSpec, WorkerSpec } from "../types/worker";
 
 /** OpenAI's rule for tool names, which worker names and tool names must follow (the API's worker name). */
@@ -34,12 +35,13 @@ export { budgetSchema };
 /** `budget:` as written (a worker file, a run request, a trigger) → the engine's `Budget`. */
 export const budgetOf = (b: z.output<typeof budgetSchema> = {}): Budget => ({ maxTokens: b.max_tokens, maxCostUsd: b.max_cost_usd, onExceed: b.on_exceed });
 
-/** One toolset instance: `{use: <kind>, scope?, readonly?, retry?, ...kind config}`. */
+/** One toolset instance: `{use: <kind>, scope?, readonly?, retry?, compensate?, ...kind config}`. */
 const instanceSpec = z.looseObject({
   use: z.string().min(1),
   scope: z.enum(["call", "run", "global"]).optional(),
   readonly: z.boolean().optional(),
   retry: retrySchema.optional(),
+  compensate: compensateSchema.optional(),
 });
 
 /** The reserved keys of `approval:`; every other key is a tool name → policy. */
@@ -99,8 +101,8 @@ export function parseInstanceSpec(file: string, field: string, raw: unknown): In
   if (Array.isArray(raw)) return [new WorkerFileError(file, field, "must be {use: <kind>, ...config}; only toolsets.workers is a list")];
   const parsed = instanceSpec.safeParse(raw);
   if (!parsed.success) return issuesToErrors(file, parsed.error, field);
-  const { use, scope, readonly, retry, ...config } = parsed.data;
-  return { use, scope, readonly, ...(retry ? { retry } : {}), config };
+  const { use, scope, readonly, retry, compensate, ...config } = parsed.data;
+  return { use, scope, readonly, ...(retry ? { retry } : {}), ...(compensate ? { compensate } : {}), config };
 }
 
 export const DEFAULT_INPUT: JSONSchema = {

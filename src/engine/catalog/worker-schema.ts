@@ -2,6 +2,7 @@ import * as z from "zod";
 import { deciderPolicySchema, frontmatterSchema } from "./worker-file";
 import type { JSONSchema } from "../types/json-schema";
 import { retrySchema } from "../toolsets/retry-config";
+import { compensateSchema } from "../toolsets/compensate-config";
 import type { ToolsetRegistry } from "../types/kind";
 
 const policy = z.enum(["allow", "ask", "deny"]);
@@ -35,6 +36,9 @@ export function workerFileJsonSchema(kinds: ToolsetRegistry): JSONSchema {
     scope: z.enum(["call", "run", "global"]).optional().describe("call (default): per worker call; run: per run; global: one for the app"),
     readonly: z.boolean().optional().describe("only the tools that change nothing"),
     retry: retrySchema.optional().describe("tries again after a timeout, 5xx or 429 (docs/reference.md)"),
+    compensate: compensateSchema
+      .optional()
+      .describe("per tool, the call of another tool of this instance that undoes it when the run fails (docs/reference.md)"),
   };
   const instances = [...kinds.values()].map((kind) => {
     const config = kind.config instanceof z.ZodObject ? kind.config.shape : {};

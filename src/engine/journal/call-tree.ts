@@ -1,5 +1,6 @@
 import type { AttachmentRecord } from "../attachments/resolve";
-import { ATTACHMENTS_STEP, KEY_GRAMMAR, lastSegment, parentPath, parseKey, toolCallKeys, type KeyGrammar } from "./keys";
+import { ATTACHMENTS_STEP, KEY_GRAMMAR, lastSegment, parentPath, parseKey, toolCallKeys, undonePath, type KeyGrammar } from "./keys";
+import type { RecordedUndo } from "../toolsets/wrappers/compensable";
 import type { RecordedResponse } from "../run/model-step";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
 import { prettyValue } from "../toolsets/unfold-json";
@@ -25,6 +26,12 @@ export interface ToolNode {
   edited?: { args: unknown; by: Decider | null };
   /** Set when a person answered in place of the call (it never ran): the result is theirs. */
   answeredBy?: { by: Decider | null };
+  /**
+   * What undoes the call's effect (`compensate:`): the tool and arguments, and whether the undo
+   * was made (`ok`/`error`, when the run failed) or not (`not_made`: the run did not fail, or
+   * has not reached it; `skipped`: it could not be made, `error` says why).
+   */
+  undo?: { tool: string; args?: unknown; status: "ok" | "error" | "not_made" | "skipped"; result?: string; error?: string };
   /** Files given to the worker this tool called: names, types, sizes (never bytes). */
   attachments?: AttachmentRecord[];
   calls: CallNode[];
@@ -50,6 +57,7 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
   const results = new Map<string, RecordedCall>();
   const attachments = new Map<string, AttachmentRecord[]>();
   const decisions = new Map<string, ApprovalDecision>();
+  const undos = new Map<string, RecordedUndo>();
   for (const [key, value] of entries) {
     const k = parseKey(key);
     if (k.kind === "model") {
@@ -74,6 +82,8 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
       results.set(k.call, value as RecordedCall);
     } else if (k.kind === "approval") {
       decisions.set(k.call, value as ApprovalDecision);
+    } else if (k.kind === "undo") {
+      undos.set(k.call, value as RecordedUndo);
     }
   }
   for (const [path, r] of results) {
@@ -89,6 +99,16 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
     if (!tool) continue;
     if (typeof d.response === "string") tool.answeredBy = { by: d.decider ?? null };
     else if (d.approved && d.args !== undefined) tool.edited = { args: d.args, by: d.decider ?? null };
+  }
+  for (const [path, u] of undos) {
+    const tool = tools.get(path);
+    if (!tool) continue;
+    const made = results.get(undonePath(path));
+    const status = made ? (made.ok ? "ok" : "error") : u.error !== undefined ? "skipped" : "not_made";
+    tool.undo = { tool: u.tool, ...(u.args ? { args: u.args } : {}), status };
+    if (made?.ok) tool.undo.result = prettyValue(made.value, 600);
+    const error = made && !made.ok ? made.error : u.error;
+    if (error !== undefined) tool.undo.error = error;
   }
   for (const [path, list] of attachments) {
     const tool = tools.get(path);

@@ -78,6 +78,14 @@ export const decisionCallOf = (key: string): string | undefined => (key.endsWith
 export const creationKey = (call: string) => `${call}/worker-create`;
 /** The failed `n`-th try of `call` (toolsets/wrappers/retrying.ts); n ≥ 1. */
 export const attemptKey = (call: string, n: number) => `${call}/attempt:${n}`;
+/** What undoes the effect `call` made (toolsets/wrappers/compensable.ts). */
+export const undoKey = (call: string) => `${call}/undo`;
+/** The call that undoes `call`'s effect, made when the run fails (run/compensate.ts): its own `/result` and `/approval` below it. */
+export const undonePath = (call: string) => `${call}/undone`;
+/** Whether `call` is one that undoes another's effect: its own effect is not undone in turn. */
+export const isUndoing = (call: string) => lastSegment(call) === "undone";
+/** That the run failed and is undoing its effects, and why it failed (`root`: the run's root call). */
+export const compensationKey = (root: string) => `${root}/compensation`;
 export const effectKey = (call: string, kind: EffectKind, n: number) => `${call}/${kind}:${n}`;
 /** The frame of the worker or function `call` runs (`name` is a validated catalog or created worker name). */
 export const calleePath = (call: string, name: string) => `${call}/${name}`;
@@ -147,7 +155,7 @@ export const ATTACHMENTS_STEP = "attachments";
 /** What a journal key is, read from its segments. */
 export type ParsedKey =
   | { kind: "model"; frame: string; turn: number }
-  | { kind: "result" | "approval" | "notify" | "creation" | "approval_rule"; call: string }
+  | { kind: "result" | "approval" | "notify" | "creation" | "approval_rule" | "undo" | "compensation"; call: string }
   /** `call`: the budget pseudo-call (`budgetPath(modelStep)`). */
   | { kind: "budget_approval"; call: string; modelStep: string }
   /** `failed`: the error its function threw (`step-error:<name>`). */
@@ -159,7 +167,15 @@ export type ParsedKey =
   | { kind: "message"; frame: string; n: number }
   | { kind: "other" };
 
-const LEAVES = { result: "result", approval: "approval", notify: "notify", "worker-create": "creation", "approval-rule": "approval_rule" } as const;
+const LEAVES = {
+  result: "result",
+  approval: "approval",
+  notify: "notify",
+  "worker-create": "creation",
+  "approval-rule": "approval_rule",
+  undo: "undo",
+  compensation: "compensation",
+} as const;
 const OTHER: ParsedKey = { kind: "other" };
 
 /**

@@ -5,6 +5,7 @@ import type { CallServices } from "./call-frame";
 import { workerToolDef } from "../catalog/catalog";
 import { runFunction } from "./functions-run";
 import { runWorker } from "./loop";
+import { failureBeingUndone, undoEffects } from "./compensate";
 import { CreatedWorkers } from "./created-workers";
 import { RunError, RunPaused, type PendingApproval, type PendingWait, type RunErrorCode } from "../errors";
 import { Journal, type BeforeStep } from "../journal/journal";
@@ -162,13 +163,15 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
   try {
     const root = run.callables.get(req.worker);
     if (!root) throw new RunError("unknown_worker", `unknown worker "${req.worker}"; known: ${run.callables.names().join(", ")}`);
+    const undoing = failureBeingUndone(journal, root.name);
+    if (undoing) throw undoing;
     const output = await root.call(req.input, { path: root.name, usage: run.usage });
     if (nestedDeeper(output, MAX_OUTPUT_DEPTH))
       throw new RunError("invalid_output", `${req.worker}: its output nests deeper than ${MAX_OUTPUT_DEPTH} levels, more than a run's output may`);
     outcome = { status: "succeeded", output, usage: usage() };
   } catch (err) {
     if (err instanceof RunPaused) outcome = { status: pauseStatus(err.pending), pending: err.pending, waits: err.waits, usage: usage() };
-    else if (err instanceof RunError) outcome = { status: "failed", error: { code: err.code, message: err.message }, usage: usage() };
+    else if (err instanceof RunError) outcome = await failedAfterUndoing(run, calls, req.worker, err);
     else throw err;
   } finally {
     const instances = await Promise.allSettled(run.runInstances.values());
@@ -181,6 +184,22 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
   }
   if (!isPaused(outcome)) await clearRunState(states, run.runId);
   return outcome;
+}
+
+/**
+ * A failed run's outcome once its effects are undone (run/compensate.ts); paused instead
+ * while an undo waits for its approval.
+ */
+async function failedAfterUndoing(run: RunServices, calls: CallServices, root: string, err: RunError): Promise<RunOutcome> {
+  try {
+    const workerNamed = (name: string) => run.catalog.get(name) ?? run.created.get(name)?.worker;
+    const failed = await undoEffects(calls, run.log, run.usage, workerNamed, root, err);
+    const note = failed ? ` (${failed} of its effects could not be undone: see the run's log)` : "";
+    return { status: "failed", error: { code: err.code, message: err.message + note }, usage: run.usage.snapshot() };
+  } catch (paused) {
+    if (paused instanceof RunPaused) return { status: pauseStatus(paused.pending), pending: paused.pending, waits: paused.waits, usage: run.usage.snapshot() };
+    throw paused;
+  }
 }
 
 /** Deletes a run's run- and call-scoped state: when it ends, or is cancelled. */

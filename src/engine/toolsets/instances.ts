@@ -9,6 +9,7 @@ import { journaled } from "./wrappers/journaled";
 import { journaledTools } from "./wrappers/journaled-tools";
 import { prefixed } from "./wrappers/prefixed";
 import { retrying } from "./wrappers/retrying";
+import { compensable } from "./wrappers/compensable";
 import { showsCreated } from "./wrappers/shows-created";
 import { redacted, redactError } from "./wrappers/redacted";
 import { redactor } from "./redactor";
@@ -116,7 +117,7 @@ function configHash(config: InstanceSpec["config"]): string {
 /**
  * Builds the toolset one worker call sees: each instance from the cache its scope
  * names (fresh per call, the run's, or the global one), then
- * redaction → retry (if configured) → readonly → prefix → combined with worker tools → approval gate → journal.
+ * redaction → retry, compensation (if configured) → readonly → prefix → combined with worker tools → approval gate → journal.
  * The loop never branches on scope; it gets a toolset and a `close`.
  */
 export async function buildCallToolset(run: ToolsetServices, frame: CallFrame): Promise<CallToolset> {
@@ -141,6 +142,7 @@ export async function buildCallToolset(run: ToolsetServices, frame: CallFrame): 
       });
       if (kind.dynamic) ts = journaledTools(ts, run.journal, toolsKey(frame.path, name));
       if (spec.retry) ts = retrying(ts, spec.retry, run.journal, run.clock);
+      if (spec.compensate) ts = compensable(ts, spec.compensate, run.journal, frame.worker.name, (tool) => (name === kind.kind ? tool : `${name}_${tool}`));
       if (spec.readonly) ts = readOnly(ts);
       members.push([`instance "${name}" (${kind.kind})`, name === kind.kind ? ts : prefixed(ts, name)]);
     }

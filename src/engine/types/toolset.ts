@@ -36,7 +36,10 @@ export interface ToolDef {
   ruleArgs?(args: unknown): unknown;
   /** The call as a person reads it (approval pages, the inbox); undefined when the arguments are not valid. */
   describe?(args: unknown): CallDescription | undefined;
-  /** A result that reports a failure (http's status 503) as a retry policy reads it; undefined for a success. */
+  /**
+   * A result that reports a failure (http's 4xx or 5xx) as a retry policy reads it (it retries
+   * only timeouts, 5xx and 429); undefined for a success, whose effect a compensation may undo.
+   */
   failure?(result: unknown): ToolFailure | undefined;
 }
 

@@ -7,6 +7,7 @@ import type { Scope } from "./state";
 import type { ToolPolicy } from "./arg-rules";
 import type { ApprovalCheck } from "./toolset";
 import type { RetryConfig } from "./retry";
+import type { CompensateConfig } from "./compensate";
 
 /** One toolset instance of a worker file: `{use: <kind>, scope?, readonly?, ...kind config}`. */
 export interface InstanceSpec {
@@ -15,7 +16,9 @@ export interface InstanceSpec {
   readonly?: boolean;
   /** How its tools' transient failures are tried again (toolsets/retry-config.ts); absent: never. */
   retry?: RetryConfig;
-  /** Kind config (everything but use/scope/readonly/retry), validated by the kind's schema. */
+  /** What undoes each of its tools' effects when the run fails (toolsets/compensate-config.ts); absent: nothing. */
+  compensate?: CompensateConfig;
+  /** Kind config (everything but use/scope/readonly/retry/compensate), validated by the kind's schema. */
   config: Record<string, unknown>;
 }
 

@@ -121,7 +121,8 @@ export const http = defineToolset({
       describe: describeRequest,
       failure: (r) => {
         const res = r as { status?: unknown; retry_after?: unknown } | null;
-        return typeof res?.status === "number" ? statusFailure(res.status, typeof res.retry_after === "string" ? res.retry_after : undefined) : undefined;
+        if (typeof res?.status !== "number" || res.status < 400) return undefined;
+        return statusFailure(res.status, typeof res.retry_after === "string" ? res.retry_after : undefined) ?? { reason: "status", status: res.status };
       },
       async run(args, ctx, self: Self) {
         const url = new URL(args.url);

@@ -1,0 +1,88 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { CatalogError, MemoryJournalStore, RunError, scriptedModel } from "../../src/engine";
+import { undoArgs } from "../../src/engine/toolsets/compensate-config";
+import { harness, workerFile } from "./helpers";
+
+const host = new URL(env.FAKE_UPSTREAM_A).host;
+
+const load = (toolsets: string) => {
+  try {
+    harness({ "w.worker": workerFile(`name: w\nmodel: test:m\ntoolsets:\n${toolsets}`) });
+  } catch (err) {
+    expect(err).toBeInstanceOf(CatalogError);
+    return (err as CatalogError).problems.map((p) => p.message);
+  }
+  return [];
+};
+const http = (compensate: string) => load(`  api: { use: http, allow: ["${host}"], compensate: ${compensate} }`);
+
+describe("compensate: in a worker file", () => {
+  it("is checked when the catalog loads, naming the file and the field", () => {
+    expect(http('{ fetch: { tool: fetch, args: { url: "${result.body.href}", method: DELETE } } }')).toEqual([]);
+    expect(http("{ nope: { tool: fetch } }")).toEqual(['w.worker: toolsets.api.compensate.nope: kind "http" has no tool "nope"; it has: fetch']);
+    expect(http("{ fetch: { tool: nope } }")).toEqual(['w.worker: toolsets.api.compensate.fetch.tool: kind "http" has no tool "nope"; it has: fetch']);
+    expect(http('{ fetch: { tool: fetch, args: { url: "${env.SECRET}" } } }')).toEqual([
+      expect.stringMatching(/^w\.worker: toolsets\.api\.compensate\.fetch\.args\.url: must be \$\{args/),
+    ]);
+    expect(http('{ fetch: { tool: fetch, args: { url: "${result.a.b.c.d.e.f.g.h.i}" } } }')).toEqual([
+      expect.stringMatching(/^w\.worker: toolsets\.api\.compensate\.fetch\.args\.url: /),
+    ]);
+    expect(http("{ fetch: { tool: fetch, run: code } }")).toEqual(["w.worker: toolsets.api.compensate.fetch.run: unknown key"]);
+    expect(http(`{ fetch: { tool: fetch, args: { url: "${"x".repeat(300)}" } } }`)).toEqual([expect.stringMatching(/compensate\.fetch\.args\.url: /)]);
+    const many = Array.from({ length: 17 }, (_, i) => `a${i}: 1`).join(", ");
+    expect(http(`{ fetch: { tool: fetch, args: { ${many} } } }`)).toEqual([expect.stringMatching(/compensate\.fetch\.args: at most 16 arguments/)]);
+  });
+});
+
+describe("undoArgs", () => {
+  it("takes whole values from the call's arguments and result, reading JSON text on the way", () => {
+    const result = { status: 201, body: JSON.stringify({ id: 7, links: { self: "https://x/7" } }) };
+    expect(
+      undoArgs({ id: "${result.body.id}", url: "${result.body.links.self}", repo: "${args.repo}", method: "DELETE", n: 1 }, { repo: "r" }, result),
+    ).toEqual({
+      id: 7,
+      url: "https://x/7",
+      repo: "r",
+      method: "DELETE",
+      n: 1,
+    });
+  });
+
+  it("refuses a path that names nothing, an inherited property, or arguments too big for a journal row", () => {
+    expect(() => undoArgs({ id: "${result.id}" }, {}, { other: 1 })).toThrow("${result.id}: the call's result has nothing there");
+    expect(() => undoArgs({ c: "${args.constructor}" }, {}, {})).toThrow(/nothing there/);
+    expect(() => undoArgs({ all: "${result}" }, {}, "x".repeat(20_000))).toThrow(/over 16384 characters/);
+  });
+
+  it("never sets a prototype: a `__proto__` name or value stays an own property", () => {
+    const out = undoArgs({ __proto__: "${args.p}" } as Record<string, unknown>, JSON.parse('{"p": {"polluted": true}}'), {});
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe("undoing a failed run's effects (engine)", () => {
+  it("a run whose undo cannot be made still fails, saying how many effects stayed made", async () => {
+    const store = new MemoryJournalStore();
+    const h = harness(
+      {
+        "w.worker": workerFile(
+          `name: w\nmodel: test:m\ntoolsets:\n  api: { use: http, allow: ["${host}"], compensate: { fetch: { tool: fetch, args: { url: "\${result.body.missing}" } } } }\napproval:\n  api_fetch: allow`,
+        ),
+      },
+      {
+        models: {
+          "test:m": scriptedModel((_, n) => {
+            if (n > 0) throw new RunError("model_error", "provider down");
+            return {
+              toolCalls: [{ id: "c1", name: "api_fetch", args: { url: `${env.FAKE_UPSTREAM_A}/${crypto.randomUUID()}/echo`, method: "POST", body: "{}" } }],
+            };
+          }),
+        },
+      },
+    );
+    const outcome = await h.run({ worker: "w", input: { input: "x" } }, store);
+    expect(outcome).toMatchObject({ status: "failed", error: { message: expect.stringContaining("1 of its effects could not be undone") } });
+  });
+});
