@@ -15,6 +15,12 @@ export const MAX_IDEMPOTENCY_KEY_CHARS = 255;
 /** How long a key stays bound to its body and run. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * Which route's keys a key belongs to: `POST /runs`'s and `POST /operations`' never meet, whatever
+ * a client sends (a header value holds no newline; runs' keys hash as they always have).
+ */
+export type IdempotencyScope = "runs" | "operations";
+
 /** A key's binding: its run (`replay`: bound by an earlier request), or refused (the key came with another body). */
 export type IdempotentClaim = { ok: true; run: string; replay: boolean } | { ok: false };
 
@@ -38,7 +44,8 @@ export function idempotencyKeyOf(header: string | undefined): string | null | { 
  * run when the same key came with the same body, or refused for another body.
  * The body is compared as the request's parsed JSON, defaults applied.
  */
-export async function claimRun(env: Env, key: string, body: unknown, runId: string): Promise<IdempotentClaim> {
-  const ledger = env.DELIVERIES.getByName(`idempotency-key:${await sha256Hex(key)}`) as unknown as IdempotencyLedgerRpc;
+export async function claimRun(env: Env, scope: IdempotencyScope, key: string, body: unknown, runId: string): Promise<IdempotentClaim> {
+  const named = scope === "runs" ? key : `${scope}\n${key}`;
+  const ledger = env.DELIVERIES.getByName(`idempotency-key:${await sha256Hex(named)}`) as unknown as IdempotencyLedgerRpc;
   return ledger.claim(await sha256Hex(JSON.stringify(body)), runId, IDEMPOTENCY_TTL_MS);
 }

@@ -23,7 +23,7 @@ operations.post("/", async (c) => {
   const key = idempotencyKeyOf(c.req.header("Idempotency-Key"));
   if (key !== null && typeof key !== "string") throw httpError(400, key);
   const fresh = `op-${crypto.randomUUID()}`;
-  const claim = key === null ? { ok: true as const, run: fresh, replay: false } : await claimRun(c.env, `operation:${key}`, body, fresh);
+  const claim = key === null ? { ok: true as const, run: fresh, replay: false } : await claimRun(c.env, "operations", key, body, fresh);
   if (!claim.ok) throw httpError(422, { error: "this Idempotency-Key was used within 24 hours with another request body; use a new key for a new operation" });
   const spec: OperationSpec = { id: claim.run, action: body.action, filter: body.filter, definitions: body.definitions ?? "current", created_at: Date.now() };
   const begun = await operationStub(c.env, spec.id).begin(spec);

@@ -46,7 +46,7 @@ runs.post("/", async (c) => {
   if ("status" in checked) throw httpError(checked.status, checked);
   const hook = runNotify(c.env, body, { field: "notify_url" });
   if ("error" in hook) throw httpError(400, { error: hook.error });
-  const claim = key === null ? { ok: true as const, run: crypto.randomUUID(), replay: false } : await claimRun(c.env, key, body, crypto.randomUUID());
+  const claim = key === null ? { ok: true as const, run: crypto.randomUUID(), replay: false } : await claimRun(c.env, "runs", key, body, crypto.randomUUID());
   if (!claim.ok) throw httpError(422, { error: "this Idempotency-Key was used within 24 hours with another request body; use a new key for a new run" });
   const id = claim.run;
   // A replay starts it too: the first request may have bound the key and died before its start (start is idempotent).
