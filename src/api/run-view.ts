@@ -31,6 +31,8 @@ export const approvalView = z.object({
   edited_args: z.unknown(),
   /** The result an approver gave in place of the call (status `responded`); else null. */
   response: z.string().nullable(),
+  /** Why the edited call was refused by a deny rule of the approval policy (it never ran, though approved); else null. */
+  denied: z.string().nullable(),
   /** SHA-256 (32 hex digits) of the asked arguments the decision is bound to; null while pending or for a budget's. */
   args_sha256: z.string().nullable(),
   created_at: z.number(),
@@ -84,8 +86,8 @@ export const toolNode = z.object({
   error: z.string().optional(),
   /** Set when the outcome was cut to fit the journal: its full size in bytes. */
   truncatedFrom: z.number().optional(),
-  /** Set when a person edited the call before approving it: the arguments it ran with (`args`: the model's), and who. */
-  edited: z.object({ args: z.unknown(), by: decider.nullable() }).optional(),
+  /** Set when a person edited the call before approving it: the arguments it ran with (`args`: the model's), and who; `denied`: a deny rule refused the edited call (why), which never ran. */
+  edited: z.object({ args: z.unknown(), by: decider.nullable(), denied: z.string().optional() }).optional(),
   /** Set when a person answered in place of the call (it never ran): the result is theirs. */
   answeredBy: z.object({ by: decider.nullable() }).optional(),
   attachments: z.array(attachmentRecord).optional(),

@@ -69,6 +69,8 @@ export interface ApprovalView {
   edited_args: unknown;
   /** The result an approver gave in place of the call (status `responded`); else null. */
   response: string | null;
+  /** Set when the edited call was refused by a deny rule of the approval policy (it never ran): why; else null. */
+  denied: string | null;
   /** What the decision is bound to: SHA-256 (32 hex digits) of the asked arguments as recorded; null while pending, or for a decision bound to none (a budget's, or older). */
   args_sha256: string | null;
   created_at: number;

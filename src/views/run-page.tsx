@@ -29,7 +29,8 @@ function CallTree(props: { call: CallNode }) {
               <pre>{prettyArgs(t.args, 600)}</pre>
               {t.edited ? (
                 <div class="edited">
-                  edited before approval{t.edited.by ? ` by ${personOf(t.edited.by)}` : ""}; it ran with:
+                  edited before approval{t.edited.by ? ` by ${personOf(t.edited.by)}` : ""}
+                  {t.edited.denied ? `, into arguments a deny rule refuses: not run (${t.edited.denied})` : "; it ran with:"}
                   <pre>{prettyArgs(t.edited.args, 600)}</pre>
                 </div>
               ) : null}
@@ -74,9 +75,10 @@ function DecisionRecord(props: { approval: ApprovalView }) {
           </>
         ) : null}
       </div>
+      {a.denied !== null ? <div class="edited">denied after the edit: not run ({a.denied})</div> : null}
       {a.edited_args !== null ? (
         <div>
-          edited; ran with:
+          {a.denied !== null ? "edited to:" : "edited; ran with:"}
           <pre>{prettyArgs(a.edited_args, 600)}</pre>
         </div>
       ) : null}

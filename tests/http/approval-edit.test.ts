@@ -119,6 +119,32 @@ describe("edit, then approve", () => {
   });
 });
 
+describe("an edit a deny rule refuses", () => {
+  it("the call never runs, and the run shows it denied and why, not approved as edited", async () => {
+    const approval = await pausedRun("edit-denied", "edit-denied");
+    const res = await api("edit-denied", approval.id, { decision: "approve", arguments: { url: effectUrl("edit-denied"), method: "DELETE" } });
+    expect(res.status).toBe(200);
+    expect((await settle("edit-denied")).status).toBe("succeeded");
+    expect(await effectCount("edit-denied")).toBe(0);
+    const view = (await (await call("/runs/edit-denied", { headers: auth })).json()) as RunView;
+    const why = 'the edited call to fx_fetch is denied by the approval policy of worker "edit-denied" (deny_when method = "DELETE")';
+    expect(view.approvals[0]).toMatchObject({ status: "approved", edited_args: { method: "DELETE" }, denied: why });
+    expect(view.call_tree!.tools[0]).toMatchObject({ status: "error", edited: { args: { method: "DELETE" }, denied: why } });
+    const page = await (await call("/runs/edit-denied/view", { headers: auth })).text();
+    expect(page).toContain("denied after the edit: not run");
+    expect(page).toContain("into arguments a deny rule refuses: not run");
+    expect(page).not.toContain("it ran with:");
+    expect(page).not.toContain("edited; ran with:");
+  });
+
+  it("an edit no rule refuses is not marked denied", async () => {
+    const approval = await pausedRun("edit-denied", "edit-allowed");
+    await api("edit-allowed", approval.id, { decision: "approve", arguments: { url: effectUrl("edit-allowed"), method: "POST", body: "edited" } });
+    expect((await settle("edit-allowed")).approvals[0]).toMatchObject({ status: "approved", denied: null });
+    expect(await effectBodies("edit-allowed")).toEqual(["edited"]);
+  });
+});
+
 describe("answer in place of the call", () => {
   it("by API: the tool never runs; the answer is the call's result, marked as a person's; the model reads it", async () => {
     const approval = await pausedRun("edit-writer", "respond-api");

@@ -22,7 +22,7 @@ export interface ToolNode {
   /** Set when the outcome was cut to fit the journal: its full size in bytes. */
   truncatedFrom?: number;
   /** Set when a person edited the call before approving it: the arguments it ran with (`args`: the model's), and who. */
-  edited?: { args: unknown; by: Decider | null };
+  edited?: { args: unknown; by: Decider | null; denied?: string };
   /** Set when a person answered in place of the call (it never ran): the result is theirs. */
   answeredBy?: { by: Decider | null };
   /** Files given to the worker this tool called: names, types, sizes (never bytes). */
@@ -88,7 +88,11 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
     const tool = tools.get(path);
     if (!tool) continue;
     if (typeof d.response === "string") tool.answeredBy = { by: d.decider ?? null };
-    else if (d.approved && d.args !== undefined) tool.edited = { args: d.args, by: d.decider ?? null };
+    else if (d.approved && d.args !== undefined) {
+      // An edit into what a deny rule refuses never ran: the call shows refused, and why.
+      const r = results.get(path);
+      tool.edited = { args: d.args, by: d.decider ?? null, ...(r && !r.ok && r.denied ? { denied: r.error } : {}) };
+    }
   }
   for (const [path, list] of attachments) {
     const tool = tools.get(path);
