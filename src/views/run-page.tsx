@@ -1,12 +1,11 @@
 import type { ApprovalView, RunView } from "../runs/types";
 import type { CallNode } from "../engine/journal/call-tree";
-import type { Decider } from "../engine/types/deciders";
 import { rolledUpUsage } from "../engine/journal/run-usage";
 import { AttachmentList } from "./attachments";
 import { ResultView } from "./call-view";
 import { ConversationView } from "./conversation-view";
 import { AnswerEmailFailures, EmailFailures } from "./email-failures";
-import { describeTrigger, isoTime, prettyArgs, usd } from "./format";
+import { describeTrigger, isoTime, personOf, prettyArgs, usd } from "./format";
 import { Badge, Page } from "./layout";
 import { RUN_LIVE_SCRIPT } from "./run-live-script";
 import { Waterfall } from "./waterfall";
@@ -52,8 +51,6 @@ function CallTree(props: { call: CallNode }) {
   );
 }
 
-/** A person who decided, and the way: "lead@example.com (via link)". */
-const personOf = (by: Decider) => `${by.email ?? "the API token"} (via ${by.via})`;
 
 /** Who decided: the person and the way when one did (`by`), else what did (an expiry, the run's mode). */
 function decidedBy(a: ApprovalView): string {

@@ -424,6 +424,19 @@ describe("the approval page and the inbox", () => {
     const done = await settle("edit-inbox");
     expect(done.approvals.find((a) => a.id === approval.id)).toMatchObject({ by: { email: null, via: "inbox" }, edited_args: { body: "from the inbox" } });
     expect(await effectBodies("edit-inbox")).toEqual(["from the inbox"]);
+    // The inbox lists the decision with its audit: the call, what was done to it, who and the way, when, on which arguments.
+    const decided = await vi.waitFor(async () => {
+      const inbox = await (await call("/inbox", { headers: auth })).text();
+      const table = /<table id="decided">([\s\S]*?)<\/table>/.exec(inbox)?.[1] ?? "";
+      const row = table.split("<tr>").find((r) => r.includes("/runs/edit-inbox/view"));
+      expect(row).toBeTruthy();
+      return row!;
+    });
+    expect(decided).toContain("<code>fx_fetch</code>");
+    expect(decided).toContain("approved, edited");
+    expect(decided).toContain("the API token (via inbox)");
+    expect(decided).toContain(`sha256:${done.approvals[0]!.args_sha256!.slice(0, 12)}`);
+    expect(decided).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/);
   });
 });
 
