@@ -75,7 +75,10 @@ const caseSchema = z.strictObject({
    * (who, the way, when, the arguments' hash, an edit or an answer): the record of the
    * incident the case replays. Read and bounded, never checked or acted on.
    */
-  decisions: z.array(z.record(z.string().max(64), z.unknown())).max(1000).optional(),
+  decisions: z
+    .array(z.record(z.string().max(64), z.unknown()))
+    .max(1000)
+    .optional(),
   checks: z.array(check).max(100).default([]),
 });
 export type EvalCase = z.infer<typeof caseSchema>;

@@ -51,7 +51,6 @@ function CallTree(props: { call: CallNode }) {
   );
 }
 
-
 /** Who decided: the person and the way when one did (`by`), else what did (an expiry, the run's mode). */
 function decidedBy(a: ApprovalView): string {
   if (a.by) return ` by ${personOf(a.by)}`;

@@ -57,7 +57,10 @@ inbox.get("/", peopleAuth(), async (c) => {
   const approvals = await withCalls(c.env, person, pending.approvals);
   const [waits, decided] = await Promise.all([
     Promise.all(waiting.runs.map(async (r) => ({ run: r, waits: (await runView(c.env, r.id))?.waits ?? [] }))),
-    recentDecisions(c.env, recent.runs.slice(0, RUNS_WITH_DECISIONS).map((r) => r.id)),
+    recentDecisions(
+      c.env,
+      recent.runs.slice(0, RUNS_WITH_DECISIONS).map((r) => r.id),
+    ),
   ]);
   return c.html(
     <InboxPage
