@@ -152,4 +152,18 @@ export const runView = z.object({
   messages: z.array(z.object({ role: z.enum(["user", "assistant"]), text: z.string(), at: z.number() })),
   /** A conversation by email: answers that could not be mailed back, and why. */
   answer_email_failures: z.array(z.object({ message: z.number(), reason: z.string(), code: z.string(), at: z.number() })),
+  /** Where a worker's history was compacted to fit its model's context (`context:`): before which turn, how many messages, what replaced them (a summary, cut; null for a window). */
+  compactions: z.array(
+    z.object({
+      path: z.string(),
+      turn: z.number(),
+      compact: z.enum(["summarize", "window"]),
+      replaced: z.number(),
+      tokens_before: z.number(),
+      tokens_after: z.number(),
+      model: z.string().nullable(),
+      summary: z.string().nullable(),
+      at: z.number(),
+    }),
+  ),
 });

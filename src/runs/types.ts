@@ -1,3 +1,4 @@
+import type { CompactionView } from "../engine/journal/compactions";
 import type { ApprovalMode, Budget, Decider, Usage } from "../engine";
 import type { CallNode } from "../engine/journal/call-tree";
 import type { Timeline } from "../engine/journal/timeline";
@@ -158,6 +159,8 @@ export interface RunView {
   messages: ConversationMessage[];
   /** A conversation by email: answers that could not be mailed back, and why. */
   answer_email_failures: AnswerEmailFailure[];
+  /** Where a worker's history was compacted to fit its model's context (`context:`), and what replaced it. */
+  compactions: CompactionView[];
 }
 
 /** One message of a run's conversation; `at`: when it was sent or answered (ms). */

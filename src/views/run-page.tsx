@@ -83,6 +83,24 @@ function DecisionRecord(props: { approval: ApprovalView }) {
   );
 }
 
+/** Where a worker's history was compacted to fit its model's context, and what the model was sent in its place. */
+function Compactions(props: { compactions: RunView["compactions"] }) {
+  return (
+    <>
+      <h2>History compacted ({props.compactions.length})</h2>
+      <ul id="compactions" class="tree">
+        {props.compactions.map((c) => (
+          <li>
+            <code>{c.path}</code>, before turn {c.turn} ({isoTime(c.at)}): {c.replaced} earlier messages{" "}
+            {c.compact === "summarize" ? `summarized by ${c.model ?? "the worker's model"}` : "dropped (window)"}, ~{c.tokens_before} → ~{c.tokens_after} tokens
+            {c.summary !== null ? <pre>{c.summary}</pre> : null}
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
 /** The run for people: status, call tree, approvals, usage and cost; followed live by its script (refreshing itself without JS). */
 export function RunPage(props: { run: RunView; events: string }) {
   const { run } = props;
@@ -172,6 +190,7 @@ export function RunPage(props: { run: RunView; events: string }) {
         </>
       ) : null}
       <AnswerEmailFailures failures={run.answer_email_failures} />
+      {run.compactions.length ? <Compactions compactions={run.compactions} /> : null}
       {run.status === "succeeded" ? (
         <>
           <h2>Output</h2>
