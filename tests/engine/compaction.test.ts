@@ -102,6 +102,32 @@ describe("keeping a long conversation within the model's context", () => {
     expect([...store.entries.keys()].some((k) => parseKey(k).kind === "compact")).toBe(false);
   });
 
+  it("hostile: a summarizer that answers at length is cut to a quarter of the budget; the excerpt it is sent is bounded", async () => {
+    const sent: ModelRequest[] = [];
+    const asked: ModelRequest[] = [];
+    const model = scriptedModel((req) => (asked.push(req), { text: "ok" }));
+    const summarizer = scriptedModel((req) => (sent.push(req), { text: "s".repeat(100_000) }));
+    const h = harness(
+      { "c.worker": workerFile("name: c\nmodel: test:chat\ncontext: { max_tokens: 2000, compact: summarize, model: test:sum, keep_last: 2 }") },
+      { models: { "test:chat": model, "test:sum": summarizer } },
+    );
+    const store = new MemoryJournalStore();
+    const huge = (n: number) => `m${n} ${"y".repeat(15_000)}`;
+    expect(await h.run({ worker: "c", input: { input: huge(1) }, runId: "r" }, store)).toMatchObject({ status: "succeeded" });
+    for (let n = 2; n <= 4; n++) {
+      sendTo(store, "c", n, huge(n));
+      expect(await h.run({ worker: "c", input: { input: huge(1) }, runId: "r" }, store)).toMatchObject({ status: "succeeded" });
+    }
+    expect(summarizer.requests).toBeGreaterThan(0);
+    // Each message of the excerpt cut to 4,000 characters.
+    for (const req of sent) for (const part of String(req.messages[1]!.content).split("\n\n")) expect(part.length).toBeLessThanOrEqual(4_001);
+    const [key] = [...store.entries.keys()].filter((k) => parseKey(k).kind === "compact");
+    expect(store.entries.has(summaryKey(key!))).toBe(true);
+    // The summary in the history: its header, then at most max_tokens (2,000) characters of the model's text.
+    const summary = asked.flatMap((r) => r.messages).find((m) => String(m.content).startsWith("[Summary of"))!;
+    expect(String(summary.content).split("\n")[1]).toBe("s".repeat(2_000));
+  });
+
   it("the kept tail never starts with a tool result (its call would be cut off)", () => {
     const m: Message[] = [
       { role: "system", content: "s" },
