@@ -68,6 +68,9 @@ describe("a long conversation through the API (context: summarize)", () => {
     );
     expect(last.at(-1)!.content).toBe(long(MESSAGES));
 
+    // The summaries' requests are the worker call's spending, in the call tree as in the run's usage.
+    expect(view.usage!.requests).toBe(MESSAGES + compactions.length);
+    expect(view.call_tree!.usage.requests).toBe(MESSAGES + compactions.length);
     // The run shows the whole conversation, where it was compacted and what replaced it.
     expect(view.messages).toHaveLength(2 * MESSAGES);
     expect(view.compactions).toHaveLength(compactions.length);

@@ -68,6 +68,17 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
         tools.set(toolPath, node);
         call!.tools.push(node);
       });
+    } else if (k.kind === "effect" && k.effect === "ask") {
+      // A summary that compacted a worker's history (run/compaction.ts) is that worker call's spending.
+      const compacted = parseKey(k.call);
+      const call = compacted.kind === "compact" ? calls.get(compacted.frame) : undefined;
+      if (call) {
+        const res = value as RecordedResponse;
+        call.usage.requests += 1;
+        call.usage.inputTokens += res.usage.inputTokens;
+        call.usage.outputTokens += res.usage.outputTokens;
+        call.usage.costUsd += res.costUsd;
+      }
     } else if (k.kind === "step" && k.name === ATTACHMENTS_STEP) {
       attachments.set(k.call, value as AttachmentRecord[]);
     } else if (k.kind === "result") {
