@@ -78,6 +78,8 @@ export interface ApprovalRow {
   response: string | null;
   /** What the decision is bound to (journal step): SHA-256 of the asked arguments (journal/fingerprint.ts `approvedArgs`). */
   args_hash: string | null;
+  /** Set when the approved edit was refused by a deny rule (the call's result step says `denied`): its error. */
+  denied: string | null;
   created_at: number;
   decided_at: number | null;
   expires_at: number;

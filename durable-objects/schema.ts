@@ -228,6 +228,9 @@ SELECT a.id, a.key, a.call_path, a.worker_chain, a.tool, a.args, a.description, 
   d.value -> '$.args' AS edited_args,
   d.value ->> '$.response' AS response,
   d.value ->> '$.args_hash' AS args_hash,
+  CASE WHEN d.value -> '$.args' IS NOT NULL THEN (
+    SELECT r.value ->> '$.error' FROM journal r WHERE r.seq > d.seq AND r.key = a.call_path || '/result' AND r.value ->> '$.denied' LIMIT 1
+  ) END AS denied,
   coalesce(a.note, d.value ->> '$.note') AS note,
   coalesce(a.decided_by, d.value ->> '$.by') AS decided_by,
   d.value -> '$.decider' AS decider,

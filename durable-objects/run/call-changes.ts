@@ -59,7 +59,7 @@ export function changeOf(ap: Asked & Pick<ApprovalRow, "args">, d: DecisionReque
 }
 
 /** What an approval says of changing its call: whether it may be, against what schema (while pending), and what was changed. */
-export const changeView = (r: ApprovalRow): Pick<ApprovalView, "editable" | "input_schema" | "edited_args" | "response" | "args_sha256"> => {
+export const changeView = (r: ApprovalRow): Pick<ApprovalView, "editable" | "input_schema" | "edited_args" | "response" | "args_sha256" | "denied"> => {
   const editable = r.input_schema !== null && r.kind !== "question" && (r.deciders === null || parse<DeciderPolicy>(r.deciders).editable !== false);
   return {
     editable,
@@ -67,5 +67,6 @@ export const changeView = (r: ApprovalRow): Pick<ApprovalView, "editable" | "inp
     edited_args: r.edited_args === null ? null : parse(r.edited_args),
     response: r.response ?? null,
     args_sha256: r.args_hash ?? null,
+    denied: r.denied ?? null,
   };
 };

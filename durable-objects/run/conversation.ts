@@ -27,12 +27,15 @@ import { deletionDue, retentionDays } from "./retention";
 export { MAX_MESSAGE_CHARS };
 
 /** Messages a run takes after its input. */
-export const MAX_MESSAGES = 50;
+export const MAX_MESSAGES = 200;
 /**
- * Bytes the run's journal may hold when a message arrives: the root worker sends its
- * whole history to the model each turn, and 2 MB of it is past any model's context.
+ * Bytes the run's journal may hold when a message arrives. What the model is sent is
+ * kept within its context by compaction (src/engine/run/compaction.ts): this bounds what
+ * the run stores and what each activation loads (every step, to replay), not the model's
+ * context. The journal keeps every raw step, compacted or not: they are the replay's
+ * source (a step dropped would be asked again) and the run's audit.
  */
-export const MAX_HISTORY_BYTES = 2_000_000;
+export const MAX_HISTORY_BYTES = 8_000_000;
 
 /** A message step as the host records it: the engine reads `text`; `id`: the hash of its sender's id; `email`: it came as a reply by mail. */
 export interface MessageStep extends RecordedMessage {

@@ -4,6 +4,7 @@
  * versions the run ran under, the approvals and the waits. Needs from its host: the SQL, `row` and `keyGrammar`.
  */
 
+import { compactionsOf } from "../../src/engine/journal/compactions";
 import { callTree } from "../../src/engine/journal/call-tree";
 import { stepKind } from "../../src/engine/journal/keys";
 import { journalUsage } from "../../src/engine/journal/run-usage";
@@ -69,6 +70,10 @@ export class RunReader {
       timeline: timelineOf(this.host.sql, rows, tree, run),
       messages: this.parts.conversation.messages(journal),
       answer_email_failures: this.answerEmailFailures(),
+      compactions: compactionsOf(
+        rows.flatMap((r) => (r.key.endsWith("/compact") ? [{ key: r.key, value: journal.get(r.key), at: r.at }] : [])),
+        journal,
+      ),
     };
   }
 

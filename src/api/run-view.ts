@@ -31,6 +31,8 @@ export const approvalView = z.object({
   edited_args: z.unknown(),
   /** The result an approver gave in place of the call (status `responded`); else null. */
   response: z.string().nullable(),
+  /** Why the edited call was refused by a deny rule of the approval policy (it never ran, though approved); else null. */
+  denied: z.string().nullable(),
   /** SHA-256 (32 hex digits) of the asked arguments the decision is bound to; null while pending or for a budget's. */
   args_sha256: z.string().nullable(),
   created_at: z.number(),
@@ -84,8 +86,8 @@ export const toolNode = z.object({
   error: z.string().optional(),
   /** Set when the outcome was cut to fit the journal: its full size in bytes. */
   truncatedFrom: z.number().optional(),
-  /** Set when a person edited the call before approving it: the arguments it ran with (`args`: the model's), and who. */
-  edited: z.object({ args: z.unknown(), by: decider.nullable() }).optional(),
+  /** Set when a person edited the call before approving it: the arguments it ran with (`args`: the model's), and who; `denied`: a deny rule refused the edited call (why), which never ran. */
+  edited: z.object({ args: z.unknown(), by: decider.nullable(), denied: z.string().optional() }).optional(),
   /** Set when a person answered in place of the call (it never ran): the result is theirs. */
   answeredBy: z.object({ by: decider.nullable() }).optional(),
   /** What undoes the call's effect when the run fails (`compensate:`), and whether it was made. */
@@ -160,4 +162,18 @@ export const runView = z.object({
   messages: z.array(z.object({ role: z.enum(["user", "assistant"]), text: z.string(), at: z.number() })),
   /** A conversation by email: answers that could not be mailed back, and why. */
   answer_email_failures: z.array(z.object({ message: z.number(), reason: z.string(), code: z.string(), at: z.number() })),
+  /** Where a worker's history was compacted to fit its model's context (`context:`): before which turn, how many messages, what replaced them (a summary, cut; null for a window). */
+  compactions: z.array(
+    z.object({
+      path: z.string(),
+      turn: z.number(),
+      compact: z.enum(["summarize", "window"]),
+      replaced: z.number(),
+      tokens_before: z.number(),
+      tokens_after: z.number(),
+      model: z.string().nullable(),
+      summary: z.string().nullable(),
+      at: z.number(),
+    }),
+  ),
 });

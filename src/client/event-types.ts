@@ -53,6 +53,11 @@ export type RunEvent =
   /** A completion webhook's attempt: delivered, or failed (`retry`: it is tried again). `to`: the URL's origin. */
   | TypedEvent<"notify_sent", { event_id: string; to: string; status: number; attempt: number }>
   | TypedEvent<"notify_failed", { event_id: string; to: string; status?: number; error: string; attempt: number; retry: boolean }>
+  /** The history of worker call `path` was compacted before turn `turn` (`context:`): `replaced` messages gave way to a summary or a note. */
+  | TypedEvent<
+      "history_compacted",
+      { path: string; turn: number; compact: "summarize" | "window"; replaced: number; tokens_before: number; tokens_after: number; model?: string }
+    >
   | TypedEvent<"step", { key: string }>
   | { id: null; type: "model_delta"; data: { stream: number; text: string } }
   /** A type this client does not know (a newer server): its name in `event`. */
@@ -88,6 +93,7 @@ const KNOWN = new Set<string>([
   "messages_dropped",
   "notify_sent",
   "notify_failed",
+  "history_compacted",
   "step",
   "model_delta",
 ]);

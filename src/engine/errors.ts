@@ -68,6 +68,18 @@ export class ToolError extends Error {
   }
 }
 
+/**
+ * A call refused by a deny rule of the approval policy (`deny`, `deny_when`): the tool
+ * never ran. Recorded as the call's error with `denied` (journaled.ts), so an approval
+ * whose edit was refused this way is shown refused, not approved.
+ */
+export class DeniedByPolicy extends ToolError {
+  constructor(message: string) {
+    super(message);
+    this.name = "DeniedByPolicy";
+  }
+}
+
 export type RunErrorCode =
   | "max_turns"
   | "invalid_output"

@@ -1,6 +1,7 @@
 import type { CallNode, ToolNode } from "../engine/journal/call-tree";
 import { toYaml } from "../engine/yaml-text";
-import type { RunView } from "../runs/types";
+import type { ApprovalView, RunView } from "../runs/types";
+import { isoInstant } from "../engine/iso-time";
 import { literalPattern } from "./args-pattern";
 
 /** How `prettyValue` marks a result it cut for the run page: such a result cannot stand in for the tool. */
@@ -50,6 +51,7 @@ function exported(view: RunView): { suite: Record<string, unknown>; unrecorded: 
   const calls = view.call_tree ? toolCalls(view.call_tree) : [];
   const { tools, unrecorded } = stubsOf(calls.map(({ tool }) => tool));
   const ended = view.status === "succeeded" || view.status === "failed";
+  const decisions = (view.approvals ?? []).filter((a) => a.decided_at !== null && a.status !== "voided").map(decisionOf);
   const suite = {
     worker: view.worker,
     cases: [
@@ -60,6 +62,7 @@ function exported(view: RunView): { suite: Record<string, unknown>; unrecorded: 
         // never ran, or a call paused at its approval, must not be approved on replay.
         approval_mode: unrecorded.length ? "reject_all" : "approve_all",
         ...(Object.keys(tools).length ? { tools } : {}),
+        ...(decisions.length ? { decisions } : {}),
         checks: [
           ...(ended ? [{ status: view.status }] : []),
           ...calls.map(({ worker, tool }) => ({ tool_called: { name: tool.name, worker, args: literalPattern(tool.args) } })),
@@ -89,6 +92,39 @@ function stubsOf(calls: ToolNode[]): { tools: Record<string, Stub[]>; unrecorded
     tools.set(tool.name, stubs);
   }
   return { tools: Object.fromEntries(tools), unrecorded: [...unrecorded] };
+}
+
+/**
+ * A decision of the source run with its audit: the call, how it ended (approved, edited,
+ * denied after an edit, rejected, responded, answered, expired), who (`by`: the words of the
+ * run page; `email` and `via` when a person decided), when, on which arguments, and what
+ * the person put in the call's place. The case keeps it as a record; nothing replays it.
+ */
+function decisionOf(a: ApprovalView): Record<string, unknown> {
+  const outcome =
+    a.kind === "question"
+      ? a.status === "approved"
+        ? "answered"
+        : a.status
+      : a.denied !== null
+        ? "denied"
+        : a.status === "approved" && a.edited_args !== null
+          ? "edited"
+          : a.status;
+  return {
+    tool: a.tool,
+    call: a.call_path,
+    outcome,
+    by: a.decided_by,
+    ...(a.by ? { email: a.by.email, via: a.by.via } : {}),
+    at: isoInstant(a.decided_at!) ?? a.decided_at,
+    ...(a.args_sha256 ? { args_sha256: a.args_sha256 } : {}),
+    ...(a.note ? { note: a.note } : {}),
+    ...(a.edited_args !== null ? { edited_args: a.edited_args } : {}),
+    ...(a.denied !== null ? { denied: a.denied } : {}),
+    ...(a.response !== null ? { response: a.response } : {}),
+    ...(a.answer !== null ? { answer: a.answer } : {}),
+  };
 }
 
 /** Names as one comment line: JSON strings (no line break survives), cut, ASCII only. */

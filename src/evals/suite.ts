@@ -70,6 +70,15 @@ const caseSchema = z.strictObject({
   script: z.record(z.string().min(1), z.array(scriptedReply).max(200)).optional(),
   tools: stubs.optional(),
   approval_mode: approvalMode.optional(),
+  /**
+   * The source run's decisions with their audit, as `GET /runs/:id/eval-case` writes them
+   * (who, the way, when, the arguments' hash, an edit or an answer): the record of the
+   * incident the case replays. Read and bounded, never checked or acted on.
+   */
+  decisions: z
+    .array(z.record(z.string().max(64), z.unknown()))
+    .max(1000)
+    .optional(),
   checks: z.array(check).max(100).default([]),
 });
 export type EvalCase = z.infer<typeof caseSchema>;

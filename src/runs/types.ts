@@ -1,3 +1,4 @@
+import type { CompactionView } from "../engine/journal/compactions";
 import type { ApprovalMode, Budget, Decider, Usage } from "../engine";
 import type { CallNode } from "../engine/journal/call-tree";
 import type { Timeline } from "../engine/journal/timeline";
@@ -69,6 +70,8 @@ export interface ApprovalView {
   edited_args: unknown;
   /** The result an approver gave in place of the call (status `responded`); else null. */
   response: string | null;
+  /** Set when the edited call was refused by a deny rule of the approval policy (it never ran): why; else null. */
+  denied: string | null;
   /** What the decision is bound to: SHA-256 (32 hex digits) of the asked arguments as recorded; null while pending, or for a decision bound to none (a budget's, or older). */
   args_sha256: string | null;
   created_at: number;
@@ -156,6 +159,8 @@ export interface RunView {
   messages: ConversationMessage[];
   /** A conversation by email: answers that could not be mailed back, and why. */
   answer_email_failures: AnswerEmailFailure[];
+  /** Where a worker's history was compacted to fit its model's context (`context:`), and what replaced it. */
+  compactions: CompactionView[];
 }
 
 /** One message of a run's conversation; `at`: when it was sent or answered (ms). */

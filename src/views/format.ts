@@ -1,3 +1,4 @@
+import type { Decider } from "../engine/types/deciders";
 import { isoInstant } from "../engine/iso-time";
 
 /** Arguments as people read them: pretty JSON, cut to `max` characters. */
@@ -19,5 +20,8 @@ export function describeTrigger(trigger: unknown): string {
 
 /** A time as people read it (to the second); "—" for none, or for one no Date holds (never a throw: iso-time.ts). */
 export const isoTime = (ms: number | null | undefined) => (ms && isoInstant(ms)?.replace(/\.\d+Z$/, "Z")) || "—";
+
+/** A person who decided, and the way: "lead@example.com (via link)". */
+export const personOf = (by: Decider) => `${by.email ?? "the API token"} (via ${by.via})`;
 
 export const usd = (n: number | undefined) => `$${(n ?? 0).toFixed(6)}`;

@@ -1,11 +1,11 @@
 import type { PendingApprovalItem, RunListItem, RunQuery } from "../runs/index-types";
 import { CallView } from "./call-view";
-import { isoTime, usd } from "./format";
+import { isoTime, personOf, usd } from "./format";
 import { Badge, Page } from "./layout";
 import { LogoutForm } from "./login-page";
 import type { CallDescription } from "../engine/types/toolset";
 import { appPath } from "../http/base-path";
-import { RUN_STATUSES, type EmailFailureView, type WaitView } from "../runs/types";
+import { RUN_STATUSES, type ApprovalView, type EmailFailureView, type WaitView } from "../runs/types";
 import { EmailFailures } from "./email-failures";
 import { describeWait } from "./waits-view";
 import { AttributeList } from "./attributes-view";
@@ -21,6 +21,23 @@ export interface InboxApproval extends PendingApprovalItem {
   editable?: boolean;
 }
 
+/** A decided approval of a recent run, with its audit (`GET /runs/:id` has the same). */
+export interface RecentDecision {
+  run_id: string;
+  approval: ApprovalView;
+}
+
+/** What the decision did to the call, in words: approved (as asked or edited; an edit a deny rule refused), rejected, answered, expired. */
+function outcomeOf(a: ApprovalView): string {
+  if (a.kind === "question") return a.status === "approved" ? "answered" : a.status;
+  if (a.denied !== null) return "edited, then denied by a rule";
+  if (a.status === "approved" && a.edited_args !== null) return "approved, edited";
+  return a.status === "responded" ? "answered in place of the call" : a.status;
+}
+
+/** Who decided and the way (`via`: link, reply, inbox, access, api); what decided when no person did (an expiry, the run's mode). */
+const whoOf = (a: ApprovalView) => (a.by ? personOf(a.by) : (a.decided_by ?? "—"));
+
 const ago = (ms: number, now: number) => {
   const s = Math.max(0, Math.round((now - ms) / 1000));
   return s < 120 ? `${s} s` : s < 7200 ? `${Math.round(s / 60)} min` : s < 172_800 ? `${Math.round(s / 3600)} h` : `${Math.round(s / 86_400)} days`;
@@ -33,12 +50,14 @@ export function InboxPage(props: {
   approvals: InboxApproval[];
   truncated: boolean;
   runs: RunListItem[];
+  /** Decisions of the most recent runs, newest first, with their audit; default none. */
+  decided?: RecentDecision[];
   /** Runs `waiting` (for a timer, an event or an answer: the newest), with what each waits for; default none. */
   waiting?: Array<{ run: RunListItem; waits: WaitView[] }>;
   filter: Pick<RunQuery, "status" | "worker" | "trigger" | "attributes">;
   now: number;
 }) {
-  const { now, filter, waiting = [] } = props;
+  const { now, filter, waiting = [], decided = [] } = props;
   // The form shows the first attribute criterion to edit; the others ride along unseen until cleared.
   const [shown, ...kept] = Object.entries(filter.attributes ?? {});
   return (
@@ -86,6 +105,34 @@ export function InboxPage(props: {
         </table>
       ) : (
         <p>Nothing waits for a decision.</p>
+      )}
+      <h2>Recently decided ({decided.length})</h2>
+      {decided.length ? (
+        <table id="decided">
+          <tr>
+            <th>Call</th>
+            <th>Decision</th>
+            <th>By</th>
+            <th>When</th>
+            <th>On arguments</th>
+          </tr>
+          {decided.map(({ run_id, approval: a }) => (
+            <tr>
+              <td>
+                <code>{a.tool}</code> in run <a href={appPath(`/runs/${encodeURIComponent(run_id)}/view`)}>{run_id.slice(0, 8)}</a>
+              </td>
+              <td>
+                {outcomeOf(a)}
+                {a.note ? ` — “${a.note.length > 200 ? `${a.note.slice(0, 200)}…` : a.note}”` : ""}
+              </td>
+              <td>{whoOf(a)}</td>
+              <td>{isoTime(a.decided_at)}</td>
+              <td>{a.args_sha256 ? <code>sha256:{a.args_sha256.slice(0, 12)}</code> : "—"}</td>
+            </tr>
+          ))}
+        </table>
+      ) : (
+        <p>No decision in the recent runs.</p>
       )}
       <h2>Waiting for a timer, an event or an answer ({waiting.length})</h2>
       {waiting.length ? (

@@ -1,12 +1,11 @@
 import type { ApprovalView, RunView } from "../runs/types";
 import type { CallNode } from "../engine/journal/call-tree";
-import type { Decider } from "../engine/types/deciders";
 import { rolledUpUsage } from "../engine/journal/run-usage";
 import { AttachmentList } from "./attachments";
 import { ResultView } from "./call-view";
 import { ConversationView } from "./conversation-view";
 import { AnswerEmailFailures, EmailFailures } from "./email-failures";
-import { describeTrigger, isoTime, prettyArgs, usd } from "./format";
+import { describeTrigger, isoTime, personOf, prettyArgs, usd } from "./format";
 import { Badge, Page } from "./layout";
 import { RUN_LIVE_SCRIPT } from "./run-live-script";
 import { Waterfall } from "./waterfall";
@@ -29,7 +28,8 @@ function CallTree(props: { call: CallNode }) {
               <pre>{prettyArgs(t.args, 600)}</pre>
               {t.edited ? (
                 <div class="edited">
-                  edited before approval{t.edited.by ? ` by ${personOf(t.edited.by)}` : ""}; it ran with:
+                  edited before approval{t.edited.by ? ` by ${personOf(t.edited.by)}` : ""}
+                  {t.edited.denied ? `, into arguments a deny rule refuses: not run (${t.edited.denied})` : "; it ran with:"}
                   <pre>{prettyArgs(t.edited.args, 600)}</pre>
                 </div>
               ) : null}
@@ -58,9 +58,6 @@ function CallTree(props: { call: CallNode }) {
   );
 }
 
-/** A person who decided, and the way: "lead@example.com (via link)". */
-const personOf = (by: Decider) => `${by.email ?? "the API token"} (via ${by.via})`;
-
 /** Who decided: the person and the way when one did (`by`), else what did (an expiry, the run's mode). */
 function decidedBy(a: ApprovalView): string {
   if (a.by) return ` by ${personOf(a.by)}`;
@@ -81,13 +78,32 @@ function DecisionRecord(props: { approval: ApprovalView }) {
           </>
         ) : null}
       </div>
+      {a.denied !== null ? <div class="edited">denied after the edit: not run ({a.denied})</div> : null}
       {a.edited_args !== null ? (
         <div>
-          edited; ran with:
+          {a.denied !== null ? "edited to:" : "edited; ran with:"}
           <pre>{prettyArgs(a.edited_args, 600)}</pre>
         </div>
       ) : null}
       {a.response !== null ? <div>answered in place of the call: “{a.response.length > 600 ? `${a.response.slice(0, 600)}…` : a.response}”</div> : null}
+    </>
+  );
+}
+
+/** Where a worker's history was compacted to fit its model's context, and what the model was sent in its place. */
+function Compactions(props: { compactions: RunView["compactions"] }) {
+  return (
+    <>
+      <h2>History compacted ({props.compactions.length})</h2>
+      <ul id="compactions" class="tree">
+        {props.compactions.map((c) => (
+          <li>
+            <code>{c.path}</code>, before turn {c.turn} ({isoTime(c.at)}): {c.replaced} earlier messages{" "}
+            {c.compact === "summarize" ? `summarized by ${c.model ?? "the worker's model"}` : "dropped (window)"}, ~{c.tokens_before} → ~{c.tokens_after} tokens
+            {c.summary !== null ? <pre>{c.summary}</pre> : null}
+          </li>
+        ))}
+      </ul>
     </>
   );
 }
@@ -181,6 +197,7 @@ export function RunPage(props: { run: RunView; events: string }) {
         </>
       ) : null}
       <AnswerEmailFailures failures={run.answer_email_failures} />
+      {run.compactions.length ? <Compactions compactions={run.compactions} /> : null}
       {run.status === "succeeded" ? (
         <>
           <h2>Output</h2>

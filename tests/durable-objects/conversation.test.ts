@@ -181,16 +181,18 @@ describe("a conversation with a finished run (POST /runs/:id/messages)", () => {
       error: expect.stringContaining(`${MAX_MESSAGES} messages`),
     });
     expect((await stub("chat-many").status())!).toMatchObject({ status: "succeeded", output: `a${MAX_MESSAGES + 1}` });
-  });
+  }, 120_000);
 
   it("a history over its bound takes no more messages (413)", async () => {
-    const big = "y".repeat(Math.ceil(MAX_HISTORY_BYTES / 2) + 1000);
-    await script("chat-writer", [{ text: big }, { text: big }, { text: "never" }]);
+    // Answers near the bound of one step: the journal passes its bound after `answers` of them.
+    const big = "y".repeat(1_400_000);
+    const answers = Math.ceil(MAX_HISTORY_BYTES / big.length);
+    await script("chat-writer", [...Array.from({ length: answers }, () => ({ text: big })), { text: "never" }]);
     await startChat("chat-long");
-    await send("chat-long", "m2");
-    expect(await stub("chat-long").sendMessage("m3")).toMatchObject({ ok: false, status: 413, error: expect.stringContaining("start a new run") });
-    expect(await modelRequests("chat-writer")).toHaveLength(2);
-  });
+    for (let n = 2; n <= answers; n++) await send("chat-long", `m${n}`);
+    expect(await stub("chat-long").sendMessage("one more")).toMatchObject({ ok: false, status: 413, error: expect.stringContaining("start a new run") });
+    expect(await modelRequests("chat-writer")).toHaveLength(answers);
+  }, 120_000);
 
   it("a run that failed, was cancelled, or whose root is a code function takes no message (409)", async () => {
     await script("chat-writer", [effect("chat-f1"), effect("chat-f2"), effect("chat-f3")]);

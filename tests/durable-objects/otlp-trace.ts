@@ -66,7 +66,7 @@ export async function tracedRun(
   let view = await drive(id, { count });
   while (view.status === "awaiting_approval") {
     const pending = view.approvals.find((a) => a.status === "pending")!;
-    expect((await stub(id).decide(pending.id, { decision: "approve", by: "test" })).ok).toBe(true);
+    expect((await stub(id).decide(pending.id, { decision: "approve", by: "test", decider: { email: "lead@example.com", via: "link" } })).ok).toBe(true);
     view = await drive(id, { count });
   }
   return { view, count };

@@ -45,6 +45,11 @@ describe("OpenTelemetry traces of a run", () => {
     expect(attr(danger, "gen_ai.tool.name")).toBe("danger_fetch");
     expect(danger.events.map((e) => e.name)).toEqual(["edgework.approval.requested", "edgework.approval.decided"]);
     expect(attr(danger.events[1]!, "edgework.approval.approved")).toBe(true);
+    // The decision's audit: how it ended the call, the way it came, who, on which arguments.
+    expect(attr(danger.events[1]!, "edgework.approval.outcome")).toBe("approved");
+    expect(attr(danger.events[1]!, "edgework.approval.via")).toBe("link");
+    expect(attr(danger.events[1]!, "enduser.id")).toBe("lead@example.com");
+    expect(attr(danger.events[1]!, "edgework.approval.args_sha256")).toMatch(/^[0-9a-f]{32}$/);
     // No content unless asked for.
     expect(
       spans.flatMap((s) => s.attributes.map((a) => a.key)).filter((k) => k.includes("arguments") || k.includes("result") || k.includes("messages")),

@@ -63,6 +63,7 @@ function runView(): RunView {
     timeline,
     messages: [],
     answer_email_failures: [],
+    compactions: [],
   };
 }
 

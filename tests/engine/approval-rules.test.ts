@@ -120,6 +120,17 @@ describe("approval rules on the arguments, in a run", () => {
     expect(t.ran).toEqual(["GET /a", "GET /b", "POST /c"]);
   });
 
+  it("outside the http kind a value is compared exactly, case and all: deny_when charge ch_BAD does not match ch_bad (documented)", async () => {
+    const t = setup("approval:\n  refund: { deny_when: { charge: ch_BAD }, otherwise: allow }", [
+      { toolCalls: [{ name: "refund", args: { charge: "ch_bad", amount: 1 } }] },
+      { toolCalls: [{ name: "refund", args: { charge: "ch_BAD", amount: 2 } }] },
+    ]);
+    const out = (await run(t.h, new MemoryJournalStore())) as { status: string; output: string };
+    expect(out.status).toBe("succeeded");
+    expect(t.ran).toEqual(["refund ch_bad 1"]);
+    expect(out.output).toContain("denied by the approval policy");
+  });
+
   it("an approver's edit never gets past a deny rule: edited into what deny_when matches, the call is denied and never runs", async () => {
     const t = setup("approval:\n  request: { deny_when: { method: DELETE }, otherwise: ask }\n  notify: ops@example.com", [
       { toolCalls: [{ name: "request", args: { method: "POST", path: "/c" } }] },

@@ -119,6 +119,32 @@ describe("edit, then approve", () => {
   });
 });
 
+describe("an edit a deny rule refuses", () => {
+  it("the call never runs, and the run shows it denied and why, not approved as edited", async () => {
+    const approval = await pausedRun("edit-denied", "edit-denied");
+    const res = await api("edit-denied", approval.id, { decision: "approve", arguments: { url: effectUrl("edit-denied"), method: "DELETE" } });
+    expect(res.status).toBe(200);
+    expect((await settle("edit-denied")).status).toBe("succeeded");
+    expect(await effectCount("edit-denied")).toBe(0);
+    const view = (await (await call("/runs/edit-denied", { headers: auth })).json()) as RunView;
+    const why = 'the edited call to fx_fetch is denied by the approval policy of worker "edit-denied" (deny_when method = "DELETE")';
+    expect(view.approvals[0]).toMatchObject({ status: "approved", edited_args: { method: "DELETE" }, denied: why });
+    expect(view.call_tree!.tools[0]).toMatchObject({ status: "error", edited: { args: { method: "DELETE" }, denied: why } });
+    const page = await (await call("/runs/edit-denied/view", { headers: auth })).text();
+    expect(page).toContain("denied after the edit: not run");
+    expect(page).toContain("into arguments a deny rule refuses: not run");
+    expect(page).not.toContain("it ran with:");
+    expect(page).not.toContain("edited; ran with:");
+  });
+
+  it("an edit no rule refuses is not marked denied", async () => {
+    const approval = await pausedRun("edit-denied", "edit-allowed");
+    await api("edit-allowed", approval.id, { decision: "approve", arguments: { url: effectUrl("edit-allowed"), method: "POST", body: "edited" } });
+    expect((await settle("edit-allowed")).approvals[0]).toMatchObject({ status: "approved", denied: null });
+    expect(await effectBodies("edit-allowed")).toEqual(["edited"]);
+  });
+});
+
 describe("answer in place of the call", () => {
   it("by API: the tool never runs; the answer is the call's result, marked as a person's; the model reads it", async () => {
     const approval = await pausedRun("edit-writer", "respond-api");
@@ -398,6 +424,19 @@ describe("the approval page and the inbox", () => {
     const done = await settle("edit-inbox");
     expect(done.approvals.find((a) => a.id === approval.id)).toMatchObject({ by: { email: null, via: "inbox" }, edited_args: { body: "from the inbox" } });
     expect(await effectBodies("edit-inbox")).toEqual(["from the inbox"]);
+    // The inbox lists the decision with its audit: the call, what was done to it, who and the way, when, on which arguments.
+    const decided = await vi.waitFor(async () => {
+      const inbox = await (await call("/inbox", { headers: auth })).text();
+      const table = /<table id="decided">([\s\S]*?)<\/table>/.exec(inbox)?.[1] ?? "";
+      const row = table.split("<tr>").find((r) => r.includes("/runs/edit-inbox/view"));
+      expect(row).toBeTruthy();
+      return row!;
+    });
+    expect(decided).toContain("<code>fx_fetch</code>");
+    expect(decided).toContain("approved, edited");
+    expect(decided).toContain("the API token (via inbox)");
+    expect(decided).toContain(`sha256:${done.approvals[0]!.args_sha256!.slice(0, 12)}`);
+    expect(decided).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/);
   });
 });
 

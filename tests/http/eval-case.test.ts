@@ -102,6 +102,46 @@ describe("GET /runs/:id/eval-case", () => {
     expect(await effectCount(tag)).toBe(0);
   });
 
+  it("carries each decision's audit into the case: the call, edited, who and the way, when, the arguments' hash, the edit", async () => {
+    const tag = `eval-decided-${crypto.randomUUID()}`;
+    const asked = { url: effectUrl(tag), method: "POST", body: "as asked" };
+    await script("edit-writer", [{ tool_calls: [{ id: "post", name: "fx_fetch", arguments: asked }] }, { text: "posted" }]);
+    const res = await call("/runs", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ worker: "edit-writer", input: "post it" }),
+    });
+    const { id } = (await res.json()) as { id: string };
+    const paused = await settle(id);
+    const edited = { ...asked, body: "as edited" };
+    const decide = await call(`/runs/${id}/approvals/${paused.approvals[0]!.id}`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ decision: "approve", arguments: edited, note: "typo" }),
+    });
+    expect(decide.status).toBe(200);
+    const view = await settle(id);
+    expect(view.status).toBe("succeeded");
+    const text = await (await call(`/runs/${id}/eval-case`, { headers: auth })).text();
+    const [c] = parse(text).cases;
+    expect(c.decisions).toEqual([
+      {
+        tool: "fx_fetch",
+        call: view.approvals[0]!.call_path,
+        outcome: "edited",
+        by: "api",
+        email: null,
+        via: "api",
+        at: new Date(view.approvals[0]!.decided_at!).toISOString(),
+        args_sha256: view.approvals[0]!.args_sha256,
+        note: "typo",
+        edited_args: edited,
+      },
+    ]);
+    // Still a suite `edgework eval` reads.
+    expect(parseSuite("evals/decided.yaml", text, parseYaml).cases[0]!.decisions).toHaveLength(1);
+  });
+
   it("a tool name the model made up cannot write YAML through the header: one comment line, JSON-quoted, ASCII", () => {
     const name = "x\ncases: []\r\u2028# y";
     const tool = { id: "1", name, path: "p", args: {}, status: "pending" as const, calls: [] };

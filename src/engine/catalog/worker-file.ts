@@ -77,6 +77,16 @@ export const attachmentsSchema = z.strictObject({
   types: z.array(mimeGlob).min(1).max(50).describe("accepted types, e.g. image/*, application/pdf, text/*"),
 });
 
+/** `context:` (run/compaction.ts): bounded here, so a worker file cannot ask for a budget no model has or keep more than it summarizes. */
+export const contextSchema = z
+  .strictObject({
+    max_tokens: z.number().int().min(2_000).max(2_000_000),
+    compact: z.enum(["summarize", "window"]),
+    model: z.string().regex(MODEL_NAME, 'must be "provider:model", e.g. openai:gpt-4.1-mini').optional(),
+    keep_last: z.number().int().min(1).max(200).optional(),
+  })
+  .refine((c) => c.model === undefined || c.compact === "summarize", { message: "only compact: summarize asks a model", path: ["model"] });
+
 export const frontmatterSchema = z.strictObject({
   name: z.string().regex(TOOL_NAME, "must be 1-64 characters of a-z A-Z 0-9 _ - (the OpenAI tool-name rule)"),
   description: z.string().min(1).optional(),
@@ -92,6 +102,7 @@ export const frontmatterSchema = z.strictObject({
   approval: approvalSettings.optional(),
   budget: budgetSchema.optional(),
   attachments: attachmentsSchema.optional(),
+  context: contextSchema.optional(),
 });
 
 const workerList = z.array(z.string().min(1));
@@ -112,6 +123,8 @@ export const DEFAULT_INPUT: JSONSchema = {
   additionalProperties: false,
 };
 export const DEFAULT_MAX_TURNS = 20;
+/** Messages a compaction keeps at the end of the history unless `context.keep_last` says. */
+export const DEFAULT_KEEP_LAST = 20;
 
 /** A start's input as its worker takes it: a bare string is `{input}` for a worker with the default input schema (POST /runs, triggers, evals alike). */
 export function startInput(worker: { input: JSONSchema }, input: unknown): unknown {
@@ -203,6 +216,7 @@ export function readWorkerFields(file: string, raw: Record<string, unknown>, bod
   const { approval, notify, followUp, deciders } = readApproval(file, raw.approval ?? {}, errors);
   const budget = field("budget");
   const attachments = field("attachments");
+  const context = field("context");
   if (attachments && input && typeof input.properties === "object" && input.properties !== null && "attachments" in input.properties) {
     errors.push(
       new WorkerFileError(
@@ -231,6 +245,16 @@ export function readWorkerFields(file: string, raw: Record<string, unknown>, bod
       ...(followUp ? { followUp } : {}),
       ...(budget ? { budget: budgetOf(budget) } : {}),
       ...(attachments ? { attachments } : {}),
+      ...(context
+        ? {
+            context: {
+              maxTokens: context.max_tokens,
+              compact: context.compact,
+              keepLast: context.keep_last ?? DEFAULT_KEEP_LAST,
+              ...(context.model ? { model: context.model } : {}),
+            },
+          }
+        : {}),
       instructions,
     },
     problems: errors,

@@ -69,6 +69,9 @@ export function workerFileJsonSchema(kinds: ToolsetRegistry): JSONSchema {
     max_turns: f.max_turns.describe("default 20"),
     budget: f.budget.describe("default run budget; a run request's fields win"),
     attachments: f.attachments.describe("accept files with each call; callers get an attachments parameter"),
+    context: f.context.describe(
+      "keep the history within the model's context: over max_tokens (estimated as characters / 4), an older stretch is summarized by model (default the worker's) or dropped (window), keeping the first message and the last keep_last (default 20); default {max_tokens: 64000, compact: window}",
+    ),
   };
   const schema = frontmatterSchema.extend({ ...described, toolsets: toolsets.optional(), approval: approval.optional() });
   return {

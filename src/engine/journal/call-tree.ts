@@ -23,7 +23,7 @@ export interface ToolNode {
   /** Set when the outcome was cut to fit the journal: its full size in bytes. */
   truncatedFrom?: number;
   /** Set when a person edited the call before approving it: the arguments it ran with (`args`: the model's), and who. */
-  edited?: { args: unknown; by: Decider | null };
+  edited?: { args: unknown; by: Decider | null; denied?: string };
   /** Set when a person answered in place of the call (it never ran): the result is theirs. */
   answeredBy?: { by: Decider | null };
   /**
@@ -76,6 +76,17 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
         tools.set(toolPath, node);
         call!.tools.push(node);
       });
+    } else if (k.kind === "effect" && k.effect === "ask") {
+      // A summary that compacted a worker's history (run/compaction.ts) is that worker call's spending.
+      const compacted = parseKey(k.call);
+      const call = compacted.kind === "compact" ? calls.get(compacted.frame) : undefined;
+      if (call) {
+        const res = value as RecordedResponse;
+        call.usage.requests += 1;
+        call.usage.inputTokens += res.usage.inputTokens;
+        call.usage.outputTokens += res.usage.outputTokens;
+        call.usage.costUsd += res.costUsd;
+      }
     } else if (k.kind === "step" && k.name === ATTACHMENTS_STEP) {
       attachments.set(k.call, value as AttachmentRecord[]);
     } else if (k.kind === "result") {
@@ -98,7 +109,11 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
     const tool = tools.get(path);
     if (!tool) continue;
     if (typeof d.response === "string") tool.answeredBy = { by: d.decider ?? null };
-    else if (d.approved && d.args !== undefined) tool.edited = { args: d.args, by: d.decider ?? null };
+    else if (d.approved && d.args !== undefined) {
+      // An edit into what a deny rule refuses never ran: the call shows refused, and why.
+      const r = results.get(path);
+      tool.edited = { args: d.args, by: d.decider ?? null, ...(r && !r.ok && r.denied ? { denied: r.error } : {}) };
+    }
   }
   for (const [path, u] of undos) {
     const tool = tools.get(path);

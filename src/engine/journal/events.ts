@@ -1,10 +1,11 @@
 import type { RecordedResponse } from "../run/model-step";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
 import type { ApprovalDecision } from "../approvals/ask-approval";
+import type { CompactionRecord } from "../run/compaction";
 import { KEY_GRAMMAR, lastSegment, parseKey, toolCallKeys, type KeyGrammar } from "./keys";
 
 export interface StepEvent {
-  type: "call" | "turn" | "tool" | "approval_notified" | "approval_decided" | "step";
+  type: "call" | "turn" | "tool" | "approval_notified" | "approval_decided" | "history_compacted" | "step";
   data: Record<string, unknown>;
 }
 
@@ -56,6 +57,11 @@ export function stepEvents(key: string, value: unknown, grammar: KeyGrammar = KE
           },
         },
       ];
+    }
+    case "compact": {
+      const c = value as CompactionRecord;
+      const data = { path: k.frame, turn: k.turn, compact: c.compact, replaced: c.to - c.from, tokens_before: c.tokensBefore, tokens_after: c.tokensAfter };
+      return [{ type: "history_compacted", data: c.model ? { ...data, model: c.model } : data }];
     }
     default:
       return [{ type: "step", data: { key } }];

@@ -8,6 +8,10 @@ import { sha256Hex } from "../run/idempotency-key";
  *   <worker name>                         the run's root frame
  *   <frame>/turn:<n>/model                a worker's model answer in turn n
  *   <frame>/turn:<n>/tool:<i>             a call: the i-th tool call of that answer (1-based)
+ *   <frame>/turn:<n>/compact              the history compacted before turn n's request (run/compaction.ts):
+ *                                         the stretch replaced and how; recorded before that turn's model step,
+ *                                         so a replay compacts where the run did and nowhere else
+ *   <frame>/turn:<n>/compact/ask:1        the summary of that stretch (`compact: summarize`): a model step
  *   <call>/<worker name>                  the frame of a worker or function that call runs
  *   <call>/(ask|call|worker|agent|now|random|human|wait|attr|schedule):<n>   the call's n-th ctx effect (agent:n
  *                                         is a frame too; human:n, a question, has its /approval and /notify below it;
@@ -18,6 +22,9 @@ import { sha256Hex } from "../run/idempotency-key";
  *   <call>/result | /approval | /notify | /worker-create
  *   <call>/attempt:<n>                    the n-th try of a call with a retry policy, failed: its error and when
  *                                         the next was due (the call's outcome is still its /result, once)
+ *   <call>/undo                           what undoes the effect the call made (`compensate:`), recorded with it
+ *   <call>/undone                         the call that undoes it, made when the run fails (its /result, /approval)
+ *   <root>/compensation                   the run failed and undoes its effects: why (a replay fails the same way)
  *   <call>/approval-rule                  the approval rule a call asked under (rules on its arguments, a
  *                                         tool's needsApproval), recorded before it asks: a replay asks again
  *   <model step>/budget/approval | /notify    continuing past the budget, asked before that request
@@ -70,6 +77,10 @@ export const EFFECT_METHOD: Record<EffectKind, string> = {
 
 export const modelKey = (frame: string, turn: number) => `${frame}/turn:${turn}/model`;
 export const resultKey = (call: string) => `${call}/result`;
+/** The history compacted before turn `turn`'s model request in `frame`. */
+export const compactKey = (frame: string, turn: number) => `${frame}/turn:${turn}/compact`;
+/** The model step that summarized the stretch a compaction replaced (an `ask` effect under it: a model step everywhere one is read). */
+export const summaryKey = (compact: string) => effectKey(compact, "ask", 1);
 export const approvalKey = (call: string) => `${call}/approval`;
 export const notifyKey = (call: string) => `${call}/notify`;
 export const approvalRuleKey = (call: string) => `${call}/approval-rule`;
@@ -154,7 +165,7 @@ export const ATTACHMENTS_STEP = "attachments";
 
 /** What a journal key is, read from its segments. */
 export type ParsedKey =
-  | { kind: "model"; frame: string; turn: number }
+  | { kind: "model" | "compact"; frame: string; turn: number }
   | { kind: "result" | "approval" | "notify" | "creation" | "approval_rule" | "undo" | "compensation"; call: string }
   /** `call`: the budget pseudo-call (`budgetPath(modelStep)`). */
   | { kind: "budget_approval"; call: string; modelStep: string }
@@ -189,10 +200,10 @@ export function parseKey(key: string): ParsedKey {
   if (at <= 0) return OTHER;
   const parent = key.slice(0, at);
   const last = key.slice(at + 1);
-  if (last === "model") {
+  if (last === "model" || last === "compact") {
     const t = key.lastIndexOf(SEP, at - 1);
     const turn = t > 0 ? counter(key.slice(t + 1, at), "turn") : undefined;
-    return turn === undefined ? OTHER : { kind: "model", frame: key.slice(0, t), turn };
+    return turn === undefined ? OTHER : { kind: last, frame: key.slice(0, t), turn };
   }
   const leaf = LEAVES[last as keyof typeof LEAVES];
   if (leaf) {

@@ -7,6 +7,7 @@ import { MAX_ARGS_DEPTH, nestedDeeper } from "../journal/bounds";
 import { absorb, modelStep } from "./model-step";
 import { hash30 } from "../journal/fingerprint";
 import { recordedMessage } from "./conversation";
+import { compactHistory, DEFAULT_CONTEXT } from "./compaction";
 import { withEditNote } from "../approvals/edit-note";
 import { DEFAULT_INPUT } from "../catalog/worker-file";
 import type { CallFrame, CallSite } from "../types/callable";
@@ -53,6 +54,8 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
   const asked = messages.reduce(absorb, 0);
   let outputRetried = false;
   const { journal, models, prices, budget, file } = frameModels(run, frame);
+  const compacting = { journal, models, prices, budget, file };
+  const context = worker.context ?? DEFAULT_CONTEXT;
   // The root worker's conversation: which user message is being answered (the input is the first), and its turns so far.
   const conversation = frame.depth === 1;
   let message = 1;
@@ -65,6 +68,8 @@ async function loop(run: CallServices, frame: CallFrame, toolset: Toolset, state
       tools = await list();
       toolNames = new Set(tools.map((t) => t.name));
     }
+    // Over its context budget, the history is compacted first (a journal step: replay compacts where the run did).
+    await compactHistory(messages, { services: compacting, usage: frame.usage, frame: frame.path, turn, policy: context, model: frame.model });
     // Each field named: spreading the frame's services into every turn's argument measurably slows the loop.
     const request = { messages: [...messages], tools, output: worker.output };
     const fp = hash30(String(messages.length), asked);

@@ -222,7 +222,7 @@ export class StepTracer {
       events.push({
         name: "edgework.approval.decided",
         at,
-        attributes: { "edgework.approval.approved": decision.approved === true, "edgework.approval.outcome": outcomeOf(decision) },
+        attributes: decidedAttributes(decision),
       });
     return events;
   }
@@ -259,6 +259,25 @@ export class StepTracer {
 
 const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
 const content = (text: string) => cut(text, MAX_CONTENT_CHARS);
+
+/**
+ * The decision's audit on its span event: how it ended the call, how it reached the run
+ * (`via`: link, reply, inbox, access, api; absent when no person decided: an expiry, the
+ * run's mode) and who (`enduser.id`, OTel's attribute for a person: absent when the way
+ * proves none, as the API token), as `GET /runs/:id` has them. `by` is the same words as
+ * the run page's, cut: the host bounds it.
+ */
+function decidedAttributes(d: ApprovalDecision): Record<string, SpanValue> {
+  const attributes: Record<string, SpanValue> = {
+    "edgework.approval.approved": d.approved === true,
+    "edgework.approval.outcome": outcomeOf(d),
+    "edgework.approval.by": cut(String(d.by), MAX_NAME_CHARS),
+  };
+  if (d.decider) attributes["edgework.approval.via"] = d.decider.via;
+  if (d.decider?.email) attributes["enduser.id"] = cut(d.decider.email, MAX_NAME_CHARS);
+  if (d.args_hash) attributes["edgework.approval.args_sha256"] = d.args_hash;
+  return attributes;
+}
 
 /** How a decision ended its call, for the span event: approved as asked, edited, answered by a person, or rejected. */
 const outcomeOf = (d: ApprovalDecision) =>

@@ -57,7 +57,21 @@ export interface WorkerSpec {
   followUp?: FollowUp;
   budget?: Budget;
   attachments?: AttachmentPolicy;
+  /** How its history is kept within the model's context (`context:`); absent: `DEFAULT_CONTEXT` (run/compaction.ts). */
+  context?: ContextPolicy;
   instructions: string;
+}
+
+/**
+ * `context:` of a worker file: when the history its model would be sent is estimated over
+ * `maxTokens`, an older stretch (after the first user message, before the last `keepLast`
+ * messages) is summarized by `model` (`summarize`; default the worker's) or dropped (`window`).
+ */
+export interface ContextPolicy {
+  maxTokens: number;
+  compact: "summarize" | "window";
+  model?: string;
+  keepLast: number;
 }
 
 /** A TypeScript function registered in the catalog beside the `.worker` files, called exactly like a worker (catalog/functions.ts). */

@@ -4,7 +4,7 @@ import { runIndex } from "../../runs";
 import type { PendingApprovalItem } from "../../runs/index-types";
 import { runView } from "../../runs";
 import { signApprovalToken } from "../../tokens/approval-token";
-import { InboxPage, type InboxApproval } from "../../views/inbox-page";
+import { InboxPage, type InboxApproval, type RecentDecision } from "../../views/inbox-page";
 import { Problem } from "../../views/layout";
 import { describeApproval } from "../describe-approval";
 import { gatherAttributes, queryPath } from "../../runs/filter-schema";
@@ -15,6 +15,9 @@ import { appPath } from "../base-path";
 /** Runs whose pending approvals the inbox opens to show their calls; the rest are listed by tool only. */
 const MAX_RUNS_DESCRIBED = 25;
 const RECENT_RUNS = 50;
+/** The newest runs listed whose decisions the inbox shows (one read of each run), and how many decisions at most. */
+const RUNS_WITH_DECISIONS = 10;
+const RECENT_DECISIONS = 20;
 
 /**
  * An empty form field means "any". The form's `attribute` field (`name=value`) is one more
@@ -52,7 +55,13 @@ inbox.get("/", peopleAuth(), async (c) => {
     index.listRuns({ status: "waiting", limit: MAX_RUNS_DESCRIBED }),
   ]);
   const approvals = await withCalls(c.env, person, pending.approvals);
-  const waits = await Promise.all(waiting.runs.map(async (r) => ({ run: r, waits: (await runView(c.env, r.id))?.waits ?? [] })));
+  const [waits, decided] = await Promise.all([
+    Promise.all(waiting.runs.map(async (r) => ({ run: r, waits: (await runView(c.env, r.id))?.waits ?? [] }))),
+    recentDecisions(
+      c.env,
+      recent.runs.slice(0, RUNS_WITH_DECISIONS).map((r) => r.id),
+    ),
+  ]);
   return c.html(
     <InboxPage
       who={person.who}
@@ -61,11 +70,21 @@ inbox.get("/", peopleAuth(), async (c) => {
       truncated={pending.truncated}
       runs={recent.runs}
       waiting={waits}
+      decided={decided}
       filter={filter}
       now={Date.now()}
     />,
   );
 });
+
+/** The decisions of these runs (each read once), newest first: the audit of who decided what, how and when. */
+async function recentDecisions(env: Env, runIds: string[]): Promise<RecentDecision[]> {
+  const views = await Promise.all(runIds.map((id) => runView(env, id)));
+  return views
+    .flatMap((v) => (v ? v.approvals.filter((a) => a.decided_at !== null && a.status !== "voided").map((approval) => ({ run_id: v.id, approval })) : []))
+    .sort((a, b) => b.approval.decided_at! - a.approval.decided_at!)
+    .slice(0, RECENT_DECISIONS);
+}
 
 /** Whom an inbox link decides as: the person Access names, else the session (the API token, which names no person). */
 const inboxSigner = (person: Person) => (person.via === "access" ? { via: "access" as const, to: person.who } : { via: "inbox" as const });

@@ -1,5 +1,5 @@
 import type { ToolContext } from "../../types/context";
-import { nondeterministic, ToolError } from "../../errors";
+import { DeniedByPolicy, nondeterministic, ToolError } from "../../errors";
 import { stableJson } from "../../ids";
 import type { Journal } from "../../journal/journal";
 import { callFingerprint } from "../../journal/fingerprint";
@@ -162,7 +162,7 @@ export class ApprovalGated extends WrapperToolset {
     const { policy, rule, unsure } = await this.policyOf(def, args, ctx);
     const worker = gate.workerChain.at(-1)!;
     const because = rule === undefined ? "" : ` (${shortRule(rule)}${unsure ? `; ${unsure}` : ""})`;
-    if (policy === "deny") throw new ToolError(`tool "${name}" is denied by the approval policy of worker "${worker}"${because}`);
+    if (policy === "deny") throw new DeniedByPolicy(`tool "${name}" is denied by the approval policy of worker "${worker}"${because}`);
     if (policy === "ask") {
       const decision = await askApproval({
         journal: gate.journal,
@@ -193,7 +193,7 @@ export class ApprovalGated extends WrapperToolset {
       if (decision.args !== undefined) {
         const edited = policyNowOrAsk(gate.policies[name], def, decision.args);
         if (edited.policy === "deny")
-          throw new ToolError(
+          throw new DeniedByPolicy(
             `the edited call to ${name} is denied by the approval policy of worker "${worker}"${edited.rule === undefined ? "" : ` (${shortRule(edited.rule)})`}`,
           );
         return this.inner.callTool(name, decision.args, ctx);

@@ -1,4 +1,4 @@
-import { messageOf, nondeterministic, propagates, ToolError } from "../../errors";
+import { DeniedByPolicy, messageOf, nondeterministic, propagates, ToolError } from "../../errors";
 import { callFingerprint } from "../../journal/fingerprint";
 import { cutToJsonBytes, MAX_STEP_BYTES, stepBytes, utf8Bytes } from "../../journal/bounds";
 import type { Journal } from "../../journal/journal";
@@ -13,11 +13,12 @@ import { WrapperToolset } from "./wrapper";
  * A call's recorded outcome: its result or error, and what it spent (to re-add on
  * replay; absent when it spent nothing, as most tool calls). `truncatedFrom`: the
  * outcome was too big for the journal and is kept as its JSON text cut to fit; the
- * number is its full size in bytes. `name` and `fp` (journal/fingerprint.ts
+ * number is its full size in bytes. `denied`: the error is an approval policy's deny rule
+ * (the tool never ran). `name` and `fp` (journal/fingerprint.ts
  * `argsFingerprint`): what was called (tool or worker) and with what, so a replay that
  * makes another call at this key is caught (absent in older journals).
  */
-export type RecordedCall = ({ ok: true; value: unknown } | { ok: false; error: string }) & {
+export type RecordedCall = ({ ok: true; value: unknown } | { ok: false; error: string; denied?: true }) & {
   name?: string;
   fp?: number;
   usage?: Usage;
@@ -64,7 +65,7 @@ const called = (name: string, fp: number | undefined) => `a call of ${name}${fp 
 function settled(fn: () => Promise<unknown>, meter: UsageMeter, name: string, fp: number | undefined): Promise<RecordedCall> {
   const failed = (err: unknown): RecordedCall => {
     if (propagates(err)) throw err;
-    return spent({ ok: false, error: messageOf(err), name, fp }, meter);
+    return spent({ ok: false, error: messageOf(err), ...(err instanceof DeniedByPolicy ? { denied: true as const } : {}), name, fp }, meter);
   };
   let running: Promise<unknown>;
   try {
