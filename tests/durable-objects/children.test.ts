@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { childRunIdFor } from "../../src/engine/run/spawn-step";
 import { TERMINAL, type RunView } from "../../src/runs/types";
 import { SOON_MS } from "../support/test-objects";
-import { effectCount, effectUrl, stub } from "./helpers";
+import { effectCount, effectUrl, modelRequests, script, stub } from "./helpers";
 
 /** A deterministic random source (mulberry32): the same evictions on every run of the test. */
 function random(seed: number) {
@@ -187,5 +187,31 @@ describe("child runs (ctx.spawn, ctx.map)", () => {
     expect(parent).toMatchObject({ status: "failed" });
     expect(parent.error!.message).toContain("concurrency is a whole number from 1 to 50");
     expect(parent.children).toEqual([]);
+  });
+
+  it("a workers toolset with run: child makes the model's call a child run: the parent waits idle, the child's result is the tool's, its failure the tool's error", async () => {
+    const tag = "children-toolset";
+    const url = effectUrl(tag);
+    await script("child-caller", [
+      { tool_calls: [{ id: "a", name: "fn-child-item", arguments: { url, n: 3 } }] },
+      { tool_calls: [{ id: "b", name: "fn-child-item", arguments: { url, n: 4, fail: true } }] },
+      { text: "both asked" },
+    ]);
+    await stub(tag).start({ id: tag, worker: "child-caller", input: { input: "go" }, approvalMode: "ask", budget: {} });
+    await runDurableObjectAlarm(env.RUNS.getByName(tag));
+    const waiting = (await stub(tag).status())!;
+    expect(waiting).toMatchObject({ status: "waiting", waits: [{ kind: "child", name: "fn-child-item" }] });
+    const { parent } = await settleTree(tag);
+    expect(parent).toMatchObject({ status: "succeeded", output: "both asked" });
+    expect(parent.children.map((c) => [c.call_path, c.status])).toEqual([
+      ["child-caller/turn:1/tool:1/spawn:1", "succeeded"],
+      ["child-caller/turn:2/tool:1/spawn:1", "failed"],
+    ]);
+    const requests = (await modelRequests("child-caller")) as Array<{ messages: Array<{ role: string; content: unknown }> }>;
+    expect(requests).toHaveLength(3); // each model request once, however often the parent replayed
+    const tools = requests[2]!.messages.filter((m) => m.role === "tool").map((m) => JSON.stringify(m.content));
+    expect(tools[0]).toContain('\\"doubled\\":6');
+    expect(tools[1]).toMatch(/the child run child-[0-9a-f]{40} of fn-child-item failed: .*item 4 failed on purpose/);
+    for (const n of [3, 4]) expect(await effectCount(`${tag}-${n}`)).toBe(1);
   });
 });

@@ -4,7 +4,7 @@ import { defineFunction, executeRun, MemoryJournalStore, type RunOutcome } from 
 import { childEndKey, keyWriter, parseKey } from "../../src/engine/journal/keys";
 import { childRunIdFor, MAX_MAP_CONCURRENCY } from "../../src/engine/run/spawn-step";
 import type { ChildEnd, ChildSpec, Children } from "../../src/engine/types/children";
-import { harness } from "./helpers";
+import { harness, workerFile } from "./helpers";
 
 /** A children port that counts its starts and answers as run objects would (the same id twice: the same child). */
 function countingChildren() {
@@ -156,5 +156,16 @@ describe("ctx.spawn and ctx.map (child runs)", () => {
     expect(await h.run({ worker: "spawner", input: { worker: "child" } })).toMatchObject({
       output: { error: "starting a child run of child: this host starts no child runs" },
     });
+  });
+
+  it("toolsets.workers takes {names, run: child}; anything else there is refused naming the field", () => {
+    const h = harness({ "lead.worker": workerFile("name: lead\ntoolsets:\n  workers: { names: [child], run: child }") }, { functions: [child] });
+    expect(h.config.catalog.get("lead")).toMatchObject({ workers: ["child"], workersRun: "child", workerTools: ["child"] });
+    const plain = harness({ "lead.worker": workerFile("name: lead\ntoolsets:\n  workers: { names: [child] }") }, { functions: [child] });
+    expect(plain.config.catalog.get("lead")?.workersRun).toBeUndefined();
+    for (const bad of ["{ names: [child], run: elsewhere }", "{ names: [child], extra: 1 }", "{ run: child }"])
+      expect(() => harness({ "lead.worker": workerFile(`name: lead\ntoolsets:\n  workers: ${bad}`) }, { functions: [child] })).toThrow(
+        /toolsets\.workers: must be a list of worker names or globs, or \{names: \[\.\.\.\], run: child \| inline\}/,
+      );
   });
 });
