@@ -63,7 +63,8 @@ export class RunChildren {
     const attributes = { ...spec.attributes, [PARENT_ATTRIBUTE]: run.id };
     if (Object.keys(attributes).length > MAX_ATTRIBUTES)
       return { error: `a child run has at most ${MAX_ATTRIBUTES - 1} attributes of its own (${PARENT_ATTRIBUTE} is the ${MAX_ATTRIBUTES}th)` };
-    const depth = (this.parent()?.depth ?? 0) + spec.depth;
+    const listeners = this.host.ctx.storage.kv.get<RunNotify>(LISTENERS);
+    const depth = (listeners?.parent?.depth ?? 0) + spec.depth;
     const trigger = parse<Record<string, unknown> | null>(run.trigger) ?? {};
     return {
       id,
@@ -73,7 +74,8 @@ export class RunChildren {
       budget: parse(run.budget) ?? {},
       // Who started the parent started the child: the same people may decide its approvals.
       trigger: { kind: "child", parent: run.id, ...(typeof trigger.initiator === "string" ? { initiator: trigger.initiator } : {}) },
-      notify: { parent: { run: run.id, key, depth } },
+      // The parent's completion webhook hears of the child's pauses and end too: the same people learn of its approvals.
+      notify: { parent: { run: run.id, key, depth, root: listeners?.parent?.root ?? run.id }, ...(listeners?.url ? { url: listeners.url } : {}) },
       attributes,
     };
   }

@@ -33,6 +33,8 @@ export interface ParentRef {
   run: string;
   key: string;
   depth: number;
+  /** The tree's root run: its trace is the child's too. */
+  root: string;
 }
 
 /** A child run as its parent's view lists it: `running` until it told the parent its end. */

@@ -2,60 +2,9 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { childRunIdFor } from "../../src/engine/run/spawn-step";
-import { TERMINAL, type RunView } from "../../src/runs/types";
 import { SOON_MS } from "../support/test-objects";
-import { effectCount, effectUrl, modelRequests, script, stub } from "./helpers";
-
-/** A deterministic random source (mulberry32): the same evictions on every run of the test. */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const ended = (v: RunView | null) => v !== null && TERMINAL.includes(v.status);
-
-/**
- * Drives a parent and its children (as the platform's alarms would) until the parent ended and
- * every child ended and told it: each round runs every run's alarm once. `kill(id)`: whether to
- * kill that run's next activation at its first step (a forced eviction); a killed activation
- * leaves no alarm, and `wake` re-arms it as the runtime's retry would. `beforeRound`: a hook
- * (decide an approval, cancel).
- */
-async function settleTree(
-  root: string,
-  opts: { kill?: (id: string) => boolean; beforeRound?: (parent: RunView) => Promise<void>; maxRounds?: number } = {},
-): Promise<{ parent: RunView; kills: number; rounds: number }> {
-  const runs = new Set([root]);
-  let kills = 0;
-  for (let round = 0; round < (opts.maxRounds ?? 400); round++) {
-    const parent = (await stub(root).status())!;
-    for (const c of parent.children) runs.add(c.id);
-    if (ended(parent) && parent.children.every((c) => c.status !== "running")) return { parent, kills, rounds: round };
-    await opts.beforeRound?.(parent);
-    for (const id of runs) {
-      const before = await stub(id).status();
-      if (!before || (ended(before) && id !== root && parent.children.find((c) => c.id === id)?.status !== "running")) continue;
-      if (!ended(before) && opts.kill?.(id)) await stub(id).killActivations(1);
-      let ran: boolean;
-      try {
-        ran = await runDurableObjectAlarm(env.RUNS.getByName(id));
-      } catch {
-        kills++;
-        ran = false;
-      }
-      const after = await stub(id).status();
-      if (!ran && after && !ended(after)) await stub(id).wake();
-      // A child whose notification of its end failed tries again later: bring its retry forward.
-      if (!ran && after && ended(after)) await stub(id).advanceClock(2 * 3_600_000);
-    }
-  }
-  throw new Error(`the run tree of ${root} did not settle`);
-}
+import { effectBodies, effectCount, effectUrl, modelRequests, script, stub } from "./helpers";
+import { random, settleTree } from "./child-runs";
 
 const startMap = async (id: string, input: Record<string, unknown>) => {
   await stub(id).start({ id, worker: "fn-child-map", input, approvalMode: "ask", budget: {}, trigger: { kind: "api", initiator: "lead@example.com" } });
@@ -149,7 +98,15 @@ describe("child runs (ctx.spawn, ctx.map)", () => {
 
   it("a child's approval is decided from the inbox and the parent continues; the child carries the parent's approval mode", async () => {
     const tag = "children-approve";
-    await startMap(tag, { url: effectUrl(tag), count: 3, concurrency: 3, gated: 1 });
+    const notify = { url: { url: effectUrl(`${tag}-notify`), on: ["ended" as const, "paused" as const] } };
+    await stub(tag).start({
+      id: tag,
+      worker: "fn-child-map",
+      input: { url: effectUrl(tag), count: 3, concurrency: 3, gated: 1 },
+      approvalMode: "ask",
+      budget: {},
+      notify,
+    });
     let decided = 0;
     const { parent } = await settleTree(tag, {
       beforeRound: async (p) => {
@@ -168,6 +125,10 @@ describe("child runs (ctx.spawn, ctx.map)", () => {
     expect(decided).toBe(1);
     expect(parent).toMatchObject({ status: "succeeded", output: { count: 3, sum: 6 } });
     expect(await effectCount(`${tag}-1`)).toBe(1);
+    // The parent's completion webhook heard of the child's pause for approval: the same people learn of it.
+    const gated = parent.children.find((c) => c.call_path.endsWith("spawn:2"))!;
+    const posted = (await effectBodies(`${tag}-notify`)).map((b) => JSON.parse(b) as { type: string; run: { id: string; status: string } });
+    expect(posted.some((p) => p.run.id === gated.id && p.type === "run.paused" && p.run.status === "awaiting_approval")).toBe(true);
 
     const auto = "children-approve-all";
     await stub(auto).start({
