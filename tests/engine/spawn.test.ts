@@ -168,4 +168,25 @@ describe("ctx.spawn and ctx.map (child runs)", () => {
         /toolsets\.workers: must be a list of worker names or globs, or \{names: \[\.\.\.\], run: child \| inline\}/,
       );
   });
+
+  it("depth counts across runs: a child started at depth d gets MAX_DEPTH - d levels; its spawn tells the host the spawning call's depth", async () => {
+    const caller = defineFunction({
+      name: "caller",
+      description: "Calls child one level down",
+      input: z.strictObject({}),
+      run: async (_input, ctx) => ctx.callWorker("child", { n: 1 }),
+    });
+    const h = harness({}, { functions: [child, caller], maxDepth: 3 });
+    expect(await executeRun(h.config, new MemoryJournalStore(), { runId: "d-1", worker: "caller", input: {}, parentDepth: 1 })).toMatchObject({
+      status: "succeeded",
+    });
+    const deep = await executeRun(h.config, new MemoryJournalStore(), { runId: "d-2", worker: "caller", input: {}, parentDepth: 2 });
+    expect(deep).toMatchObject({ status: "failed" });
+    expect(JSON.stringify(deep)).toContain("call depth 2 exceeds MAX_DEPTH 1: caller → child");
+    const { port, started } = countingChildren();
+    const spawnerH = harness({}, { functions: [child, spawner] });
+    spawnerH.config.children = port;
+    await spawnerH.run({ worker: "spawner", input: { worker: "child" } });
+    expect([...started.values()].at(-1)!.spec.depth).toBe(1);
+  });
 });
