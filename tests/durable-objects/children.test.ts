@@ -148,6 +148,14 @@ describe("child runs (ctx.spawn, ctx.map)", () => {
     expect(parent).toMatchObject({ status: "failed" });
     expect(parent.error!.message).toContain("concurrency is a whole number from 1 to 50");
     expect(parent.children).toEqual([]);
+
+    // A child's input past what POST /runs takes (1 MiB as JSON) is refused by the start, naming the size: nothing starts.
+    const big = "children-big";
+    await stub(big).start({ id: big, worker: "fn-child-one", input: { url: "x".repeat(1024 * 1024 + 10) }, approvalMode: "ask", budget: {} });
+    const refused = (await settleTree(big)).parent;
+    expect(refused.status).toBe("failed");
+    expect(refused.error!.message).toMatch(/starting a child run of fn-child-item: the input is \d+ bytes as stored JSON; at most 1048576 bytes are accepted/);
+    expect(refused.children).toEqual([]);
   });
 
   it("a workers toolset with run: child makes the model's call a child run: the parent waits idle, the child's result is the tool's, its failure the tool's error", async () => {
