@@ -61,7 +61,7 @@ export function dispatchMode(env: Env): "direct" | "queue" {
  */
 export function engineConfig(
   env: Env,
-  ports: Pick<EngineConfig, "states" | "globals" | "beforeStep" | "recordApproval" | "notifier" | "recordWait" | "schedules">,
+  ports: Pick<EngineConfig, "states" | "globals" | "beforeStep" | "recordApproval" | "notifier" | "recordWait" | "schedules" | "children">,
   { catalog, models }: Definitions = current(),
 ): EngineConfig & { connections: ConnectionSlots } {
   const vars = stringVars(env);

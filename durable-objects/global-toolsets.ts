@@ -60,6 +60,9 @@ export class GlobalToolsetsDO extends DurableObject<Env> {
         // A run's attributes and schedules are the run's own: set them from a tool of scope call or run.
         setAttribute: () => notGlobal("setAttribute", "it sets the attributes of one run"),
         schedule: () => notGlobal("schedule", "it acts for one run"),
+        // A child run waits durably for its end: only a run can.
+        spawn: () => notGlobal("spawn", "a child run is waited for by one run"),
+        map: () => notGlobal("map", "a child run is waited for by one run"),
       });
       return { ok: true, value: value ?? null };
     } catch (err) {

@@ -141,7 +141,7 @@ export interface CountRow {
 export interface WaitRow {
   id: string;
   key: string;
-  kind: "sleep" | "event";
+  kind: "sleep" | "event" | "child";
   name: string | null;
   correlation: string | null;
   until: number;
@@ -174,7 +174,8 @@ export interface AnswerMailRow {
 export interface OutboxRow {
   event: number;
   target: number;
-  kind: "flow" | "url";
+  /** `parent`: a child run's end, told to its parent (`dest`: the parent's id); `child`: a child cancelled with its parent's end (`dest`: the child's id). */
+  kind: "flow" | "url" | "parent" | "child";
   dest: string;
   due_at: number;
   attempts: number;

@@ -108,8 +108,9 @@ const FOLLOW_UPS = `CREATE TABLE IF NOT EXISTS follow_ups (n INTEGER PRIMARY KEY
 /**
  * Notifications of the run's ends and pauses (run/outbox.ts), one row per status event and
  * target, planned in the transaction that writes the event and deleted once sent or given up:
- * `kind` 'flow' (the flow key object that started the run: `dest` its name) or 'url' (a
- * completion webhook: `dest` its URL). Made on first use: a run nobody listens to pays nothing.
+ * `kind` 'flow' (the flow key object that started the run: `dest` its name), 'url' (a
+ * completion webhook: `dest` its URL), 'parent' (a child run's parent: `dest` its id) or 'child'
+ * (a child cancelled with its parent's end: `dest` its id). Made on first use: a run nobody listens to pays nothing.
  */
 const OUTBOX = `CREATE TABLE IF NOT EXISTS outbox (
   event INTEGER NOT NULL, target INTEGER NOT NULL, kind TEXT NOT NULL, dest TEXT NOT NULL,

@@ -46,6 +46,7 @@ import { deletionDue } from "./retention";
 import type { RunTracing } from "./tracing";
 import type { RunVersions } from "./versions";
 import type { RunWaits } from "./waits";
+import type { RunChildren } from "./children";
 import type { Schedules } from "../../src/engine/types/schedule";
 import { createSchedule } from "../../src/schedules/create";
 
@@ -83,6 +84,7 @@ export interface ActivationParts {
   dispatch: ModelDispatch;
   deltas: DeltaBuffer;
   tracing: RunTracing;
+  children: RunChildren;
 }
 
 type ActivationHost = Pick<RunHost, "ctx" | "env" | "row" | "now" | "keyGrammar" | "wakeSoon" | "arm" | "io">;
@@ -155,6 +157,7 @@ export class RunActivation {
         recordWait: (wait) => waits.request(wait),
         notifier: (pending) => host.io("approval.email", () => mail.requestApproval(pending, mailRun(run))),
         schedules: runSchedules(host, run.id, run.approval_mode),
+        children: this.parts.children.port(run),
       },
       definitions,
     );
@@ -172,6 +175,7 @@ export class RunActivation {
       budget: parse(run.budget),
       keyGrammar: grammar,
       attributes: parse(run.attributes) ?? {},
+      parentDepth: this.parts.children.parent()?.depth ?? 0,
     });
     await host.io("activation.outcome", () => seams.outcomeReached());
     return outcome;

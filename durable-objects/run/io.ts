@@ -27,6 +27,8 @@ export const IO_POINTS = [
   "global.call",
   /** `ctx.schedule`: RPC to the schedule's object (ScheduleDO), which lists it (ScheduleIndexDO). */
   "schedule.create",
+  /** `ctx.spawn`, `ctx.map`, `run: child`: RPC to the child run's object, which starts it (idempotent per id). */
+  "child.start",
   /** An ended run mails its answer (a conversation by email) before it arms retention. */
   "settle.answer-mail",
   /** An ended run sends its end's notifications (outbox.ts) before it arms retention. */

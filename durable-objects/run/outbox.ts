@@ -1,7 +1,9 @@
 /**
  * Who hears of a run's end (and, when asked, its pauses): the flow key object that
  * started it (src/triggers/flow: its key's slot frees, the next delivery starts), and its
- * completion webhooks (src/notify: its own `notify_url`, the app's NOTIFY_URL). An outbox:
+ * completion webhooks (src/notify: its own `notify_url`, the app's NOTIFY_URL), the parent
+ * of a child run (children.ts: told its end until it answers) and, at a parent's end, each of its
+ * children that has not ended (cancelled: a child never outlives its parent). An outbox:
  * `plan` writes one row per listener in the transaction that writes the status event
  * (lifecycle.ts hooks), so an end is never recorded without its notifications; `sendDue`
  * sends them from the run's alarm (the `alarm.outbox` and `settle.outbox` io points) and
@@ -25,6 +27,8 @@ import { notificationId, notificationOf } from "../../src/notify/notification";
 import { shownOrigin } from "../../src/notify/notify-url";
 import { flowKeyObject } from "../../src/triggers/flow/rpc";
 import { TERMINAL, type RunNotify, type RunStatusName } from "../../src/runs/types";
+import { runStub } from "../../src/runs/rpc";
+import type { ChildEnd } from "../../src/engine/types/children";
 import type { AtRow, EventRow, OutboxRow, RunRow } from "../rows";
 import { madeOnFirstUse, makeOnFirstUse } from "../schema";
 import { parse } from "../sql";
@@ -38,6 +42,8 @@ export const NOTIFY_WINDOW_MS = 24 * 3_600_000;
  * platform's wall-time limit, however many pauses a run had and however slow its receiver.
  */
 export const MAX_SENDS_PER_ALARM = 5;
+/** Children cancelled per alarm, at once (one RPC each, no receiver of ours that can be slow): a fan-out's end takes a few alarms. */
+export const MAX_CANCELS_PER_ALARM = 50;
 /** The first retry's delay; each next one doubles it, up to MAX_RETRY_MS. */
 const RETRY_MS = 30_000;
 const MAX_RETRY_MS = 3_600_000;
@@ -58,14 +64,18 @@ type OutboxHost = Pick<RunHost, "ctx" | "env" | "sql" | "row" | "event" | "noted
 
 /** Keeps the run's listeners, in its start's transaction. */
 export const keepListeners = (ctx: DurableObjectState, notify: RunNotify | undefined) => {
-  if (notify && (notify.url || notify.flow)) ctx.storage.kv.put<RunNotify>(LISTENERS, notify);
+  if (notify && (notify.url || notify.flow || notify.parent)) ctx.storage.kv.put<RunNotify>(LISTENERS, notify);
 };
 
 export class RunOutbox {
   /** Whether this object has the table: only `plan` makes it, so a "no" holds until `plan`, which forgets the answer. */
   private made?: boolean;
 
-  constructor(private readonly host: OutboxHost) {}
+  constructor(
+    private readonly host: OutboxHost,
+    /** This run's children that have not told their end (children.ts). */
+    private readonly unfinishedChildren: () => string[],
+  ) {}
 
   /** In the transaction of the status event just written (`status`): one row per listener that wants it. */
   plan(status: RunStatusName): void {
@@ -74,6 +84,8 @@ export class RunOutbox {
     const listeners = ctx.storage.kv.get<RunNotify>(LISTENERS);
     const targets: Array<Pick<OutboxRow, "kind" | "dest">> = [];
     if (ended && listeners?.flow) targets.push({ kind: "flow", dest: listeners.flow });
+    if (ended && listeners?.parent) targets.push({ kind: "parent", dest: listeners.parent.run });
+    if (ended) for (const child of this.unfinishedChildren()) targets.push({ kind: "child", dest: child });
     for (const hook of [listeners?.url, globalNotify(env)]) if (hook?.on.includes(ended ? "ended" : "paused")) targets.push({ kind: "url", dest: hook.url });
     if (!targets.length) return;
     makeOnFirstUse(sql, "outbox");
@@ -89,13 +101,19 @@ export class RunOutbox {
   async sendDue(): Promise<void> {
     if (!this.hasTable()) return;
     const now = this.host.now();
-    const due = this.host.sql.all<OutboxRow>`SELECT * FROM outbox WHERE attempts = 0 OR due_at <= ${now} ORDER BY event, target LIMIT ${MAX_SENDS_PER_ALARM}`;
     const run = this.host.row();
-    if (!due.length || !run) return;
+    if (!run) return;
+    const cancels = this.host.sql.all<OutboxRow>`SELECT * FROM outbox WHERE kind = 'child' AND (attempts = 0 OR due_at <= ${now})
+      ORDER BY event, target LIMIT ${MAX_CANCELS_PER_ALARM}`;
+    await Promise.all(cancels.map((row) => this.cancelChild(row, run.id)));
+    const due = this.host.sql.all<OutboxRow>`SELECT * FROM outbox WHERE kind != 'child' AND (attempts = 0 OR due_at <= ${now})
+      ORDER BY event, target LIMIT ${MAX_SENDS_PER_ALARM}`;
+    if (!due.length) return;
     // One line for this alarm's posts: each holds a connection until its response headers come.
     const connections = new ConnectionSlots();
     for (const row of due) {
       if (row.kind === "flow") await this.tellFlow(row, run.id);
+      else if (row.kind === "parent") await this.tellParent(row, run.id);
       else await this.post(row, run, connections);
     }
   }
@@ -114,6 +132,31 @@ export class RunOutbox {
       this.host.sql.run`DELETE FROM outbox WHERE event = ${row.event} AND target = ${row.target}`;
     } catch {
       this.host.noted("flow_notify_failed", { attempt: row.attempts + 1 });
+      this.later(row);
+    }
+  }
+
+  /** The parent of this child run: its end, recorded there once (a repeat is a no-op). Told again until it answers. */
+  private async tellParent(row: OutboxRow, runId: string): Promise<void> {
+    const { ctx, sql } = this.host;
+    const parent = ctx.storage.kv.get<RunNotify>(LISTENERS)?.parent;
+    const event = sql.one<Pick<EventRow, "type" | "data" | "at">>`SELECT type, data, at FROM events WHERE seq = ${row.event}`;
+    try {
+      if (parent && event) await runStub(this.host.env, row.dest).childEnded(parent.key, runId, childEndOf(runId, event));
+      sql.run`DELETE FROM outbox WHERE event = ${row.event} AND target = ${row.target}`;
+    } catch {
+      this.host.noted("parent_notify_failed", { attempt: row.attempts + 1 });
+      this.later(row);
+    }
+  }
+
+  /** A child of this ended run that has not ended: cancelled (an answer that it ended already is as good). Asked again until it answers. */
+  private async cancelChild(row: OutboxRow, runId: string): Promise<void> {
+    try {
+      await runStub(this.host.env, row.dest).cancel(`its parent run ${runId} ended`);
+      this.host.sql.run`DELETE FROM outbox WHERE event = ${row.event} AND target = ${row.target}`;
+    } catch {
+      this.host.noted("child_cancel_failed", { run: row.dest, attempt: row.attempts + 1 });
       this.later(row);
     }
   }
@@ -153,4 +196,18 @@ export class RunOutbox {
   private hasTable(): boolean {
     return (this.made ??= madeOnFirstUse(this.host.sql, "outbox"));
   }
+}
+
+/** A run's end event (run_succeeded, run_failed, run_cancelled) as its parent records it (children.ts bounds it again). */
+function childEndOf(runId: string, event: Pick<EventRow, "type" | "data" | "at">): ChildEnd {
+  const data = parse<{ output?: unknown; error?: { code: string; message: string } } | null>(event.data) ?? {};
+  const status = event.type === "run_succeeded" ? "succeeded" : event.type === "run_cancelled" ? "cancelled" : "failed";
+  return {
+    ended: "child",
+    at: event.at,
+    run: runId,
+    status,
+    ...(status === "succeeded" ? { output: data.output ?? null } : {}),
+    ...(data.error ? { error: data.error } : {}),
+  };
 }

@@ -24,6 +24,7 @@ import { RunLifecycle } from "./lifecycle";
 import { LoggedJournalStore } from "./log";
 import { RunMail } from "./mail";
 import { RunOutbox } from "./outbox";
+import { RunChildren } from "./children";
 import { RunPause } from "./pause";
 import { RunRecord } from "./record";
 import { RunSweep } from "./sweep";
@@ -55,7 +56,8 @@ export function runParts(host: RunHost, seams: PartSeams) {
   const approvals = new RunApprovals(host, journal);
   const record = new RunRecord(host, index);
   const followUps = new RunFollowUps(host, journal);
-  const outbox = new RunOutbox(host);
+  const children = new RunChildren(host, journal);
+  const outbox = new RunOutbox(host, () => children.unfinished());
   const lifecycle: RunLifecycle = new RunLifecycle(
     host,
     approvals,
@@ -86,7 +88,7 @@ export function runParts(host: RunHost, seams: PartSeams) {
   const answers: RunAnswerMail = new RunAnswerMail(host, conversation);
   const activation = new RunActivation(
     host,
-    { states, journal, lifecycle, record, pinned, versions, approvals, waits, mail, pause, answers, outbox, dispatch, deltas, tracing },
+    { states, journal, lifecycle, record, pinned, versions, approvals, waits, mail, pause, answers, outbox, dispatch, deltas, tracing, children },
     seams,
   );
   const controls: RunControls = new RunControls(host, {
@@ -98,7 +100,7 @@ export function runParts(host: RunHost, seams: PartSeams) {
     stopActivation: () => activation.stop(),
     cancelled: (run) => tracing.endedOutside(run, { status: "cancelled" }, host.keyGrammar(), seams.otelVars()),
   });
-  const reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation, attributes });
+  const reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation, attributes, children });
   const forks = new RunFork(host, { pinned, journal, start: (req, p) => controls.start(req, p) });
   const sweep = new RunSweep(host, {
     lifecycle,
@@ -106,5 +108,5 @@ export function runParts(host: RunHost, seams: PartSeams) {
     states,
     failed: (run, error) => tracing.endedOutside(run, { status: "failed", error }, host.keyGrammar(), seams.otelVars()),
   });
-  return { index, record, lifecycle, pause, activation, controls, conversation, answers, outbox, reader, forks, dispatch, deltas, sweep };
+  return { children, index, record, lifecycle, pause, activation, controls, conversation, answers, outbox, reader, forks, dispatch, deltas, sweep };
 }

@@ -40,6 +40,8 @@ import { Sql } from "../sql";
 import { continueByEmail } from "./email-reply";
 import type { RunHost } from "./host";
 import type { IoPoint } from "./io";
+import type { ChildEnd } from "../../src/engine/types/children";
+import type { ChildEndAnswer } from "./children";
 import { runParts, type RunParts } from "./parts";
 import { finishedRunAlarm } from "./retention";
 
@@ -106,6 +108,13 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
 
   async deliverEvent(ev: EventDelivery, buffer: boolean): Promise<Answer<EventOutcome>> {
     return this.parts.controls.deliverEvent(ev, buffer);
+  }
+
+  /** A child run's end, told by the child's outbox until answered (children.ts): recorded once. */
+  async childEnded(key: string, child: string, end: ChildEnd): Promise<ChildEndAnswer> {
+    if (typeof key !== "string" || typeof child !== "string" || typeof end !== "object" || end === null)
+      return { ok: false, error: "a child's end is a key, a run id and an end" };
+    return this.parts.children.ended(key, child, end);
   }
 
   /** `POST /runs/:id/messages`: the next message of a finished run's conversation (conversation.ts); `id`: the same id again adds none. */

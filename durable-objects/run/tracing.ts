@@ -1,3 +1,5 @@
+import type { TraceParent } from "../../src/otel/otlp-json";
+import type { RunNotify } from "../../src/runs/types";
 import type { BeforeStep } from "../../src/engine/journal/journal";
 import { waitEndOf, type KeyGrammar } from "../../src/engine/journal/keys";
 import { StepTracer } from "../../src/engine/trace/step-tracer";
@@ -30,7 +32,7 @@ export class RunTracing {
   private active?: Traced;
 
   constructor(
-    private readonly host: { ctx: Pick<DurableObjectState, "waitUntil">; env: Env; sql: Sql; now(): number },
+    private readonly host: { ctx: Pick<DurableObjectState, "waitUntil" | "storage">; env: Env; sql: Sql; now(): number },
     private readonly send: typeof fetch = (input, init) => fetch(input, init),
   ) {}
 
@@ -110,10 +112,16 @@ export class RunTracing {
     const spans = tracer.drain();
     if (spans.length === 0) return;
     this.host.ctx.waitUntil(
-      exportSpans(runId, spans, settings, this.send).then((r) => {
+      exportSpans(runId, spans, settings, this.send, undefined, traceParent(this.host.ctx)).then((r) => {
         if (r.failed || r.dropped)
           console.warn(JSON.stringify({ edgework: "trace_export_incomplete", run_id: runId, sent: r.sent, dropped: r.dropped, failed: r.failed ?? null }));
       }),
     );
   }
+}
+
+/** A child run's place in its tree's trace (its parent, kept with its listeners: children.ts), if it is one. */
+function traceParent(ctx: Pick<DurableObjectState, "storage">): TraceParent | undefined {
+  const parent = ctx.storage.kv.get<RunNotify>("notify")?.parent;
+  return parent?.root ? { root: parent.root, run: parent.run, key: parent.key } : undefined;
 }

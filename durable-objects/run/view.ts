@@ -5,6 +5,8 @@
  */
 
 import { compactionsOf } from "../../src/engine/journal/compactions";
+import type { RunChildren } from "./children";
+import type { ParentRef } from "../../src/runs/types";
 import { callTree } from "../../src/engine/journal/call-tree";
 import { stepKind } from "../../src/engine/journal/keys";
 import { journalUsage } from "../../src/engine/journal/run-usage";
@@ -38,6 +40,7 @@ export class RunReader {
       waits: RunWaits;
       conversation: Pick<RunConversation, "messages">;
       attributes: Pick<RunAttributes, "current">;
+      children: Pick<RunChildren, "parent" | "list">;
     },
   ) {}
 
@@ -67,6 +70,8 @@ export class RunReader {
       waits: TERMINAL.includes(run.status) ? [] : pausedOn(this.parts.waits.list(), approvals),
       call_tree: tree,
       forked_from: forkedFrom(parse(run.trigger)),
+      parent: parentOf(this.parts.children.parent()),
+      children: this.parts.children.list(),
       timeline: timelineOf(this.host.sql, rows, tree, run),
       messages: this.parts.conversation.messages(journal),
       answer_email_failures: this.answerEmailFailures(),
@@ -116,3 +121,6 @@ export class RunReader {
     return { events, done: !batch.cut && TERMINAL.includes(run.status) };
   }
 }
+
+/** A child run's parent as its view shows it. */
+const parentOf = (p: ParentRef | undefined) => (p ? { run: p.run, call_path: p.key } : null);

@@ -36,12 +36,17 @@ export class RunWaits {
     return this.host.sql;
   }
 
-  /** Stores a pending wait once (a replay that asks again finds it): from now on its end can be recorded. */
+  /**
+   * Stores a pending wait once (a replay that asks again finds it): from now on its end can be recorded.
+   * A child's end is recorded whenever the child tells it (children.ts), maybe before the wait was asked
+   * and after this activation loaded its journal: any step under its key ends it (asked at step 0).
+   */
   request(w: PendingWait): void {
     this.make("waits");
+    const child = w.kind === "child";
     this.sql.run`INSERT INTO waits (id, key, kind, name, correlation, until, call_path, worker_chain, reason, created_at, asked_step)
       VALUES (${w.id}, ${w.key}, ${w.kind}, ${w.name ?? null}, ${w.correlation ?? null}, ${w.until}, ${w.callPath}, ${json(w.workerChain)}, ${w.reason ?? null}, ${w.since},
-        (SELECT coalesce(max(seq), 0) FROM journal))
+        CASE WHEN ${child ? 1 : 0} = 1 THEN 0 ELSE (SELECT coalesce(max(seq), 0) FROM journal) END)
       ON CONFLICT (id) DO NOTHING`;
   }
 
@@ -57,6 +62,7 @@ export class RunWaits {
   endDue(now: number): number {
     let ended = 0;
     for (const w of this.pending()) {
+      if (w.kind === "child") continue; // ends when the child tells its end, never by time
       if (w.kind === "event" && this.takeBuffered(w, now)) ended++;
       else if (w.until <= now) {
         this.end(w, w.kind === "sleep" ? { ended: "time", at: now } : { ended: "timeout", at: now, after_ms: Math.max(0, w.until - w.created_at) });
@@ -97,7 +103,7 @@ export class RunWaits {
 
   /** When the earliest pending wait ends by itself, or null. */
   nextDeadline(): number | null {
-    const waits = this.pending();
+    const waits = this.pending().filter((w) => w.kind !== "child");
     return waits.length ? Math.min(...waits.map((w) => w.until)) : null;
   }
 

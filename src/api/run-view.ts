@@ -56,8 +56,8 @@ export const approvalView = z.object({
 export const waitView = z.object({
   /** The wait's id; a question's id (as in `approvals`). */
   id: z.string(),
-  kind: z.enum(["sleep", "event", "question"]),
-  /** The event's name (kind `event`); the question's id (kind `question`). */
+  kind: z.enum(["sleep", "event", "question", "child"]),
+  /** The event's name (kind `event`); the question's id (kind `question`); the child run's worker (kind `child`, its run id is `key`). */
   name: z.string().optional(),
   /** The correlation key a signal trigger wakes it by. */
   key: z.string().optional(),
@@ -157,6 +157,10 @@ export const runView = z.object({
   call_tree: callNode.nullable(),
   /** The run and journal step this run was forked from (`POST /runs/:id/fork`), or null. */
   forked_from: z.object({ run: z.string(), at: z.string() }).nullable(),
+  /** The run that started this one as its child (`ctx.spawn`, `ctx.map`, `run: child`), or null. */
+  parent: z.object({ run: z.string(), call_path: z.string() }).nullable(),
+  /** The child runs this run started, in the order they started; `running` until a child told its end. */
+  children: z.array(z.object({ id: z.string(), worker: z.string(), call_path: z.string(), status: z.enum(["running", "succeeded", "failed", "cancelled"]) })),
   timeline,
   /** The conversation with the root worker: the input, each message sent since, each answer. */
   messages: z.array(z.object({ role: z.enum(["user", "assistant"]), text: z.string(), at: z.number() })),

@@ -142,7 +142,8 @@ export interface PendingWait {
   /** Journal key under which its end (the wake-up, the event, the timeout) is recorded: `<call>/wait:<n>`. */
   key: string;
   id: string;
-  kind: "sleep" | "event";
+  /** `child`: a child run's end (run/spawn-step.ts); its `name` is the child's worker, its `correlation` the child's run id. */
+  kind: "sleep" | "event" | "child";
   /** The event's name (kind `event`). */
   name?: string;
   /** The correlation key a signal trigger wakes it by (kind `event`); data, never part of a journal key. */
@@ -166,7 +167,9 @@ export class RunPaused extends Error {
     readonly pending: PendingApproval[],
     readonly waits: PendingWait[],
   ) {
-    super(`paused: ${[...pending.map((p) => `approval of ${p.tool}`), ...waits.map((w) => (w.kind === "sleep" ? "a timer" : `event ${w.name}`))].join(", ")}`);
+    super(
+      `paused: ${[...pending.map((p) => `approval of ${p.tool}`), ...waits.map((w) => (w.kind === "sleep" ? "a timer" : w.kind === "child" ? `child run ${w.correlation}` : `event ${w.name}`))].join(", ")}`,
+    );
     this.name = "RunPaused";
   }
 }

@@ -1,6 +1,6 @@
 import { utf8Bytes } from "../engine/journal/bounds";
 import type { TraceSpan } from "../engine/trace/span";
-import { exportRequest, runIds, spanJson } from "./otlp-json";
+import { exportRequest, runIds, spanJson, type TraceParent } from "./otlp-json";
 
 /** The standard OpenTelemetry variables this exporter reads (OTEL_EXPORTER_OTLP_HEADERS: a secret). */
 export interface OtelVars {
@@ -69,10 +69,11 @@ export async function exportSpans(
   settings: OtlpSettings,
   send: typeof fetch = fetch,
   limits = EXPORT_LIMITS,
+  parent?: TraceParent,
 ): Promise<ExportResult> {
   const batch: string[] = [];
   let bytes = 0;
-  const ids = runIds(runId, spans);
+  const ids = runIds(runId, spans, parent);
   for (const span of spans) {
     if (batch.length >= limits.maxSpans) break;
     const json = spanJson(ids, span);

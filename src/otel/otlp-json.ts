@@ -1,5 +1,5 @@
 import { sha256Hex } from "../engine/run/idempotency-key";
-import type { SpanValue, TraceSpan } from "../engine/trace/span";
+import { spanParent, type SpanValue, type TraceSpan } from "../engine/trace/span";
 
 /**
  * Spans as OTLP/HTTP JSON (opentelemetry-proto's `ExportTraceServiceRequest` in its
@@ -9,25 +9,38 @@ import type { SpanValue, TraceSpan } from "../engine/trace/span";
  *
  * Ids come from the run, never from a counter: the trace id is the first 16 bytes of
  * SHA-256 of the run id, a span id the first 8 of SHA-256 of run id and journal path.
- * Every activation of a run lands in one trace, and a span made twice would have one id.
+ * Every activation of a run lands in one trace, and a span made twice would have one id. A child
+ * run (`ctx.spawn`) joins its root run's trace, its root span under the parent's spawning call.
  */
 export interface RunIds {
   trace: string;
   span(path: string): string;
+  /** A child run's: the span of its parent's call that spawned it, which its root span lies in. */
+  rootParent?: string;
+}
+
+/** A child run's place in its parent's trace: the tree's root run (whose trace it joins), its parent, and the spawn's journal key. */
+export interface TraceParent {
+  root: string;
+  run: string;
+  key: string;
 }
 
 /**
  * The ids of spans and their parents, each path hashed once. SHA-256 in JS (the engine's
  * own, synchronous): for ~40 short keys a third of the CPU of `crypto.subtle`'s calls (Node, bench/trace-cost.ts).
  */
-export function runIds(runId: string, spans: readonly TraceSpan[]): RunIds {
+export function runIds(runId: string, spans: readonly TraceSpan[], parent?: TraceParent): RunIds {
   const byPath = new Map<string, string>();
   const id = (path: string) => byPath.get(path) ?? byPath.set(path, sha256Hex(`${runId}\n${path}`).slice(0, 16)).get(path)!;
   for (const s of spans) {
     id(s.path);
     if (s.parent !== undefined) id(s.parent);
   }
-  return { trace: sha256Hex(runId).slice(0, 32), span: id };
+  if (!parent) return { trace: sha256Hex(runId).slice(0, 32), span: id };
+  // One trace for a tree of runs: the root run's; the child's root span lies in the parent's span of the spawning call.
+  const spawnedIn = spanParent(parent.key) ?? parent.key;
+  return { trace: sha256Hex(parent.root).slice(0, 32), span: id, rootParent: sha256Hex(`${parent.run}\n${spawnedIn}`).slice(0, 16) };
 }
 
 const SPAN_KIND = { internal: 1, client: 3 } as const;
@@ -38,7 +51,7 @@ export function spanJson(ids: RunIds, span: TraceSpan): string {
   return JSON.stringify({
     traceId: ids.trace,
     spanId: ids.span(span.path),
-    ...(span.parent === undefined ? {} : { parentSpanId: ids.span(span.parent) }),
+    ...(span.parent !== undefined ? { parentSpanId: ids.span(span.parent) } : ids.rootParent ? { parentSpanId: ids.rootParent } : {}),
     name: span.name,
     kind: SPAN_KIND[span.kind],
     startTimeUnixNano: nanos(span.start),

@@ -1,6 +1,7 @@
 import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, SweepAnswer, Tombstone } from "./index-types";
 import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "./fork";
 import { sha256Hex } from "../engine/ids";
+import type { ChildEnd } from "../engine/types/children";
 import type {
   Answer,
   Decided,
@@ -57,6 +58,8 @@ export interface RunRpc {
   sweep(indexed: number): Promise<SweepAnswer>;
   /** An event for this run (checked by src/runs/events.ts): taken by a wait, else kept for the next (`buffer`) or left. */
   deliverEvent(ev: EventDelivery, buffer: boolean): Promise<Answer<EventOutcome>>;
+  /** Asked of a parent by its child run's outbox: the child's end, recorded once under the spawn's key `key` (durable-objects/run/children.ts). */
+  childEnded(key: string, child: string, end: ChildEnd): Promise<{ ok: true; recorded: boolean } | { ok: false; error: string }>;
 }
 
 /**

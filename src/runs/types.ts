@@ -29,12 +29,32 @@ export interface StartRun {
   attributes?: Attributes;
 }
 
+/** A child run's parent (`ctx.spawn`, `ctx.map`, `run: child`): the run, the spawn's journal key, and the depth the child's calls count on from. */
+export interface ParentRef {
+  run: string;
+  key: string;
+  depth: number;
+  /** The tree's root run: its trace is the child's too. */
+  root: string;
+}
+
+/** A child run as its parent's view lists it: `running` until it told the parent its end. */
+export interface ChildView {
+  id: string;
+  worker: string;
+  /** The spawn's journal key in the parent. */
+  call_path: string;
+  status: "running" | "succeeded" | "failed" | "cancelled";
+}
+
 /** A run's listeners, kept with it from its start (durable-objects/run/outbox.ts). */
 export interface RunNotify {
   /** A completion webhook: posted at the run's end, and at its pauses when `on` says so. */
   url?: { url: string; on: NotifyOn[] };
   /** The flow key object (durable-objects/flow) that started the run: told when it ends, so its key's slot frees. */
   flow?: string;
+  /** The run that started this one as its child: told its end until it answers. */
+  parent?: ParentRef;
 }
 
 export { NOTIFY_ON } from "../api/runs";
@@ -111,7 +131,7 @@ export interface AnswerEmailFailure {
 export interface WaitView {
   /** The wait's id; a question's id (as in `approvals`). */
   id: string;
-  kind: "sleep" | "event" | "question";
+  kind: "sleep" | "event" | "question" | "child";
   /** The event's name (kind `event`); the question's id (kind `question`: `POST /runs/:id/questions/:name` answers it). */
   name?: string;
   /** The correlation key a signal trigger wakes it by. */
@@ -153,6 +173,10 @@ export interface RunView {
   call_tree: CallNode | null;
   /** The run and step this run was forked from (POST /runs/:id/fork), or null. */
   forked_from: ForkOrigin | null;
+  /** The run that started this one as its child (`ctx.spawn`, `ctx.map`, `run: child`), or null. */
+  parent: { run: string; call_path: string } | null;
+  /** The child runs this run started, in the order they started. */
+  children: ChildView[];
   /** When each worker call, model request, tool call and pause began and ended, with totals (the run page's waterfall). */
   timeline: Timeline;
   /** The conversation with the root worker: its input, each message sent since (POST /runs/:id/messages), each answer. */

@@ -161,6 +161,26 @@ export function RunPage(props: { run: RunView; events: string }) {
             </td>
           </tr>
         ) : null}
+        {run.parent ? (
+          <tr>
+            <th>Child of</th>
+            <td id="parent-run">
+              run <a href={appPath(`/runs/${encodeURIComponent(run.parent.run)}/view`)}>{run.parent.run}</a>, started by <code>{run.parent.call_path}</code>
+            </td>
+          </tr>
+        ) : null}
+        {run.children.length ? (
+          <tr>
+            <th>Child runs</th>
+            <td id="child-runs">
+              {run.children.map((c) => (
+                <div>
+                  <a href={appPath(`/runs/${encodeURIComponent(c.id)}/view`)}>{c.id}</a> {c.worker}: {c.status}
+                </div>
+              ))}
+            </td>
+          </tr>
+        ) : null}
         <tr>
           <th>Updated</th>
           <td>{isoTime(run.updated_at)}</td>

@@ -5,6 +5,7 @@ import { isoTime } from "./format";
 export function describeWait(w: WaitView): string {
   if (w.kind === "sleep") return "a timer";
   if (w.kind === "question") return "an answer";
+  if (w.kind === "child") return `child run ${w.key ?? ""} (${w.name ?? "?"})`;
   return `event ${w.name}${w.key !== undefined ? ` (key ${w.key})` : ""}`;
 }
 
@@ -26,10 +27,7 @@ export function WaitsTable(props: { waits: WaitView[] }) {
           <td>{describeWait(w)}</td>
           <td>{w.worker_chain.join(" → ")}</td>
           <td>{w.reason ?? "—"}</td>
-          <td>
-            {ENDS[w.kind]}
-            {isoTime(w.expires_at)}
-          </td>
+          <td>{w.kind === "child" ? "when the child ends" : [ENDS[w.kind], isoTime(w.expires_at)]}</td>
         </tr>
       ))}
     </table>

@@ -28,6 +28,7 @@ export const DIRECT_POINTS: Held[] = [
   held("model.request", [1], true),
   held("global.call", [1], true),
   held("schedule.create", [1], true),
+  held("child.start", [1], true),
   held("approval.email", [1], true),
   held("approval.follow-up", [1], true),
   // The pause for approval (nothing correlated yet), then the one with the keyed wait.

@@ -60,6 +60,8 @@ function runView(): RunView {
     waits: [],
     call_tree: tree,
     forked_from: null,
+    parent: null,
+    children: [],
     timeline,
     messages: [],
     answer_email_failures: [],

@@ -126,6 +126,8 @@ export const deskRunView = (tree: CallNode | null, fields: Partial<RunView> = {}
     created_at: 1,
     updated_at: 1,
     forked_from: null,
+    parent: null,
+    children: [],
     timeline: { start: 1, end: 1, spans: [], omitted: 0, totals: { model_ms: 0, tool_ms: 0, paused_ms: 0, wall_ms: 0 } },
     messages: [],
     attributes: {},

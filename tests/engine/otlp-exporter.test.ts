@@ -114,3 +114,24 @@ describe("the OTLP exporter", () => {
     expect(parseHeaders("authorization=Bearer%20abc, x-a = b ,bad,=nokey,broken=%E0%A4%A")).toEqual({ authorization: "Bearer abc", "x-a": "b" });
   });
 });
+
+describe("one trace spans a tree of runs (child runs)", () => {
+  it("a child's spans carry its root run's trace id, and its root span lies in the parent's span of the spawning call", async () => {
+    const { runIds, spanJson } = await import("../../src/otel/otlp-json");
+    const { sha256Hex } = await import("../../src/engine/run/idempotency-key");
+    const root: TraceSpan = { name: "child", kind: "internal", path: "fn-child-item", start: 1, end: 2, attributes: {}, events: [] };
+    const inner: TraceSpan = { ...root, name: "call", path: "fn-child-item/call:1", parent: "fn-child-item" };
+    const parent = { root: "tree-root", run: "parent-run", key: "lead/turn:1/tool:2/spawn:1" };
+    const ids = runIds("child-run", [root, inner], parent);
+    const [r, i] = [root, inner].map((s) => JSON.parse(spanJson(ids, s)) as { traceId: string; parentSpanId?: string; spanId: string });
+    expect(r!.traceId).toBe(sha256Hex("tree-root").slice(0, 32));
+    expect(i!.traceId).toBe(r!.traceId);
+    // The parent's span for its tool call lead/turn:1/tool:2, as the parent's own export names it.
+    expect(r!.parentSpanId).toBe(runIds("parent-run", []).span("lead/turn:1/tool:2"));
+    expect(i!.parentSpanId).toBe(r!.spanId);
+    // A run that is no child: its own trace, a root span with no parent.
+    const alone = JSON.parse(spanJson(runIds("child-run", [root]), root)) as { traceId: string; parentSpanId?: string };
+    expect(alone).toMatchObject({ traceId: sha256Hex("child-run").slice(0, 32) });
+    expect(alone.parentSpanId).toBeUndefined();
+  });
+});

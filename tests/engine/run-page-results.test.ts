@@ -70,3 +70,23 @@ describe("run page: tool results and usage", () => {
     expect(html).toContain("<strong>desk</strong> — 2 turns, 41 tokens");
   });
 });
+
+describe("the run page links a run's parent and children (child runs)", () => {
+  it("a child's page links its parent; a parent's page links each child with its status; ids are escaped", async () => {
+    const child = deskRunView(null, { id: "child-1", parent: { run: "lead-run", call_path: "lead/turn:1/tool:1/spawn:1" } });
+    const childHtml = String(await RunPage({ run: child, events: "/runs/child-1/view/events" }));
+    expect(childHtml).toContain('href="/runs/lead-run/view"');
+    expect(childHtml).toContain("lead/turn:1/tool:1/spawn:1");
+    const parent = deskRunView(null, {
+      children: [
+        { id: "child-a", worker: "summarize", call_path: "lead/spawn:1", status: "succeeded" },
+        { id: "<b>x", worker: "summarize", call_path: "lead/spawn:2", status: "running" },
+      ],
+    });
+    const html = String(await RunPage({ run: parent, events: "/runs/r/view/events" }));
+    expect(html).toContain('href="/runs/child-a/view"');
+    expect(html).toMatch(/summarize: succeeded/);
+    expect(html).not.toContain("<b>x");
+    expect(String(await RunPage({ run: deskRunView(null), events: "/e" }))).not.toContain("child-runs");
+  });
+});

@@ -55,6 +55,10 @@ const EXEMPT: Record<string, Record<string, string>> = {
   "durable-objects/run/outbox.ts": {
     // The notifications' sends run inside their callers' seams (alarm.outbox, settle.outbox).
     "this.tellFlow": "inside the seams alarm.outbox and settle.outbox of sendDue's callers",
+    "this.tellParent": "inside the seams alarm.outbox and settle.outbox of sendDue's callers",
+    "Promise.all": "the children's cancels, inside the seams alarm.outbox and settle.outbox of sendDue's callers",
+    "runStub(this.host.env, row.dest).childEnded": "inside the seams alarm.outbox and settle.outbox of sendDue's callers",
+    "runStub(this.host.env, row.dest).cancel": "inside the seams alarm.outbox and settle.outbox of sendDue's callers",
     "this.post": "inside the seams alarm.outbox and settle.outbox of sendDue's callers",
     "flowKeyObject(this.host.env, row.dest).runEnded": "inside the seams alarm.outbox and settle.outbox of sendDue's callers",
     notificationId: CRYPTO,
@@ -71,6 +75,7 @@ const EXEMPT: Record<string, Record<string, string>> = {
     clearRunState: SQLITE,
   },
   "durable-objects/run/conversation.ts": { sha256Hex: CRYPTO, "this.host.wakeSoon": STORAGE },
+  "durable-objects/run/children.ts": { "this.host.wakeSoon": STORAGE },
   "durable-objects/run/email-reply.ts": { sameSecret: CRYPTO, conversationMac: CRYPTO },
   // A fork's awaits run in the new run's object before it has a run: every request to it answers as for an unknown
   // run, and the route gives each fork a fresh id, so nothing lands there that could meet a half-made run.

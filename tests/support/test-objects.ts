@@ -20,6 +20,7 @@ export class TestRunDO extends RunDO {
   private readonly faults = new FaultInjector(this.ctx);
   private readonly held = new IoHold();
   private alarmsSet = 0;
+  private abortAfter: { point: IoPoint; nth: number } | undefined;
   /** How far this run's clock is ahead of the real one (kept in the object's KV: it outlives an eviction). */
   private clockAhead = this.ctx.storage.kv.get<number>("test_clock_ahead") ?? 0;
 
@@ -124,8 +125,34 @@ export class TestRunDO extends RunDO {
     return this.held.trace();
   }
 
-  protected override io<T>(point: IoPoint, fn: () => Promise<T>): Promise<T> {
-    return this.held.pass(point, fn);
+  protected override async io<T>(point: IoPoint, fn: () => Promise<T>): Promise<T> {
+    const result = await this.held.pass(point, fn);
+    if (this.abortAfter?.point === point && --this.abortAfter.nth === 0) {
+      this.abortAfter = undefined;
+      await this.ctx.storage.sync();
+      this.ctx.abort(`evicted by the test pool after ${point}`);
+    }
+    return result;
+  }
+
+  /** Evicts the object right after its `nth` pass through `point` has its answer (before anything is recorded of it). */
+  async abortAfterIo(point: IoPoint, nth = 1): Promise<void> {
+    this.abortAfter = { point, nth };
+  }
+
+  /** Evicts the object after it recorded the next child's end, before it answers: the child must tell it again. */
+  async abortAfterChildEnded(): Promise<void> {
+    this.ctx.storage.kv.put(ABORT_CHILD_ENDED, true);
+  }
+
+  override async childEnded(...args: Parameters<RunDO["childEnded"]>): ReturnType<RunDO["childEnded"]> {
+    const answer = await super.childEnded(...args);
+    if (this.ctx.storage.kv.get<boolean>(ABORT_CHILD_ENDED)) {
+      this.ctx.storage.kv.delete(ABORT_CHILD_ENDED);
+      await this.ctx.storage.sync();
+      this.ctx.abort("evicted by the test pool after recording a child's end");
+    }
+    return answer;
   }
 
   protected override async setAlarm(at: number): Promise<void> {
@@ -135,6 +162,8 @@ export class TestRunDO extends RunDO {
 }
 
 const OTEL_VARS = "test:otel-vars";
+/** Set by `abortAfterChildEnded` (KV). */
+const ABORT_CHILD_ENDED = "test:abort-child-ended";
 /** How many more activations `killActivations` kills (KV). */
 const KILLS = "test:kill-activations";
 
@@ -177,7 +206,18 @@ export class TestRunIndexDO extends RunIndexDO {
 export type TestRunRpc = RunRpc &
   Pick<
     TestRunDO,
-    "setTestHooks" | "setOtelVars" | "wake" | "storageStats" | "advanceClock" | "holdAt" | "heldAt" | "release" | "tracePoints" | "killActivations"
+    | "setTestHooks"
+    | "setOtelVars"
+    | "wake"
+    | "storageStats"
+    | "advanceClock"
+    | "holdAt"
+    | "heldAt"
+    | "release"
+    | "tracePoints"
+    | "killActivations"
+    | "abortAfterIo"
+    | "abortAfterChildEnded"
   >;
 export type TestRunIndexRpc = RunIndexRpc & Pick<TestRunIndexDO, "failNextUpserts" | "storageStats" | "advanceClock">;
 

@@ -61,7 +61,7 @@ export function readFunction(fn: CodeFunction): WorkerFileReading {
   } catch (err) {
     problems.push(new WorkerFileError(file, "input", `a zod schema that converts to JSON Schema: ${(err as Error).message}`));
   }
-  const { toolsets, workers, complete } = readToolsets(file, fn.toolsets ?? {}, problems);
+  const { toolsets, workers, workersRun, complete } = readToolsets(file, fn.toolsets ?? {}, problems);
   const { approval, notify, followUp, deciders } = readApproval(file, fn.approval ?? {}, problems);
   return {
     spec: {
@@ -72,6 +72,7 @@ export function readFunction(fn: CodeFunction): WorkerFileReading {
       maxTurns: DEFAULT_MAX_TURNS,
       toolsets,
       workers,
+      ...(workersRun ? { workersRun } : {}),
       approval,
       ...(deciders ? { deciders } : {}),
       notify,

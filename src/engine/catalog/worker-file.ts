@@ -106,6 +106,8 @@ export const frontmatterSchema = z.strictObject({
 });
 
 const workerList = z.array(z.string().min(1));
+/** `toolsets.workers` as a mapping: the names, and how a call of one runs (`child`: as a child run of its own, in its own object). */
+const workerListWith = z.strictObject({ names: workerList, run: z.enum(["inline", "child"]).default("inline") });
 
 /** One `toolsets` entry (not `workers`), or the problems with it. */
 export function parseInstanceSpec(file: string, field: string, raw: unknown): InstanceSpec | WorkerFileError[] {
@@ -212,7 +214,7 @@ export function readWorkerFields(file: string, raw: Record<string, unknown>, bod
     errors.push(new WorkerFileError(file, "compatible_models", "cannot be used together with model: pin one model, or list compatible ones and inherit"));
   }
 
-  const { toolsets, workers, complete: toolsetsComplete } = readToolsets(file, raw.toolsets ?? {}, errors);
+  const { toolsets, workers, workersRun, complete: toolsetsComplete } = readToolsets(file, raw.toolsets ?? {}, errors);
   const { approval, notify, followUp, deciders } = readApproval(file, raw.approval ?? {}, errors);
   const budget = field("budget");
   const attachments = field("attachments");
@@ -239,6 +241,7 @@ export function readWorkerFields(file: string, raw: Record<string, unknown>, bod
       maxTurns: maxTurns ?? DEFAULT_MAX_TURNS,
       toolsets,
       workers,
+      ...(workersRun ? { workersRun } : {}),
       approval,
       ...(deciders ? { deciders } : {}),
       notify,
@@ -267,6 +270,7 @@ export function readWorkerFields(file: string, raw: Record<string, unknown>, bod
 export function readToolsets(file: string, raw: unknown, errors: WorkerFileError[]) {
   const toolsets: Record<string, InstanceSpec> = {};
   let workers: string[] = [];
+  let workersRun: "child" | undefined;
   let complete = true;
   const problem = (...found: WorkerFileError[]) => {
     errors.push(...found);
@@ -274,13 +278,24 @@ export function readToolsets(file: string, raw: unknown, errors: WorkerFileError
   };
   if (!isMapping(raw)) {
     problem(new WorkerFileError(file, "toolsets", "must map instance names to {use: <kind>, ...config}"));
-    return { toolsets, workers, complete };
+    return { toolsets, workers, workersRun, complete };
   }
   for (const [name, entry] of Object.entries(raw)) {
     if (name === "workers") {
       const list = workerList.safeParse(entry);
+      const mapping = list.success ? undefined : workerListWith.safeParse(entry);
       if (list.success) workers = list.data;
-      else problem(new WorkerFileError(file, "toolsets.workers", "must be a list of worker names or globs"));
+      else if (mapping?.success) {
+        workers = mapping.data.names;
+        if (mapping.data.run === "child") workersRun = "child";
+      } else
+        problem(
+          new WorkerFileError(
+            file,
+            "toolsets.workers",
+            "must be a list of worker names or globs, or {names: [...], run: child | inline} (child: each call runs as a child run)",
+          ),
+        );
     } else if (!TOOL_NAME.test(name)) {
       problem(new WorkerFileError(file, `toolsets.${name}`, "instance names follow the tool-name rule (1-64 of a-z A-Z 0-9 _ -)"));
     } else {
@@ -289,7 +304,7 @@ export function readToolsets(file: string, raw: unknown, errors: WorkerFileError
       else toolsets[name] = spec;
     }
   }
-  return { toolsets, workers, complete };
+  return { toolsets, workers, workersRun, complete };
 }
 
 /** What `approval:` says: a policy (or rules on the arguments) per tool name, whom to notify and follow up with, and who may decide. */

@@ -45,7 +45,18 @@ export function workerFileJsonSchema(kinds: ToolsetRegistry): JSONSchema {
     return z.strictObject({ use: z.literal(kind.kind).describe(kind.description), ...common, ...config });
   });
   const toolsets = z
-    .object({ workers: z.array(z.string()).optional().describe("other workers (names or globs), each a tool named after it") })
+    .object({
+      workers: z
+        .union([
+          z.array(z.string()),
+          z.strictObject({
+            names: z.array(z.string()),
+            run: z.enum(["inline", "child"]).optional().describe("child: each call runs as a child run of its own"),
+          }),
+        ])
+        .optional()
+        .describe("other workers (names or globs), each a tool named after it"),
+    })
     .catchall(instances.length === 1 ? instances[0]! : z.union(instances as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]]))
     .describe("instance name → toolset; an instance named like its kind exposes bare tool names, others are prefixed");
   const approval = z

@@ -13,10 +13,11 @@ import { sha256Hex } from "../run/idempotency-key";
  *                                         so a replay compacts where the run did and nowhere else
  *   <frame>/turn:<n>/compact/ask:1        the summary of that stretch (`compact: summarize`): a model step
  *   <call>/<worker name>                  the frame of a worker or function that call runs
- *   <call>/(ask|call|worker|agent|now|random|human|wait|attr|schedule):<n>   the call's n-th ctx effect (agent:n
+ *   <call>/(ask|call|worker|agent|now|random|human|wait|attr|schedule|spawn):<n>   the call's n-th ctx effect (agent:n
  *                                         is a frame too; human:n, a question, has its /approval and /notify below it;
  *                                         wait:n a timer or event wait, whose end the host records there;
- *                                         attr:n a ctx.setAttribute, schedule:n a ctx.schedule)
+ *                                         attr:n a ctx.setAttribute, schedule:n a ctx.schedule, spawn:n a child run started)
+ *   <call>/spawn:<n>/end                  that child run's end, recorded by the host when the child tells it
  *   <call>/step:<name>                    ctx.step(name), the name encoded (below)
  *   <call>/step-error:<name>              its function's error, when it threw (the step's outcome then)
  *   <call>/result | /approval | /notify | /worker-create
@@ -59,7 +60,7 @@ export const KEY_GRAMMAR: KeyGrammar = 2;
 const SEP = "/";
 
 /** The effect counters of a tool context (`<call>/<kind>:<n>`). */
-export type EffectKind = "ask" | "call" | "worker" | "agent" | "now" | "random" | "human" | "wait" | "attr" | "schedule";
+export type EffectKind = "ask" | "call" | "worker" | "agent" | "now" | "random" | "human" | "wait" | "attr" | "schedule" | "spawn";
 
 /** The ctx method that takes each effect kind's numbers, as errors name it. */
 export const EFFECT_METHOD: Record<EffectKind, string> = {
@@ -73,6 +74,7 @@ export const EFFECT_METHOD: Record<EffectKind, string> = {
   wait: "sleep/sleepUntil/waitForEvent",
   attr: "setAttribute",
   schedule: "schedule",
+  spawn: "spawn/map",
 };
 
 export const modelKey = (frame: string, turn: number) => `${frame}/turn:${turn}/model`;
@@ -86,6 +88,8 @@ export const notifyKey = (call: string) => `${call}/notify`;
 export const approvalRuleKey = (call: string) => `${call}/approval-rule`;
 /** The call whose decision `key` is (`approvalKey`), else undefined. */
 export const decisionCallOf = (key: string): string | undefined => (key.endsWith("/approval") ? key.slice(0, -"/approval".length) : undefined);
+/** Where the host records the end of the child run the spawn under `spawn` (`<call>/spawn:<n>`) started. */
+export const childEndKey = (spawn: string) => `${spawn}/end`;
 export const creationKey = (call: string) => `${call}/worker-create`;
 /** The failed `n`-th try of `call` (toolsets/wrappers/retrying.ts); n ≥ 1. */
 export const attemptKey = (call: string, n: number) => `${call}/attempt:${n}`;
@@ -167,6 +171,8 @@ export const ATTACHMENTS_STEP = "attachments";
 export type ParsedKey =
   | { kind: "model" | "compact"; frame: string; turn: number }
   | { kind: "result" | "approval" | "notify" | "creation" | "approval_rule" | "undo" | "compensation"; call: string }
+  /** `spawn`: the `<call>/spawn:<n>` whose child ended. */
+  | { kind: "child_end"; spawn: string }
   /** `call`: the budget pseudo-call (`budgetPath(modelStep)`). */
   | { kind: "budget_approval"; call: string; modelStep: string }
   /** `failed`: the error its function threw (`step-error:<name>`). */
@@ -205,6 +211,10 @@ export function parseKey(key: string): ParsedKey {
     const turn = t > 0 ? counter(key.slice(t + 1, at), "turn") : undefined;
     return turn === undefined ? OTHER : { kind: last, frame: key.slice(0, t), turn };
   }
+  if (last === "end") {
+    const p = parseKey(parent);
+    return p.kind === "effect" && p.effect === "spawn" ? { kind: "child_end", spawn: parent } : OTHER;
+  }
   const leaf = LEAVES[last as keyof typeof LEAVES];
   if (leaf) {
     if (leaf === "approval" && lastSegment(parent) === "budget") {
@@ -226,7 +236,7 @@ export function parseKey(key: string): ParsedKey {
   return n === undefined || !EFFECTS.has(word) ? OTHER : { kind: "effect", call: parent, effect: word, n };
 }
 
-const EFFECTS = new Set<string>(["ask", "call", "worker", "agent", "now", "random", "human", "wait", "attr", "schedule"] satisfies EffectKind[]);
+const EFFECTS = new Set<string>(["ask", "call", "worker", "agent", "now", "random", "human", "wait", "attr", "schedule", "spawn"] satisfies EffectKind[]);
 
 /**
  * SQL `LIKE` patterns that match every model step's key (`modelKey`: `…/model`; an
@@ -287,7 +297,7 @@ function counter(segment: string, word: string): number | undefined {
 /**
  * Who may write a key. The engine writes every step of an activation; the run's host
  * writes what people and the world decide while the run waits: a conversation's next
- * message, a wait's end, a decision (`/approval`, `/budget/approval`). A decision is
+ * message, a wait's end, a child run's end, a decision (`/approval`, `/budget/approval`). A decision is
  * also the engine's when nobody is asked (a remembered call, the run's approval mode):
  * the first writer wins, the other reads it back. Stores check it (the journal's key
  * is unique, and a side that writes a key it does not own is a bug, not a step).
@@ -296,7 +306,7 @@ export type KeyWriter = "engine" | "host" | "either";
 
 export function keyWriter(key: string): KeyWriter {
   const p = parseKey(key);
-  if (p.kind === "message" || (p.kind === "effect" && p.effect === "wait")) return "host";
+  if (p.kind === "message" || p.kind === "child_end" || (p.kind === "effect" && p.effect === "wait")) return "host";
   return p.kind === "approval" || p.kind === "budget_approval" ? "either" : "engine";
 }
 

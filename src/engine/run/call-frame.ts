@@ -15,6 +15,7 @@ import type { PriceTable } from "../types/usage";
 import type { CatalogWorker } from "../types/worker";
 import type { Attributes } from "../attributes";
 import type { Schedules } from "../types/schedule";
+import type { Children } from "../types/children";
 
 /**
  * What a worker or function call (its frame, loop and tool contexts) uses of its run.
@@ -46,6 +47,8 @@ export interface CallServices {
   readonly attributes: Attributes;
   /** Where `ctx.schedule` creates schedules (the host's); absent: it is refused. */
   readonly schedules?: Schedules;
+  /** Where child runs are started (the host's); absent: they are refused. */
+  readonly children?: Children;
   /** The toolset `frame`'s call sees, and what closes it (toolsets/instances.ts `buildCallToolset`). */
   toolsetFor(frame: CallFrame): Promise<{ toolset: Toolset; close(): Promise<void> }>;
   /** The run's budget, checked before `frame` makes the model request under `key` (run/budget.ts `checkBudget`). */

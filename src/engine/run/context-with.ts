@@ -15,6 +15,7 @@ export const EFFECT_METHODS = [
   "waitForEvent",
   "setAttribute",
   "schedule",
+  "spawn",
 ] as const;
 
 /** Set on a context that has some of EFFECT_METHODS as own members (given to `contextWith`): copies keep it. */

@@ -24,6 +24,9 @@ import type { StateKV } from "../types/state";
 import { checkedAttribute } from "../attributes";
 import { setAttributeStep } from "./set-attribute";
 import { scheduleStep } from "./schedule-step";
+import { checkedMap, checkedSpawn, childResult, mapped, spawnStep } from "./spawn-step";
+import { childEndKey } from "../journal/keys";
+import type { ChildHandle } from "../types/children";
 
 /** `fingerprint`: the call's (journal/fingerprint.ts `CALL_FINGERPRINT`), when its maker has it cheaply. */
 export function toolContext(
@@ -129,10 +132,13 @@ function memoized<T>(core: CallCore, name: string, fn: () => T | Promise<T>): Pr
   return ordered(core, key, running, failedKey);
 }
 
-type LazyMember = (typeof EFFECT_METHODS)[number] | "files";
+type LazyMember = (typeof EFFECT_METHODS)[number] | "files" | "map";
 
-/** Each member a context makes only when it is first read, from the call's core. */
-const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
+/**
+ * Each member a context makes only when it is first read, from the call's core; `boundary`: the
+ * copy's, when user code holds it (what a member hands out that pauses must report there too).
+ */
+const LAZY: { [K in LazyMember]: (core: CallCore, boundary?: SignalBoundary) => ToolContext[K] } = {
   files: ({ run, frame }) => workerFiles(run, frame),
   llmAsk:
     (core) =>
@@ -227,7 +233,39 @@ const LAZY: { [K in LazyMember]: (core: CallCore) => ToolContext[K] } = {
     await effect(core, "attr", (key) => setAttributeStep(core.run.journal, core.run.attributes, key, attr));
   },
   schedule: (core) => (spec) => effect(core, "schedule", (key) => scheduleStep(core.run.journal, core.run.schedules, core.run.runId, key, spec)),
+  spawn:
+    (core, boundary) =>
+    (worker, input, opts = {}) => {
+      // Checked before a slot is taken: what it refuses is refused the same on every replay.
+      const checked = checkedSpawn(worker, opts.attributes, "ctx.spawn");
+      const { run, frame } = core;
+      return effect(core, "spawn", async (key) => {
+        const child = await spawnStep(run.journal, run.children, run.runId, key, { ...checked, input, depth: frame.depth });
+        return childHandle(core, key, child, boundary);
+      });
+    },
+  // Not guarded itself (the getter): it is made of the copy's guarded spawn and result, so each child's pause parks on its own.
+  map:
+    (core, boundary) =>
+    async (worker, inputs, opts = {}) => {
+      const checked = checkedMap(inputs, opts.concurrency);
+      const spawn = LAZY.spawn(core, boundary);
+      const guard = boundary ? (e: () => Promise<ChildHandle>) => boundary.call(e) : (e: () => Promise<ChildHandle>) => e();
+      return mapped(checked.inputs, checked.concurrency, async (input) => (await guard(() => spawn(worker, input, { attributes: opts.attributes }))).result());
+    },
 };
+
+/** What `ctx.spawn` hands back: `result()` waits for the child's end under the spawn's `/end` key, in the journal's order. */
+function childHandle(core: CallCore, spawn: string, child: { id: string; worker: string }, boundary: SignalBoundary | undefined): ChildHandle {
+  const result = () => {
+    const step = stepRunning();
+    if (step !== undefined) return Promise.reject(insideStep("spawn", step));
+    const { run, frame, callPath } = core;
+    const waiting = childResult({ journal: run.journal, record: run.recordWait, spawn, child, since: run.clock.now(), callPath, workerChain: frame.chain });
+    return ordered(core, childEndKey(spawn), waiting);
+  };
+  return { id: child.id, worker: child.worker, result: boundary ? () => boundary.call(result) : result };
+}
 
 /** A wait under the call's next `wait:<n>` key (waits/wait.ts), ending at `until` or `ms` from now: its recorded end, or a pause. */
 function wait(core: CallCore, w: Pick<PendingWait, "kind" | "name" | "correlation" | "reason"> & ({ until: number } | { ms: number })) {
@@ -294,6 +332,8 @@ class CallContext implements ToolContext {
   declare readonly waitForEvent: ToolContext["waitForEvent"];
   declare readonly setAttribute: ToolContext["setAttribute"];
   declare readonly schedule: ToolContext["schedule"];
+  declare readonly spawn: ToolContext["spawn"];
+  declare readonly map: ToolContext["map"];
 
   constructor(
     run: CallServices,
@@ -318,12 +358,12 @@ class CallContext implements ToolContext {
 
 // Read: made from the core (guarded on a bound copy) and kept on the instance. Assigned (`contextWith`, a wrapper): kept as given.
 for (const name of Object.keys(LAZY) as LazyMember[]) {
-  const make = LAZY[name] as (core: CallCore) => unknown;
+  const make = LAZY[name] as (core: CallCore, boundary?: SignalBoundary) => unknown;
   Object.defineProperty(CallContext.prototype, name, {
     get(this: CallContext) {
-      const made = make(this[CORE]);
       const boundary = this[BOUNDARY];
-      return own(this, name, boundary && name !== "files" ? guarded(boundary, made as Effect) : made);
+      const made = make(this[CORE], boundary);
+      return own(this, name, boundary && name !== "files" && name !== "map" ? guarded(boundary, made as Effect) : made);
     },
     set(this: CallContext, value: unknown) {
       own(this, name, value);

@@ -33,6 +33,7 @@ import type { StateBackend } from "../types/state";
 import { ConnectionSlots, type Connections } from "../net/connection-slots";
 import type { Attributes } from "../attributes";
 import type { Schedules } from "../types/schedule";
+import type { Children } from "../types/children";
 
 /** What the platform gives the engine: all of it ports, none of it Cloudflare. */
 export interface EngineConfig {
@@ -56,6 +57,8 @@ export interface EngineConfig {
   recordWait?: WaitRecorder;
   /** Where `ctx.schedule` creates schedules (the host's schedule objects); absent: it is refused. */
   schedules?: Schedules;
+  /** Where child runs are started (`ctx.spawn`, `ctx.map`, `run: child`: the host's run objects); absent: they are refused. */
+  children?: Children;
   /** Values for `${NAME}` in toolset configs (the app's vars and secrets). */
   vars?: Readonly<Record<string, string | undefined>>;
   /** Names in `vars` whose values are configuration, shown where secrets are redacted; every other value is a secret. Default none. */
@@ -77,6 +80,8 @@ export interface RunRequest {
   keyGrammar?: KeyGrammar;
   /** The attributes the run started with (POST /runs, a trigger); `ctx.setAttribute` adds to them. */
   attributes?: Attributes;
+  /** A child run: the depth of the call that spawned it, which its own calls count on from (MAX_DEPTH holds across runs). */
+  parentDepth?: number;
 }
 
 export type RunOutcome =
@@ -142,7 +147,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     runInstances: new Map(),
     clock: config.clock ?? { now: () => Date.now() },
     log: config.log ?? consoleLogger,
-    maxDepth: config.maxDepth ?? DEFAULT_MAX_DEPTH,
+    maxDepth: (config.maxDepth ?? DEFAULT_MAX_DEPTH) - (req.parentDepth ?? 0),
     prices: config.prices ?? defaultPrices,
     defaultModel: config.defaultModel ?? "test:tools",
     budget: runBudget(req.budget ?? {}, config.catalog.get(req.worker)?.budget),
@@ -151,6 +156,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
     recordWait: config.recordWait,
     attributes: req.attributes ?? {},
     schedules: config.schedules,
+    children: config.children,
     rememberedApprovals: rememberedApprovals(journal),
     vars: config.vars ?? {},
     secretsOf: secretsAmong(config.vars ?? {}, config.plainVars ?? []),
@@ -227,6 +233,7 @@ function callServices(run: RunServices): CallServices {
     recordWait: run.recordWait,
     attributes: run.attributes,
     schedules: run.schedules,
+    children: run.children,
     toolsetFor: (frame) => buildCallToolset(run, frame),
     checkBudget: (frame, key) => checkBudget(run, frame, key),
     askHuman: (frame, path, q) => askHuman(run, frame, path, q),

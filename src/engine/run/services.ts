@@ -17,6 +17,7 @@ import type { UsageMeter } from "./usage";
 import type { Connections } from "../net/connection-slots";
 import type { Attributes } from "../attributes";
 import type { Schedules } from "../types/schedule";
+import type { Children } from "../types/children";
 
 /** Everything one run's worker calls share during one activation. */
 export interface RunServices {
@@ -50,6 +51,8 @@ export interface RunServices {
   attributes: Attributes;
   /** Where `ctx.schedule` creates schedules (the host's). */
   schedules?: Schedules;
+  /** Where child runs are started (the host's); absent: they are refused. */
+  children?: Children;
   /** Calls approved "for the rest of the run", from the journal at activation start. */
   rememberedApprovals: ReadonlySet<string>;
   vars: Readonly<Record<string, string | undefined>>;

@@ -3,6 +3,7 @@ import type { JSONSchema } from "./json-schema";
 import type { StateKV } from "./state";
 import type { UsageSink } from "./usage";
 import type { ScheduledRef, ScheduleSpec } from "./schedule";
+import type { ChildHandle } from "./children";
 import type { EventWaitResult } from "./wait";
 
 export interface AgentOptions {
@@ -70,6 +71,15 @@ export interface ToolEffects {
   setAttribute(name: string, value: string | number | boolean): Promise<void>;
   /** Creates a schedule that starts runs until paused or deleted (`/schedules`): once per call, however often the run replays. */
   schedule(spec: ScheduleSpec): Promise<ScheduledRef>;
+  /**
+   * Starts `worker` as a child run of its own (its own object, its own journal) once per call,
+   * however often the run replays. `result()` waits for its end durably: the parent's run is idle
+   * meanwhile, and wakes when the child ends. The child carries this run's approval mode, budget
+   * and depth; cancelling this run cancels it.
+   */
+  spawn(worker: string, input: unknown, opts?: { attributes?: Record<string, string | number | boolean> }): Promise<ChildHandle>;
+  /** One child run of `worker` per input, at most `concurrency` at once (default 10, at most 50): their outputs, in input order. */
+  map(worker: string, inputs: readonly unknown[], opts?: { concurrency?: number; attributes?: Record<string, string | number | boolean> }): Promise<unknown[]>;
 }
 
 /**

@@ -48,6 +48,8 @@ export interface WorkerSpec {
   toolsets: Record<string, InstanceSpec>;
   /** Names or globs from `toolsets.workers`. */
   workers: string[];
+  /** `toolsets.workers: {names, run: child}`: each call of one of them runs as a child run (its own run and object). */
+  workersRun?: "child";
   /** Exposed tool name → its policy, or rules on the arguments that choose one. */
   approval: Record<string, ToolPolicy>;
   /** Exposed tool name → who may decide its approvals (`{ask: [...], allow_initiator}` in `approval:`). */

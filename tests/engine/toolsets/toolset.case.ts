@@ -31,6 +31,8 @@ export function bareContext(): ToolContext {
     waitForEvent: refuse,
     setAttribute: refuse,
     schedule: refuse,
+    spawn: refuse,
+    map: refuse,
   };
 }
 
