@@ -39,6 +39,7 @@ import type { RunHost } from "./host";
 import type { RunLifecycle } from "./lifecycle";
 import type { LoggedJournalStore } from "./log";
 import { mailRun, type RunMail } from "./mail";
+import type { RunSlack } from "./slack";
 import type { RunOutbox } from "./outbox";
 import type { RunPause } from "./pause";
 import type { RunRecord } from "./record";
@@ -75,6 +76,7 @@ export interface ActivationParts {
   approvals: RunApprovals;
   waits: RunWaits;
   mail: RunMail;
+  slack: RunSlack;
   pause: RunPause;
   /** Answers mailed back (a conversation by email): planned with the success, sent after it. */
   answers: Pick<RunAnswerMail, "plan" | "sendDue">;
@@ -138,7 +140,7 @@ export class RunActivation {
   /** One pass of the engine over the run's journal, with this object's ports. */
   private async execute(run: RunRow, definitions: Definitions): Promise<RunOutcome> {
     const { host, seams } = this;
-    const { states, journal, approvals, waits, mail, dispatch, deltas, tracing } = this.parts;
+    const { states, journal, approvals, waits, mail, slack, dispatch, deltas, tracing } = this.parts;
     const deadline = Date.now() + seams.budgetMs();
     const grammar = host.keyGrammar();
     const traced = tracing.observe(run, grammar, seams.otelVars(), journal, (key, j) => this.beforeStep(key, j, deadline));
@@ -153,7 +155,13 @@ export class RunActivation {
         beforeStep: traced.beforeStep,
         recordApproval: (pending) => host.ctx.storage.transactionSync(() => approvals.request(pending, Date.now(), approvalTtlMs(host.env))),
         recordWait: (wait) => waits.request(wait),
-        notifier: (pending) => host.io("approval.email", () => mail.requestApproval(pending, mailRun(run))),
+        // One step for every channel: its value records the email's outcome and the Slack message's (a replay sends neither again).
+        notifier: (pending) =>
+          host.io("approval.email", async () => {
+            const mailed = await mail.requestApproval(pending, mailRun(run));
+            const posted = await slack.requestApproval(pending, mailRun(run), mailed.expires_at);
+            return posted ? { ...mailed, slack: posted } : mailed;
+          }),
         schedules: runSchedules(host, run.id, run.approval_mode),
       },
       definitions,

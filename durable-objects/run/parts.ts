@@ -26,6 +26,7 @@ import { RunMail } from "./mail";
 import { RunOutbox } from "./outbox";
 import { RunPause } from "./pause";
 import { RunRecord } from "./record";
+import { RunSlack } from "./slack";
 import { RunSweep } from "./sweep";
 import { RunTracing } from "./tracing";
 import { RunVersions } from "./versions";
@@ -76,17 +77,18 @@ export function runParts(host: RunHost, seams: PartSeams) {
   const pinned = new RunCatalog(host.sql);
   const versions = new RunVersions(host.sql);
   const mail = new RunMail(host, approvals);
+  const slack = new RunSlack(host);
   const dispatch = new ModelDispatch(host);
   journal.startedEarlier = (key) => dispatch.handedOffAt(key);
   const tracing = new RunTracing(host);
   const deltas = new DeltaBuffer();
   const signalled = (ev: EventDelivery) => controls.deliverEvent(ev, false);
-  const pause = new RunPause(host, { approvals, waits, mail, record, lifecycle, signalled }, seams.indexRetryMs);
+  const pause = new RunPause(host, { approvals, waits, mail, slack, record, lifecycle, signalled }, seams.indexRetryMs);
   const conversation: RunConversation = new RunConversation(host, { journal, pinned, lifecycle, followUps });
   const answers: RunAnswerMail = new RunAnswerMail(host, conversation);
   const activation = new RunActivation(
     host,
-    { states, journal, lifecycle, record, pinned, versions, approvals, waits, mail, pause, answers, outbox, dispatch, deltas, tracing },
+    { states, journal, lifecycle, record, pinned, versions, approvals, waits, mail, slack, pause, answers, outbox, dispatch, deltas, tracing },
     seams,
   );
   const controls: RunControls = new RunControls(host, {

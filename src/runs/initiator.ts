@@ -18,6 +18,6 @@ export function initiatorAddress(trigger: unknown): string | null {
  */
 export function initiatorOf(trigger: unknown): string | null {
   const who = initiatorAddress(trigger);
-  if (who !== null && who.startsWith(SLACK_DECIDER_PREFIX) && SLACK_USER.test(who.slice(SLACK_DECIDER_PREFIX.length))) return who;
+  if (who?.startsWith(SLACK_DECIDER_PREFIX) && SLACK_USER.test(who.slice(SLACK_DECIDER_PREFIX.length))) return who;
   return who === null ? null : (normalizeAddress(who) ?? UNREADABLE_INITIATOR);
 }

@@ -1,10 +1,13 @@
-import { describeTrigger, isoTime, prettyArgs } from "./format";
+import { describeTrigger, isoTime } from "./format";
+import { describedCallText, type DescribedCall } from "./described-call";
 
 export interface ApprovalEmailInput {
   runId: string;
   workerChain: string[];
   tool: string;
   args: unknown;
+  /** The call as the page and the Slack message show it (described-call.ts). */
+  call: DescribedCall;
   trigger: unknown;
   expiresAt: number;
   /** The approval page; `?intent=` preselects the button there. */
@@ -38,8 +41,8 @@ export function approvalText(m: ApprovalEmailInput): string {
     "",
     `Run: ${m.runId}, started by ${describeTrigger(m.trigger)}`,
     `Tool: ${m.tool}`,
-    "Arguments:",
-    prettyArgs(m.args),
+    m.call.summary ? "What it will do:" : "Arguments:",
+    describedCallText(m.call),
     "",
     `Approve: ${m.link}?intent=approve`,
     `Reject:  ${m.link}?intent=reject`,
@@ -65,7 +68,12 @@ export async function approvalHtml(m: ApprovalEmailInput): Promise<string> {
         <p>
           Run <code>{m.runId}</code>, started by {describeTrigger(m.trigger)}.
         </p>
-        <pre style="background:#f4f4f5;padding:12px;border-radius:6px;white-space:pre-wrap;word-break:break-word">{prettyArgs(m.args)}</pre>
+        {m.call.summary ? (
+          <p>
+            <code>{m.call.summary}</code>
+          </p>
+        ) : null}
+        <pre style="background:#f4f4f5;padding:12px;border-radius:6px;white-space:pre-wrap;word-break:break-word">{m.call.body}</pre>
         <p>
           <a href={`${m.link}?intent=approve`} style={`${button};background:#15803d`}>
             Approve

@@ -20,7 +20,17 @@ describe("notify: {slack} in a worker file", () => {
   });
 
   it("refuses what is not a bounded channel or id, and unknown keys, naming the field", () => {
-    for (const bad of [`"ops"`, `"#Ops"`, `"#${"a".repeat(81)}"`, `"#ops channel"`, `"<@U0123ABCD>"`, `"x0123ABCD"`, `"C01"`, `"#ops\\n"`, `"https://evil.test/"`]) {
+    for (const bad of [
+      `"ops"`,
+      `"#Ops"`,
+      `"#${"a".repeat(81)}"`,
+      `"#ops channel"`,
+      `"<@U0123ABCD>"`,
+      `"x0123ABCD"`,
+      `"C01"`,
+      `"#ops\\n"`,
+      `"https://evil.test/"`,
+    ]) {
       const { problems, spec } = read(`  notify: { slack: ${bad} }`);
       expect(problems.map((p) => `${p.field}: ${p.message}`).join("; "), bad).toMatch(/^approval\.notify/);
       expect(spec?.slack, bad).toBeUndefined();
