@@ -1,4 +1,4 @@
-import { describeTrigger, isoTime } from "./format";
+import { describeTrigger, isoTime, prettyArgs } from "./format";
 import { describedCallText, type DescribedCall } from "./described-call";
 
 export interface ApprovalEmailInput {
@@ -31,6 +31,8 @@ function followUpNote(m: ApprovalEmailInput): string | null {
   return `This approval was escalated to you: ${m.followUp.originallyTo ?? "its approver"} has not decided it. Whoever decides first wins.`;
 }
 
+const PRE = "background:#f4f4f5;padding:12px;border-radius:6px;white-space:pre-wrap;word-break:break-word";
+
 const REPLY_HOW = 'Or reply to this email with "yes" or "no" on the first line; the rest of that line is your note.';
 
 export function approvalText(m: ApprovalEmailInput): string {
@@ -41,8 +43,10 @@ export function approvalText(m: ApprovalEmailInput): string {
     "",
     `Run: ${m.runId}, started by ${describeTrigger(m.trigger)}`,
     `Tool: ${m.tool}`,
-    m.call.summary ? "What it will do:" : "Arguments:",
-    describedCallText(m.call),
+    // As the page shows it: the described call, and the raw arguments beside it.
+    ...(m.call.summary ? ["What it will do:", describedCallText(m.call), ""] : []),
+    "Arguments:",
+    prettyArgs(m.args),
     "",
     `Approve: ${m.link}?intent=approve`,
     `Reject:  ${m.link}?intent=reject`,
@@ -69,11 +73,15 @@ export async function approvalHtml(m: ApprovalEmailInput): Promise<string> {
           Run <code>{m.runId}</code>, started by {describeTrigger(m.trigger)}.
         </p>
         {m.call.summary ? (
-          <p>
-            <code>{m.call.summary}</code>
-          </p>
+          <>
+            <p>
+              <code>{m.call.summary}</code>
+            </p>
+            <pre style={PRE}>{m.call.body}</pre>
+            <p>Arguments:</p>
+          </>
         ) : null}
-        <pre style="background:#f4f4f5;padding:12px;border-radius:6px;white-space:pre-wrap;word-break:break-word">{m.call.body}</pre>
+        <pre style={PRE}>{prettyArgs(m.args)}</pre>
         <p>
           <a href={`${m.link}?intent=approve`} style={`${button};background:#15803d`}>
             Approve
