@@ -284,4 +284,35 @@ describe("an approval in Slack", () => {
     expect(blocks).toContain(`\`\`\`${body}\`\`\``);
     expect(approval.tool).toBe("fx_fetch");
   });
+
+  it("a question gets an Answer button; its modal's answer is the person's answer, once", async () => {
+    await script("slack-asker", [
+      { tool_calls: [{ id: "q", name: "people_ask", arguments: { question: "41 or 42? <!channel>", to: "lead@example.com" } }] },
+      { text: "reported" },
+    ]);
+    await stub("slack-q").start({ id: "slack-q", worker: "slack-asker", input: { input: "go" }, approvalMode: "approve_all", budget: {} });
+    expect((await settle("slack-q")).status).toBe("waiting");
+    const [posted] = await callsFor("slack-q", "chat.postMessage");
+    expect(posted!.body.channel).toBe("C0QUESTION1");
+    const text = JSON.stringify(posted!.body.blocks);
+    // The model's text cannot mention the channel: Slack's markup is escaped.
+    expect(text).toContain("41 or 42? &lt;!channel&gt;");
+    expect(text).not.toContain("<!channel>");
+    expect((posted!.body.blocks as any[]).find((b) => b.type === "actions").elements.map((e: any) => e.action_id)).toEqual(["answer"]);
+    // Approve is not an answer: a question takes one only through its modal.
+    expect((await interaction(press(posted!, "U0LEAD0001", "approve"))).status).toBe(400);
+    expect((await interaction(press(posted!, "U0LEAD0001", "answer"))).status).toBe(200);
+    const view = (await slackCalls()).filter((c) => c.method === "views.open" && c.body.view.private_metadata.includes(buttonValue(posted!)))[0]!.body.view;
+    const submit = () =>
+      interaction({
+        type: "view_submission",
+        user: { id: "U0LEAD0001" },
+        view: { callback_id: view.callback_id, private_metadata: view.private_metadata, state: { values: { edgework_input: { value: { type: "plain_text_input", value: " 42 " } } } } },
+      });
+    expect((await submit()).status).toBe(200);
+    const done = await settle("slack-q");
+    expect(done.status).toBe("succeeded");
+    expect(done.approvals[0]).toMatchObject({ status: "approved", answer: "42", by: { via: "slack", email: "lead@example.com" } });
+    expect(await (await submit()).json()).toMatchObject({ response_action: "errors" });
+  });
 });
