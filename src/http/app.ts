@@ -19,6 +19,7 @@ import { openapi } from "./routes/openapi";
 import { operations } from "./routes/operations";
 import { schedules } from "./routes/schedules";
 import { slack } from "./routes/slack";
+import { slackTrigger } from "./routes/slack-trigger";
 import { workers } from "./routes/workers";
 import { RUN_LIVE_SCRIPT } from "../views/run-live-script";
 
@@ -51,6 +52,7 @@ app.use("/approvals/*", bodyLimit());
 app.route("/hooks", hooks);
 // Slack proves itself by its v0 signature, each request bounded as it is read (routes/slack.ts).
 app.route("/slack", slack);
+app.route("/slack", slackTrigger);
 // Listings first: `GET /approvals` (API token) beside the approval links `/approvals/:token`.
 app.route("/", lists);
 app.route("/approvals", approvals);

@@ -307,7 +307,11 @@ describe("an approval in Slack", () => {
       interaction({
         type: "view_submission",
         user: { id: "U0LEAD0001" },
-        view: { callback_id: view.callback_id, private_metadata: view.private_metadata, state: { values: { edgework_input: { value: { type: "plain_text_input", value: " 42 " } } } } },
+        view: {
+          callback_id: view.callback_id,
+          private_metadata: view.private_metadata,
+          state: { values: { edgework_input: { value: { type: "plain_text_input", value: " 42 " } } } },
+        },
       });
     expect((await submit()).status).toBe(200);
     const done = await settle("slack-q");

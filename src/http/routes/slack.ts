@@ -34,7 +34,7 @@ export function slackRefused(reason: string, detail: Record<string, unknown> = {
   console.warn(`edgework: slack request refused: ${JSON.stringify({ reason, ...detail })}`);
 }
 
-const refuse = (status: 400 | 401 | 403 | 409 | 410 | 413 | 502 | 503, reason: string, error: string, detail: Record<string, unknown> = {}) => {
+export const refuse = (status: 400 | 401 | 403 | 404 | 409 | 410 | 413 | 502 | 503, reason: string, error: string, detail: Record<string, unknown> = {}) => {
   slackRefused(reason, detail);
   return httpError(status, { error });
 };
