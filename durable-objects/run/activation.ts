@@ -219,13 +219,16 @@ export class RunActivation {
 
   /** Records what the activation came to, and arms the run's next alarm: the pause's, or retention's. */
   private async settle(outcome: RunOutcome): Promise<void> {
-    const { lifecycle, pause, answers, outbox } = this.parts;
+    const { lifecycle, pause, answers, outbox, slack } = this.parts;
     const moved = lifecycle.settle(outcome, () => answers.plan(outcome));
     if (!moved.ok) return; // cancelled while this activation ran
     if (isPaused(outcome)) return pause.arm(outcome);
     // A message waited for this answer: the run took it, and answers it next.
     if (moved.continued) await this.host.wakeSoon();
-    await this.host.io("settle.answer-mail", () => answers.sendDue());
+    await this.host.io("settle.answer-mail", async () => {
+      await answers.sendDue();
+      await slack.postAnswer(); // a Slack thread's answer, as a mail conversation's
+    });
     await this.host.io("settle.outbox", () => outbox.sendDue());
     // Read after the await: a message that came meanwhile made the run running again, and asked its wake-up.
     const run = this.host.row()!;

@@ -11,12 +11,16 @@
  */
 
 import type { PendingApproval } from "../../src/engine";
-import { approvalMessage, followUpText } from "../../src/slack/approval-message";
+import { approvalMessage, followUpText, mrkdwnText } from "../../src/slack/approval-message";
+import { slackThread } from "../../src/slack/thread";
 import { signSlackAction } from "../../src/slack/action-value";
 import { SlackApiError, slackApi } from "../../src/slack/api";
 import { describeApproval } from "../../src/http/describe-approval";
 import { describedCall } from "../../src/views/described-call";
 import { APPROVALS_CURRENT, madeOnFirstUse, makeOnFirstUse } from "../schema";
+import type { EventRow } from "../rows";
+import { parse } from "../sql";
+import { answerText } from "./conversation";
 import type { RunHost } from "./host";
 import { warnOnce, type MailRun } from "./mail";
 
@@ -42,7 +46,7 @@ interface SlackRow {
 }
 
 export class RunSlack {
-  constructor(private readonly host: Pick<RunHost, "ctx" | "env" | "sql" | "event" | "activeCatalog">) {}
+  constructor(private readonly host: Pick<RunHost, "ctx" | "env" | "sql" | "event" | "activeCatalog" | "row">) {}
 
   private made?: boolean;
   private has(): boolean {
@@ -143,6 +147,28 @@ export class RunSlack {
           this.host.event("approval_slack_failed", { approval_id: r.approval_id, kind, error: slackError(err) });
         }
       }
+    }
+  }
+
+  /**
+   * A run a Slack trigger started answers in its thread: each answer (`run_succeeded`) once, claimed
+   * (its `answer_slack_posted` event) before it is posted, so a crash in between loses it, never repeats it.
+   */
+  async postAnswer(): Promise<void> {
+    const run = this.host.row();
+    const thread = run?.status === "succeeded" ? slackThread(parse(run.trigger)) : null;
+    if (!thread) return;
+    const { sql, ctx } = this.host;
+    const answers = sql.all<Pick<EventRow, "data">>`SELECT data FROM events WHERE type = 'run_succeeded' ORDER BY seq`;
+    const n = answers.length;
+    if (!n || sql.one`SELECT 1 AS posted FROM events WHERE type = 'answer_slack_posted' AND data ->> '$.message' = ${n}`) return;
+    ctx.storage.transactionSync(() => this.host.event("answer_slack_posted", { message: n }));
+    await ctx.storage.sync();
+    const text = mrkdwnText(answerText(parse<{ output?: unknown }>(answers[n - 1]!.data).output)).slice(0, 39_000);
+    try {
+      await slackApi.call(this.host.env, "chat.postMessage", { channel: thread.channel, thread_ts: thread.thread_ts, text, unfurl_links: false });
+    } catch (err) {
+      ctx.storage.transactionSync(() => this.host.event("answer_slack_failed", { message: n, error: slackError(err) }));
     }
   }
 

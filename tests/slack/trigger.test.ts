@@ -63,6 +63,11 @@ describe("the slack trigger", () => {
       trigger: { kind: "slack", name: "slack-ask", initiator: "slack:U0LEAD0001", channel: "C0CHAT0001", thread_ts: expect.stringMatching(/^1700000000\./) },
     });
     expect(await lastUserMessage()).toBe("what broke last night?");
+    // Its answer is posted in the thread, once.
+    const thread = done.trigger as { channel: string; thread_ts: string };
+    const inThread = async () =>
+      (await slackCalls()).filter((c) => c.method === "chat.postMessage" && c.body.thread_ts === thread.thread_ts).map((c) => c.body.text);
+    expect(await inThread()).toEqual(["first answer"]);
 
     // A reply in its thread by whoever started it continues the conversation, once however often Slack delivers it.
     expect((await reply(done, "U0LEAD0001", "and the night before?", "Ev1")).status).toBe(200);
@@ -71,6 +76,7 @@ describe("the slack trigger", () => {
     expect(again).toMatchObject({ status: "succeeded", output: "second answer" });
     expect(await lastUserMessage()).toBe("and the night before?");
     expect((await stub(id).eventsSince())!.events.filter((e) => e.type === "run_succeeded")).toHaveLength(2);
+    expect(await inThread()).toEqual(["first answer", "second answer"]);
   });
 
   it("others' replies, bot messages and edits continue nothing; the URL check is answered; unsigned, unknown and disallowed commands start nothing", async () => {
