@@ -97,6 +97,7 @@ export function runParts(host: RunHost, seams: PartSeams) {
     waits,
     states,
     dispatch,
+    slack,
     stopActivation: () => activation.stop(),
     cancelled: (run) => tracing.endedOutside(run, { status: "cancelled" }, host.keyGrammar(), seams.otelVars()),
   });

@@ -14,7 +14,7 @@ const HOUR = 3_600_000;
 const call = (url: string, init: RequestInit = {}) => exports.default.fetch(new Request(url.startsWith("http") ? url : `https://edgework.test${url}`, init));
 const auth = { Authorization: "Bearer test-token" };
 
-type SlackCall = { method: string; body: Record<string, any>; authorized: boolean };
+type SlackCall = { method: string; body: Record<string, any>; authorized: boolean; answer: { channel: string; ts: string } };
 const slackCalls = async (): Promise<SlackCall[]> => (await (await fetch(`${env.SLACK_API_BASE!.replace(/\/api$/, "")}/calls`)).json()) as SlackCall[];
 /** The calls about one run (its id is in every message edgework posts or updates). */
 const callsFor = async (runId: string, method?: string) =>
@@ -37,7 +37,7 @@ const press = (posted: SlackCall, user: string, action: string, value?: string) 
   type: "block_actions",
   user: { id: user },
   trigger_id: "1337.42.abcd",
-  container: { type: "message", channel_id: "COPS000000", message_ts: "1700000000.000001" },
+  container: { type: "message", channel_id: posted.answer.channel, message_ts: posted.answer.ts },
   actions: [{ action_id: action, block_id: "edgework_approval", value: value ?? buttonValue(posted) }],
 });
 const buttonValue = (posted: SlackCall) => (posted.body.blocks as any[]).find((b) => b.type === "actions").elements[0].value as string;
@@ -109,7 +109,7 @@ describe("an approval in Slack", () => {
     expect(view.approvals[0]!.by).toEqual({ email: "lead@example.com", via: "slack", slack: "U0LEAD0001" });
     const updates = await callsFor("slack-approve", "chat.update");
     expect(updates).toHaveLength(1);
-    expect(updates[0]!.body).toMatchObject({ channel: "COPS000000", ts: "1700000000.000001" });
+    expect(updates[0]!.body).toMatchObject({ channel: "COPS000000", ts: posted.answer.ts });
     const shown = JSON.stringify(updates[0]!.body.blocks);
     expect(shown).toContain("*Approved* by <@U0LEAD0001> (lead@example.com)");
     expect(shown).not.toContain('"actions"');
@@ -182,10 +182,14 @@ describe("an approval in Slack", () => {
     expect((await interaction(press(posted, "U0LEAD0001", "approve", forged))).status).toBe(403);
     const link = await signApprovalToken({ run: "slack-hostile", approval: approval.id, exp: approval.expires_at }, "test-approval-secret");
     expect((await interaction(press(posted, "U0LEAD0001", "approve", link))).status).toBe(403);
-    // The other run's genuine button, pressed "on" this run's message: it decides the other run (what it was signed for), never this one.
-    expect((await interaction(press(posted, "U0LEAD0001", "approve", buttonValue(other.posted)))).status).toBe(200);
-    expect((await stub("slack-other").status())!.approvals[0]!.status).toBe("approved");
+    // The other run's genuine button value, pressed on this run's message: it is bound to its own message, so it decides nothing.
+    expect((await interaction(press(posted, "U0LEAD0001", "approve", buttonValue(other.posted)))).status).toBe(403);
+    expect((await stub("slack-other").status())!.approvals[0]!.status).toBe("pending");
+    // This run's value from another message (a copy in another channel) neither.
+    const elsewhere = { ...posted, answer: { channel: "C0ELSEWHER", ts: posted.answer.ts } };
+    expect((await interaction(press(elsewhere, "U0LEAD0001", "approve"))).status).toBe(403);
     expect(await state("slack-hostile")).toEqual(before);
+    expect(await callsFor("slack-hostile", "chat.update")).toEqual([]);
     for (const reason of ["too_large", "bad_payload", "unknown_payload", "bad_value"])
       expect(
         warned.some((w) => w.includes(`"reason":"${reason}"`)),

@@ -29,13 +29,13 @@ const channelId = (channel: string) =>
 
 /**
  * Slack's Web API on 127.0.0.1 for the Slack tests: `POST /api/<method>` records the call
- * (method, body, whether the token was ours) and answers as Slack does for chat.postMessage
+ * (method, body, whether the token was ours, and its answer) and answers as Slack does for chat.postMessage
  * (a channel id and a fresh ts), chat.update, views.open and users.info (SLACK_USERS).
  * `GET /calls` reads every call so far; `PUT /fail/<method>` makes that method answer
  * `{ok: false, error: "fake_failure"}` until `DELETE /fail/<method>`.
  */
 export async function startFakeSlack(): Promise<{ port: number; close: () => Promise<void> }> {
-  const calls: Array<{ method: string; body: Record<string, unknown>; authorized: boolean }> = [];
+  const calls: Array<{ method: string; body: Record<string, unknown>; authorized: boolean; answer?: unknown }> = [];
   const failing = new Set<string>();
   let seq = 0;
   const server = createServer(async (req, res) => {
@@ -43,7 +43,10 @@ export async function startFakeSlack(): Promise<{ port: number; close: () => Pro
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString("utf8");
     const url = req.url ?? "";
+    const api = /^\/api\/([\w.]+)$/.exec(url);
     const send = (body: unknown) => {
+      const call = calls.at(-1);
+      if (call && api && call.answer === undefined) call.answer = body;
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
     };
@@ -54,7 +57,6 @@ export async function startFakeSlack(): Promise<{ port: number; close: () => Pro
       else failing.delete(fail[1]!);
       return send({ ok: true });
     }
-    const api = /^\/api\/([\w.]+)$/.exec(url);
     if (!api || req.method !== "POST") {
       res.writeHead(404);
       return res.end();

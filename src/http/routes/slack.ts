@@ -140,7 +140,7 @@ async function decided(
   ok: () => Response,
   refused?: (error: string) => Response,
 ): Promise<Response> {
-  const result = await runStub(c.env, target.run).decide(target.approval, { ...asked, by: slackBy(decider), decider });
+  const result = await runStub(c.env, target.run).decide(target.approval, { ...asked, by: slackBy(decider), decider, slackMessage: message });
   if (!result.ok) {
     slackRefused("decision_refused", { status: result.status, user: decider.slack, run: target.run, approval: target.approval });
     if (refused) return refused(result.error);
