@@ -124,10 +124,11 @@ const OUTBOX = `CREATE TABLE IF NOT EXISTS outbox (
  */
 /**
  * An approval's Slack message (run/slack.ts): where it was posted (`channel`, `ts`: the thread its
- * follow-ups go to), and its reminder and escalation still to post (null once posted, or none planned).
+ * follow-ups go to), its reminder and escalation still to post (null once posted, or none planned),
+ * and when it was updated to show the decision (`shown`; null while it was not).
  */
 const SLACK_MESSAGES = `CREATE TABLE IF NOT EXISTS slack_messages (
-  approval_id TEXT PRIMARY KEY, channel TEXT NOT NULL, ts TEXT NOT NULL, remind_at INTEGER, escalate_at INTEGER
+  approval_id TEXT PRIMARY KEY, channel TEXT NOT NULL, ts TEXT NOT NULL, remind_at INTEGER, escalate_at INTEGER, shown INTEGER
 ) WITHOUT ROWID`;
 const ATTRIBUTES = `CREATE TABLE IF NOT EXISTS attributes (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`;
 

@@ -77,7 +77,7 @@ export function runParts(host: RunHost, seams: PartSeams) {
   const pinned = new RunCatalog(host.sql);
   const versions = new RunVersions(host.sql);
   const mail = new RunMail(host, approvals);
-  const slack = new RunSlack(host);
+  const slack = new RunSlack(host, approvals);
   const dispatch = new ModelDispatch(host);
   journal.startedEarlier = (key) => dispatch.handedOffAt(key);
   const tracing = new RunTracing(host);
@@ -109,5 +109,5 @@ export function runParts(host: RunHost, seams: PartSeams) {
     states,
     failed: (run, error) => tracing.endedOutside(run, { status: "failed", error }, host.keyGrammar(), seams.otelVars()),
   });
-  return { index, record, lifecycle, pause, activation, controls, conversation, answers, outbox, reader, forks, dispatch, deltas, sweep };
+  return { index, record, lifecycle, pause, activation, controls, conversation, answers, outbox, slack, reader, forks, dispatch, deltas, sweep };
 }

@@ -11,7 +11,7 @@
  */
 
 import type { PendingApproval } from "../../src/engine";
-import { approvalMessage, followUpText, mrkdwnText } from "../../src/slack/approval-message";
+import { approvalBlocks, approvalFallback, approvalMessage, decidedLine, decidedMessage, followUpText, mrkdwnText } from "../../src/slack/approval-message";
 import { slackThread } from "../../src/slack/thread";
 import { signSlackAction } from "../../src/slack/action-value";
 import { SlackApiError, slackApi } from "../../src/slack/api";
@@ -21,6 +21,7 @@ import { APPROVALS_CURRENT, madeOnFirstUse, makeOnFirstUse } from "../schema";
 import type { EventRow } from "../rows";
 import { parse } from "../sql";
 import { answerText } from "./conversation";
+import type { RunApprovals } from "./approvals";
 import type { RunHost } from "./host";
 import { warnOnce, type MailRun } from "./mail";
 
@@ -46,7 +47,10 @@ interface SlackRow {
 }
 
 export class RunSlack {
-  constructor(private readonly host: Pick<RunHost, "ctx" | "env" | "sql" | "event" | "activeCatalog" | "row">) {}
+  constructor(
+    private readonly host: Pick<RunHost, "ctx" | "env" | "sql" | "event" | "activeCatalog" | "row">,
+    private readonly approvals: Pick<RunApprovals, "list">,
+  ) {}
 
   private made?: boolean;
   private has(): boolean {
@@ -146,6 +150,43 @@ export class RunSlack {
         } catch (err) {
           this.host.event("approval_slack_failed", { approval_id: r.approval_id, kind, error: slackError(err) });
         }
+      }
+    }
+  }
+
+  /**
+   * Updates each message whose approval was decided (by any way: Slack, link, reply, API), expired or
+   * voided, once, to show the outcome and who decided, without its buttons. Claimed (`shown`) before
+   * the update: a crash in between leaves the buttons, whose presses the run then refuses (409).
+   */
+  async showDecisions(): Promise<void> {
+    if (!this.has()) return;
+    const { ctx, sql } = this.host;
+    const now = Date.now();
+    const due = ctx.storage.transactionSync(() => {
+      const rows = sql.all<SlackMessageRef & { approval_id: string }>`SELECT m.approval_id, m.channel, m.ts FROM slack_messages m
+        JOIN ${APPROVALS_CURRENT} a ON a.id = m.approval_id WHERE m.shown IS NULL AND a.status != 'pending'`;
+      for (const r of rows) sql.run`UPDATE slack_messages SET shown = ${now} WHERE approval_id = ${r.approval_id}`;
+      return rows;
+    });
+    if (!due.length) return;
+    await ctx.storage.sync();
+    const run = this.host.row();
+    if (!run) return;
+    const views = new Map(this.approvals.list().map((a) => [a.id, a]));
+    for (const r of due) {
+      const a = views.get(r.approval_id);
+      if (!a) continue;
+      const shown = decidedMessage(run.id, parse(run.trigger), a);
+      try {
+        await slackApi.call(this.host.env, "chat.update", {
+          channel: r.channel,
+          ts: r.ts,
+          text: `${approvalFallback(shown)}: ${a.status}`,
+          blocks: [...approvalBlocks(shown), decidedLine(a)],
+        });
+      } catch (err) {
+        ctx.storage.transactionSync(() => this.host.event("approval_slack_failed", { approval_id: r.approval_id, kind: "update", error: slackError(err) }));
       }
     }
   }

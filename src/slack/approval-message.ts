@@ -1,4 +1,7 @@
-import type { DescribedCall } from "../views/described-call";
+import type { Decider } from "../engine";
+import { describeApproval } from "../http/describe-approval";
+import type { ApprovalView } from "../runs/types";
+import { describedCall, type DescribedCall } from "../views/described-call";
 import { describeTrigger, isoTime } from "../views/format";
 
 /** The approval message's buttons, by `action_id`: the one grammar the message and the route share. */
@@ -78,11 +81,40 @@ export function approvalMessage(channel: string, m: SlackApprovalInput): Record<
   };
 }
 
-/** The line a decided message ends with: who decided, how it went. `user`: a verified Slack user id. */
-export function decidedLine(status: string, user: string, email: string | null, edited: boolean): Block {
-  const what = edited ? "Approved with edited arguments" : status === "approved" ? "Approved" : status === "rejected" ? "Rejected" : "Answered";
-  return { type: "context", elements: [{ type: "mrkdwn", text: `*${what}* by <@${user}>${email ? ` (${mrkdwnText(email)})` : ""} in Slack.` }] };
+/** What a decided message shows of its approval (the call as asked), without buttons. */
+export const decidedMessage = (runId: string, trigger: unknown, a: ApprovalView): Omit<SlackApprovalInput, "value"> => ({
+  runId,
+  workerChain: a.worker_chain,
+  tool: a.tool,
+  ...(a.kind === "question" ? { question: a.description } : {}),
+  call: describedCall(describeApproval(a), a.args),
+  trigger,
+  expiresAt: a.expires_at,
+  editable: false,
+});
+
+const OUTCOME: Record<string, string> = { approved: "Approved", rejected: "Rejected", responded: "Answered in place of the call" };
+
+/**
+ * The line a decided message ends with: how it went and who decided, whatever the way
+ * (a Slack user by mention, anyone else by their address and way), or that it expired or is void.
+ */
+export function decidedLine(a: Pick<ApprovalView, "status" | "kind" | "edited_args"> & { by: Decider | null; decided_by: string | null }): Block {
+  const text =
+    a.status === "expired"
+      ? "*Expired*: nobody decided in time; it counted as a rejection."
+      : a.status === "voided"
+        ? "*Void*: the run ended before anyone decided."
+        : `*${a.kind === "question" ? "Answered" : a.edited_args != null ? "Approved with edited arguments" : (OUTCOME[a.status] ?? a.status)}* by ${decidedBy(a)}.`;
+  return { type: "context", elements: [{ type: "mrkdwn", text }] };
 }
+
+const decidedBy = (a: { by: Decider | null; decided_by: string | null }) => {
+  const d = a.by;
+  if (d?.via === "slack" && d.slack) return `<@${d.slack}>${d.email ? ` (${mrkdwnText(d.email)})` : ""} in Slack`;
+  if (d?.email) return `${mrkdwnText(d.email)} (${d.via})`;
+  return mrkdwnText(a.decided_by ?? d?.via ?? "the API");
+};
 
 /** A follow-up in the message's thread: the approval still waits. */
 export const followUpText = (kind: "reminder" | "escalation", escalateTo: string[]) =>

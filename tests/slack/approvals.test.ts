@@ -122,6 +122,29 @@ describe("an approval in Slack", () => {
     expect(warned.some((w) => w.includes('"reason":"decision_refused"') && w.includes('"status":409'))).toBe(true);
   });
 
+  it("a decision by another way (the emailed link) is shown on the message too, once; the buttons then decide nothing", async () => {
+    const { posted, approval } = await pausedRun("slack-api");
+    const token = await signApprovalToken(
+      { run: "slack-api", approval: approval.id, exp: approval.expires_at, to: "lead@example.com" },
+      "test-approval-secret",
+    );
+    const res = await call(`/approvals/${token}`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "decision=reject",
+    });
+    expect(res.status).toBe(200);
+    await settle("slack-api");
+    const updates = await callsFor("slack-api", "chat.update");
+    expect(updates).toHaveLength(1);
+    expect(updates[0]!.body).toMatchObject({ channel: posted.answer.channel, ts: posted.answer.ts });
+    expect(JSON.stringify(updates[0]!.body.blocks)).toContain("*Rejected* by lead@example.com (link).");
+    expect((await interaction(press(posted, "U0LEAD0001", "approve"))).status).toBe(409);
+    await stub("slack-api").wake();
+    await settle("slack-api");
+    expect(await callsFor("slack-api", "chat.update")).toHaveLength(1);
+  });
+
   it("a policy's slack:<user id> entry names a Slack user; Reject records the rejection", async () => {
     const { posted } = await pausedRun("slack-reject");
     expect((await interaction(press(posted, "U0ALICE001", "reject"))).status).toBe(200);

@@ -4,17 +4,13 @@ import { refusalOf, type Decider } from "../../engine";
 import { MAX_ANSWER_CHARS } from "../../api/bounds";
 import { runStub, runView } from "../../runs";
 import { initiatorOf } from "../../runs/initiator";
-import type { ApprovalView, RunView } from "../../runs/types";
 import { verifySlackAction, type SlackAction } from "../../slack/action-value";
 import { slackApi } from "../../slack/api";
-import { approvalBlocks, approvalFallback, decidedLine } from "../../slack/approval-message";
 import { slackBy, slackDecider } from "../../slack/identity";
 import { INPUT_ACTION, INPUT_BLOCK, modalMetadata, SLACK_VIEWS, slackInteraction } from "../../slack/interaction";
 import { verifySlackSignature } from "../../slack/signature";
 import { argumentsFromJson } from "../../views/argument-fields";
 import { closedApproval } from "../../views/approval-page";
-import { describedCall } from "../../views/described-call";
-import { describeApproval } from "../describe-approval";
 import { httpError } from "../http-error";
 import { readLimited } from "../read-body";
 
@@ -128,8 +124,9 @@ async function identify(c: C, user: string): Promise<Decider> {
 
 /**
  * Decides through the run (the same path as the page and the API: its policy, single use,
- * expiry), then updates the message to show who decided. A refusal is logged and answered
- * with the run's status (`refused`: a modal shows it in its form instead).
+ * expiry); the run then updates the message to show who decided (run/slack.ts, as for a
+ * decision by any way). A refusal is logged and answered with the run's status (`refused`:
+ * a modal shows it in its form instead).
  */
 async function decided(
   c: C,
@@ -146,34 +143,8 @@ async function decided(
     if (refused) return refused(result.error);
     throw httpError(result.status as 400, { error: result.error });
   }
-  const run = await runView(c.env, target.run);
-  const a = run?.approvals.find((x) => x.id === target.approval);
-  if (run && a) {
-    try {
-      await slackApi.call(c.env, "chat.update", {
-        ...message,
-        text: `${approvalFallback(messageOf(run, a))}: ${result.status}`,
-        blocks: [...approvalBlocks(messageOf(run, a)), decidedLine(result.status, decider.slack!, decider.email, result.edited)],
-      });
-    } catch (err) {
-      // Decided all the same: the message only shows it.
-      slackRefused("update_failed", { run: target.run, approval: target.approval, error: (err as Error).message });
-    }
-  }
   return ok();
 }
-
-/** What the message shows of an approval (as it was posted: the call asked). */
-const messageOf = (run: RunView, a: ApprovalView) => ({
-  runId: run.id,
-  workerChain: a.worker_chain,
-  tool: a.tool,
-  ...(a.kind === "question" ? { question: a.description } : {}),
-  call: describedCall(describeApproval(a), a.args),
-  trigger: run.trigger,
-  expiresAt: a.expires_at,
-  editable: false,
-});
 
 /** Edit or Answer: a modal (views.open with the press's trigger_id), once the presser may decide and the approval is open. */
 async function openModal(
