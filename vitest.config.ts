@@ -76,6 +76,10 @@ export const workersProject = (
           GITHUB_WEBHOOK_SECRET: "It's a Secret to Everybody",
           STRIPE_WEBHOOK_SECRET: "whsec_test_secret",
           FORM_SECRET: "form-secret",
+          // Slack (src/slack): the fake Web API of tests/support/fake-slack.ts, its token, and the signing secret requests carry.
+          SLACK_API_BASE: `http://127.0.0.1:${inject("fakeSlackPort")}/api`,
+          SLACK_BOT_TOKEN: "xoxb-test-token",
+          SLACK_SIGNING_SECRET: "test-slack-signing-secret",
           ...vars,
         },
       },

@@ -75,8 +75,8 @@ function cronProblems(t, app, toml) {
   return problems.length ? [`wrangler.toml and triggers.yaml disagree:\n${problems.map((p) => `  ${p}`).join("\n")}`] : [];
 }
 
-const summary = ({ catalog, triggers, schedules, emails }) =>
-  `catalog ok: ${catalog.workers.size} workers, ${triggers.size} webhook, ${schedules.size} scheduled and ${emails.size} email triggers`;
+const summary = ({ catalog, triggers, schedules, emails, slacks }) =>
+  `catalog ok: ${catalog.workers.size} workers, ${triggers.size} webhook, ${schedules.size} scheduled, ${emails.size} email and ${slacks.size} slack triggers`;
 
 /**
  * Checks and bundles: writes `out`, the module a Worker passes to createApp: `files` (the

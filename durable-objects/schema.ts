@@ -123,6 +123,14 @@ const OUTBOX = `CREATE TABLE IF NOT EXISTS outbox (
  * name, written when its journal step is recorded (never on replay); the start's are in the run row.
  * Made on first use: a run whose code sets none pays nothing.
  */
+/**
+ * An approval's Slack message (run/slack.ts): where it was posted (`channel`, `ts`: the thread its
+ * follow-ups go to), its reminder and escalation still to post (null once posted, or none planned),
+ * and when it was updated to show the decision (`shown`; null while it was not).
+ */
+const SLACK_MESSAGES = `CREATE TABLE IF NOT EXISTS slack_messages (
+  approval_id TEXT PRIMARY KEY, channel TEXT NOT NULL, ts TEXT NOT NULL, remind_at INTEGER, escalate_at INTEGER, shown INTEGER
+) WITHOUT ROWID`;
 const ATTRIBUTES = `CREATE TABLE IF NOT EXISTS attributes (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`;
 
 /** The run's tables made on first use, not by `migrateRun`. */
@@ -135,6 +143,7 @@ const ON_FIRST_USE = {
   follow_ups: FOLLOW_UPS,
   outbox: OUTBOX,
   attributes: ATTRIBUTES,
+  slack_messages: SLACK_MESSAGES,
 } as const;
 
 /** Makes a table of ON_FIRST_USE unless this object has it (no rows written then). */

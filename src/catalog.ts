@@ -1,6 +1,6 @@
 import { CatalogError, checkCatalog, type Catalog, type CodeFunction, type ToolsetRegistry } from "./engine";
 import type { CatalogCheck } from "./engine/catalog/catalog";
-import { parseTriggers, type EmailTrigger, type HookTrigger, type ScheduledTrigger, type Triggers } from "./triggers/triggers-file";
+import { parseTriggers, type EmailTrigger, type HookTrigger, type ScheduledTrigger, type SlackTrigger, type Triggers } from "./triggers/triggers-file";
 import { parseJson, type ParseData } from "./engine/data-files";
 import { WorkerFileError } from "./engine/errors";
 import { isModelsFile, parseModelsFiles, providerNames, type ModelsConfig } from "./engine/model/providers";
@@ -12,6 +12,8 @@ type App = {
   triggers: Triggers;
   schedules: ReadonlyMap<string, ScheduledTrigger>;
   emails: ReadonlyMap<string, EmailTrigger>;
+  /** Slack triggers by slash command. */
+  slacks: ReadonlyMap<string, SlackTrigger>;
   models: ModelsConfig;
 };
 
@@ -97,7 +99,9 @@ export function loadApp(
   const triggers = new Map<string, HookTrigger>();
   const schedules = new Map<string, ScheduledTrigger>();
   const emails = new Map<string, EmailTrigger>();
-  const defined = (name: string) => triggers.has(name) || schedules.has(name) || emails.has(name);
+  const slacks = new Map<string, SlackTrigger>();
+  const names = new Set<string>();
+  const defined = (name: string) => triggers.has(name) || schedules.has(name) || emails.has(name) || names.has(name);
   const byAddress = new Map<string, string>();
   for (const [file, text] of Object.entries(files)) {
     if (!/(^|\/)triggers\.yaml$/.test(file)) continue;
@@ -118,9 +122,19 @@ export function loadApp(
         byAddress.set(t.email.to, name);
       }
     }
+    for (const [name, t] of parsed.slacks) {
+      // One command, one trigger: the command picks it.
+      const taken = slacks.get(t.slack.command);
+      if (taken) problems.push(new WorkerFileError(file, `${name}.slack.command`, `${t.slack.command} is already the command of trigger "${taken.name}"`));
+      else if (defined(name)) problems.push(new WorkerFileError(file, name, `trigger "${name}" is defined twice`));
+      else {
+        slacks.set(t.slack.command, t);
+        names.add(name);
+      }
+    }
   }
   if (problems.length) throw new CatalogError(problems);
-  return { catalog, triggers, schedules, emails, models: checked.models };
+  return { catalog, triggers, schedules, emails, slacks, models: checked.models };
 }
 
 const app = () => (loaded ??= loadApp());
@@ -129,6 +143,7 @@ export const triggers = (): Triggers => app().triggers;
 export const models = (): ModelsConfig => app().models;
 export const scheduleTriggers = () => app().schedules;
 export const emailTriggers = () => app().emails;
+export const slackTriggers = () => app().slacks;
 export const definitions = (): Definitions => ({ catalog: catalog(), models: models() });
 
 /**

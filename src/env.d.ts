@@ -57,6 +57,12 @@ declare namespace Cloudflare {
     NOTIFY_SECRET?: string;
     /** The app's completion webhook: every run's end is posted there (and its pauses, with NOTIFY_ON). */
     NOTIFY_URL?: string;
+    /** Slack (docs/guide.md, "Slack"): the bot token (secret) approvals and questions are posted with. */
+    SLACK_BOT_TOKEN?: string;
+    /** Slack's signing secret (secret): every request to /slack/* must carry its v0 signature. */
+    SLACK_SIGNING_SECRET?: string;
+    /** Slack's Web API base, an operator var; default https://slack.com/api (tests point it at a fake on 127.0.0.1). */
+    SLACK_API_BASE?: string;
     /** When NOTIFY_URL hears: `ended` (default), `paused`, comma- or space-separated. */
     NOTIFY_ON?: string;
     /** The only hosts a completion webhook may go to (`host`, `host:port`, `*.domain`), then over https or http; unset: any public https host on 443. */

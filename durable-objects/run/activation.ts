@@ -39,6 +39,7 @@ import type { RunHost } from "./host";
 import type { RunLifecycle } from "./lifecycle";
 import type { LoggedJournalStore } from "./log";
 import { mailRun, type RunMail } from "./mail";
+import type { RunSlack } from "./slack";
 import type { RunOutbox } from "./outbox";
 import type { RunPause } from "./pause";
 import type { RunRecord } from "./record";
@@ -76,6 +77,7 @@ export interface ActivationParts {
   approvals: RunApprovals;
   waits: RunWaits;
   mail: RunMail;
+  slack: RunSlack;
   pause: RunPause;
   /** Answers mailed back (a conversation by email): planned with the success, sent after it. */
   answers: Pick<RunAnswerMail, "plan" | "sendDue">;
@@ -140,7 +142,7 @@ export class RunActivation {
   /** One pass of the engine over the run's journal, with this object's ports. */
   private async execute(run: RunRow, definitions: Definitions): Promise<RunOutcome> {
     const { host, seams } = this;
-    const { states, journal, approvals, waits, mail, dispatch, deltas, tracing } = this.parts;
+    const { states, journal, approvals, waits, mail, slack, dispatch, deltas, tracing } = this.parts;
     const deadline = Date.now() + seams.budgetMs();
     const grammar = host.keyGrammar();
     const traced = tracing.observe(run, grammar, seams.otelVars(), journal, (key, j) => this.beforeStep(key, j, deadline));
@@ -155,7 +157,13 @@ export class RunActivation {
         beforeStep: traced.beforeStep,
         recordApproval: (pending) => host.ctx.storage.transactionSync(() => approvals.request(pending, Date.now(), approvalTtlMs(host.env))),
         recordWait: (wait) => waits.request(wait),
-        notifier: (pending) => host.io("approval.email", () => mail.requestApproval(pending, mailRun(run))),
+        // One step for every channel: its value records the email's outcome and the Slack message's (a replay sends neither again).
+        notifier: (pending) =>
+          host.io("approval.email", async () => {
+            const mailed = await mail.requestApproval(pending, mailRun(run));
+            const posted = await slack.requestApproval(pending, mailRun(run), mailed.expires_at);
+            return posted ? { ...mailed, slack: posted } : mailed;
+          }),
         schedules: runSchedules(host, run.id, run.approval_mode),
         children: this.parts.children.port(run),
       },
@@ -215,13 +223,16 @@ export class RunActivation {
 
   /** Records what the activation came to, and arms the run's next alarm: the pause's, or retention's. */
   private async settle(outcome: RunOutcome): Promise<void> {
-    const { lifecycle, pause, answers, outbox } = this.parts;
+    const { lifecycle, pause, answers, outbox, slack } = this.parts;
     const moved = lifecycle.settle(outcome, () => answers.plan(outcome));
     if (!moved.ok) return; // cancelled while this activation ran
     if (isPaused(outcome)) return pause.arm(outcome);
     // A message waited for this answer: the run took it, and answers it next.
     if (moved.continued) await this.host.wakeSoon();
-    await this.host.io("settle.answer-mail", () => answers.sendDue());
+    await this.host.io("settle.answer-mail", async () => {
+      await answers.sendDue();
+      await slack.postAnswer(); // a Slack thread's answer, as a mail conversation's
+    });
     await this.host.io("settle.outbox", () => outbox.sendDue());
     // Read after the await: a message that came meanwhile made the run running again, and asked its wake-up.
     const run = this.host.row()!;

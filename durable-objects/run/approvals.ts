@@ -159,7 +159,15 @@ export class RunApprovals {
     const decision: ApprovalDecision = {
       approved: d.decision === "approve",
       by: d.by,
-      ...(d.decider ? { decider: { email: d.decider.email === null ? null : recordedAddress(d.decider.email), via: d.decider.via } } : {}),
+      ...(d.decider
+        ? {
+            decider: {
+              email: d.decider.email === null ? null : recordedAddress(d.decider.email),
+              via: d.decider.via,
+              ...(d.decider.slack ? { slack: d.decider.slack } : {}),
+            },
+          }
+        : {}),
       ...(d.note ? { note: d.note } : {}),
       ...(d.answer !== undefined ? { answer: d.answer } : {}),
       ...change,

@@ -38,6 +38,7 @@ import type { RunLifecycle } from "./lifecycle";
 import { keepListeners } from "./outbox";
 import { deletionDue, tombstoneOf } from "./retention";
 import type { RunWaits } from "./waits";
+import type { RunSlack } from "./slack";
 
 /** Characters of a cancel's reason kept on its event. */
 const MAX_CANCEL_REASON = 500;
@@ -51,6 +52,8 @@ export interface ControlledParts {
   waits: RunWaits;
   states: SqliteStateBackend;
   dispatch: ModelDispatch;
+  /** Where each approval's Slack message is (a press must come from it). */
+  slack: Pick<RunSlack, "message">;
   /** An activation in flight stops before its next step. */
   stopActivation(): void;
   /** The run was cancelled (its trace's root span, tracing.ts). */
@@ -93,6 +96,12 @@ export class RunControls {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
     const initiator = initiatorOf(parse(run.trigger));
+    // A Slack press decides only from the message posted for this approval: a button value copied elsewhere decides nothing.
+    if (d.slackMessage) {
+      const posted = this.parts.slack.message(approvalId);
+      if (posted?.channel !== d.slackMessage.channel || posted.ts !== d.slackMessage.ts)
+        return { ok: false, status: 403, error: "this button is not on the message posted for this approval" };
+    }
     // The status read in the transaction that records the decision: an ended run's approvals are void.
     const { answer, recorded } = this.host.ctx.storage.transactionSync(() =>
       this.parts.approvals.decide(approvalId, d, { status: this.parts.lifecycle.status()!, initiator }, Date.now()),

@@ -27,6 +27,7 @@ import { RunOutbox } from "./outbox";
 import { RunChildren } from "./children";
 import { RunPause } from "./pause";
 import { RunRecord } from "./record";
+import { RunSlack } from "./slack";
 import { RunSweep } from "./sweep";
 import { RunTracing } from "./tracing";
 import { RunVersions } from "./versions";
@@ -78,17 +79,18 @@ export function runParts(host: RunHost, seams: PartSeams) {
   const pinned = new RunCatalog(host.sql);
   const versions = new RunVersions(host.sql);
   const mail = new RunMail(host, approvals);
+  const slack = new RunSlack(host, approvals);
   const dispatch = new ModelDispatch(host);
   journal.startedEarlier = (key) => dispatch.handedOffAt(key);
   const tracing = new RunTracing(host);
   const deltas = new DeltaBuffer();
   const signalled = (ev: EventDelivery) => controls.deliverEvent(ev, false);
-  const pause = new RunPause(host, { approvals, waits, mail, record, lifecycle, signalled }, seams.indexRetryMs);
+  const pause = new RunPause(host, { approvals, waits, mail, slack, record, lifecycle, signalled }, seams.indexRetryMs);
   const conversation: RunConversation = new RunConversation(host, { journal, pinned, lifecycle, followUps });
   const answers: RunAnswerMail = new RunAnswerMail(host, conversation);
   const activation = new RunActivation(
     host,
-    { states, journal, lifecycle, record, pinned, versions, approvals, waits, mail, pause, answers, outbox, dispatch, deltas, tracing, children },
+    { states, journal, lifecycle, record, pinned, versions, approvals, waits, mail, slack, pause, answers, outbox, dispatch, deltas, tracing, children },
     seams,
   );
   const controls: RunControls = new RunControls(host, {
@@ -97,6 +99,7 @@ export function runParts(host: RunHost, seams: PartSeams) {
     waits,
     states,
     dispatch,
+    slack,
     stopActivation: () => activation.stop(),
     cancelled: (run) => tracing.endedOutside(run, { status: "cancelled" }, host.keyGrammar(), seams.otelVars()),
   });
@@ -108,5 +111,5 @@ export function runParts(host: RunHost, seams: PartSeams) {
     states,
     failed: (run, error) => tracing.endedOutside(run, { status: "failed", error }, host.keyGrammar(), seams.otelVars()),
   });
-  return { children, index, record, lifecycle, pause, activation, controls, conversation, answers, outbox, reader, forks, dispatch, deltas, sweep };
+  return { children, index, record, lifecycle, pause, activation, controls, conversation, answers, outbox, slack, reader, forks, dispatch, deltas, sweep };
 }

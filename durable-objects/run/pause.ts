@@ -17,6 +17,7 @@ import { mailRun, type RunMail } from "./mail";
 import type { RunLifecycle } from "./lifecycle";
 import type { RunRecord } from "./record";
 import type { RunWaits } from "./waits";
+import type { RunSlack } from "./slack";
 
 /** What a pause waits for: its approvals and its waits (the engine's paused outcome). */
 export type Paused = Pick<Extract<RunOutcome, { waits: unknown }>, "pending" | "waits">;
@@ -30,6 +31,7 @@ export class RunPause {
       approvals: RunApprovals;
       waits: RunWaits;
       mail: RunMail;
+      slack: RunSlack;
       record: Pick<RunRecord, "noted">;
       lifecycle: Pick<RunLifecycle, "activate" | "status">;
       /** Delivers a signal as the signal trigger would (RunControls.deliverEvent, not buffered). */
@@ -53,7 +55,10 @@ export class RunPause {
       waits.endDue(now);
     });
     if (!PAUSED.includes(this.host.row()!.status) || (approvals.earliestExpiry() === null && waits.nextDeadline() === null)) return false;
-    await this.host.io("approval.follow-up", () => mail.sendFollowUps(mailRun(run)));
+    await this.host.io("approval.follow-up", async () => {
+      await mail.sendFollowUps(mailRun(run));
+      await this.parts.slack.sendFollowUps(Date.now());
+    });
     await this.arm({ pending: [], waits: [] });
     return true;
   }
@@ -79,7 +84,7 @@ export class RunPause {
     const registered = await this.registerCorrelated();
     // Read after the await: what ended meanwhile asked its own wake-up, which `arm` keeps.
     if (!PAUSED.includes(lifecycle.status()!)) return;
-    const times = [approvals.nextWakeUp(), waits.nextDeadline(), registered ? null : Date.now() + this.indexRetryMs];
+    const times = [approvals.nextWakeUp(), this.parts.slack.nextWakeUp(), waits.nextDeadline(), registered ? null : Date.now() + this.indexRetryMs];
     const due = times.filter((t): t is number => t !== null);
     if (due.length) await this.host.arm(Math.min(...due));
   }

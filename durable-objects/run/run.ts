@@ -224,10 +224,13 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
 
   /** The alarm's awaits come first; then it reads the run, and decides on what it read (lifecycle.ts, invariant 6). */
   private async activate(retryCount: number): Promise<void> {
-    const { index, answers, outbox, pause, activation } = this.parts;
+    const { index, answers, outbox, slack, pause, activation } = this.parts;
     await this.io("alarm.index-flush", () => index.flush());
     await this.io("alarm.answer-mail", () => answers.sendDue());
-    await this.io("alarm.outbox", () => outbox.sendDue());
+    await this.io("alarm.outbox", async () => {
+      await outbox.sendDue();
+      await slack.showDecisions(); // a decision, by any way, shown on its Slack message
+    });
     const run = this.row();
     if (!run) return;
     // An ended run's one alarm: delete it when its retention is over (retention.ts).

@@ -25,7 +25,11 @@ export const budgetSchema = z.strictObject({
 export const usage = z.object({ requests: z.number(), inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number() });
 
 /** Who decided an approval and how; `email` is null for the API token. */
-export const decider = z.object({ email: z.string().nullable(), via: z.enum(["link", "reply", "inbox", "api", "access"]) });
+export const decider = z.object({
+  email: z.string().nullable(),
+  via: z.enum(["link", "reply", "inbox", "api", "access", "slack"]),
+  slack: z.string().optional(),
+});
 
 /** Any JSON value (one instance: the document names it once, as it is recursive). */
 export const json = z.json();

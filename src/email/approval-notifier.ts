@@ -6,6 +6,8 @@ import { questionHtml, questionSubject, questionText } from "../views/question-e
 import { mailer } from "./mailer";
 import { buildMime } from "./mime";
 import { appPath } from "../http/base-path";
+import { describeApproval } from "../http/describe-approval";
+import { describedCall } from "../views/described-call";
 
 export type EmailOutcome = { emailed: true; to: string } | { emailed: false; missing: string[] };
 
@@ -83,6 +85,7 @@ export async function sendApprovalEmail(
     workerChain: p.workerChain,
     tool: p.tool,
     args: p.args,
+    call: describedCall(describeApproval({ worker_chain: p.workerChain, tool: p.tool, args: p.args }), p.args),
     trigger: run.trigger,
     expiresAt,
     link: await approvalLink(env, run.id, p.id, expiresAt, to),

@@ -18,6 +18,8 @@ import { runs } from "./routes/runs";
 import { openapi } from "./routes/openapi";
 import { operations } from "./routes/operations";
 import { schedules } from "./routes/schedules";
+import { slack } from "./routes/slack";
+import { slackTrigger } from "./routes/slack-trigger";
 import { workers } from "./routes/workers";
 import { RUN_LIVE_SCRIPT } from "../views/run-live-script";
 
@@ -48,6 +50,9 @@ app.use("/approvals/*", bodyLimit());
 
 // Webhooks prove themselves by signature; pages for people by their signed link (or the API token).
 app.route("/hooks", hooks);
+// Slack proves itself by its v0 signature, each request bounded as it is read (routes/slack.ts).
+app.route("/slack", slack);
+app.route("/slack", slackTrigger);
 // Listings first: `GET /approvals` (API token) beside the approval links `/approvals/:token`.
 app.route("/", lists);
 app.route("/approvals", approvals);

@@ -1,4 +1,5 @@
 import { normalizeAddress, UNREADABLE_INITIATOR } from "../engine";
+import { SLACK_DECIDER_PREFIX, SLACK_USER } from "../engine/slack/target";
 
 /**
  * The address a run's trigger names as who started it, as given: an email trigger's
@@ -12,10 +13,11 @@ export function initiatorAddress(trigger: unknown): string | null {
 }
 
 /**
- * The person who started a run, normalized; `UNREADABLE_INITIATOR` when the address
+ * The person who started a run, normalized (a Slack trigger's `slack:<user id>` as is); `UNREADABLE_INITIATOR` when the address
  * does not normalize (the rule then refuses every person: fail closed, not open).
  */
 export function initiatorOf(trigger: unknown): string | null {
   const who = initiatorAddress(trigger);
+  if (who?.startsWith(SLACK_DECIDER_PREFIX) && SLACK_USER.test(who.slice(SLACK_DECIDER_PREFIX.length))) return who;
   return who === null ? null : (normalizeAddress(who) ?? UNREADABLE_INITIATOR);
 }

@@ -240,6 +240,8 @@ export interface DecisionRequest {
   remember?: boolean;
   /** Set for an emailed reply: its sender, which must be an address the approval was emailed to. */
   replyFrom?: string;
+  /** Set for a Slack press: the message it came from, which must be the one posted for this approval. */
+  slackMessage?: { channel: string; ts: string };
 }
 
 /** What a decision did: approved (as asked, or `edited`), rejected, or answered in the call's place (`responded`). */

@@ -98,6 +98,9 @@ export type SignalTrigger = z.output<typeof signalTriggerSchema> & { name: strin
 export type HookTrigger = Trigger | SignalTrigger;
 export type Triggers = ReadonlyMap<string, HookTrigger>;
 
+/** A Slack slash command as its app defines it. */
+export const SLASH_COMMAND = /^\/[a-z0-9_-]{1,31}$/;
+
 const approvalMode = z.enum(["ask", "approve_all", "reject_all"]).default("ask");
 
 /** `schedule: "0 6 * * *"` (UTC): started by the Cron Trigger with exactly that expression in wrangler.toml. */
@@ -155,17 +158,36 @@ export const emailTriggerSchema = z.strictObject({
   ...notifyFields,
 });
 
+/**
+ * `slack: {command: /ask}`: the signed slash command starts the worker with its text as the input
+ * (`channels`: only in these conversation ids); a reply in the run's thread continues it (docs/triggers.md, "Slack").
+ */
+export const slackTriggerSchema = z.strictObject({
+  worker: z.string().regex(TOOL_NAME),
+  slack: z.strictObject({
+    command: z.string().regex(SLASH_COMMAND, "must be a slash command such as /ask (1-31 of a-z 0-9 _ -)"),
+    channels: z
+      .array(z.string().regex(/^[CGD][A-Z0-9]{8,20}$/, "must be a channel id such as C0123ABCD"))
+      .min(1)
+      .max(100)
+      .optional(),
+  }),
+  approval_mode: approvalMode,
+  budget: budgetSchema.optional(),
+});
+
 export type ScheduledTrigger = z.output<typeof scheduleTriggerSchema> & { name: string };
+export type SlackTrigger = z.output<typeof slackTriggerSchema> & { name: string };
 export type EmailTrigger = z.output<typeof emailTriggerSchema> & { name: string };
 
 /** A trigger is exactly one kind, told apart by its key. */
-const KINDS = { verify: "webhook", schedule: "schedule", email: "email" } as const;
+const KINDS = { verify: "webhook", schedule: "schedule", email: "email", slack: "slack" } as const;
 
 /** The kind of a raw trigger entry, or why it has none. */
 function kindOf(value: unknown): (typeof KINDS)[keyof typeof KINDS] | string {
   const keys = typeof value === "object" && value ? Object.keys(KINDS).filter((k) => k in value) : [];
   if (keys.length === 1) return KINDS[keys[0] as keyof typeof KINDS];
-  return `a trigger has exactly one of verify (webhook), schedule or email; this one has ${keys.length ? keys.join(" and ") : "none"}`;
+  return `a trigger has exactly one of verify (webhook), schedule, email or slack; this one has ${keys.length ? keys.join(" and ") : "none"}`;
 }
 
 /**
@@ -184,14 +206,15 @@ export function parseTriggers(
   const triggers = new Map<string, HookTrigger>();
   const schedules = new Map<string, ScheduledTrigger>();
   const emails = new Map<string, EmailTrigger>();
+  const slacks = new Map<string, SlackTrigger>();
   let raw: unknown;
   try {
     raw = parse(text) ?? {};
   } catch (err) {
-    return { triggers, schedules, emails, problems: [new WorkerFileError(file, "(file)", malformed(err))] };
+    return { triggers, schedules, emails, slacks, problems: [new WorkerFileError(file, "(file)", malformed(err))] };
   }
   if (typeof raw !== "object" || Array.isArray(raw))
-    return { triggers, schedules, emails, problems: [new WorkerFileError(file, "(file)", "must map trigger names to triggers")] };
+    return { triggers, schedules, emails, slacks, problems: [new WorkerFileError(file, "(file)", "must map trigger names to triggers")] };
   const problems: WorkerFileError[] = [];
   const findWorker = workerLookup(file, catalog, mayMeanRefused);
   for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
@@ -207,6 +230,10 @@ export function parseTriggers(
     }
     if (kind === "email") {
       keep(emails, parseEmailTrigger(file, name, value, findWorker));
+      continue;
+    }
+    if (kind === "slack") {
+      keep(slacks, parseSlackTrigger(file, name, value, findWorker));
       continue;
     }
     if (kind !== "webhook") {
@@ -247,7 +274,7 @@ export function parseTriggers(
     }
     triggers.set(name, { ...parsed.data, name });
   }
-  return { triggers, schedules, emails, problems };
+  return { triggers, schedules, emails, slacks, problems };
 }
 
 /** The item properties of a worker's `batch` input (a batched debounce's), if its schema says. */
@@ -261,6 +288,7 @@ export interface ParsedTriggers {
   triggers: Map<string, HookTrigger>;
   schedules: Map<string, ScheduledTrigger>;
   emails: Map<string, EmailTrigger>;
+  slacks: Map<string, SlackTrigger>;
   problems: WorkerFileError[];
 }
 
@@ -310,5 +338,15 @@ function parseEmailTrigger(file: string, name: string, value: unknown, findWorke
   if (parsed.data.email.reply && worker.code)
     return [new WorkerFileError(file, `${name}.email.reply`, `"${worker.name}" is a code function: only an LLM worker converses (reply: true)`)];
   const problem = inputProblem(file, `${name}.worker`, worker, SAMPLE_EMAIL_INPUT, `a message's input ({${Object.keys(SAMPLE_EMAIL_INPUT).join(", ")}})`);
+  return problem ? [problem] : { ...parsed.data, name };
+}
+
+function parseSlackTrigger(file: string, name: string, value: unknown, findWorker: WorkerLookup): SlackTrigger | WorkerFileError[] {
+  const parsed = slackTriggerSchema.safeParse(value);
+  if (!parsed.success) return issuesToErrors(file, parsed.error, name);
+  const worker = findWorker(name, parsed.data.worker);
+  if (Array.isArray(worker)) return worker;
+  if (worker.code) return [new WorkerFileError(file, `${name}.worker`, `"${worker.name}" is a code function: only an LLM worker converses in a thread`)];
+  const problem = inputProblem(file, `${name}.worker`, worker, "the command's text", "a slash command's text (a string)");
   return problem ? [problem] : { ...parsed.data, name };
 }

@@ -1,10 +1,13 @@
 import { describeTrigger, isoTime, prettyArgs } from "./format";
+import { describedCallText, type DescribedCall } from "./described-call";
 
 export interface ApprovalEmailInput {
   runId: string;
   workerChain: string[];
   tool: string;
   args: unknown;
+  /** The call as the page and the Slack message show it (described-call.ts). */
+  call: DescribedCall;
   trigger: unknown;
   expiresAt: number;
   /** The approval page; `?intent=` preselects the button there. */
@@ -28,6 +31,8 @@ function followUpNote(m: ApprovalEmailInput): string | null {
   return `This approval was escalated to you: ${m.followUp.originallyTo ?? "its approver"} has not decided it. Whoever decides first wins.`;
 }
 
+const PRE = "background:#f4f4f5;padding:12px;border-radius:6px;white-space:pre-wrap;word-break:break-word";
+
 const REPLY_HOW = 'Or reply to this email with "yes" or "no" on the first line; the rest of that line is your note.';
 
 export function approvalText(m: ApprovalEmailInput): string {
@@ -38,6 +43,8 @@ export function approvalText(m: ApprovalEmailInput): string {
     "",
     `Run: ${m.runId}, started by ${describeTrigger(m.trigger)}`,
     `Tool: ${m.tool}`,
+    // As the page shows it: the described call, and the raw arguments beside it.
+    ...(m.call.summary ? ["What it will do:", describedCallText(m.call), ""] : []),
     "Arguments:",
     prettyArgs(m.args),
     "",
@@ -65,7 +72,16 @@ export async function approvalHtml(m: ApprovalEmailInput): Promise<string> {
         <p>
           Run <code>{m.runId}</code>, started by {describeTrigger(m.trigger)}.
         </p>
-        <pre style="background:#f4f4f5;padding:12px;border-radius:6px;white-space:pre-wrap;word-break:break-word">{prettyArgs(m.args)}</pre>
+        {m.call.summary ? (
+          <>
+            <p>
+              <code>{m.call.summary}</code>
+            </p>
+            <pre style={PRE}>{m.call.body}</pre>
+            <p>Arguments:</p>
+          </>
+        ) : null}
+        <pre style={PRE}>{prettyArgs(m.args)}</pre>
         <p>
           <a href={`${m.link}?intent=approve`} style={`${button};background:#15803d`}>
             Approve

@@ -1,15 +1,17 @@
 import { prettyArgs } from "./format";
 import type { CallDescription } from "../engine/types/toolset";
+import { describedCall } from "./described-call";
 
 /** A call as a person reads it (its kind's description), with the raw arguments one click away; only the raw arguments when the kind describes nothing. */
 export function CallView(props: { call?: CallDescription; args: unknown; max?: number }) {
-  if (!props.call) return <pre>{prettyArgs(props.args, props.max)}</pre>;
+  const shown = describedCall(props.call, props.args, props.max);
+  if (!shown.summary) return <pre>{shown.body}</pre>;
   return (
     <div class="call">
       <p>
-        <code class="summary">{props.call.summary}</code>
+        <code class="summary">{shown.summary}</code>
       </p>
-      {props.call.details ? <pre>{cut(props.call.details, props.max)}</pre> : null}
+      {props.call?.details ? <pre>{shown.body}</pre> : null}
       <details>
         <summary>Raw arguments</summary>
         <pre>{prettyArgs(props.args, props.max)}</pre>
@@ -17,8 +19,6 @@ export function CallView(props: { call?: CallDescription; args: unknown; max?: n
     </div>
   );
 }
-
-const cut = (text: string, max = 4000) => (text.length > max ? `${text.slice(0, max)}\n… (${text.length - max} more characters)` : text);
 
 const FOLD_LINES = 12;
 

@@ -9,11 +9,12 @@ export function prettyArgs(args: unknown, max = 4000): string {
 
 /** "the API", "webhook github-issues (delivery 72d3…)", "schedule nightly (2026-…Z)", "email support from ann@…". */
 export function describeTrigger(trigger: unknown): string {
-  const t = (trigger ?? {}) as { kind?: string; name?: string; delivery?: string; scheduled_time?: string; from?: string };
+  const t = (trigger ?? {}) as { kind?: string; name?: string; delivery?: string; scheduled_time?: string; from?: string; initiator?: string };
   if (t.kind === "webhook") return `webhook ${t.name ?? "?"}${t.delivery ? ` (delivery ${t.delivery})` : ""}`;
   if (t.kind === "api") return "the API";
   if (t.kind === "schedule") return `schedule ${t.name ?? "?"} (${t.scheduled_time ?? "?"})`;
   if (t.kind === "email") return `email ${t.name ?? "?"} from ${t.from ?? "?"}`;
+  if (t.kind === "slack") return `slack ${t.name ?? "?"} from ${t.initiator ?? "?"}`;
   if (t.kind === "fork") return `a fork of run ${t.name ?? "?"}`;
   return "unknown";
 }

@@ -73,7 +73,7 @@ describe("the edgework CLI, in a user's project (paths from the working director
     const dir = project({ "greeter.worker": GOOD });
     const { code, stdout } = await edgework(dir, "build");
     expect(code).toBe(0);
-    expect(stdout).toContain("catalog ok: 1 workers, 0 webhook, 0 scheduled and 0 email triggers");
+    expect(stdout).toContain("catalog ok: 1 workers, 0 webhook, 0 scheduled, 0 email and 0 slack triggers");
     const bundled = readFileSync(join(dir, "src/edgework.generated.ts"), "utf8");
     expect(bundled).toMatch(/^export const files: Record<string, string> = \{\n {2}"workers\/greeter\.worker"/m);
     expect(bundled).toContain("export const wranglerVars: readonly string[] = [");

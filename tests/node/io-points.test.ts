@@ -105,6 +105,12 @@ const EXEMPT: Record<string, Record<string, string>> = {
     "this.request": "one recipient's request email: inside the seam approval.email of the notifier",
     "ctx.storage.sync": STORAGE,
   },
+  "durable-objects/run/slack.ts": {
+    // The Slack posts run inside their callers' seams (approval.email: the notifier; approval.follow-up), as the emails do.
+    "slackApi.call": "inside the seams approval.email and approval.follow-up of its callers",
+    signSlackAction: CRYPTO,
+    "ctx.storage.sync": STORAGE,
+  },
   "durable-objects/run/pause.ts": {
     "this.arm": OURS,
     "this.registerCorrelated": OURS,

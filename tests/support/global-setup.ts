@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
 import { startModelServer } from "../../src/testing/model-server";
 import { startFakeUpstream } from "./fake-upstream";
+import { startFakeSlack } from "./fake-slack";
 import { startCountingServer, startEverything } from "./mcp-servers";
 import { startNotifyReceiver } from "./notify-receiver";
 import { startOtlpReceiver } from "./otlp-receiver";
@@ -19,6 +20,8 @@ declare module "vitest" {
     otlpReceiverPort: number;
     /** The completion-webhook receiver of the notify tests (tests/support/notify-receiver.ts). */
     notifyReceiverPort: number;
+    /** Slack's Web API, faked (tests/support/fake-slack.ts). */
+    fakeSlackPort: number;
   }
 }
 
@@ -56,9 +59,11 @@ export default async function setup(project: TestProject) {
   project.provide("otlpReceiverPort", otlp.port);
   const notify = await startNotifyReceiver();
   project.provide("notifyReceiverPort", notify.port);
+  const slack = await startFakeSlack();
+  project.provide("fakeSlackPort", slack.port);
   return async () => {
     everything.stop();
     doomed.stop();
-    await Promise.all([server.close(), second.close(), upstream.close(), counting.close(), otlp.close(), notify.close()]);
+    await Promise.all([server.close(), second.close(), upstream.close(), counting.close(), otlp.close(), notify.close(), slack.close()]);
   };
 }

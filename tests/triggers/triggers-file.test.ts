@@ -76,12 +76,26 @@ support-mail:
     );
   });
 
-  it("a trigger is exactly one of webhook, schedule or email", () => {
+  it("a trigger is exactly one of webhook, schedule, email or slack", () => {
     expect(problems(`a: { worker: digest, schedule: "0 6 * * *", email: { to: a@b.c, allow_from: ["*@b.c"] } }`)).toEqual([
-      "workers/triggers.yaml: a: a trigger has exactly one of verify (webhook), schedule or email; this one has schedule and email",
+      "workers/triggers.yaml: a: a trigger has exactly one of verify (webhook), schedule, email or slack; this one has schedule and email",
     ]);
     expect(problems(`a: { worker: digest }`)).toEqual([
-      "workers/triggers.yaml: a: a trigger has exactly one of verify (webhook), schedule or email; this one has none",
+      "workers/triggers.yaml: a: a trigger has exactly one of verify (webhook), schedule, email or slack; this one has none",
+    ]);
+  });
+
+  it("slack triggers: a /command and channel ids, a worker that takes a string, one trigger per command", () => {
+    expect(problems(`a: { worker: plain, slack: { command: /ask, channels: [C0123ABCD] } }`)).toEqual([]);
+    expect(problems(`a: { worker: plain, slack: { command: ask } }`)[0]).toMatch(/^workers\/triggers\.yaml: a\.slack\.command: must be a slash command/);
+    expect(problems(`a: { worker: plain, slack: { command: "/${"a".repeat(32)}" } }`)[0]).toMatch(/a\.slack\.command/);
+    expect(problems(`a: { worker: plain, slack: { command: /ask, channels: ["#ops"] } }`)[0]).toMatch(/a\.slack\.channels\.0: must be a channel id/);
+    expect(problems(`a: { worker: plain, slack: { command: /ask, reply: true } }`)[0]).toMatch(/a\.slack\.reply: unknown key/);
+    expect(problems(`a: { worker: digest, slack: { command: /ask } }`)[0]).toMatch(
+      /^workers\/triggers\.yaml: a\.worker: a slash command's text \(a string\) does not match the input schema of worker "digest"/,
+    );
+    expect(problems(`a: { worker: plain, slack: { command: /ask } }\nb: { worker: plain, slack: { command: /ask } }`)).toEqual([
+      'workers/triggers.yaml: b.slack.command: /ask is already the command of trigger "a"',
     ]);
   });
 

@@ -7,6 +7,7 @@
  */
 
 import type { Decider, DeciderPolicy } from "../types/deciders";
+import { SLACK_DECIDER_PREFIX, SLACK_USER } from "../slack/target";
 
 export const MAX_DECIDERS = 20;
 /** RFC 5321's limit on a forward path. */
@@ -42,7 +43,12 @@ export function normalizeAddress(raw: string): string | null {
 
 /** One `ask` entry as written → its normalized form, or why it is refused. */
 export function readDeciderEntry(entry: string): { entry: string } | { problem: string } {
-  const e = entry.trim().toLowerCase();
+  const trimmed = entry.trim();
+  if (trimmed.toLowerCase().startsWith(SLACK_DECIDER_PREFIX)) {
+    const id = trimmed.slice(SLACK_DECIDER_PREFIX.length).toUpperCase();
+    return SLACK_USER.test(id) ? { entry: `${SLACK_DECIDER_PREFIX}${id}` } : { problem: `"${entry}": a Slack user is slack:<user id> (slack:U0123ABCD)` };
+  }
+  const e = trimmed.toLowerCase();
   if (e === API_DECIDER) return { entry: e };
   if (e.startsWith("*@")) {
     const domain = e.slice(2);
@@ -50,7 +56,7 @@ export function readDeciderEntry(entry: string): { entry: string } | { problem: 
     return { problem: `"${entry}": a pattern is *@ and one ASCII domain of two or more labels (*@ops.example.com), nothing wider` };
   }
   const address = normalizeAddress(entry);
-  return address ? { entry: address } : { problem: `"${entry}" is not a plain ASCII address, *@domain or ${API_DECIDER}` };
+  return address ? { entry: address } : { problem: `"${entry}" is not a plain ASCII address, *@domain, slack:<user id> or ${API_DECIDER}` };
 }
 
 /** Whether an address is named by a normalized entry: exact equality, or the domain after `*@`. */
@@ -61,8 +67,9 @@ function named(entry: string, address: string): boolean {
 /** An address as recorded with a decision: normalized when plain, else as given (trimmed, bounded). */
 export const recordedAddress = (raw: string) => normalizeAddress(raw) ?? raw.trim().slice(0, MAX_ADDRESS_LENGTH);
 
-/** Addresses an approval can be emailed to: the exact ones of a policy (patterns and `api` name nobody to write to). */
-export const emailableDeciders = (policy: DeciderPolicy | undefined): string[] => (policy?.ask ?? []).filter((e) => e !== API_DECIDER && !e.startsWith("*@"));
+/** Addresses an approval can be emailed to: the exact ones of a policy (patterns, Slack users and `api` name nobody to write to). */
+export const emailableDeciders = (policy: DeciderPolicy | undefined): string[] =>
+  (policy?.ask ?? []).filter((e) => e !== API_DECIDER && !e.startsWith("*@") && !e.startsWith(SLACK_DECIDER_PREFIX));
 
 /**
  * The initiator of a run started from an address that does not normalize (non-ASCII,
@@ -89,30 +96,35 @@ export interface Refusal {
 /**
  * Why `decider` may not decide, or null when they may. `initiator`: the normalized
  * address of whoever started the run (an email trigger's sender, a signed-in user), if any,
- * or `UNREADABLE_INITIATOR`. Initiator and decider are compared without a `+tag`.
+ * or `slack:<user id>` (a Slack trigger's user), or `UNREADABLE_INITIATOR`. Initiator and decider
+ * are compared without a `+tag`. A Slack presser (`decider.slack`) is named by `slack:<id>`, or by their verified email as anyone is.
  */
 export function refusalOf(policy: DeciderPolicy | undefined, decider: Decider, initiator: string | null): Refusal | null {
   const ask = policy?.ask;
   const email = decider.email === null ? null : normalizeAddress(decider.email);
+  const slackUser = decider.slack ? `${SLACK_DECIDER_PREFIX}${decider.slack}` : null;
   // Only a plain address can be told apart from the initiator's or matched to a list: anything else is refused where either matters.
   if (decider.email !== null && !email) {
     return ask || initiator ? { code: "bad_address", reason: "the deciding address is not a plain ASCII address" } : null;
   }
-  if (email && initiator && !policy?.allowInitiator) {
+  if ((email || slackUser) && initiator && !policy?.allowInitiator) {
     if (initiator === UNREADABLE_INITIATOR)
       return {
         code: "initiator",
         reason:
           "this run was started from an address that cannot be told apart from yours, so no person may decide its approvals (the policy would need allow_initiator: true)",
       };
-    if (samePerson(email, initiator))
+    if ((email && samePerson(email, initiator)) || slackUser === initiator)
       return { code: "initiator", reason: "the person who started this run may not decide its approvals (the policy would need allow_initiator: true)" };
   }
   if (!ask) return null;
+  if (slackUser && ask.includes(slackUser)) return null;
   if (email === null) {
-    if (ask.includes(API_DECIDER)) return null;
-    const way = decider.via === "api" ? "the API token" : "a session signed in with the API token";
+    if (ask.includes(API_DECIDER) && !slackUser) return null;
+    const way = slackUser ? "a Slack user with no verified email" : decider.via === "api" ? "the API token" : "a session signed in with the API token";
     return { code: "no_person", reason: `this approval names who may decide it, and ${way} names no person` };
   }
-  return ask.some((e) => e !== API_DECIDER && named(e, email)) ? null : { code: "not_named", reason: `${email} is not among the people this approval names` };
+  return ask.some((e) => e !== API_DECIDER && named(e, email))
+    ? null
+    : { code: "not_named", reason: `${slackUser ? `Slack user ${decider.slack} (${email})` : email} is not among the people this approval names` };
 }

@@ -62,7 +62,7 @@ export function readFunction(fn: CodeFunction): WorkerFileReading {
     problems.push(new WorkerFileError(file, "input", `a zod schema that converts to JSON Schema: ${(err as Error).message}`));
   }
   const { toolsets, workers, workersRun, complete } = readToolsets(file, fn.toolsets ?? {}, problems);
-  const { approval, notify, followUp, deciders } = readApproval(file, fn.approval ?? {}, problems);
+  const { approval, notify, slack, followUp, deciders } = readApproval(file, fn.approval ?? {}, problems);
   return {
     spec: {
       file,
@@ -76,6 +76,7 @@ export function readFunction(fn: CodeFunction): WorkerFileReading {
       approval,
       ...(deciders ? { deciders } : {}),
       notify,
+      ...(slack ? { slack } : {}),
       ...(followUp ? { followUp } : {}),
       instructions: "",
     },

@@ -13,6 +13,7 @@ import { API_DECIDER, MAX_ADDRESS_LENGTH, MAX_DECIDERS, readDeciderEntry } from 
 import { readArgRules, RULE_KEYS } from "../approvals/arg-rules";
 import { retrySchema } from "../toolsets/retry-config";
 import { compensateSchema } from "../toolsets/compensate-config";
+import { SLACK_TARGET } from "../slack/target";
 import type { FollowUp, InstanceSpec, WorkerSpec } from "../types/worker";
 
 /** OpenAI's rule for tool names, which worker names and tool names must follow (the API's worker name). */
@@ -46,7 +47,15 @@ const instanceSpec = z.looseObject({
 
 /** The reserved keys of `approval:`; every other key is a tool name → policy. */
 const approvalSettings = z.looseObject({
-  notify: z.email().optional(),
+  notify: z
+    .union([
+      z.email(),
+      z.strictObject({
+        email: z.email().optional(),
+        slack: z.string().regex(SLACK_TARGET, "must be a Slack channel (#ops) or a channel or user id (C0123ABCD, U0123ABCD)").optional(),
+      }),
+    ])
+    .optional(),
   remind_after: duration.optional(),
   escalate_after: duration.optional(),
   escalate_to: z.array(z.email()).min(1).max(10).optional(),
@@ -215,7 +224,7 @@ export function readWorkerFields(file: string, raw: Record<string, unknown>, bod
   }
 
   const { toolsets, workers, workersRun, complete: toolsetsComplete } = readToolsets(file, raw.toolsets ?? {}, errors);
-  const { approval, notify, followUp, deciders } = readApproval(file, raw.approval ?? {}, errors);
+  const { approval, notify, slack, followUp, deciders } = readApproval(file, raw.approval ?? {}, errors);
   const budget = field("budget");
   const attachments = field("attachments");
   const context = field("context");
@@ -245,6 +254,7 @@ export function readWorkerFields(file: string, raw: Record<string, unknown>, bod
       approval,
       ...(deciders ? { deciders } : {}),
       notify,
+      ...(slack ? { slack } : {}),
       ...(followUp ? { followUp } : {}),
       ...(budget ? { budget: budgetOf(budget) } : {}),
       ...(attachments ? { attachments } : {}),
@@ -311,6 +321,8 @@ export function readToolsets(file: string, raw: unknown, errors: WorkerFileError
 export interface ApprovalReading {
   approval: Record<string, ToolPolicy>;
   notify?: string;
+  /** The Slack channel or user its approvals are also posted to (`notify: {slack: "#ops"}`). */
+  slack?: string;
   followUp?: FollowUp;
   deciders?: Record<string, DeciderPolicy>;
 }
@@ -328,7 +340,10 @@ export function readApproval(file: string, raw: unknown, errors: WorkerFileError
   }
   const read = approvalSettings.safeParse(raw);
   if (!read.success) errors.push(...issuesToErrors(file, read.error, "approval"));
-  const { notify, remind_after, escalate_after, escalate_to } = read.success ? read.data : {};
+  const { notify: notifyAs, remind_after, escalate_after, escalate_to } = read.success ? read.data : {};
+  // `notify: lead@example.com`, or `notify: {email: lead@example.com, slack: "#ops"}`.
+  const notify = typeof notifyAs === "object" ? notifyAs.email : notifyAs;
+  const slack = typeof notifyAs === "object" ? notifyAs.slack : undefined;
   if (escalate_after && !escalate_to) errors.push(new WorkerFileError(file, "approval.escalate_after", "needs approval.escalate_to: whom to escalate to"));
   if (escalate_to && !escalate_after) errors.push(new WorkerFileError(file, "approval.escalate_to", "needs approval.escalate_after: when to escalate"));
   const deciders: Record<string, DeciderPolicy> = {};
@@ -359,7 +374,7 @@ export function readApproval(file: string, raw: unknown, errors: WorkerFileError
           escalateTo: escalate_to,
         }
       : undefined;
-  return { approval, notify, followUp, ...(Object.keys(deciders).length ? { deciders } : {}) };
+  return { approval, notify, ...(slack ? { slack } : {}), followUp, ...(Object.keys(deciders).length ? { deciders } : {}) };
 }
 
 /** `{ask: [...], allow_initiator}` for one tool: entries checked and normalized (duplicates dropped); undefined if refused. */

@@ -4,6 +4,7 @@ import type { JSONSchema } from "../types/json-schema";
 import { retrySchema } from "../toolsets/retry-config";
 import { compensateSchema } from "../toolsets/compensate-config";
 import type { ToolsetRegistry } from "../types/kind";
+import { SLACK_TARGET } from "../slack/target";
 
 const policy = z.enum(["allow", "ask", "deny"]);
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
@@ -61,7 +62,16 @@ export function workerFileJsonSchema(kinds: ToolsetRegistry): JSONSchema {
     .describe("instance name → toolset; an instance named like its kind exposes bare tool names, others are prefixed");
   const approval = z
     .object({
-      notify: z.email().optional().describe("who gets the approval emails"),
+      notify: z
+        .union([
+          z.email(),
+          z.strictObject({
+            email: z.email().optional().describe("who gets the approval emails"),
+            slack: z.string().regex(SLACK_TARGET).optional().describe("the Slack channel (#ops) or channel/user id the approvals are posted to"),
+          }),
+        ])
+        .optional()
+        .describe("who gets the approval emails, or {email, slack}"),
       remind_after: z.string().optional().describe("one reminder to the same approver after this long, e.g. 4h"),
       escalate_after: z.string().optional().describe("then the approval goes to escalate_to, e.g. 24h"),
       escalate_to: z.array(z.email()).optional().describe("who gets the escalated approval"),

@@ -1,17 +1,21 @@
 /** Who may decide an approval, and who did (approvals/deciders.ts checks them). */
 
-/** How a decision reached the run: an emailed link, a reply, the inbox (signed in), the API token, the inbox through Cloudflare Access. */
-export type DecisionVia = "link" | "reply" | "inbox" | "api" | "access";
+/** How a decision reached the run: an emailed link, a reply, the inbox (signed in), the API token, the inbox through Cloudflare Access, a Slack button. */
+export type DecisionVia = "link" | "reply" | "inbox" | "api" | "access" | "slack";
 
-/** Who decided and how; `email` is null when the way proves no person (the API token, a session signed in with it). */
+/**
+ * Who decided and how; `email` is null when the way proves no person (the API token, a session signed in with it).
+ * `slack`: the Slack user id of a press (`via: "slack"`), matched by `slack:<id>` entries; `email` is then their verified Slack email, if any.
+ */
 export interface Decider {
   email: string | null;
   via: DecisionVia;
+  slack?: string;
 }
 
 /** A tool's named deciders: `ask` entries (normalized), and whether the run's initiator may decide its own run's calls. */
 export interface DeciderPolicy {
-  /** Exact addresses, `*@domain`, or `api` (the API token and sessions signed in with it); absent: whoever the approval reaches. */
+  /** Exact addresses, `*@domain`, `slack:<user id>`, or `api` (the API token and sessions signed in with it); absent: whoever the approval reaches. */
   ask?: string[];
   allowInitiator?: boolean;
   /** `false`: its calls are approved or rejected as asked: no edit of the arguments, no answer in the call's place (`editable: false`). */

@@ -55,6 +55,8 @@ export interface WorkerSpec {
   /** Exposed tool name → who may decide its approvals (`{ask: [...], allow_initiator}` in `approval:`). */
   deciders?: Record<string, DeciderPolicy>;
   notify?: string;
+  /** The Slack channel (`#ops`) or conversation/user id its approvals and questions are also posted to. */
+  slack?: string;
   /** Follow-ups of an approval nobody decided (ms after it was asked). */
   followUp?: FollowUp;
   budget?: Budget;
