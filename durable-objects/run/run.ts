@@ -42,6 +42,7 @@ import type { RunHost } from "./host";
 import type { IoPoint } from "./io";
 import { runParts, type RunParts } from "./parts";
 import { finishedRunAlarm } from "./retention";
+import { indexShardOf } from "../../src/runs/index-shards";
 
 /** How long one activation may run before it checkpoints (ACTIVATION_BUDGET_MS). */
 const ACTIVATION_BUDGET_MS = 5 * 60_000;
@@ -72,6 +73,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     const host = this.host();
     this.parts = runParts(host, {
       indexRetryMs: this.indexRetryMs(),
+      indexHome: (runId) => this.indexHome(runId),
       budgetMs: () => this.activationBudgetMs(),
       otelVars: () => this.otelVars(),
       stepStarting: (key, j) => this.stepStarting(key, j),
@@ -236,6 +238,11 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** How long a failed report to the run index waits before it is sent again. */
   protected indexRetryMs(): number {
     return INDEX_RETRY_MS;
+  }
+
+  /** The run index object a new run reports to: its shard. */
+  protected indexHome(runId: string): string {
+    return indexShardOf(runId);
   }
 
   /** The OpenTelemetry variables (tracing.ts): the Worker's vars and secrets. */

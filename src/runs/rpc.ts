@@ -1,6 +1,7 @@
 import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, SweepAnswer, Tombstone } from "./index-types";
 import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "./fork";
 import { sha256Hex } from "../engine/ids";
+import { shardedIndex, type RunIndexReader } from "./index-listing";
 import type {
   Answer,
   Decided,
@@ -91,8 +92,11 @@ export interface RunIndexRpc {
 /** The Durable Object of one run, by run id. */
 export const runStub = (env: Env, id: string) => env.RUNS.getByName(id) as unknown as RunRpc;
 
-/** The run index: a single object (see docs/operate.md, "The run index", for why one and how far it goes). */
-export const runIndex = (env: Env) => env.RUN_INDEX.getByName("index") as unknown as RunIndexRpc;
+/** One object of the run index, by name (src/runs/index-shards.ts): a run's shard, or the legacy index. */
+export const runIndexObject = (env: Env, name: string) => env.RUN_INDEX.getByName(name) as unknown as RunIndexRpc;
+
+/** The run index as the app reads it: every shard asked, pages merged (docs/operate.md, "The run index"). */
+export const runIndex = (env: Env): RunIndexReader => shardedIndex((name) => runIndexObject(env, name));
 
 /**
  * The correlation index object of one (event, key): one object per pair, named by
