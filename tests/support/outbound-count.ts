@@ -17,7 +17,8 @@ function countedStub<T extends object>(stub: T, label: string, counts: Counts): 
       if (typeof value !== "function" || typeof prop !== "string" || prop === "then") return value;
       return (...args: unknown[]) => {
         counts.set(label, (counts.get(label) ?? 0) + 1);
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
+        // Called on the stub again (an RPC property is callable but no Function: it has no `apply`).
+        return (target as unknown as Record<string, (...a: unknown[]) => unknown>)[prop]!(...args);
       };
     },
   });
