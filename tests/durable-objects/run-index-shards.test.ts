@@ -7,6 +7,7 @@ import { runIndexObject } from "../../src/runs/rpc";
 import type { RunStatusName } from "../../src/runs/types";
 import { testRunIndex } from "../support/test-objects";
 import { effectUrl, script, settle, stub } from "./helpers";
+import { approvedRun } from "./hot-path";
 
 /**
  * The run index spread over shards (src/runs/index-shards.ts, issue 32 item 2): listings merge every
@@ -124,20 +125,6 @@ describe("listing across shards", () => {
   });
 });
 
-/** A run that asks one approval (it pauses), is approved, and finishes. */
-async function approvedRun(id: string, sharded: boolean) {
-  await script("index-b", [{ tool_calls: [{ id: "c1", name: "fx_fetch", arguments: { url: effectUrl(id), method: "POST" } }] }, { text: "done" }]);
-  if (sharded) await stub(id).useShardedIndex();
-  await stub(id).start({ id, worker: "index-b", input: { input: "x" }, approvalMode: "ask", budget: {} });
-  const paused = await settle(id);
-  expect(paused.status).toBe("awaiting_approval");
-  await stub(id).decide(paused.approvals[0]!.id, { decision: "approve", by: "test" });
-  expect((await settle(id)).status).toBe("succeeded");
-  // Its last report is in (sent after the run's transaction, never awaited by it).
-  await vi.waitFor(async () => expect((await get(`/runs?worker=index-b&limit=200`)).body.runs.find((r: { id: string }) => r.id === id)?.status).toBe("succeeded"));
-  return stub(id).outboundRequests();
-}
-
 /** Run ids whose shards differ (the hash is fixed: these are found, not assumed). */
 function idsInDistinctShards(n: number): string[] {
   const seen = new Set<string>();
@@ -164,7 +151,12 @@ describe("the hot path touches no shared object", () => {
       expect(out[`RUN_INDEX ${LEGACY_INDEX}`]).toBeUndefined();
     }
     for (const a of ids)
-      for (const b of ids) if (a < b) expect(touched.get(a)!.filter((o) => touched.get(b)!.includes(o)), `${a} and ${b}`).toEqual([]);
+      for (const b of ids)
+        if (a < b)
+          expect(
+            touched.get(a)!.filter((o) => touched.get(b)!.includes(o)),
+            `${a} and ${b}`,
+          ).toEqual([]);
     // The run lands in its shard's rows, not elsewhere.
     for (const id of ids) {
       const held = await Promise.all(
@@ -183,7 +175,9 @@ describe("the hot path touches no shared object", () => {
     await stub(id).start({ id, worker: "index-b", input: { input: "x" }, approvalMode: "ask", budget: {} });
     const paused = await settle(id);
     await vi.waitFor(async () =>
-      expect((await testRunIndex(env).listRuns({ worker: "index-b", limit: 200 })).runs.find((r) => r.id === id)).toMatchObject({ status: "awaiting_approval" }),
+      expect((await testRunIndex(env).listRuns({ worker: "index-b", limit: 200 })).runs.find((r) => r.id === id)).toMatchObject({
+        status: "awaiting_approval",
+      }),
     );
     // ... whose object keeps no shard (that version wrote none); then deployed (evicted) while paused.
     await runInDurableObject(env.RUNS.getByName(id), (_o, state) => void state.storage.kv.delete("index_home"));
@@ -198,6 +192,9 @@ describe("the hot path touches no shared object", () => {
     // Listed once: no shard holds it.
     expect((await get(`/runs?worker=index-b&limit=200`)).body.runs.filter((r: { id: string }) => r.id === id)).toHaveLength(1);
     for (const name of indexObjects().filter((n) => n !== LEGACY_INDEX))
-      expect((await runIndexObject(env, name).listRuns({ worker: "index-b", limit: 200 })).runs.map((r) => r.id), name).not.toContain(id);
+      expect(
+        (await runIndexObject(env, name).listRuns({ worker: "index-b", limit: 200 })).runs.map((r) => r.id),
+        name,
+      ).not.toContain(id);
   });
 });
