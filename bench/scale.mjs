@@ -49,7 +49,7 @@ a second (Cloudflare's documented soft limit), so a kind saturates at ${OBJECT_C
 |---|---|---|---|---|---|
 ${before.map((r) => row("before: one index", r)).join("\n")}
 ${after.map((r) => row("after: sharded index", r)).join("\n")}
-${global.map((r) => row("after, each run calling a \`scope: global\` tool twice", r)).join("\n")}
+${global.map((r) => row("after, each run calling a `scope: global` tool twice", r)).join("\n")}
 
 First to saturate — before: **${first(before)}**; after: **${first(after)}**; with two global tool calls a run: **${first(global)}**.
 Global toolsets: the one GlobalToolsetsDO served **${fmt(s.globalCallsPerSecond, 0)} counter calls a second** here (${s.globalConcurrency} callers at once,
