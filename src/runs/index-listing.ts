@@ -1,15 +1,13 @@
 /**
  * The run index as the app reads it, over every object it spreads over (index-shards.ts): each
- * listing asks every shard the same page and merges. Pages are keyset-paged on (created_at, id), one
+ * listing asks every shard the same page (src/runs/rpc.ts `runIndex`) and merges here. Pages are keyset-paged on (created_at, id), one
  * order across shards, so the cursor of the merged page (its last run) is every shard's position at
  * once: the next page asks each shard for runs strictly older than it. A run lives in exactly one
  * shard, so the merge sees each run once; a cursor carries no shard, and none can be forged to reach
  * past the listing's own filters.
  */
 
-import { MAX_PENDING_LISTED, type PendingApprovalItem, type RunListItem, type RunQuery, type Tombstone } from "./index-types";
-import { indexObjects, indexShardOf, LEGACY_INDEX } from "./index-shards";
-import type { RunIndexRpc } from "./rpc";
+import { MAX_PENDING_LISTED, type PendingApprovalItem, type RunListItem } from "./index-types";
 
 /** A listing page: runs newest first, and where the next page starts (null: the last page). */
 export interface RunPage {
@@ -40,24 +38,4 @@ const oldestFirst = (a: PendingApprovalItem, b: PendingApprovalItem) => a.create
 export function mergeApprovals(lists: { approvals: PendingApprovalItem[]; truncated: boolean }[], max = MAX_PENDING_LISTED) {
   const all = lists.flatMap((l) => l.approvals).sort(oldestFirst);
   return { approvals: all.slice(0, max), truncated: all.length > max || lists.some((l) => l.truncated) };
-}
-
-/** What the app reads from the run index (runs write to their own shard: durable-objects/run/index-sync.ts). */
-export type RunIndexReader = Pick<RunIndexRpc, "listRuns" | "pendingApprovals" | "tombstone">;
-
-/** The index read across its objects; `object` names one (src/runs/rpc.ts `runIndexObject`). */
-export function shardedIndex(object: (name: string) => RunIndexRpc): RunIndexReader {
-  const every = () => indexObjects().map(object);
-  return {
-    async listRuns(q: RunQuery) {
-      return mergePages(await Promise.all(every().map((o) => o.listRuns(q))), q.limit);
-    },
-    async pendingApprovals() {
-      return mergeApprovals(await Promise.all(every().map((o) => o.pendingApprovals())));
-    },
-    /** A deleted run's tombstone is in its shard, or in the legacy index for a run queued before sharding. */
-    async tombstone(id: string): Promise<Tombstone | null> {
-      return (await object(indexShardOf(id)).tombstone(id)) ?? (await object(LEGACY_INDEX).tombstone(id));
-    },
-  };
 }
