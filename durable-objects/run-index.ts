@@ -1,6 +1,14 @@
 import { DurableObject } from "cloudflare:workers";
 import { sortedAttributes, type Attributes } from "../src/engine/attributes";
-import { MAX_ATTRIBUTE_FILTERS, type PendingApprovalItem, type RunListItem, type RunQuery, type RunSummary, type Tombstone } from "../src/runs/index-types";
+import {
+  MAX_ATTRIBUTE_FILTERS,
+  MAX_PENDING_LISTED,
+  type PendingApprovalItem,
+  type RunListItem,
+  type RunQuery,
+  type RunSummary,
+  type Tombstone,
+} from "../src/runs/index-types";
 import type { RunIndexRpc } from "../src/runs/rpc";
 import { StuckRunSweep, SWEPT } from "./run-sweep";
 import { indexAttributes, matchingRuns, type IndexedRun } from "./run-index/query";
@@ -18,15 +26,12 @@ interface IndexedApproval {
   worker: string;
 }
 
-/** An inbox lists at most this many pending approvals (oldest first). */
-export const MAX_PENDING_LISTED = 1000;
-
 /**
- * The run index: one SQLite object (named "index") that every RunDO reports its
- * lifecycle to. It is a cache of the RunDOs, never the truth: each report is a
+ * One object of the run index (src/runs/index-shards.ts: a shard, or the single object of versions
+ * before sharding), which the RunDOs it holds report their lifecycle to. It is a cache of the RunDOs, never the truth: each report is a
  * whole summary with a version, applied only when newer, so reports may arrive
  * late, twice or out of order and the index still converges on the last one. Its
- * alarm is the stuck-run sweep (run-sweep.ts), set while it lists a queued or running run.
+ * alarm is the stuck-run sweep (run-sweep.ts) of its own runs, set while it lists a queued or running run.
  */
 export class RunIndexDO extends DurableObject<Env> implements RunIndexRpc {
   protected readonly sql: Sql;

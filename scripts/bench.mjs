@@ -9,6 +9,7 @@ import { loadTest } from "../bench/load.mjs";
 import { topFrames } from "../bench/profile-top.mjs";
 import { yamlCost } from "../bench/yaml-cost.mjs";
 import { liveTextCases, liveTextSection } from "../bench/live-text-cost.mjs";
+import { firstToSaturate, saturation, scaleSection } from "../bench/scale.mjs";
 import { PRICES as UNIT_PRICES, priceRun, RENEW_EVERY_SECONDS } from "../bench/pricing.mjs";
 import { importTs, root } from "../cli/import-ts.mjs";
 import { totalUpload } from "./wrangler-upload.mjs";
@@ -78,6 +79,7 @@ if (
   !results.live_text ||
   !results.flow ||
   !results.notify ||
+  !results.scale ||
   dispatchWaits.some((s) => !results[s])
 ) {
   console.error(pool.stdout.slice(-4000), pool.stderr.slice(-4000));
@@ -203,6 +205,13 @@ const rows = [
   [
     "run index per run: reports (requests to RunIndexDO), rows written there",
     `${results.retention.index.reportsPerRun}, ${results.retention.index.rowsWrittenPerRun}`,
+  ],
+  [
+    "scale: first object to saturate, run starts/s (one index → sharded)",
+    [saturation(results.scale.before), saturation(results.scale.after, { share: results.scale.shardMaxShare })]
+      .map((rows) => firstToSaturate(rows))
+      .map((f) => (f ? `${f.kind} ${fmt(f.saturatesAt, 0)}` : "none"))
+      .join(" → "),
   ],
   ["price of that run (MODEL_DISPATCH=direct, 1 s per model request)", `$${usd.toFixed(8)} (≈ $${(usd * 1e6).toFixed(0)} per million runs)`],
   ["resume: steps → rows read, ms", results.resume.map((r) => `${r.steps} → ${r.rowsRead}, ${r.ms}`).join(" · ")],
@@ -492,11 +501,16 @@ Bulk cancel (bench/bulk-cancel.mjs, wrangler dev): **${bulk.runs} matching runs 
 the app stopped and started again at ${bulk.restarted ? bulk.restarted.at_done : "—"} done; operation ${bulk.operation.status}, counts ${JSON.stringify(bulk.operation.counts)};
 the runs' own word: matching ${JSON.stringify(bulk.matching)}, outside the filter ${JSON.stringify(bulk.outside)}.
 
+## 11. Scale: the first object to saturate
+
+${scaleSection(results.scale, fmt)}
+
 ## Commands
 
 \`\`\`sh
 npm run bench                                        # all of the above, this file
 node_modules/.bin/vitest run --config vitest.bench.config.ts   # only the Durable Object measurements
+node bench/scale.mjs                                 # only section 11 (runs bench/do/scale.bench.test.ts, prints the table)
 node bench/e2e.mjs 200                               # only the end-to-end timings (wrangler dev)
 node bench/e2e.mjs 200 compare                       # the same, MODEL_DISPATCH=direct against queue
 node bench/live-text-cost.mjs                        # only live text in queue mode (section 8's table, printed)

@@ -1,10 +1,11 @@
 /**
- * A run's reports to the run index. Owns no table: reads `run`, `approvals`,
- * `events` and `journal` to build the summary. Needs from its host: `ctx`
- * (waitUntil), `env` (the RUN_INDEX binding), the SQL, `wake` (a retry) and `io`.
+ * A run's reports to the run index. Owns one KV row, INDEX_HOME (the index object it reports to),
+ * and no table: reads `run`, `approvals`, `events` and `journal` to build the summary. Needs from
+ * its host: `ctx` (waitUntil, KV), `env` (the RUN_INDEX binding), the SQL, `wake` (a retry) and `io`.
  */
 
-import { runIndex } from "../../src/runs/rpc";
+import { runIndexObject } from "../../src/runs/rpc";
+import { isIndexObject, LEGACY_INDEX } from "../../src/runs/index-shards";
 import { triggerRef, type RunSummary } from "../../src/runs/index-types";
 import { logRunEvent } from "./log";
 import { runUsage } from "./usage";
@@ -28,6 +29,19 @@ const INDEXED = new Set([
   "attribute_set",
 ]);
 
+/** KV: the index object this run reports to, chosen when it was queued (src/runs/index-shards.ts). */
+const INDEX_HOME = "index_home";
+
+/**
+ * The index object a run reports to (and retention retires it from): the shard it chose when it was
+ * queued, or, for a run queued by a version before the index was sharded (no INDEX_HOME), the legacy
+ * index that already holds it, so a run paused under one version resumes and lists under the next.
+ */
+export function indexHome(storage: DurableObjectStorage): string {
+  const home = storage.kv.get<string>(INDEX_HOME);
+  return typeof home === "string" && isIndexObject(home) ? home : LEGACY_INDEX;
+}
+
 /**
  * Keeps the run index up to date from one RunDO without ever blocking or failing
  * the run. A lifecycle event schedules one report (the whole summary), sent after
@@ -47,16 +61,23 @@ export class RunIndexSync {
   /** The newest version the index acknowledged to this instance. */
   private acked = 0;
 
+  /** The index object reports go to (read once per instance). */
+  private home: string | undefined;
+
   constructor(
     private readonly host: Pick<RunHost, "ctx" | "env" | "sql" | "wake" | "io">,
     /** How long a failed report waits before it is sent again. */
     private readonly retryMs: number,
     /** The run's attributes as they stand (attributes.ts). */
     private readonly attributes: () => Attributes,
+    /** The index object a new run reports to (src/runs/index-shards.ts `indexShardOf`). */
+    private readonly newHome: (runId: string) => string,
   ) {}
 
   /** Called for every run event, inside its transaction: lifecycle events schedule a report. */
   noted(type: string): void {
+    // `run_queued` is a run's first event, written with its first row (lifecycle.ts `start`): its shard is chosen once, here.
+    if (type === "run_queued") this.settle();
     if (!INDEXED.has(type) || this.scheduled) return;
     this.scheduled = true;
     this.host.ctx.waitUntil(this.enqueue());
@@ -78,6 +99,14 @@ export class RunIndexSync {
     return this.retryAt === undefined ? at : Math.min(at, this.retryAt);
   }
 
+  private settle(): void {
+    const { ctx, sql } = this.host;
+    const run = sql.one<Pick<RunRow, "id">>`SELECT id FROM ${RUN_CURRENT} AS run_current`;
+    if (!run || ctx.storage.kv.get(INDEX_HOME) !== undefined) return;
+    this.home = this.newHome(run.id);
+    ctx.storage.kv.put(INDEX_HOME, this.home);
+  }
+
   /** Reports run one after another, so the index never sees them out of order from one activation. */
   private enqueue(): Promise<void> {
     this.chain = this.chain.then(() => {
@@ -92,7 +121,9 @@ export class RunIndexSync {
     if (!summary) return;
     const { env, sql } = this.host;
     try {
-      await this.host.io("index.report", () => runIndex(env).upsert(summary));
+      this.home ??= indexHome(this.host.ctx.storage);
+      const home = this.home;
+      await this.host.io("index.report", () => runIndexObject(env, home).upsert(summary));
       this.acked = Math.max(this.acked, summary.version);
       if (!this.behind()) this.retryAt = undefined;
     } catch {

@@ -38,6 +38,8 @@ import { RunWaits } from "./waits";
 export interface PartSeams {
   /** How long a failed report to the run index (or a wait-index registration) waits before it is sent again. */
   indexRetryMs: number;
+  /** The run index object a new run reports to (src/runs/index-shards.ts). */
+  indexHome(runId: string): string;
   budgetMs(): number;
   otelVars(): OtelVars;
   stepStarting(key: string, journal: Journal): Promise<void>;
@@ -53,7 +55,7 @@ export function runParts(host: RunHost, seams: PartSeams) {
   const journal = new LoggedJournalStore(host.sql);
   const attributes = new RunAttributes(host);
   journal.stepRecorded = (key, value) => attributes.recorded(key, value);
-  const index = new RunIndexSync(host, seams.indexRetryMs, () => attributes.current());
+  const index = new RunIndexSync(host, seams.indexRetryMs, () => attributes.current(), seams.indexHome);
   const approvals = new RunApprovals(host, journal);
   const record = new RunRecord(host, index);
   const followUps = new RunFollowUps(host, journal);

@@ -6,7 +6,8 @@
  */
 
 import { numberVar } from "../../src/config";
-import { runIndex } from "../../src/runs/rpc";
+import { runIndexObject } from "../../src/runs/rpc";
+import { indexHome } from "./index-sync";
 import { logRunEvent } from "./log";
 import { TERMINAL, type RunStatusName } from "../../src/runs/types";
 import type { RunRow } from "../rows";
@@ -56,7 +57,13 @@ export async function finishedRunAlarm(
   const days = retentionDays(env);
   try {
     await io("retention.retire", () =>
-      runIndex(env).retire({ id: run.id, worker: run.worker, retention_days: days, finished_at: run.updated_at, deleted_at: now }),
+      runIndexObject(env, indexHome(ctx.storage)).retire({
+        id: run.id,
+        worker: run.worker,
+        retention_days: days,
+        finished_at: run.updated_at,
+        deleted_at: now,
+      }),
     );
   } catch {
     // The run stays whole until the index knows it is gone (it never lists a run that cannot be read).

@@ -44,6 +44,7 @@ import type { ChildEnd } from "../../src/engine/types/children";
 import type { ChildEndAnswer } from "./children";
 import { runParts, type RunParts } from "./parts";
 import { finishedRunAlarm } from "./retention";
+import { indexShardOf } from "../../src/runs/index-shards";
 
 /** How long one activation may run before it checkpoints (ACTIVATION_BUDGET_MS). */
 const ACTIVATION_BUDGET_MS = 5 * 60_000;
@@ -74,6 +75,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     const host = this.host();
     this.parts = runParts(host, {
       indexRetryMs: this.indexRetryMs(),
+      indexHome: (runId) => this.indexHome(runId),
       budgetMs: () => this.activationBudgetMs(),
       otelVars: () => this.otelVars(),
       stepStarting: (key, j) => this.stepStarting(key, j),
@@ -248,6 +250,11 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
   /** How long a failed report to the run index waits before it is sent again. */
   protected indexRetryMs(): number {
     return INDEX_RETRY_MS;
+  }
+
+  /** The run index object a new run reports to: its shard. */
+  protected indexHome(runId: string): string {
+    return indexShardOf(runId);
   }
 
   /** The OpenTelemetry variables (tracing.ts): the Worker's vars and secrets. */

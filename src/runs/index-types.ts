@@ -86,3 +86,6 @@ export interface SweepAnswer {
   /** The run's summary, when it is newer than the version the index holds (a report that never arrived). */
   summary?: RunSummary;
 }
+
+/** An inbox lists at most this many pending approvals (oldest first), across the index's objects. */
+export const MAX_PENDING_LISTED = 1000;

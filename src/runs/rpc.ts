@@ -2,6 +2,8 @@ import type { PendingApprovalItem, RunListItem, RunQuery, RunSummary, SweepAnswe
 import type { ForkCopy, ForkRows, ForkRun, ForkSource, JournalStepView } from "./fork";
 import { sha256Hex } from "../engine/ids";
 import type { ChildEnd } from "../engine/types/children";
+import { mergeApprovals, mergePages } from "./index-listing";
+import { indexObjects, indexShardOf, LEGACY_INDEX } from "./index-shards";
 import type {
   Answer,
   Decided,
@@ -94,8 +96,31 @@ export interface RunIndexRpc {
 /** The Durable Object of one run, by run id. */
 export const runStub = (env: Env, id: string) => env.RUNS.getByName(id) as unknown as RunRpc;
 
-/** The run index: a single object (see docs/operate.md, "The run index", for why one and how far it goes). */
-export const runIndex = (env: Env) => env.RUN_INDEX.getByName("index") as unknown as RunIndexRpc;
+/** One object of the run index, by name (src/runs/index-shards.ts): a run's shard, or the legacy index. */
+export const runIndexObject = (env: Env, name: string) => env.RUN_INDEX.getByName(name) as unknown as RunIndexRpc;
+
+/** What the app reads from the run index (runs write to their own shard: durable-objects/run/index-sync.ts). */
+export type RunIndexReader = Pick<RunIndexRpc, "listRuns" | "pendingApprovals" | "tombstone">;
+
+/** The index read across its objects; `object` names one (`runIndexObject`). */
+function shardedIndex(object: (name: string) => RunIndexRpc): RunIndexReader {
+  const every = () => indexObjects().map(object);
+  return {
+    async listRuns(q: RunQuery) {
+      return mergePages(await Promise.all(every().map((o) => o.listRuns(q))), q.limit);
+    },
+    async pendingApprovals() {
+      return mergeApprovals(await Promise.all(every().map((o) => o.pendingApprovals())));
+    },
+    /** A deleted run's tombstone is in its shard, or in the legacy index for a run queued before sharding. */
+    async tombstone(id: string): Promise<Tombstone | null> {
+      return (await object(indexShardOf(id)).tombstone(id)) ?? (await object(LEGACY_INDEX).tombstone(id));
+    },
+  };
+}
+
+/** The run index as the app reads it: every shard asked, pages merged (docs/operate.md, "The run index"). */
+export const runIndex = (env: Env): RunIndexReader => shardedIndex((name) => runIndexObject(env, name));
 
 /**
  * The correlation index object of one (event, key): one object per pair, named by

@@ -3,6 +3,8 @@ import type { RunSummary } from "../../src/runs/index-types";
 import type { RunIndexRpc, RunRpc } from "../../src/runs/rpc";
 import type { CountRow } from "../../durable-objects/rows";
 import { RunIndexDO } from "../../durable-objects/run-index";
+import { LEGACY_INDEX } from "../../src/runs/index-shards";
+import { countingEnv, type Counts } from "./outbound-count";
 import { RunDO } from "../../durable-objects/run/run";
 import type { OtelVars } from "../../src/otel/exporter";
 import type { IoPoint } from "../../durable-objects/run/io";
@@ -17,6 +19,15 @@ export const SOON_MS = 60_000;
  * as RunDO): the production class plus what tests and benchmarks inspect and inject.
  */
 export class TestRunDO extends RunDO {
+  constructor(ctx: DurableObjectState, env: Env) {
+    const counts: Counts = new Map();
+    super(ctx, countingEnv(env, counts));
+    this.outbound = counts;
+  }
+
+  /** This instance's requests to other objects, by binding and object name (tests/support/outbound-count.ts). */
+  private readonly outbound: Counts;
+
   private readonly faults = new FaultInjector(this.ctx);
   private readonly held = new IoHold();
   private alarmsSet = 0;
@@ -65,6 +76,25 @@ export class TestRunDO extends RunDO {
 
   protected override activationBudgetMs(): number {
     return this.faults.activationBudgetMs ?? super.activationBudgetMs();
+  }
+
+  /**
+   * Runs in the test pool report to the legacy index ("index") unless a test asks for the shards
+   * (`useShardedIndex`, before `start`): the index's own tests inspect that one object, as a
+   * deployment does for runs queued before the index was sharded.
+   */
+  protected override indexHome(runId: string): string {
+    return this.ctx.storage.kv.get<boolean>(SHARDED) ? super.indexHome(runId) : LEGACY_INDEX;
+  }
+
+  /** Requests this instance sent to other objects since it was constructed: `{ "<BINDING> <name>": n }`. */
+  async outboundRequests(): Promise<Record<string, number>> {
+    return Object.fromEntries(this.outbound);
+  }
+
+  /** This run, once started, reports to its shard of the run index, as in production. */
+  async useShardedIndex(): Promise<void> {
+    this.ctx.storage.kv.put(SHARDED, true);
   }
 
   /** A report the index refused waits long enough for a test to see it pending. */
@@ -164,6 +194,8 @@ export class TestRunDO extends RunDO {
 const OTEL_VARS = "test:otel-vars";
 /** Set by `abortAfterChildEnded` (KV). */
 const ABORT_CHILD_ENDED = "test:abort-child-ended";
+/** The run reports to its shard of the run index (KV). */
+const SHARDED = "test:index-sharded";
 /** How many more activations `killActivations` kills (KV). */
 const KILLS = "test:kill-activations";
 
@@ -218,6 +250,8 @@ export type TestRunRpc = RunRpc &
     | "killActivations"
     | "abortAfterIo"
     | "abortAfterChildEnded"
+    | "useShardedIndex"
+    | "outboundRequests"
   >;
 export type TestRunIndexRpc = RunIndexRpc & Pick<TestRunIndexDO, "failNextUpserts" | "storageStats" | "advanceClock">;
 
