@@ -1,6 +1,7 @@
 import { expect, it } from "vitest";
 import { effectCount, effectUrl, stub } from "../../tests/durable-objects/helpers";
-import { random, settleTree } from "../../tests/durable-objects/child-runs";
+import { random } from "../../tests/support/seeded-random";
+import { settleTree } from "../../tests/durable-objects/child-runs";
 import { report } from "./report";
 
 /**

@@ -3,17 +3,6 @@ import { env } from "cloudflare:workers";
 import { TERMINAL, type RunView } from "../../src/runs/types";
 import { stub } from "./helpers";
 
-/** A deterministic random source (mulberry32): the same evictions on every run of the test. */
-export function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const ended = (v: RunView | null) => v !== null && TERMINAL.includes(v.status);
 
 /**

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { childRunIdFor } from "../../src/engine/run/spawn-step";
 import { SOON_MS } from "../support/test-objects";
 import { effectBodies, effectCount, effectUrl, modelRequests, script, stub } from "./helpers";
-import { random, settleTree } from "./child-runs";
+import { random } from "../support/seeded-random";
+import { settleTree } from "./child-runs";
 
 const startMap = async (id: string, input: Record<string, unknown>) => {
   await stub(id).start({ id, worker: "fn-child-map", input, approvalMode: "ask", budget: {}, trigger: { kind: "api", initiator: "lead@example.com" } });

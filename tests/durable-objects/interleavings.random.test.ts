@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { interleaveAll, pipeline, REQUESTS, traceOf, type Landing } from "./harness";
 import { DIRECT_POINTS } from "./harness-points";
+import { random } from "../support/seeded-random";
 
 /**
  * The harness's seeded variant (harness.ts): runs with several requests each, landed at
@@ -12,17 +13,6 @@ import { DIRECT_POINTS } from "./harness-points";
 
 const SEED = Number(env.HARNESS_SEED) || Date.now() % 2 ** 31;
 const RUNS = 16;
-
-/** mulberry32: a small PRNG that one number reproduces. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("the interleaving harness, seeded", () => {
   it(`${RUNS} runs, each with a request landed in some of its drive steps, drawn from a seed (printed): the invariants hold`, async () => {
