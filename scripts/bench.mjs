@@ -505,6 +505,8 @@ the runs' own word: matching ${JSON.stringify(bulk.matching)}, outside the filte
 
 ${scaleSection(results.scale, fmt)}
 
+${childRunsText(results.children_fan_out, results.children_rows)}
+
 ## Commands
 
 \`\`\`sh
@@ -559,4 +561,14 @@ function flowRows(f) {
     ["refused over the rate", f.refusedOverTheRate],
   ];
   return rows.map(([label, c]) => `| ${label} | ${c.rowsWritten} | ${c.rowsRead} | ${c.alarmsSet} |`).join("\n");
+}
+
+/** Section 11's child runs (bench/do/children.bench.test.ts): the 200-child fan-out and what each child costs either side. */
+function childRunsText(fan, rows) {
+  if (!fan || !rows) return "Child runs: not measured in this run (bench/do/children.bench.test.ts reported nothing).";
+  return `Child runs (bench/do/children.bench.test.ts, the Workers pool): one parent maps a function over **${fan.children} children, ${fan.concurrency} at once**, through ${fan.kills} forced
+evictions of the parent and of children: every child's effect and result once, done in ${fmt(fan.ms / 1000, 1)} s (${fan.rounds} rounds of the test's alarm driver, which runs
+every object's alarm in turn; the platform runs them in parallel). Per child (${rows.children} children, 10 at once, no evictions): the parent writes
+**${rows.parent_per_child.rowsWritten} rows** and reads ${rows.parent_per_child.rowsRead} (each wake replays its journal), ${rows.parent_per_child.alarmsSet} alarms; the child itself
+writes ${rows.child_each.rowsWritten} rows and reads ${rows.child_each.rowsRead}, ${rows.child_each.alarmsSet} alarms (a run's own cost).`;
 }
