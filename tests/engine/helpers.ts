@@ -128,6 +128,7 @@ export const deskRunView = (tree: CallNode | null, fields: Partial<RunView> = {}
     forked_from: null,
     parent: null,
     children: [],
+    compactions: [],
     timeline: { start: 1, end: 1, spans: [], omitted: 0, totals: { model_ms: 0, tool_ms: 0, paused_ms: 0, wall_ms: 0 } },
     messages: [],
     attributes: {},
