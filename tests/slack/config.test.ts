@@ -62,4 +62,18 @@ describe("slack:<user id> entries of ask", () => {
     expect(refusalOf(undefined, { email: "lead@example.com", via: "slack", slack: "U0123ABCD" }, "lead@example.com")?.code).toBe("initiator");
     expect(initiatorOf({ kind: "slack", initiator: "slack:not-an-id" })).not.toBe("slack:not-an-id");
   });
+
+  it("a starter cannot approve under another name: Slack starter vs a decider known by address, address starter vs a Slack user with no verified email (review 5)", () => {
+    const slackStarter = "slack:U0123ABCD";
+    // The Slack starter opens the email link or the inbox under their address: nothing ties it to their Slack id.
+    expect(refusalOf(undefined, { email: "lead@example.com", via: "link" }, slackStarter)?.code).toBe("initiator");
+    expect(refusalOf({ ask: ["lead@example.com"] }, { email: "lead@example.com", via: "inbox" }, slackStarter)?.code).toBe("initiator");
+    // An email starter presses in Slack where Slack confirms no email.
+    expect(refusalOf(undefined, { email: null, via: "slack", slack: "U0123ABCD" }, "lead@example.com")?.code).toBe("initiator");
+    // Comparable names still decide: another Slack user, a Slack user whose confirmed email differs, an address that differs.
+    expect(refusalOf(undefined, { email: null, via: "slack", slack: "U9999ZZZZ" }, slackStarter)).toBeNull();
+    expect(refusalOf(undefined, { email: "ops@example.com", via: "slack", slack: "U9999ZZZZ" }, "lead@example.com")).toBeNull();
+    expect(refusalOf(undefined, { email: "ops@example.com", via: "link" }, "lead@example.com")).toBeNull();
+    expect(refusalOf({ allowInitiator: true }, { email: "lead@example.com", via: "link" }, slackStarter)).toBeNull();
+  });
 });

@@ -116,6 +116,14 @@ export function refusalOf(policy: DeciderPolicy | undefined, decider: Decider, i
       };
     if ((email && samePerson(email, initiator)) || slackUser === initiator)
       return { code: "initiator", reason: "the person who started this run may not decide its approvals (the policy would need allow_initiator: true)" };
+    // A Slack starter and a decider known only by address, or an address and a Slack presser with no verified
+    // email, name people in ways that cannot be compared: the starter could be deciding under another name.
+    const slackStarter = initiator.startsWith(SLACK_DECIDER_PREFIX);
+    if (slackStarter ? !slackUser : !email)
+      return {
+        code: "initiator",
+        reason: `this run was started ${slackStarter ? "in Slack" : "by an email address"} and you are known here only ${slackStarter ? "by an address" : "as a Slack user with no verified email"}, so you cannot be told apart from who started it (the policy would need allow_initiator: true)`,
+      };
   }
   if (!ask) return null;
   if (slackUser && ask.includes(slackUser)) return null;
