@@ -109,6 +109,7 @@ export class RunChildren {
 
   /** The children this run started, each with whether it ended (spawn steps and their ends, from the journal). */
   list(): ChildView[] {
+    const runId = this.host.row()?.id;
     const rows = this.host.sql.all<{ key: string; value: string }>`SELECT key, value FROM journal WHERE key LIKE '%/spawn:%' ORDER BY seq`;
     const ends = new Map<string, ChildEnd>();
     const spawns: Array<{ key: string; id: string; worker: string }> = [];
@@ -117,7 +118,8 @@ export class RunChildren {
       if (k.kind === "child_end") ends.set(k.spawn, parse(r.value));
       else if (k.kind === "effect" && k.effect === "spawn") {
         const v = parse<{ ok?: boolean; id?: string; worker?: string } | null>(r.value);
-        if (v?.ok && v.id && v.worker) spawns.push({ key: r.key, id: v.id, worker: v.worker });
+        // Only a child this run started (a fork's copied spawn names its source's child: never this run's to cancel).
+        if (v?.ok && v.id && v.worker && runId !== undefined && v.id === childRunIdFor(runId, r.key)) spawns.push({ key: r.key, id: v.id, worker: v.worker });
       }
     }
     // A child that had not told its end when this run ended was cancelled with that end (outbox.ts), and tells nothing since.

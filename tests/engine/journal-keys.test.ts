@@ -186,6 +186,15 @@ describe("a fork's prefix (keys.ts, fork-prefix.ts)", () => {
     expect([...prefix].filter(copiedFrom(prefix, 1))).toEqual([modelKey("w", 1)]);
   });
 
+  it("leaves the source run's undos, its undoing and its unended children to it: a fork undoes only what it made, and starts its own children (review 5)", () => {
+    const undo = `${call}/undo`;
+    const undone = resultKey(`${call}/undone`);
+    const ended = effectKey("w", "spawn", 1);
+    const running = effectKey("w", "spawn", 2);
+    const prefix = new Set([modelKey("w", 1), resultKey(call), undo, "w/compensation", undone, ended, `${ended}/end`, running]);
+    expect([...prefix].filter(copiedFrom(prefix, 2))).toEqual([modelKey("w", 1), resultKey(call), ended, `${ended}/end`]);
+  });
+
   it("a fork point is a step key under the root, of bounded length, with no empty, '.' or '..' segment (grammar 2)", () => {
     expect(keyProblem(modelKey("w", 1), "w", 2)).toBeUndefined();
     expect(keyProblem(stepKey(2, call, "../../x"), "w", 2)).toBeUndefined(); // encoded: one segment

@@ -1,5 +1,5 @@
 import { MAX_FORK_KEY } from "../../api/bounds";
-import { approvalKey, gatedStep, parseKey, within, type KeyGrammar } from "./keys";
+import { approvalKey, childEndKey, gatedStep, isUndoing, parseKey, within, type KeyGrammar } from "./keys";
 
 export { MAX_FORK_KEY };
 
@@ -31,11 +31,25 @@ export function keyProblem(key: string, root: string, grammar: KeyGrammar): stri
  */
 export function copiedFrom(prefix: ReadonlySet<string>, grammar: KeyGrammar): (key: string) => boolean {
   return (key) => {
+    if (!ownedByTheFork(key, prefix)) return false;
     const question = grammar === 1 ? undefined : questionStep(key);
     if (question) return question.kind === "approval" || prefix.has(approvalKey(question.call));
     const gated = gatedStep(key);
     return gated === undefined || prefix.has(gated);
   };
+}
+
+/**
+ * What stays the source run's: the undos of its effects and its undoing (a fork that fails
+ * undoes only what it made itself), and a child run it started whose end is not in the
+ * prefix (that child tells its end to the source; the fork starts its own).
+ */
+function ownedByTheFork(key: string, prefix: ReadonlySet<string>): boolean {
+  const p = parseKey(key);
+  if (p.kind === "undo" || p.kind === "compensation") return false;
+  if ((p.kind === "result" || p.kind === "approval" || p.kind === "notify") && isUndoing(p.call)) return false;
+  if (p.kind === "effect" && p.effect === "spawn") return prefix.has(childEndKey(key));
+  return true;
 }
 
 /** A question's answer (`<call>/human:<n>/approval`) or its email (`…/notify`), with the question's path. */
