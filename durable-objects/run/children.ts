@@ -23,6 +23,11 @@ import type { RunHost } from "./host";
 
 /** The most of a child's output its parent records (JSON bytes); past it the child's end is a failure that says so. */
 export const MAX_CHILD_OUTPUT_BYTES = 1024 * 1024;
+/**
+ * The most of all its children's outputs a parent records (JSON bytes): every activation loads
+ * the journal, so a thousand near-1 MiB outputs would put the parent past its memory for good.
+ */
+export const MAX_CHILD_OUTPUTS_TOTAL_BYTES = 16 * 1024 * 1024;
 /** The attribute a child run carries its parent's id in (`GET /runs?attr.parent_run=<id>` lists a run's children). */
 export const PARENT_ATTRIBUTE = "parent_run";
 /** Where a run keeps its listeners, its parent among them (outbox.ts writes it at the start). */
@@ -98,7 +103,8 @@ export class RunChildren {
       // An ended parent records nothing (it cancelled its unfinished children with its end); a repeat changes nothing.
       if (TERMINAL.includes(status) || this.host.sql.one`SELECT 1 AS taken FROM journal WHERE key = ${childEndKey(key)}`)
         return { recorded: false, paused: false };
-      this.journal.record(childEndKey(key), boundedEnd(end, child));
+      const taken = this.host.sql.one<{ n: number }>`SELECT coalesce(sum(length(value)), 0) AS n FROM journal WHERE key LIKE '%/spawn:%/end'`!.n;
+      this.journal.record(childEndKey(key), boundedEnd(end, child, MAX_CHILD_OUTPUTS_TOTAL_BYTES - taken));
       this.host.noted("child_ended", { run: child, status: end.status });
       return { recorded: true, paused: PAUSED.includes(status) };
     });
@@ -136,18 +142,25 @@ export class RunChildren {
 }
 
 /** A child's end as the parent records it: an output past MAX_CHILD_OUTPUT_BYTES becomes a failure that says so (a row stays far below SQLite's limit). */
-export function boundedEnd(end: ChildEnd, child: string): ChildEnd {
+export function boundedEnd(end: ChildEnd, child: string, room = MAX_CHILD_OUTPUT_BYTES): ChildEnd {
   const status = end.status === "succeeded" || end.status === "failed" || end.status === "cancelled" ? end.status : "failed";
   const at = typeof end.at === "number" ? end.at : Date.now();
   if (status === "succeeded") {
     const bytes = new TextEncoder().encode(json(end.output ?? null)).length;
-    if (bytes <= MAX_CHILD_OUTPUT_BYTES) return { ended: "child", at, run: child, status, output: end.output ?? null };
+    const most = Math.max(0, Math.min(MAX_CHILD_OUTPUT_BYTES, room));
+    if (bytes <= most) return { ended: "child", at, run: child, status, output: end.output ?? null };
     return {
       ended: "child",
       at,
       run: child,
       status: "failed",
-      error: { code: "output_too_large", message: `its output is ${bytes} bytes as JSON; a parent takes at most ${MAX_CHILD_OUTPUT_BYTES}` },
+      error: {
+        code: "output_too_large",
+        message:
+          most < MAX_CHILD_OUTPUT_BYTES
+            ? `its output is ${bytes} bytes as JSON; this parent has recorded its children's outputs up to ${MAX_CHILD_OUTPUTS_TOTAL_BYTES} bytes in all`
+            : `its output is ${bytes} bytes as JSON; a parent takes at most ${MAX_CHILD_OUTPUT_BYTES}`,
+      },
     };
   }
   const error = end.error && { code: String(end.error.code).slice(0, 64), message: String(end.error.message).slice(0, 8000) };
