@@ -53,6 +53,10 @@ describe("undoArgs", () => {
     expect(() => undoArgs({ id: "${result.id}" }, {}, { other: 1 })).toThrow("${result.id}: the call's result has nothing there");
     expect(() => undoArgs({ c: "${args.constructor}" }, {}, {})).toThrow(/nothing there/);
     expect(() => undoArgs({ all: "${result}" }, {}, "x".repeat(20_000))).toThrow(/over 16384 characters/);
+    // An upstream's answer fills in values, never whole objects or lists (review 5).
+    expect(() => undoArgs({ headers: "${result.body}" }, {}, { body: { Authorization: "x" } })).toThrow(/holds an object there/);
+    expect(() => undoArgs({ ids: "${result.ids}" }, {}, { ids: [1, 2] })).toThrow(/holds a list there/);
+    expect(undoArgs({ h: "${args.headers}" }, { headers: { a: "1" } }, {})).toEqual({ h: { a: "1" } });
   });
 
   it("never sets a prototype: a `__proto__` name or value stays an own property", () => {

@@ -46,7 +46,8 @@ export type { CompensateConfig };
 
 /**
  * The undoing call's arguments: each `${args.…}` / `${result.…}` replaced by the value at
- * that path (own properties only; text on the way that is JSON, as http's `body`, is read as JSON), literals as
+ * that path (own properties only; text on the way that is JSON, as http's `body`, is read as JSON; from a result, only a
+ * string, number, boolean or null), literals as
  * written. A path that names nothing is an error naming it: the compensation cannot be made.
  */
 export function undoArgs(template: Record<string, unknown> | undefined, args: unknown, result: unknown): Record<string, unknown> {
@@ -60,6 +61,9 @@ export function undoArgs(template: Record<string, unknown> | undefined, args: un
     const path = ref[2] ? ref[2].slice(1).split(".") : [];
     const found = at(ref[1] === "args" ? args : result, path.slice(0, MAX_PATH_SEGMENTS));
     if (found === undefined) throw new Error(`${value}: the call's ${ref[1]} has nothing there`);
+    // The result is the upstream's word: it may fill in a value, never shape an argument (an object of headers, a body).
+    if (ref[1] === "result" && found !== null && !["string", "number", "boolean"].includes(typeof found))
+      throw new Error(`${value}: the call's result holds ${Array.isArray(found) ? "a list" : "an object"} there; an undo takes only text, numbers and booleans from a result`);
     out.push([name, found]);
   }
   // Own properties whatever the names (`__proto__` included); bounded, as a journal row holds them.
