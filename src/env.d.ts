@@ -63,6 +63,8 @@ declare namespace Cloudflare {
     SLACK_SIGNING_SECRET?: string;
     /** Slack's Web API base, an operator var; default https://slack.com/api (tests point it at a fake on 127.0.0.1). */
     SLACK_API_BASE?: string;
+    /** Slack's workspace id (T…), an operator var: when set, a press by a user of another workspace decides nothing. */
+    SLACK_TEAM_ID?: string;
     /** When NOTIFY_URL hears: `ended` (default), `paused`, comma- or space-separated. */
     NOTIFY_ON?: string;
     /** The only hosts a completion webhook may go to (`host`, `host:port`, `*.domain`), then over https or http; unset: any public https host on 443. */

@@ -4,7 +4,7 @@ import { readBounded } from "../http/read-body";
 export type SlackMethod = "chat.postMessage" | "chat.update" | "views.open" | "users.info";
 
 /** What calling Slack needs of the Worker's env: the bot token (secret) and the API base (an operator var, never from a request). */
-export type SlackEnv = Pick<Env, "SLACK_BOT_TOKEN" | "SLACK_API_BASE">;
+export type SlackEnv = Pick<Env, "SLACK_BOT_TOKEN" | "SLACK_API_BASE" | "SLACK_TEAM_ID">;
 
 export const DEFAULT_SLACK_API = "https://slack.com/api";
 /** The most of a Web API answer read: Slack's answers to these methods are a few KiB. */

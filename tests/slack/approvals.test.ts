@@ -167,6 +167,9 @@ describe("an approval in Slack", () => {
       ["the lead's address, unconfirmed", interaction(press(posted, "U0UNCONF01", "approve")), 403, "decision_refused"],
       ["no email at all", interaction(press(posted, "U0NOMAIL01", "approve")), 403, "decision_refused"],
       ["unknown to Slack", interaction(press(posted, "U0GHOST001", "approve")), 502, "users_info_failed"],
+      // Review 5: a guest or another workspace's user in a shared channel, with the lead's confirmed address.
+      ["a guest of the workspace", interaction(press(posted, "U0GUEST001", "approve")), 403, "outsider"],
+      ["another workspace's user", interaction(press(posted, "U0STRNG001", "approve")), 403, "outsider"],
     ];
     for (const [name, res, status, reason] of cases) {
       expect((await res).status, name).toBe(status);

@@ -8,12 +8,15 @@ export const FAKE_SLACK_TOKEN = "xoxb-test-token";
  * Users.info's directory: a confirmed lead, a confirmed stranger, the lead's address unconfirmed, a bot.
  * Any other id is `user_not_found`.
  */
-export const SLACK_USERS: Record<string, { email?: string; confirmed: boolean; bot?: boolean }> = {
+export const SLACK_USERS: Record<string, { email?: string; confirmed: boolean; bot?: boolean; guest?: boolean; stranger?: boolean; team?: string }> = {
   U0LEAD0001: { email: "lead@example.com", confirmed: true },
   U0EVE00001: { email: "eve@example.com", confirmed: true },
   U0UNCONF01: { email: "lead@example.com", confirmed: false },
   U0NOMAIL01: { confirmed: false },
   U0ALICE001: { email: "alice@example.com", confirmed: true },
+  // The lead's address, confirmed — but a guest, or a user of another workspace in a shared channel.
+  U0GUEST001: { email: "lead@example.com", confirmed: true, guest: true },
+  U0STRNG001: { email: "lead@example.com", confirmed: true, stranger: true, team: "T0OTHER01" },
 };
 
 /** Where `#name` channels live in the fake (Slack answers a post with the channel's id). */
@@ -77,7 +80,8 @@ export async function startFakeSlack(): Promise<{ port: number; close: () => Pro
       const id = String(body.user);
       const u = SLACK_USERS[id];
       if (!u) return send({ ok: false, error: "user_not_found" });
-      return send({ ok: true, user: { id, deleted: false, is_bot: !!u.bot, is_email_confirmed: u.confirmed, profile: u.email ? { email: u.email } : {} } });
+      const user = { id, deleted: false, is_bot: !!u.bot, is_email_confirmed: u.confirmed, profile: u.email ? { email: u.email } : {} };
+      return send({ ok: true, user: { ...user, team_id: u.team ?? "T0HOME0001", is_restricted: !!u.guest, is_stranger: !!u.stranger } });
     }
     send({ ok: false, error: "unknown_method" });
   });

@@ -6,7 +6,7 @@ import { runStub, runView } from "../../runs";
 import { initiatorOf } from "../../runs/initiator";
 import { verifySlackAction, type SlackAction } from "../../slack/action-value";
 import { slackApi } from "../../slack/api";
-import { slackBy, slackDecider } from "../../slack/identity";
+import { SlackOutsider, slackBy, slackDecider } from "../../slack/identity";
 import { INPUT_ACTION, INPUT_BLOCK, modalMetadata, SLACK_VIEWS, slackInteraction } from "../../slack/interaction";
 import { verifySlackSignature } from "../../slack/signature";
 import { argumentsFromJson } from "../../views/argument-fields";
@@ -118,6 +118,7 @@ async function identify(c: C, user: string): Promise<Decider> {
   try {
     return await slackDecider(c.env, user);
   } catch (err) {
+    if (err instanceof SlackOutsider) throw refuse(403, "outsider", `Slack user ${user} is ${err.message}: they may not decide`, { user, why: err.message });
     throw refuse(502, "users_info_failed", "Slack did not say who pressed the button", { user, error: (err as Error).message });
   }
 }
