@@ -63,7 +63,9 @@ export function undoArgs(template: Record<string, unknown> | undefined, args: un
     if (found === undefined) throw new Error(`${value}: the call's ${ref[1]} has nothing there`);
     // The result is the upstream's word: it may fill in a value, never shape an argument (an object of headers, a body).
     if (ref[1] === "result" && found !== null && !["string", "number", "boolean"].includes(typeof found))
-      throw new Error(`${value}: the call's result holds ${Array.isArray(found) ? "a list" : "an object"} there; an undo takes only text, numbers and booleans from a result`);
+      throw new Error(
+        `${value}: the call's result holds ${Array.isArray(found) ? "a list" : "an object"} there; an undo takes only text, numbers and booleans from a result`,
+      );
     out.push([name, found]);
   }
   // Own properties whatever the names (`__proto__` included); bounded, as a journal row holds them.
