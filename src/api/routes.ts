@@ -130,12 +130,52 @@ function route(
   return { id, method, path, auth, summary, ok, errors, ...reads };
 }
 
+/** Slack signs every request it sends (docs/security.md, "Slack"). */
+const SLACK_SIGNED = ["X-Slack-Signature", "X-Slack-Request-Timestamp"] as const;
+
 export const ROUTES: readonly Route[] = [
   route("index", "get /", "public", "The app's index", { 200: appIndex }),
   route("openapi", "get /openapi.json", "public", "This document", { 200: "json" }),
   route("deliverHook", "post /hooks/:name", "signature", "A signed webhook delivery", { 202: hookAccepted }, [400, 401, 404, 409, 413, 429, 503], {
     body: "json",
   }),
+
+  route(
+    "slackInteractions",
+    "post /slack/interactions",
+    "signature",
+    "A Slack button press or modal submission (Slack's v0 signature)",
+    { 200: ["json", "text"] },
+    [400, 401, 403, 404, 409, 410, 413, 502, 503],
+    {
+      body: "form",
+      headers: SLACK_SIGNED,
+    },
+  ),
+  route(
+    "slackCommand",
+    "post /slack/commands",
+    "signature",
+    "A Slack slash command: starts the slack trigger's run",
+    { 200: "json" },
+    [400, 401, 403, 404, 413, 503],
+    {
+      body: "form",
+      headers: SLACK_SIGNED,
+    },
+  ),
+  route(
+    "slackEvents",
+    "post /slack/events",
+    "signature",
+    "Slack's Events API: a reply in a run's thread continues it",
+    { 200: ["json", "text"] },
+    [400, 401, 413, 503],
+    {
+      body: "json",
+      headers: SLACK_SIGNED,
+    },
+  ),
 
   route("listRuns", "get /runs", "token", "List runs; attr.<name>=<value> filters", { 200: runPage }, [400], {
     query: runsQuery.omit({ attributes: true }),
