@@ -1,6 +1,6 @@
 import { JournalKeyTaken, messageOf, nondeterministic, RunError, StorageError } from "../errors";
 import { fitsStep, MAX_STEP_BYTES, utf8Bytes } from "./bounds";
-import { decisionCallOf, EFFECT_METHOD, forEachEffectSlot, keyWriter, parentPath, within, type EffectKind } from "./keys";
+import { decisionCallOf, EFFECT_METHOD, forEachEffectSlot, keyWriter, parentPath, parseKey, within, type EffectKind } from "./keys";
 import type { JournalStore } from "../types/journal";
 
 /** May throw (e.g. `RunInterrupted`) to stop the run before a new step executes. */
@@ -246,4 +246,14 @@ function changesTheCall(v: unknown): boolean {
   if (typeof v !== "object" || v === null) return false;
   const d = v as { args?: unknown; response?: unknown };
   return d.args !== undefined || typeof d.response === "string";
+}
+
+/** How many `effect` steps of the journal succeeded (their recorded value says `ok`): the spawns that started a child, the schedules made. */
+export function succeededEffects(journal: Journal, effect: EffectKind): number {
+  let n = 0;
+  for (const [key, value] of journal.entries()) {
+    const k = parseKey(key);
+    if (k.kind === "effect" && k.effect === effect && (value as { ok?: unknown } | null)?.ok) n++;
+  }
+  return n;
 }

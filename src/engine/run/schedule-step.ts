@@ -1,7 +1,6 @@
 import { messageOf, nondeterministic, propagates, RunInterrupted, ToolError } from "../errors";
-import type { Journal } from "../journal/journal";
+import { succeededEffects, type Journal } from "../journal/journal";
 import { argsFingerprint } from "../journal/fingerprint";
-import { parseKey } from "../journal/keys";
 import { sha256Hex } from "./idempotency-key";
 import type { ScheduleCreated, ScheduledRef, Schedules } from "../types/schedule";
 
@@ -24,7 +23,7 @@ export async function scheduleStep(journal: Journal, schedules: Schedules | unde
   const fp = argsFingerprint(spec);
   const step = await journal.step<ScheduleStep>(key, async () => {
     if (!schedules) return { ok: false, error: "this host keeps no schedules", fp };
-    const made = countMade(journal);
+    const made = succeededEffects(journal, "schedule");
     if (made >= MAX_SCHEDULES_PER_RUN) return { ok: false, error: `this run created ${made} schedules, the most a run may (${MAX_SCHEDULES_PER_RUN})`, fp };
     return { ...(await created(schedules, scheduleIdFor(runId, key), spec)), fp };
   });
@@ -44,14 +43,4 @@ async function created(schedules: Schedules, id: string, spec: unknown): Promise
     if (propagates(err)) throw err;
     throw new RunInterrupted("retry", `ctx.schedule: no answer from the schedules' store: ${messageOf(err)}`);
   }
-}
-
-/** The schedules this run's code created so far (recorded steps that made one). */
-function countMade(journal: Journal): number {
-  let n = 0;
-  for (const [key, value] of journal.entries()) {
-    const k = parseKey(key);
-    if (k.kind === "effect" && k.effect === "schedule" && (value as ScheduleStep | null)?.ok) n++;
-  }
-  return n;
 }

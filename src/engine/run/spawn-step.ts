@@ -1,7 +1,7 @@
 import { messageOf, nondeterministic, propagates, RunInterrupted, ToolError, WaitRequired, type PendingWait } from "../errors";
-import type { Journal } from "../journal/journal";
+import { succeededEffects, type Journal } from "../journal/journal";
 import { argsFingerprint } from "../journal/fingerprint";
-import { childEndKey, parseKey } from "../journal/keys";
+import { childEndKey } from "../journal/keys";
 import { checkedAttributes } from "../attributes";
 import { MAX_WAIT_MS } from "../waits/bounds";
 import { waitId, type WaitRecorder } from "../waits/wait";
@@ -47,7 +47,7 @@ export async function spawnStep(
   const fp = argsFingerprint({ worker: spec.worker, input: spec.input });
   const step = await journal.step<SpawnStep>(key, async () => {
     if (!children) return { ok: false, error: "this host starts no child runs", worker: spec.worker, fp };
-    const made = countStarted(journal);
+    const made = succeededEffects(journal, "spawn");
     if (made >= MAX_CHILDREN_PER_RUN)
       return { ok: false, error: `this run started ${made} child runs, the most a run may (${MAX_CHILDREN_PER_RUN})`, worker: spec.worker, fp };
     return { ...(await started(children, childRunIdFor(runId, key), key, spec)), worker: spec.worker, fp };
@@ -66,16 +66,6 @@ async function started(children: Children, id: string, key: string, spec: ChildS
     if (propagates(err)) throw err;
     throw new RunInterrupted("retry", `starting a child run: no answer from its object: ${messageOf(err)}`);
   }
-}
-
-/** The child runs this run started so far (recorded spawn steps that started one). */
-function countStarted(journal: Journal): number {
-  let n = 0;
-  for (const [key, value] of journal.entries()) {
-    const k = parseKey(key);
-    if (k.kind === "effect" && k.effect === "spawn" && (value as SpawnStep | null)?.ok) n++;
-  }
-  return n;
 }
 
 export interface ChildWait {
