@@ -10,7 +10,7 @@ const jsxRuntime = fileURLToPath(new URL("./src/views/jsx-runtime.ts", import.me
 /**
  * A project in the Workers pool (workerd): the tests here, the Durable Object benchmarks in vitest.bench.config.ts.
  * `vars` over wrangler.toml's (MODEL_DISPATCH: direct for most tests, queue for `*.queue.test.ts`); `exclude` besides the e2e and node tests;
- * `main`: the Worker (default the app), `setupFiles`: what loads it before each test file.
+ * `main`: the Worker (default the app), `setupFiles`: what loads it before each test file; `isolate`: a runtime per file (default).
  */
 export const workersProject = (
   name: string,
@@ -18,7 +18,7 @@ export const workersProject = (
   testTimeout = 30_000,
   vars: Record<string, string> = {},
   exclude: string[] = [],
-  { main = "./tests/support/test-worker.ts", setupFiles = ["tests/support/install-app.ts"] } = {},
+  { main = "./tests/support/test-worker.ts", setupFiles = ["tests/support/install-app.ts"], isolate = true } = {},
 ) => ({
   plugins: [
     cloudflareTest(({ inject }) => ({
@@ -104,14 +104,43 @@ export const workersProject = (
     exclude: ["tests/e2e/**", "tests/node/**", ...exclude],
     testTimeout,
     hookTimeout: 30_000,
+    isolate,
   },
 });
+
+/**
+ * Files that start no run and touch no Durable Object: they share one runtime (`isolate: false`). Loading the
+ * app into a fresh runtime costs ~4 s a file; a file that runs Durable Objects keeps its own runtime, so no
+ * object, alarm or run id of another file reaches it.
+ */
+const UNIT_FILES = [
+  "tests/engine/**/*.test.ts",
+  "tests/email/html-text.test.ts",
+  "tests/email/mime.test.ts",
+  "tests/flow/config.test.ts",
+  "tests/http/jsx-runtime.test.ts",
+  "tests/http/api-contract.test.ts",
+  "tests/notify/notify-url.test.ts",
+  "tests/schedules/next-cron.test.ts",
+  "tests/slack/config.test.ts",
+  "tests/tokens/approval-token.test.ts",
+  "tests/triggers/cron.test.ts",
+  "tests/triggers/dmarc.test.ts",
+  "tests/triggers/review2-dmarc.test.ts",
+  "tests/triggers/sole-from.test.ts",
+];
 
 export default defineConfig({
   test: {
     projects: [
       // The Durable Object tests drive activations themselves, with the model asked inside them (direct).
-      workersProject("workers", ["tests/**/*.test.ts"], 30_000, { MODEL_DISPATCH: "direct" }, ["tests/**/*.queue.test.ts", "tests/**/*.mounted.test.ts"]),
+      workersProject("workers", ["tests/**/*.test.ts"], 30_000, { MODEL_DISPATCH: "direct" }, [
+        "tests/**/*.queue.test.ts",
+        "tests/**/*.mounted.test.ts",
+        ...UNIT_FILES,
+      ]),
+      // The files above that touch no Durable Object, in one shared runtime.
+      workersProject("workers-unit", UNIT_FILES, 30_000, { MODEL_DISPATCH: "direct" }, [], { isolate: false }),
       // The same app with MODEL_DISPATCH=queue (its own miniflare: vars are per instance).
       workersProject("workers-queue", ["tests/**/*.queue.test.ts"], 30_000, { MODEL_DISPATCH: "queue" }),
       // A consumer Worker that mounts edgework under /agents of its own Hono app (tests/fixtures/mounted).
