@@ -194,7 +194,7 @@ const RUN_UPGRADES: Array<[version: number, statements: string[]]> = [
  * writes only its event: status and updated_at come from the newest lifecycle
  * event (a decision after a pause: its journal step, since while paused only a
  * decision, an expiry or a wait's end writes the journal), the outcome (output, error, usage)
- * from the newest event that ended or paused the run, retries from the run_retry
+ * from the newest event that ended or paused the run (a cancel: only one that undid effects first carries it), retries from the run_retry
  * events since. Objects of older versions also wrote these into the row: a
  * terminal row status, and an outcome column their events lack, still count.
  */
@@ -219,7 +219,8 @@ FROM (
     WHERE type IN ('run_queued', 'run_running', 'run_awaiting_approval', 'run_waiting', 'approval_recorded', 'run_succeeded', 'run_failed', 'run_cancelled')
     ORDER BY seq DESC LIMIT 1
   ) e ON 1
-  LEFT JOIN (SELECT seq, data FROM events WHERE type IN ('run_awaiting_approval', 'run_waiting', 'run_succeeded', 'run_failed') ORDER BY seq DESC LIMIT 1) o ON 1
+  LEFT JOIN (SELECT seq, data FROM events WHERE type IN ('run_awaiting_approval', 'run_waiting', 'run_succeeded', 'run_failed')
+    OR (type = 'run_cancelled' AND data -> '$.usage' IS NOT NULL) ORDER BY seq DESC LIMIT 1) o ON 1
 ))`);
 
 /**

@@ -39,6 +39,11 @@ export class SqliteJournalStore implements JournalStore {
     return steps;
   }
 
+  /** The keys the table holds now (read, not remembered: a cancel decides on them). */
+  recordedKeys(): string[] {
+    return this.sql.all<Pick<JournalRow, "key">>`SELECT key FROM journal`.map((r) => r.key);
+  }
+
   /** Whether `key` was copied from a fork's source: recorded there, maybe for another request than this run's definitions make. */
   inherited(key: string): boolean {
     return this.copied?.has(key) ?? false;

@@ -70,7 +70,7 @@ export interface ActivationSeams {
 export interface ActivationParts {
   states: SqliteStateBackend;
   journal: LoggedJournalStore;
-  lifecycle: Pick<RunLifecycle, "activate" | "settle" | "status">;
+  lifecycle: Pick<RunLifecycle, "activate" | "settle" | "status" | "cancelRequested">;
   record: Pick<RunRecord, "event">;
   pinned: RunCatalog;
   versions: RunVersions;
@@ -95,6 +95,7 @@ export class RunActivation {
   /** The catalog of the activation in progress (the run's pinned one). */
   catalog: Catalog | undefined;
   private cancelled = false;
+  private inFlight = false;
   /** The activation in progress's line of connections (engine-config.ts): a cancel closes it. */
   private connections: ConnectionSlots | undefined;
 
@@ -116,31 +117,43 @@ export class RunActivation {
     const { lifecycle, versions, pinned, states, tracing } = this.parts;
     if (!lifecycle.activate().ok) return; // it ended: nothing runs
     this.cancelled = false;
+    // Read after the last await: a cancel that asked the run to undo its effects makes this activation the one that does.
+    const cancel = lifecycle.cancelRequested();
     versions.activatedUnder(deployedVersion());
     // The definitions the run started on; a deploy that cannot run them fails the run (no retry would help).
     const definitions = pinned.definitions(run.worker);
     if (definitions instanceof RunError) {
       await clearRunState(states, run.id);
-      return this.settle({ status: "failed", error: { code: definitions.code, message: definitions.message }, usage: parse(run.usage) ?? emptyUsage() });
+      return this.settle(
+        { status: "failed", error: { code: definitions.code, message: definitions.message }, usage: parse(run.usage) ?? emptyUsage() },
+        cancel,
+      );
     }
     this.catalog = definitions.catalog;
     let outcome: RunOutcome;
+    this.inFlight = true;
     try {
       try {
-        outcome = await this.execute(run, definitions);
+        outcome = await this.execute(run, definitions, cancel);
       } catch (err) {
         if (err instanceof RunInterrupted) return await this.onInterrupted(err);
         outcome = failedUnexpectedly(run, err, retryCount);
       }
       tracing.outcome(run, outcome);
     } finally {
+      this.inFlight = false;
       tracing.flush(); // what this activation recorded, however it ended
     }
-    await this.settle(outcome);
+    await this.settle(outcome, cancel);
+  }
+
+  /** Whether an activation is running the run's body (a cancel then may meet an effect recorded after it). */
+  running(): boolean {
+    return this.inFlight;
   }
 
   /** One pass of the engine over the run's journal, with this object's ports. */
-  private async execute(run: RunRow, definitions: Definitions): Promise<RunOutcome> {
+  private async execute(run: RunRow, definitions: Definitions, cancel: { reason?: string } | undefined): Promise<RunOutcome> {
     const { host, seams } = this;
     const { states, journal, approvals, waits, mail, slack, dispatch, deltas, tracing } = this.parts;
     const deadline = Date.now() + seams.budgetMs();
@@ -184,6 +197,7 @@ export class RunActivation {
       keyGrammar: grammar,
       attributes: parse(run.attributes) ?? {},
       parentDepth: this.parts.children.parent()?.depth ?? 0,
+      ...(cancel ? { cancelled: cancel } : {}),
     });
     await host.io("activation.outcome", () => seams.outcomeReached());
     return outcome;
@@ -222,9 +236,14 @@ export class RunActivation {
   }
 
   /** Records what the activation came to, and arms the run's next alarm: the pause's, or retention's. */
-  private async settle(outcome: RunOutcome): Promise<void> {
+  private async settle(reached: RunOutcome, cancel: { reason?: string } | undefined): Promise<void> {
     const { lifecycle, pause, answers, outbox, slack } = this.parts;
-    const moved = lifecycle.settle(outcome, () => answers.plan(outcome));
+    // A run undoing its effects after a cancel ends cancelled however its undos went (one that failed is named).
+    const outcome: RunOutcome =
+      cancel && reached.status === "failed"
+        ? { status: "cancelled", ...cancel, note: `its effects could not be undone: ${reached.error.message}`, usage: reached.usage }
+        : reached;
+    const moved = lifecycle.settle(outcome, cancel !== undefined, () => answers.plan(outcome));
     if (!moved.ok) return; // cancelled while this activation ran
     if (isPaused(outcome)) return pause.arm(outcome);
     // A message waited for this answer: the run took it, and answers it next.

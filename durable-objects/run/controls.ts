@@ -47,7 +47,7 @@ type ControlsHost = Pick<RunHost, "ctx" | "env" | "sql" | "row" | "noted" | "wak
 
 /** The parts of the run the controls act on, and how a cancel stops an activation in flight. */
 export interface ControlledParts {
-  lifecycle: Pick<RunLifecycle, "start" | "cancel" | "status" | "armedAt">;
+  lifecycle: Pick<RunLifecycle, "start" | "cancel" | "cancelUndoing" | "cancelRequested" | "status" | "armedAt">;
   approvals: RunApprovals;
   waits: RunWaits;
   states: SqliteStateBackend;
@@ -56,6 +56,8 @@ export interface ControlledParts {
   slack: Pick<RunSlack, "message">;
   /** An activation in flight stops before its next step. */
   stopActivation(): void;
+  /** Whether the run has (or may be about to record) effects its tools undo (`compensate:`): a cancel lets it undo them first. */
+  undoesOnCancel(): boolean;
   /** The run was cancelled (its trace's root span, tracing.ts). */
   cancelled(run: RunRow): void;
 }
@@ -147,17 +149,29 @@ export class RunControls {
     return answer;
   }
 
-  /** `reason`: why (a flow key's replace), kept on the run_cancelled event; bounded, it is the app's text. */
-  async cancel(reason?: string, onlyFrom?: readonly RunStatusName[]): Promise<Answer<{ status: "cancelled" }>> {
+  /**
+   * `reason`: why (a flow key's replace), kept on the run_cancelled event; bounded, it is the app's text.
+   * A run with effects its tools undo is `cancelling`: it undoes them, then ends cancelled (a second cancel changes nothing).
+   */
+  async cancel(reason?: string, onlyFrom?: readonly RunStatusName[]): Promise<Answer<{ status: "cancelled" | "cancelling" }>> {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
-    const moved = this.parts.lifecycle.cancel(typeof reason === "string" ? reason.slice(0, MAX_CANCEL_REASON) : undefined, onlyFrom);
+    const { lifecycle } = this.parts;
+    if (!TERMINAL.includes(run.status) && lifecycle.cancelRequested()) return { ok: true, status: "cancelling" };
+    const why = typeof reason === "string" ? reason.slice(0, MAX_CANCEL_REASON) : undefined;
+    const undoing = this.parts.undoesOnCancel();
+    const moved = undoing ? lifecycle.cancelUndoing(why, onlyFrom) : lifecycle.cancel(why, onlyFrom);
     if (!moved.ok) {
       const live = moved.from !== undefined && !TERMINAL.includes(moved.from);
       return { ok: false, status: 409, error: live ? `the run is ${moved.from}, no longer one of ${onlyFrom?.join(", ")}` : runEnded(moved.from!) };
     }
     this.parts.stopActivation();
     this.parts.dispatch.forget();
+    // The next activation undoes the effects and ends the run (activation.ts); the run's state stays until then.
+    if (undoing) {
+      await this.host.wakeSoon();
+      return { ok: true, status: "cancelling" };
+    }
     this.parts.cancelled(run);
     await clearRunState(this.parts.states, run.id);
     // Retention, from when the event says it ended: replaces a pause's deadline, never a wake-up requested.

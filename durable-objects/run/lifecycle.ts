@@ -15,6 +15,8 @@
  *                                      │   └─settle─▶ succeeded | failed
  *                                      └────converse─── succeeded (a conversation's next message)
  *   cancel: queued | running | awaiting_approval | waiting ─▶ cancelled
+ *   cancel of a run with effects to undo (`compensate:`): ─cancelUndoing─▶ running (its body runs
+ *     no more; it undoes them, pausing for an undo's approval) ─settle─▶ cancelled; a second cancel ends it at once
  *   the stuck-run sweep (sweep.ts), of a queued or running run with no alarm and none running:
  *     revive ─▶ the same status, woken (`run_swept`) · abandon ─▶ failed (`stuck`)
  *
@@ -64,13 +66,22 @@
  *    transaction; the alarm sends them until each is delivered or given up, and the alarm
  *    comes no later than the next one due (the harness: "its end … is not notified";
  *    tests/notify/completion.test.ts).
+ * 10. A cancel of a run with effects to undo (`cancelUndoing`) lets exactly one kind of activation
+ *    end it: one begun after the cancel, which runs no body and only undoes (`settle`'s `undoing`);
+ *    an activation begun before records no outcome or pause. Nothing of the body starts after the
+ *    cancel answered. (compensation-cancel.test.ts: at each step seam, with an order in flight,
+ *    evicted between undos, paused for an approval)
  */
 
 import { isPaused, waitingFor, type RunOutcome, type Usage, type WaitingFor } from "../../src/engine";
 import { PAUSED, TERMINAL, type RunStatusName } from "../../src/runs/types";
 import type { RunRow } from "../rows";
+import { parse } from "../sql";
 import type { RunApprovals } from "./approvals";
 import type { RunHost } from "./host";
+
+/** The event of a cancel that lets the run undo its effects first (`cancelUndoing`). */
+const CANCELLING = "run_cancelling";
 
 /** An alarm handler runs at most this long (the platform's wall-time limit): a mark older than that was cut off. */
 const ALARM_WALL_MS = 15 * 60_000;
@@ -94,6 +105,8 @@ export interface TransitionHooks {
   takeWaitingMessage(): number | undefined;
   /** The run ended (`failed`, `cancelled`: the messages waiting are dropped) or paused: its notifications are planned. */
   outcome(status: RunStatusName): void;
+  /** The run was cancelled and undoes its effects before it ends: its children are cancelled now. */
+  cancelling(): void;
 }
 
 export class RunLifecycle {
@@ -143,20 +156,24 @@ export class RunLifecycle {
    * What an activation came to, from running only: a pause, or an end (which voids the pending
    * approvals). `alongside` writes what goes with it in the same transaction (an answer mail planned).
    */
-  settle(outcome: RunOutcome, alongside?: () => void): Moved | Refused {
+  settle(outcome: RunOutcome, undoing: boolean, alongside?: () => void): Moved | Refused {
     let continued = false;
-    const moved = this.move(["running"], () => {
-      alongside?.();
-      if (!isPaused(outcome)) this.approvals.voidPending(Date.now());
-      const result = outcome.status === "succeeded" ? { output: outcome.output } : outcome.status === "failed" ? { error: outcome.error } : pauseData(outcome);
-      this.host.event(`run_${outcome.status}`, { ...result, usage: outcome.usage });
-      // A message that came while the run worked is answered next: the answer above stays its own turn.
-      const message = outcome.status === "succeeded" ? this.hooks.takeWaitingMessage() : undefined;
-      if (message !== undefined) {
-        this.host.event("run_running", { message });
-        continued = true;
-      } else this.hooks.outcome(outcome.status);
-    });
+    // An activation that began before a cancel asked the run to undo its effects records nothing: the undoing one ends it.
+    const moved = this.move(
+      ["running"],
+      () => {
+        alongside?.();
+        if (!isPaused(outcome)) this.approvals.voidPending(Date.now());
+        this.host.event(`run_${outcome.status}`, { ...outcomeData(outcome), usage: outcome.usage });
+        // A message that came while the run worked is answered next: the answer above stays its own turn.
+        const message = outcome.status === "succeeded" ? this.hooks.takeWaitingMessage() : undefined;
+        if (message !== undefined) {
+          this.host.event("run_running", { message });
+          continued = true;
+        } else this.hooks.outcome(outcome.status);
+      },
+      () => (this.cancelRequested() !== undefined) === undoing,
+    );
     return moved.ok && continued ? { ...moved, continued } : moved;
   }
 
@@ -171,6 +188,27 @@ export class RunLifecycle {
       this.host.event("run_cancelled", reason ? { reason } : {});
       this.hooks.outcome("cancelled");
     });
+  }
+
+  /**
+   * A cancel of a run with effects its tools can undo: the run stays live (running) for an
+   * activation that undoes them and ends it cancelled (`settle`, `undoing`); its pending approvals
+   * are voided, its children cancelled. Refused, like `cancel`, for a run that ended.
+   */
+  cancelUndoing(reason?: string, onlyFrom?: readonly RunStatusName[]): Moved | Refused {
+    const from = onlyFrom ? LIVE.filter((s) => onlyFrom.includes(s)) : LIVE;
+    return this.move(from, (status) => {
+      this.approvals.voidPending(Date.now());
+      this.host.event(CANCELLING, reason ? { reason } : {});
+      if (status !== "running") this.host.event("run_running", {});
+      this.hooks.cancelling();
+    });
+  }
+
+  /** The cancel a run undoing its effects was asked (`cancelUndoing`): its reason; undefined when none was. */
+  cancelRequested(): { reason?: string } | undefined {
+    const row = this.host.sql.one<{ data: string | null }>`SELECT data FROM events WHERE type = ${CANCELLING} LIMIT 1`;
+    return row && (parse<{ reason?: string }>(row.data) ?? {});
   }
 
   /** The sweep found the run stuck (`stuck`): `write` records its attempt, in the transaction that checks it is still queued or running. */
@@ -195,10 +233,10 @@ export class RunLifecycle {
     });
   }
 
-  private move(from: readonly RunStatusName[], write: (from: RunStatusName) => unknown): Moved | Refused {
+  private move(from: readonly RunStatusName[], write: (from: RunStatusName) => unknown, allowed = () => true): Moved | Refused {
     return this.host.ctx.storage.transactionSync(() => {
       const status = this.status();
-      if (status === undefined || !from.includes(status)) return { ok: false, from: status, legacy: false };
+      if (status === undefined || !from.includes(status) || !allowed()) return { ok: false, from: status, legacy: false };
       if (TERMINAL.includes(status) && this.endedInRow()) return { ok: false, from: status, legacy: true };
       write(status);
       return { ok: true, from: status };
@@ -279,6 +317,14 @@ export class RunLifecycle {
     await this.port.store(t);
     this.armed = t;
   }
+}
+
+/** An outcome's event data besides its usage. */
+function outcomeData(outcome: RunOutcome): Record<string, unknown> {
+  if (outcome.status === "succeeded") return { output: outcome.output };
+  if (outcome.status === "failed") return { error: outcome.error };
+  if (outcome.status === "cancelled") return { ...(outcome.reason ? { reason: outcome.reason } : {}), ...(outcome.note ? { note: outcome.note } : {}) };
+  return pauseData(outcome);
 }
 
 /** A pause's event data: its timers, events and questions (`waiting_for`; a question by its id), when it has any. */

@@ -79,14 +79,29 @@ export class RunOutbox {
 
   /** In the transaction of the status event just written (`status`): one row per listener that wants it. */
   plan(status: RunStatusName): void {
-    const { ctx, env, sql } = this.host;
+    const { ctx, env } = this.host;
     const ended = TERMINAL.includes(status);
     const listeners = ctx.storage.kv.get<RunNotify>(LISTENERS);
     const targets: Array<Pick<OutboxRow, "kind" | "dest">> = [];
     if (ended && listeners?.flow) targets.push({ kind: "flow", dest: listeners.flow });
     if (ended && listeners?.parent) targets.push({ kind: "parent", dest: listeners.parent.run });
-    if (ended) for (const child of this.unfinishedChildren()) targets.push({ kind: "child", dest: child });
+    if (ended) targets.push(...this.childCancels());
     for (const hook of [listeners?.url, globalNotify(env)]) if (hook?.on.includes(ended ? "ended" : "paused")) targets.push({ kind: "url", dest: hook.url });
+    this.insert(targets);
+  }
+
+  /** In the transaction of a cancel that lets the run undo its effects first: its unfinished children are cancelled now. */
+  planChildCancels(): void {
+    this.insert(this.childCancels());
+  }
+
+  private childCancels(): Array<Pick<OutboxRow, "kind" | "dest">> {
+    return this.unfinishedChildren().map((child) => ({ kind: "child", dest: child }));
+  }
+
+  /** The rows of the status event just written, one per target. */
+  private insert(targets: Array<Pick<OutboxRow, "kind" | "dest">>): void {
+    const { sql } = this.host;
     if (!targets.length) return;
     makeOnFirstUse(sql, "outbox");
     // Asked again, not assumed: the transaction this runs in may still roll back, the table with it.

@@ -3,6 +3,7 @@
  * each other: who needs what is read here, in one place. Owns nothing.
  */
 
+import { catalogCompensates, hasEffectsToUndo } from "../../src/engine";
 import type { Journal } from "../../src/engine/journal/journal";
 import type { OtelVars } from "../../src/otel/exporter";
 import type { EventDelivery } from "../../src/runs/types";
@@ -75,6 +76,7 @@ export function runParts(host: RunHost, seams: PartSeams) {
         if (status === "failed" || status === "cancelled") followUps.drop(`the run ${status === "failed" ? "failed" : "was cancelled"} before answering them`);
         outbox.plan(status);
       },
+      cancelling: () => outbox.planChildCancels(),
     },
   );
   const waits = new RunWaits(host, journal);
@@ -103,6 +105,9 @@ export function runParts(host: RunHost, seams: PartSeams) {
     dispatch,
     slack,
     stopActivation: () => activation.stop(),
+    // Effects to undo: recorded, or maybe about to be (an activation in flight, under a catalog with `compensate:`).
+    undoesOnCancel: () =>
+      hasEffectsToUndo(journal.recordedKeys()) || (activation.running() && activation.catalog !== undefined && catalogCompensates(activation.catalog)),
     cancelled: (run) => tracing.endedOutside(run, { status: "cancelled" }, host.keyGrammar(), seams.otelVars()),
   });
   const reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation, attributes, children });

@@ -100,7 +100,7 @@ export class RunDO extends DurableObject<Env> implements RunRpc {
     return this.parts.controls.decideByReply(mac, reply);
   }
 
-  async cancel(reason?: string, onlyFrom?: readonly RunStatusName[]): Promise<Answer<{ status: "cancelled" }>> {
+  async cancel(reason?: string, onlyFrom?: readonly RunStatusName[]): Promise<Answer<{ status: "cancelled" | "cancelling" }>> {
     return this.parts.controls.cancel(reason, onlyFrom);
   }
 

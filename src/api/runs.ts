@@ -88,7 +88,8 @@ export const eventBody = z.strictObject({ payload: z.unknown(), id: z.unknown().
 /** Taken by a wait (`applied`), kept for the next one (`buffered`), or a repeat (`duplicate`). */
 export const sentEvent = z.object({ id: z.string(), applied: z.boolean(), buffered: z.boolean(), duplicate: z.boolean() });
 
-export const cancelledRun = z.object({ id: z.string(), status: z.literal("cancelled") });
+/** `cancelling`: the run undoes the effects its tools said how to undo (`compensate:`), then ends cancelled. */
+export const cancelledRun = z.object({ id: z.string(), status: z.enum(["cancelled", "cancelling"]) });
 export const resumedRun = z.object({ id: z.string(), status: runStatus, resumed: z.literal(true) });
 
 /** `<created_at>.<id>` of the last run on the page: the keyset the next page starts after. */

@@ -77,6 +77,8 @@ async function evidence(suite: EvalSuite, c: EvalCase, worker: string, setup: Ca
     const tree = callTree(store.entries);
     if (out.status === "succeeded") return { ...base, status: out.status, output: out.output, usage: out.usage, tree };
     if (out.status === "failed") return { ...base, status: out.status, error: `${out.error.code}: ${out.error.message}`, usage: out.usage, tree };
+    // An eval's run is never cancelled (RunRequest.cancelled); said, should that change.
+    if (out.status === "cancelled") return { ...base, status: "error", error: "the run was cancelled", usage: out.usage, tree };
     if (out.status === "waiting") {
       const waits = waitingFor(out)
         .map((w) => (w.name ? `${w.kind} ${w.name}` : w.kind))

@@ -37,7 +37,7 @@ export interface RunRpc {
   decideByReply(mac: string, reply: ReplyRequest): Promise<Answer<Decided>>;
   /** `reason`: why, kept on the run_cancelled event (a flow key's replace says which run replaced it). */
   /** `onlyFrom`: cancel only a run in one of these statuses (read in the cancel's transaction). */
-  cancel(reason?: string, onlyFrom?: readonly RunStatusName[]): Promise<Answer<{ status: "cancelled" }>>;
+  cancel(reason?: string, onlyFrom?: readonly RunStatusName[]): Promise<Answer<{ status: "cancelled" | "cancelling" }>>;
   /** A worker this run created, as `.worker` file text. */
   createdWorker(name: string): Promise<Answer<{ text: string }>>;
   /** The next message of the run's conversation (POST /runs/:id/messages): taken now by a run that succeeded, else waiting its turn; the same `id` again adds none. */

@@ -183,7 +183,7 @@ describe("the alarm rule, one writer at a time (RunLifecycle's wake and arm)", (
         host,
         { voidPending: () => {} },
         { store: (at) => state.storage.setAlarm(at), clamp: (at) => at },
-        { takeWaitingMessage: () => undefined, outcome: () => {} },
+        { takeWaitingMessage: () => undefined, outcome: () => {}, cancelling: () => {} },
       );
       return fn(lifecycle, state.storage);
     });

@@ -24,8 +24,19 @@ export function failureBeingUndone(journal: Journal, root: string): RunError | u
   return recorded && new RunError(recorded.code, recorded.message);
 }
 
+/** Whether a journal (its keys) holds an effect a tool can undo (`<call>/undo`): a cancel then undoes it before the run ends. */
+export const hasEffectsToUndo = (keys: Iterable<string>): boolean => {
+  for (const key of keys) if (parseKey(key).kind === "undo") return true;
+  return false;
+};
+
+/** Whether any worker of a catalog has a tool whose effect can be undone: a run of it may record one at any step. */
+export const catalogCompensates = (catalog: { workers: ReadonlyMap<string, CatalogWorker> }): boolean =>
+  [...catalog.workers.values()].some((w) => Object.values(w.toolsets).some((t) => t.compensate !== undefined));
+
 /**
- * Undoes the effects the run made, newest first, after it failed with `failure`: each
+ * Undoes the effects the run made, newest first, after it failed with `failure` (recorded,
+ * so a replay fails the same way) or was cancelled (no failure: the host says so each time): each
  * recorded undo (`<call>/undo`, toolsets/wrappers/compensable.ts) becomes a call of its
  * tool through its worker's toolset at `<call>/undone` — journaled (made once, across
  * evictions) and approval-gated like any call. An undo that fails is logged and the others
@@ -38,7 +49,7 @@ export async function undoEffects(
   usage: UsageMeter,
   workerNamed: (name: string) => CatalogWorker | undefined,
   root: string,
-  failure: RunError,
+  failure: RunError | undefined,
 ): Promise<number> {
   const undos: Array<{ call: string; undo: RecordedUndo }> = [];
   for (const [key, value] of run.journal.entries()) {
@@ -47,7 +58,7 @@ export async function undoEffects(
   }
   if (!undos.length) return 0;
   const marker = compensationKey(root);
-  if (!run.journal.get(marker)) await run.journal.record<RecordedFailure>(marker, { code: failure.code, message: failure.message });
+  if (failure && !run.journal.get(marker)) await run.journal.record<RecordedFailure>(marker, { code: failure.code, message: failure.message });
   let failed = 0;
   for (const { call, undo } of undos.reverse()) {
     const worker = workerNamed(undo.worker);

@@ -82,11 +82,18 @@ export interface RunRequest {
   attributes?: Attributes;
   /** A child run: the depth of the call that spawned it, which its own calls count on from (MAX_DEPTH holds across runs). */
   parentDepth?: number;
+  /**
+   * The run was cancelled after effects its tools can undo (`compensate:`): its body runs no
+   * more; this activation undoes the effects (run/compensate.ts) and the run ends `cancelled`.
+   */
+  cancelled?: { reason?: string };
 }
 
 export type RunOutcome =
   | { status: "succeeded"; output: unknown; usage: Usage }
   | { status: "failed"; error: { code: RunErrorCode; message: string }; usage: Usage }
+  /** Cancelled once its effects were undone (`RunRequest.cancelled`); `note`: the undos that could not be made. */
+  | { status: "cancelled"; reason?: string; note?: string; usage: Usage }
   /** Paused (`pauseStatus`); each lists all it waits for. */
   | { status: "awaiting_approval" | "waiting"; pending: PendingApproval[]; waits: PendingWait[]; usage: Usage };
 
@@ -169,6 +176,7 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
   try {
     const root = run.callables.get(req.worker);
     if (!root) throw new RunError("unknown_worker", `unknown worker "${req.worker}"; known: ${run.callables.names().join(", ")}`);
+    if (req.cancelled) return await cancelledAfterUndoing(run, calls, root.name, req.cancelled);
     const undoing = failureBeingUndone(journal, root.name);
     if (undoing) throw undoing;
     const output = await root.call(req.input, { path: root.name, usage: run.usage });
@@ -197,11 +205,35 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
  * while an undo waits for its approval.
  */
 async function failedAfterUndoing(run: RunServices, calls: CallServices, root: string, err: RunError): Promise<RunOutcome> {
+  return afterUndoing(run, calls, root, err, (note) => ({
+    status: "failed",
+    error: { code: err.code, message: err.message + (note ? ` (${note})` : "") },
+    usage: run.usage.snapshot(),
+  }));
+}
+
+/** A cancelled run's outcome once its effects are undone; paused instead while an undo waits for its approval. */
+async function cancelledAfterUndoing(run: RunServices, calls: CallServices, root: string, cancel: { reason?: string }): Promise<RunOutcome> {
+  return afterUndoing(run, calls, root, undefined, (note) => ({
+    status: "cancelled",
+    ...(cancel.reason ? { reason: cancel.reason } : {}),
+    ...(note ? { note } : {}),
+    usage: run.usage.snapshot(),
+  }));
+}
+
+/** Undoes the run's effects (`failure`: why it failed, recorded), then its end: `note` names the undos that could not be made. */
+async function afterUndoing(
+  run: RunServices,
+  calls: CallServices,
+  root: string,
+  failure: RunError | undefined,
+  ended: (note: string | undefined) => RunOutcome,
+): Promise<RunOutcome> {
   try {
     const workerNamed = (name: string) => run.catalog.get(name) ?? run.created.get(name)?.worker;
-    const failed = await undoEffects(calls, run.log, run.usage, workerNamed, root, err);
-    const note = failed ? ` (${failed} of its effects could not be undone: see the run's log)` : "";
-    return { status: "failed", error: { code: err.code, message: err.message + note }, usage: run.usage.snapshot() };
+    const failed = await undoEffects(calls, run.log, run.usage, workerNamed, root, failure);
+    return ended(failed ? `${failed} of its effects could not be undone: see the run's log` : undefined);
   } catch (paused) {
     if (paused instanceof RunPaused) return { status: pauseStatus(paused.pending), pending: paused.pending, waits: paused.waits, usage: run.usage.snapshot() };
     throw paused;

@@ -1,0 +1,180 @@
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { script, settle, stub } from "./helpers";
+import { landAt, object, statusEvents } from "./interleave";
+
+/**
+ * Compensations on cancel (issue 32, item 5): a run cancelled after effects its tools can undo
+ * answers `cancelling`, runs no more of its body, undoes the effects newest first (once each,
+ * approval-gated like any call) and ends `cancelled` — whichever await of the run the cancel lands in.
+ */
+
+/** Every request the shop saw: method and path, in order. Orders are placed by POST and cancelled by DELETE. */
+let seen: string[] = [];
+/** A POST held in flight (its path): the fake shop answers it once `releasePost` is called. */
+let holdPost: string | undefined;
+let postHeld: Promise<void>;
+let postReached: () => void;
+let releasePost: () => void;
+
+beforeEach(() => {
+  seen = [];
+  holdPost = undefined;
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  releasePost = release;
+  postHeld = new Promise<void>((r) => (postReached = r));
+  const upstream = globalThis.fetch;
+  // The Durable Object runs in this isolate: its http tool reaches this fake shop.
+  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (url.host !== "shop.example") return upstream(input, init);
+    const method = init?.method ?? "GET";
+    seen.push(`${method} ${url.pathname}`);
+    if (method !== "POST") return Response.json({ cancelled: url.pathname });
+    if (url.pathname === holdPost) {
+      postReached();
+      await released;
+    }
+    const id = url.pathname.split("/").at(-1);
+    return Response.json({ id, href: `https://shop.example/orders/${id}` }, { status: 201 });
+  });
+});
+afterEach(() => vi.restoreAllMocks());
+
+const order = (id: string) => ({ tool_calls: [{ name: "shop_fetch", arguments: { url: `https://shop.example/new/${id}`, method: "POST", body: "{}" } }] });
+const ordersThenDone = [order("a"), order("b"), order("c"), { text: "done" }];
+
+/** Each order placed is cancelled once, newest first, after the last order. */
+function expectEachUndoneOnce(requests: string[]): void {
+  const posts = requests.filter((r) => r.startsWith("POST "));
+  const deletes = requests.filter((r) => r.startsWith("DELETE "));
+  expect(new Set(posts).size, "no order placed twice").toBe(posts.length);
+  expect(deletes, "each order undone once, newest first").toEqual(posts.map((p) => `DELETE /orders/${p.split("/").at(-1)}`).reverse());
+  expect(requests.slice(0, posts.length), "no order placed after an undo").toEqual(posts);
+}
+
+async function start(id: string, worker: string, replies: unknown[]): Promise<void> {
+  await script(worker, replies);
+  await stub(id).start({ id, worker, input: { input: "order" }, approvalMode: "ask", budget: {} });
+}
+
+describe("a cancel of a run with effects to undo", () => {
+  it("between activations: answers cancelling, undoes both orders newest first, ends cancelled; its body asks the model no more", async () => {
+    const id = "cancel-undo-between";
+    await start(id, "undo-poster", ordersThenDone);
+    // Thrown before the step that starts once the journal holds 4 steps: two orders placed, the run still running.
+    await stub(id).setTestHooks({ fault: { atJournalSize: 4, mode: "throw" } });
+    await runDurableObjectAlarm(object(id)).catch(() => {});
+    expect((await stub(id).status())!.status).toBe("running");
+    const placed = seen.length;
+    expect(placed).toBeGreaterThan(0);
+
+    expect(await stub(id).cancel("the customer changed their mind")).toEqual({ ok: true, status: "cancelling" });
+    // A second cancel changes nothing (it does not cut the undos short).
+    expect(await stub(id).cancel()).toEqual({ ok: true, status: "cancelling" });
+    const view = await settle(id);
+    expect(view.status).toBe("cancelled");
+    expectEachUndoneOnce(seen);
+    expect(seen.filter((r) => r.startsWith("POST ")).length, "no order after the cancel").toBe(placed);
+    const events = await statusEvents(id);
+    expect(events).toContain("run_cancelling");
+    expect(events.at(-1)).toBe("run_cancelled");
+    // The call tree shows what undid each effect made (a call the model asked for but the cancel stopped has none).
+    expect(view.call_tree!.tools.flatMap((t) => (t.undo ? [t.undo.status] : []))).toEqual(Array(placed).fill("ok"));
+    // Ended: a cancel now is refused as for any ended run.
+    expect((await stub(id).cancel()).ok).toBe(false);
+  });
+
+  it("while an order is in flight: the order it could not stop is undone too, and nothing after it is placed", async () => {
+    const id = "cancel-undo-inflight";
+    await start(id, "undo-poster", ordersThenDone);
+    holdPost = "/new/b";
+    const driving = runDurableObjectAlarm(object(id));
+    await postHeld;
+    const answer = await stub(id).cancel();
+    expect(answer).toEqual({ ok: true, status: "cancelling" });
+    releasePost();
+    await driving;
+    const view = await settle(id);
+    expect(view.status).toBe("cancelled");
+    expect(seen).toEqual(["POST /new/a", "POST /new/b", "DELETE /orders/b", "DELETE /orders/a"]);
+  });
+
+  // The cancel landing at each pass of the activation's step seam (before and after it): whatever it meets
+  // (no order yet at steps 1-2, one at 3-4, two at 5-6), every order made is undone once, newest first,
+  // and none is made after the cancel answered.
+  for (const when of ["before", "after"] as const) {
+    for (let nth = 1; nth <= 6; nth++) {
+      it(`landing at step ${nth} (${when} its seam): each order made is undone once and the run ends cancelled`, async () => {
+        const id = `cancel-undo-step-${when}-${nth}`;
+        await start(id, "undo-poster", ordersThenDone);
+        let postsAtCancel = -1;
+        const landed = await landAt(id, { point: "activation.step", nth, when }, async () => {
+          postsAtCancel = seen.filter((r) => r.startsWith("POST ")).length;
+          return stub(id).cancel();
+        });
+        const view = await settle(id);
+        if (!landed.reached) {
+          // The run ended before this pass: nothing to cancel, nothing undone.
+          expect(view.status).toBe("succeeded");
+          return;
+        }
+        expect(landed.landed).toEqual({ ok: true, status: "cancelling" });
+        expect(view.status).toBe("cancelled");
+        expectEachUndoneOnce(seen);
+        expect(seen.filter((r) => r.startsWith("POST ")).length, "no order started after the cancel answered").toBe(postsAtCancel);
+        expect(postsAtCancel, "the orders made before this step").toBe(Math.floor((nth - 1) / 2));
+      });
+    }
+  }
+
+  it("evicted between its undos: each is made once, newest first", async () => {
+    for (const k of [5, 6, 7]) {
+      seen = [];
+      const id = `cancel-undo-evict-${k}`;
+      await start(id, "undo-poster", ordersThenDone);
+      await stub(id).setTestHooks({ fault: { atJournalSize: 4, mode: "throw" } });
+      await runDurableObjectAlarm(object(id)).catch(() => {});
+      expect((await stub(id).cancel()).ok).toBe(true);
+      // Faults in the undoing activation: after its first undo, or between a call and its result.
+      await stub(id).setTestHooks({ fault: { atJournalSize: k, mode: k % 2 ? "throw" : "abort" } });
+      const view = await settle(id);
+      expect(view.status).toBe("cancelled");
+      expectEachUndoneOnce(seen);
+    }
+  });
+
+  it("paused for an approval: the approval is voided, each undo waits for its own approval, and the run ends cancelled", async () => {
+    const id = "cancel-undo-approved";
+    // undo-asker asks before any DELETE: the model's own DELETE pauses the run after two orders.
+    const del = { tool_calls: [{ name: "shop_fetch", arguments: { url: "https://shop.example/orders/x", method: "DELETE" } }] };
+    await start(id, "undo-asker", [order("a"), order("b"), del, { text: "never asked" }]);
+    let view = await settle(id);
+    expect(view.status).toBe("awaiting_approval");
+    const asked = view.approvals.find((a) => a.status === "pending")!;
+    expect((await stub(id).cancel()).status).toBe("cancelling");
+    view = await settle(id);
+    // The body's approval is void: deciding it now changes nothing.
+    expect(view.approvals.find((a) => a.id === asked.id)!.status).toBe("voided");
+    expect((await stub(id).decide(asked.id, { decision: "approve", by: "ops" })).ok).toBe(false);
+    // b's undo asks first.
+    expect(view.status).toBe("awaiting_approval");
+    for (let i = 0; i < 2; i++) {
+      const pending = view.approvals.filter((a) => a.status === "pending");
+      expect(pending).toHaveLength(1);
+      expect((await stub(id).decide(pending[0]!.id, { decision: "approve", by: "ops" })).ok).toBe(true);
+      view = await settle(id);
+    }
+    expect(view.status).toBe("cancelled");
+    expect(seen).toEqual(["POST /new/a", "POST /new/b", "DELETE /orders/b", "DELETE /orders/a"]);
+  });
+
+  it("a run whose tools undo nothing is cancelled at once, as before", async () => {
+    const id = "cancel-undo-none";
+    await start(id, "undo-poster", ordersThenDone);
+    expect(await stub(id).cancel()).toEqual({ ok: true, status: "cancelled" });
+    expect((await stub(id).status())!.status).toBe("cancelled");
+    expect(seen).toEqual([]);
+  });
+});
