@@ -189,4 +189,50 @@ describe("ctx.spawn and ctx.map (child runs)", () => {
     await spawnerH.run({ worker: "spawner", input: { worker: "child" } });
     expect([...started.values()].at(-1)!.spec.depth).toBe(1);
   });
+
+  it("budgets (issue 32): each child starts with what the run has left, its ended children's usage counted once per replay; a run with nothing left starts none", async () => {
+    const inTurn = defineFunction({
+      name: "in-turn",
+      description: "Spawns child after child, each once the last ended",
+      input: z.strictObject({ count: z.number() }),
+      async run({ count }, ctx) {
+        for (let n = 0; n < count; n++) await (await ctx.spawn("child", { n })).result();
+        return { count };
+      },
+    });
+    const h = harness({}, { functions: [child, inTurn] });
+    const { port, started } = countingChildren();
+    h.config.children = port;
+    const store = new MemoryJournalStore();
+    const used = { requests: 2, inputTokens: 300, outputTokens: 100, costUsd: 0.25 };
+    const run = () =>
+      executeRun(h.config, store, { runId: "b-1", worker: "in-turn", input: { count: 3 }, budget: { maxTokens: 1000, maxCostUsd: 1, onExceed: "fail" } });
+    let outcome = await run();
+    for (let round = 0; outcome.status === "waiting" && round < 5; round++) {
+      const w = outcome.waits[0]!;
+      endChild(store, (parseKey(w.key) as { spawn: string }).spawn, w.correlation!, { output: {}, usage: used });
+      outcome = await run();
+    }
+    // Each child reports 400 tokens and $0.25: the n-th spawn gets 1000 tokens and $1 less what the n - 1 before it used.
+    expect([...started.values()].map((s) => s.spec.budget)).toEqual([
+      { maxTokens: 1000, maxCostUsd: 1, onExceed: "fail" },
+      { maxTokens: 600, maxCostUsd: 0.75, onExceed: "fail" },
+      { maxTokens: 200, maxCostUsd: 0.5, onExceed: "fail" },
+    ]);
+    // The third child's 400 tokens put the run past its budget after its last spawn: it ends with all three counted, once.
+    expect(outcome).toMatchObject({ status: "succeeded", usage: { requests: 6, inputTokens: 900, outputTokens: 300, costUsd: 0.75 } });
+    expect(await run()).toMatchObject({ status: "succeeded", usage: { requests: 6, inputTokens: 900, outputTokens: 300 } });
+
+    // Over its budget, a run spawns nothing more: the check before a start is the one before a model request.
+    const over = new MemoryJournalStore();
+    const again = () => executeRun(h.config, over, { runId: "b-2", worker: "in-turn", input: { count: 3 }, budget: { maxTokens: 700 } });
+    let o = await again();
+    for (let round = 0; o.status === "waiting" && round < 5; round++) {
+      const w = o.waits[0]!;
+      endChild(over, (parseKey(w.key) as { spawn: string }).spawn, w.correlation!, { output: {}, usage: used });
+      o = await again();
+    }
+    expect(o).toMatchObject({ status: "failed", error: { code: "budget_exceeded", message: expect.stringContaining("800 tokens used, max_tokens is 700") } });
+    expect([...over.entries.keys()].filter((k) => /\/spawn:\d+$/.test(k))).toHaveLength(2);
+  });
 });
