@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineFunction, executeRun, MemoryJournalStore, type RunOutcome } from "../../src/engine";
+import { callTree } from "../../src/engine/journal/call-tree";
+import { journalUsage, rolledUpUsage } from "../../src/engine/journal/run-usage";
 import { childEndKey, keyWriter, parseKey } from "../../src/engine/journal/keys";
 import { childRunIdFor, MAX_MAP_CONCURRENCY } from "../../src/engine/run/spawn-step";
 import type { ChildEnd, ChildSpec, Children } from "../../src/engine/types/children";
@@ -234,5 +236,27 @@ describe("ctx.spawn and ctx.map (child runs)", () => {
     }
     expect(o).toMatchObject({ status: "failed", error: { code: "budget_exceeded", message: expect.stringContaining("800 tokens used, max_tokens is 700") } });
     expect([...over.entries.keys()].filter((k) => /\/spawn:\d+$/.test(k))).toHaveLength(2);
+  });
+
+  it("a child run's usage is its spawning worker call's in the call tree, so the tree's top adds up to the run's usage", () => {
+    const answer = (toolCalls: unknown[], inputTokens: number) => ({
+      text: null,
+      toolCalls,
+      usage: { inputTokens, outputTokens: 5 },
+      model: "m",
+      costUsd: 0.5,
+    });
+    const entries: Array<[string, unknown]> = [
+      ["boss/turn:1/model", answer([{ id: "a", name: "helper", arguments: "{}" }], 100)],
+      ["boss/turn:1/tool:1/spawn:1", { ok: true, id: "child-1", worker: "helper" }],
+      [
+        childEndKey("boss/turn:1/tool:1/spawn:1"),
+        { ended: "child", at: 1, run: "child-1", status: "succeeded", output: 1, usage: { requests: 3, inputTokens: 70, outputTokens: 30, costUsd: 0.25 } },
+      ],
+      ["boss/turn:2/model", answer([], 200)],
+    ];
+    const tree = callTree(entries)!;
+    expect(tree.usage).toEqual({ requests: 5, inputTokens: 370, outputTokens: 40, costUsd: 1.25 });
+    expect(rolledUpUsage(tree)).toEqual(journalUsage(entries));
   });
 });
