@@ -96,6 +96,19 @@ describe("child runs and budgets (issue 32: budgets carry over)", () => {
     expect(parent.error!.message).toContain("continuing past it was rejected by test");
   });
 
+  it("a child cancelled mid-way tells its parent what it had used by then", async () => {
+    const ask = await oneAsk("budget-calibrate-5");
+    const tag = "budget-cancelled";
+    await start(tag, { own: 1, count: 1, asks: 2, oneByOne: true, wait: true });
+    await runDurableObjectAlarm(env.RUNS.getByName(tag));
+    const [child] = (await stub(tag).status())!.children;
+    await runDurableObjectAlarm(env.RUNS.getByName(child!.id));
+    expect((await stub(child!.id).status())!).toMatchObject({ status: "waiting", usage: times(ask, 2) });
+    expect((await stub(child!.id).cancel("enough")).ok).toBe(true);
+    const { parent } = await settleTree(tag);
+    expect(parent).toMatchObject({ status: "succeeded", usage: times(ask, 3), children: [{ status: "cancelled" }] });
+  });
+
   it("hostile: a child's end with a usage of negative, NaN, infinite or text fields is recorded bounded; the parent's usage stays finite", async () => {
     const ask = await oneAsk("budget-calibrate-4");
     const tag = "budget-hostile";
