@@ -2,8 +2,9 @@
  * A run's child runs (`ctx.spawn`, `ctx.map`, `run: child`), both sides. As a parent: it
  * starts each child (idempotent per id: the engine derives the id from this run and the
  * spawn's key, src/engine/run/spawn-step.ts) with this run's approval mode and what is left
- * of its budget (the engine's figure, `childBudget`), and records each child's end once (its usage bounded), under the spawn's `/end` key, when the child tells it
- * (`ended`, the RunDO's `childEnded`); a duplicate is a no-op. As a child: its parent is kept
+ * of its budget (the engine's figure, `childBudget`), and records each child's end once (its
+ * usage bounded), under the spawn's `/end` key, when the child tells it (`ended`, the RunDO's
+ * `childEnded`); a duplicate is a no-op. As a child: its parent is kept
  * with its listeners (outbox.ts, the `notify` KV row), and its end is told to the parent
  * from its outbox until the parent answers. Owns no table: the spawns and ends are journal
  * steps. Needs from its host: `env` (the RUNS binding), the SQL, `ctx` (transactions, KV),

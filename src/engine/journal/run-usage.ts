@@ -7,10 +7,11 @@ import type { Usage } from "../types/usage";
 
 /**
  * The run's usage as its journal records it: every model answer of every call, nested
- * ones included, and what each child run that ended used. The one number `GET /runs/:id`, the run page, the run index and the
- * logs show, whatever state the run is in (running between activations, handed off to
- * the queue, paused, cancelled): the journal is written with each answer, while the
- * outcome events that also carry usage are written only when a run pauses or ends.
+ * ones included, and what each child run that ended used. The one number `GET /runs/:id`,
+ * the run page, the run index and the logs show, whatever state the run is in (running
+ * between activations, handed off to the queue, paused, cancelled): the journal is written
+ * with each answer, while the outcome events that also carry usage are written only when a
+ * run pauses or ends.
  */
 export function journalUsage(entries: Iterable<[string, unknown]>): Usage {
   const total = emptyUsage();
