@@ -1,9 +1,10 @@
 /**
  * A run's child runs (`ctx.spawn`, `ctx.map`, `run: child`), both sides. As a parent: it
  * starts each child (idempotent per id: the engine derives the id from this run and the
- * spawn's key, src/engine/run/spawn-step.ts) with this run's approval mode and budget, and
- * records each child's end once, under the spawn's `/end` key, when the child tells it
- * (`ended`, the RunDO's `childEnded`); a duplicate is a no-op. As a child: its parent is kept
+ * spawn's key, src/engine/run/spawn-step.ts) with this run's approval mode and what is left
+ * of its budget (the engine's figure, `childBudget`), and records each child's end once (its
+ * usage bounded), under the spawn's `/end` key, when the child tells it (`ended`, the RunDO's
+ * `childEnded`); a duplicate is a no-op. As a child: its parent is kept
  * with its listeners (outbox.ts, the `notify` KV row), and its end is told to the parent
  * from its outbox until the parent answers. Owns no table: the spawns and ends are journal
  * steps. Needs from its host: `env` (the RUNS binding), the SQL, `ctx` (transactions, KV),
@@ -11,7 +12,9 @@
  */
 
 import type { ChildEnd, ChildSpec, Children } from "../../src/engine/types/children";
-import { childEndKey, parseKey } from "../../src/engine/journal/keys";
+import type { Budget } from "../../src/engine/types/budget";
+import { boundedUsage } from "../../src/engine/run/usage";
+import { CHILD_END_LIKE, childEndKey, parseKey } from "../../src/engine/journal/keys";
 import { childRunIdFor } from "../../src/engine/run/spawn-step";
 import { checkStart, runStub } from "../../src/runs";
 import { PAUSED, TERMINAL, type ChildView, type ParentRef, type RunNotify, type StartRun } from "../../src/runs/types";
@@ -61,7 +64,7 @@ export class RunChildren {
     };
   }
 
-  /** A child's start: checked against the catalog (worker, input, its size), carrying this run's approval mode, budget, depth and parent. */
+  /** A child's start: checked against the catalog (worker, input, its size), carrying this run's approval mode, what is left of its budget, depth and parent. */
   private startRequest(run: RunRow, id: string, key: string, spec: ChildSpec): StartRun | { error: string } {
     const checked = checkStart(spec.worker, spec.input);
     if ("status" in checked) return { error: checked.error };
@@ -76,7 +79,7 @@ export class RunChildren {
       worker: checked.worker.name,
       input: checked.input,
       approvalMode: run.approval_mode,
-      budget: parse(run.budget) ?? {},
+      budget: childBudget(spec.budget, parse(run.budget) ?? {}, checked.worker.budget),
       // Who started the parent started the child: the same people may decide its approvals.
       trigger: { kind: "child", parent: run.id, ...(typeof trigger.initiator === "string" ? { initiator: trigger.initiator } : {}) },
       // The parent's completion webhook hears of the child's pauses and end too: the same people learn of its approvals.
@@ -103,7 +106,7 @@ export class RunChildren {
       // An ended parent records nothing (it cancelled its unfinished children with its end); a repeat changes nothing.
       if (TERMINAL.includes(status) || this.host.sql.one`SELECT 1 AS taken FROM journal WHERE key = ${childEndKey(key)}`)
         return { recorded: false, paused: false };
-      const taken = this.host.sql.one<{ n: number }>`SELECT coalesce(sum(length(value)), 0) AS n FROM journal WHERE key LIKE '%/spawn:%/end'`!.n;
+      const taken = this.host.sql.one<{ n: number }>`SELECT coalesce(sum(length(value)), 0) AS n FROM journal WHERE key LIKE ${CHILD_END_LIKE}`!.n;
       this.journal.record(childEndKey(key), boundedEnd(end, child, MAX_CHILD_OUTPUTS_TOTAL_BYTES - taken));
       this.host.noted("child_ended", { run: child, status: end.status });
       return { recorded: true, paused: PAUSED.includes(status) };
@@ -141,18 +144,41 @@ export class RunChildren {
   }
 }
 
-/** A child's end as the parent records it: an output past MAX_CHILD_OUTPUT_BYTES becomes a failure that says so (a row stays far below SQLite's limit). */
+/**
+ * What a child run may spend: `given`, the engine's (what the parent had left at the spawn), never
+ * past the parent's own limits (its run row's) nor the child worker's own (`budget:` in its file);
+ * a limit the engine did not give (a spawn recorded before it did) is the parent's whole one.
+ */
+export function childBudget(given: Budget | undefined, parent: Budget, own: Budget = {}): Budget {
+  const least = (...limits: Array<number | undefined>) => {
+    const set = limits.filter((n): n is number => typeof n === "number" && Number.isFinite(n) && n >= 0);
+    return set.length ? Math.min(...set) : undefined;
+  };
+  const maxTokens = least(given?.maxTokens ?? parent.maxTokens, parent.maxTokens, own.maxTokens);
+  const maxCostUsd = least(given?.maxCostUsd ?? parent.maxCostUsd, parent.maxCostUsd, own.maxCostUsd);
+  const onExceed = given?.onExceed === "ask" || given?.onExceed === "fail" ? given.onExceed : parent.onExceed;
+  return { ...(maxTokens !== undefined ? { maxTokens } : {}), ...(maxCostUsd !== undefined ? { maxCostUsd } : {}), ...(onExceed ? { onExceed } : {}) };
+}
+
+/**
+ * A child's end as the parent records it: an output past MAX_CHILD_OUTPUT_BYTES becomes a failure
+ * that says so (a row stays far below SQLite's limit); its usage, each field a finite number from 0
+ * up (`boundedUsage`), or none.
+ */
 export function boundedEnd(end: ChildEnd, child: string, room = MAX_CHILD_OUTPUT_BYTES): ChildEnd {
   const status = end.status === "succeeded" || end.status === "failed" || end.status === "cancelled" ? end.status : "failed";
   const at = typeof end.at === "number" ? end.at : Date.now();
+  const used = boundedUsage(end.usage);
+  const usage = used ? { usage: used } : {};
   if (status === "succeeded") {
     const bytes = new TextEncoder().encode(json(end.output ?? null)).length;
     const most = Math.max(0, Math.min(MAX_CHILD_OUTPUT_BYTES, room));
-    if (bytes <= most) return { ended: "child", at, run: child, status, output: end.output ?? null };
+    if (bytes <= most) return { ended: "child", at, run: child, status, output: end.output ?? null, ...usage };
     return {
       ended: "child",
       at,
       run: child,
+      ...usage,
       status: "failed",
       error: {
         code: "output_too_large",
@@ -164,5 +190,5 @@ export function boundedEnd(end: ChildEnd, child: string, room = MAX_CHILD_OUTPUT
     };
   }
   const error = end.error && { code: String(end.error.code).slice(0, 64), message: String(end.error.message).slice(0, 8000) };
-  return { ended: "child", at, run: child, status, ...(error ? { error } : {}) };
+  return { ended: "child", at, run: child, status, ...(error ? { error } : {}), ...usage };
 }

@@ -29,6 +29,8 @@ import { flowKeyObject } from "../../src/triggers/flow/rpc";
 import { TERMINAL, type RunNotify, type RunStatusName } from "../../src/runs/types";
 import { runStub } from "../../src/runs/rpc";
 import type { ChildEnd } from "../../src/engine/types/children";
+import type { Usage } from "../../src/engine/types/usage";
+import { runUsage } from "./usage";
 import type { AtRow, EventRow, OutboxRow, RunRow } from "../rows";
 import { madeOnFirstUse, makeOnFirstUse } from "../schema";
 import { parse } from "../sql";
@@ -157,7 +159,12 @@ export class RunOutbox {
     const parent = ctx.storage.kv.get<RunNotify>(LISTENERS)?.parent;
     const event = sql.one<Pick<EventRow, "type" | "data" | "at">>`SELECT type, data, at FROM events WHERE seq = ${row.event}`;
     try {
-      if (parent && event) await runStub(this.host.env, row.dest).childEnded(parent.key, runId, childEndOf(runId, event));
+      if (parent && event)
+        await runStub(this.host.env, row.dest).childEnded(
+          parent.key,
+          runId,
+          childEndOf(runId, event, () => this.lastUsage()),
+        );
       sql.run`DELETE FROM outbox WHERE event = ${row.event} AND target = ${row.target}`;
     } catch {
       this.host.noted("parent_notify_failed", { attempt: row.attempts + 1 });
@@ -208,14 +215,22 @@ export class RunOutbox {
     this.host.sql.run`UPDATE outbox SET attempts = attempts + 1, due_at = ${at} WHERE event = ${row.event} AND target = ${row.target}`;
   }
 
+  /** The run's usage as readers show it (its journal's count): a cancel's event carries none. */
+  private lastUsage(): Usage {
+    return runUsage(this.host.sql, this.host.row()?.usage ?? null);
+  }
+
   private hasTable(): boolean {
     return (this.made ??= madeOnFirstUse(this.host.sql, "outbox"));
   }
 }
 
-/** A run's end event (run_succeeded, run_failed, run_cancelled) as its parent records it (children.ts bounds it again). */
-function childEndOf(runId: string, event: Pick<EventRow, "type" | "data" | "at">): ChildEnd {
-  const data = parse<{ output?: unknown; error?: { code: string; message: string } } | null>(event.data) ?? {};
+/**
+ * A run's end event (run_succeeded, run_failed, run_cancelled) as its parent records it (children.ts
+ * bounds it again), with what the run used: the event's usage, or (a cancel's carries none) `usage()`.
+ */
+function childEndOf(runId: string, event: Pick<EventRow, "type" | "data" | "at">, usage: () => Usage): ChildEnd {
+  const data = parse<{ output?: unknown; error?: { code: string; message: string }; usage?: Usage } | null>(event.data) ?? {};
   const status = event.type === "run_succeeded" ? "succeeded" : event.type === "run_cancelled" ? "cancelled" : "failed";
   return {
     ended: "child",
@@ -224,5 +239,6 @@ function childEndOf(runId: string, event: Pick<EventRow, "type" | "data" | "at">
     status,
     ...(status === "succeeded" ? { output: data.output ?? null } : {}),
     ...(data.error ? { error: data.error } : {}),
+    usage: data.usage ?? usage(),
   };
 }

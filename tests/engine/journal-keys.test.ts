@@ -49,9 +49,15 @@ describe("journal keys", () => {
     expect(parseKey(toolsKey("w", "gh"))).toEqual({ kind: "tools", frame: "w", instance: "gh" });
     expect(parseKey(stepKey(2, call, "attachments"))).toEqual({ kind: "step", call, name: "attachments" });
     const model = modelKey("w", 3);
-    expect(parseKey(approvalKey(budgetPath(model)))).toEqual({ kind: "budget_approval", call: budgetPath(model), modelStep: model });
+    expect(parseKey(approvalKey(budgetPath(model)))).toEqual({ kind: "budget_approval", call: budgetPath(model), gated: model });
     const ask = effectKey(call, "ask", 1);
-    expect(parseKey(approvalKey(budgetPath(ask)))).toMatchObject({ kind: "budget_approval", modelStep: ask });
+    expect(parseKey(approvalKey(budgetPath(ask)))).toMatchObject({ kind: "budget_approval", gated: ask });
+    // A child run's start is checked against the budget too (issue 32): its approval counts as an extension.
+    const spawn = effectKey(call, "spawn", 2);
+    expect(parseKey(approvalKey(budgetPath(spawn)))).toEqual({ kind: "budget_approval", call: budgetPath(spawn), gated: spawn });
+    expect(gatedStep(notifyKey(budgetPath(spawn)))).toBe(spawn);
+    // Any other effect's "budget" call is an ordinary approval.
+    expect(parseKey(approvalKey(budgetPath(effectKey(call, "call", 2))))).toMatchObject({ kind: "approval" });
   });
 
   it("a retried call's failed try is `attempt:<n>` under the call (n ≥ 1), written by the engine, gating nothing", () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineFunction, executeRun, MemoryJournalStore, type RunOutcome } from "../../src/engine";
+import { callTree } from "../../src/engine/journal/call-tree";
+import { journalUsage, rolledUpUsage } from "../../src/engine/journal/run-usage";
 import { childEndKey, keyWriter, parseKey } from "../../src/engine/journal/keys";
 import { childRunIdFor, MAX_MAP_CONCURRENCY } from "../../src/engine/run/spawn-step";
 import type { ChildEnd, ChildSpec, Children } from "../../src/engine/types/children";
@@ -188,5 +190,73 @@ describe("ctx.spawn and ctx.map (child runs)", () => {
     spawnerH.config.children = port;
     await spawnerH.run({ worker: "spawner", input: { worker: "child" } });
     expect([...started.values()].at(-1)!.spec.depth).toBe(1);
+  });
+
+  it("budgets (issue 32): each child starts with what the run has left, its ended children's usage counted once per replay; a run with nothing left starts none", async () => {
+    const inTurn = defineFunction({
+      name: "in-turn",
+      description: "Spawns child after child, each once the last ended",
+      input: z.strictObject({ count: z.number() }),
+      async run({ count }, ctx) {
+        for (let n = 0; n < count; n++) await (await ctx.spawn("child", { n })).result();
+        return { count };
+      },
+    });
+    const h = harness({}, { functions: [child, inTurn] });
+    const { port, started } = countingChildren();
+    h.config.children = port;
+    const store = new MemoryJournalStore();
+    const used = { requests: 2, inputTokens: 300, outputTokens: 100, costUsd: 0.25 };
+    const run = () =>
+      executeRun(h.config, store, { runId: "b-1", worker: "in-turn", input: { count: 3 }, budget: { maxTokens: 1000, maxCostUsd: 1, onExceed: "fail" } });
+    let outcome = await run();
+    for (let round = 0; outcome.status === "waiting" && round < 5; round++) {
+      const w = outcome.waits[0]!;
+      endChild(store, (parseKey(w.key) as { spawn: string }).spawn, w.correlation!, { output: {}, usage: used });
+      outcome = await run();
+    }
+    // Each child reports 400 tokens and $0.25: the n-th spawn gets 1000 tokens and $1 less what the n - 1 before it used.
+    expect([...started.values()].map((s) => s.spec.budget)).toEqual([
+      { maxTokens: 1000, maxCostUsd: 1, onExceed: "fail" },
+      { maxTokens: 600, maxCostUsd: 0.75, onExceed: "fail" },
+      { maxTokens: 200, maxCostUsd: 0.5, onExceed: "fail" },
+    ]);
+    // The third child's 400 tokens put the run past its budget after its last spawn: it ends with all three counted, once.
+    expect(outcome).toMatchObject({ status: "succeeded", usage: { requests: 6, inputTokens: 900, outputTokens: 300, costUsd: 0.75 } });
+    expect(await run()).toMatchObject({ status: "succeeded", usage: { requests: 6, inputTokens: 900, outputTokens: 300 } });
+
+    // Over its budget, a run spawns nothing more: the check before a start is the one before a model request.
+    const over = new MemoryJournalStore();
+    const again = () => executeRun(h.config, over, { runId: "b-2", worker: "in-turn", input: { count: 3 }, budget: { maxTokens: 700 } });
+    let o = await again();
+    for (let round = 0; o.status === "waiting" && round < 5; round++) {
+      const w = o.waits[0]!;
+      endChild(over, (parseKey(w.key) as { spawn: string }).spawn, w.correlation!, { output: {}, usage: used });
+      o = await again();
+    }
+    expect(o).toMatchObject({ status: "failed", error: { code: "budget_exceeded", message: expect.stringContaining("800 tokens used, max_tokens is 700") } });
+    expect([...over.entries.keys()].filter((k) => /\/spawn:\d+$/.test(k))).toHaveLength(2);
+  });
+
+  it("a child run's usage is its spawning worker call's in the call tree, so the tree's top adds up to the run's usage", () => {
+    const answer = (toolCalls: unknown[], inputTokens: number) => ({
+      text: null,
+      toolCalls,
+      usage: { inputTokens, outputTokens: 5 },
+      model: "m",
+      costUsd: 0.5,
+    });
+    const entries: Array<[string, unknown]> = [
+      ["boss/turn:1/model", answer([{ id: "a", name: "helper", arguments: "{}" }], 100)],
+      ["boss/turn:1/tool:1/spawn:1", { ok: true, id: "child-1", worker: "helper" }],
+      [
+        childEndKey("boss/turn:1/tool:1/spawn:1"),
+        { ended: "child", at: 1, run: "child-1", status: "succeeded", output: 1, usage: { requests: 3, inputTokens: 70, outputTokens: 30, costUsd: 0.25 } },
+      ],
+      ["boss/turn:2/model", answer([], 200)],
+    ];
+    const tree = callTree(entries)!;
+    expect(tree.usage).toEqual({ requests: 5, inputTokens: 370, outputTokens: 40, costUsd: 1.25 });
+    expect(rolledUpUsage(tree)).toEqual(journalUsage(entries));
   });
 });

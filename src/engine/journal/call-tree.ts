@@ -4,7 +4,8 @@ import type { RecordedUndo } from "../toolsets/wrappers/compensable";
 import type { RecordedResponse } from "../run/model-step";
 import type { RecordedCall } from "../toolsets/wrappers/journaled";
 import { prettyValue } from "../toolsets/unfold-json";
-import { emptyUsage } from "../run/usage";
+import { boundedUsage, emptyUsage } from "../run/usage";
+import type { ChildEnd } from "../types/children";
 import type { Usage } from "../types/usage";
 import type { ApprovalDecision } from "../approvals/ask-approval";
 import type { Decider } from "../types/deciders";
@@ -41,7 +42,7 @@ export interface CallNode {
   worker: string;
   path: string;
   turns: number;
-  /** This call's own model usage (nested calls are in their own nodes). */
+  /** This call's own model usage, and that of the child runs it started that ended (nested calls are in their own nodes). */
   usage: Usage;
   tools: ToolNode[];
 }
@@ -58,6 +59,7 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
   const attachments = new Map<string, AttachmentRecord[]>();
   const decisions = new Map<string, ApprovalDecision>();
   const undos = new Map<string, RecordedUndo>();
+  const childEnds: Array<[string, Usage]> = [];
   for (const [key, value] of entries) {
     const k = parseKey(key);
     if (k.kind === "model") {
@@ -66,10 +68,7 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
       if (!call) calls.set(path, (call = { worker: workerName(path), path, turns: 0, usage: emptyUsage(), tools: [] }));
       const res = value as RecordedResponse;
       call.turns = Math.max(call.turns, turn);
-      call.usage.requests += 1;
-      call.usage.inputTokens += res.usage.inputTokens;
-      call.usage.outputTokens += res.usage.outputTokens;
-      call.usage.costUsd += res.costUsd;
+      addUsage(call.usage, usageOf(res));
       toolCallKeys(grammar, path, turn, res.toolCalls).forEach((toolPath, i) => {
         const tc = res.toolCalls[i]!;
         const node: ToolNode = { id: tc.id, name: tc.name, path: toolPath, args: parseArgs(tc.arguments), status: "pending", calls: [] };
@@ -80,13 +79,7 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
       // A summary that compacted a worker's history (run/compaction.ts) is that worker call's spending.
       const compacted = parseKey(k.call);
       const call = compacted.kind === "compact" ? calls.get(compacted.frame) : undefined;
-      if (call) {
-        const res = value as RecordedResponse;
-        call.usage.requests += 1;
-        call.usage.inputTokens += res.usage.inputTokens;
-        call.usage.outputTokens += res.usage.outputTokens;
-        call.usage.costUsd += res.costUsd;
-      }
+      if (call) addUsage(call.usage, usageOf(value as RecordedResponse));
     } else if (k.kind === "step" && k.name === ATTACHMENTS_STEP) {
       attachments.set(k.call, value as AttachmentRecord[]);
     } else if (k.kind === "result") {
@@ -95,7 +88,17 @@ export function callTree(entries: Iterable<[string, unknown]>, grammar: KeyGramm
       decisions.set(k.call, value as ApprovalDecision);
     } else if (k.kind === "undo") {
       undos.set(k.call, value as RecordedUndo);
+    } else if (k.kind === "child_end") {
+      const used = boundedUsage((value as Partial<ChildEnd> | null)?.usage);
+      if (used) childEnds.push([k.spawn, used]);
     }
+  }
+  // A child run's usage is its spawning call's (as the run's total counts it): the nearest worker call above the spawn.
+  for (const [spawn, used] of childEnds) {
+    let path = parentPath(spawn);
+    while (path !== undefined && !calls.has(path)) path = parentPath(path);
+    const call = path === undefined ? undefined : calls.get(path);
+    if (call) addUsage(call.usage, used);
   }
   for (const [path, r] of results) {
     const tool = tools.get(path);
@@ -158,4 +161,18 @@ function parseArgs(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+const usageOf = (res: RecordedResponse): Usage => ({
+  requests: 1,
+  inputTokens: res.usage.inputTokens,
+  outputTokens: res.usage.outputTokens,
+  costUsd: res.costUsd,
+});
+
+function addUsage(total: Usage, u: Usage): void {
+  total.requests += u.requests;
+  total.inputTokens += u.inputTokens;
+  total.outputTokens += u.outputTokens;
+  total.costUsd += u.costUsd;
 }

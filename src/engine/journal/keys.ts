@@ -29,6 +29,7 @@ import { sha256Hex } from "../run/idempotency-key";
  *   <call>/approval-rule                  the approval rule a call asked under (rules on its arguments, a
  *                                         tool's needsApproval), recorded before it asks: a replay asks again
  *   <model step>/budget/approval | /notify    continuing past the budget, asked before that request
+ *   <call>/spawn:<n>/budget/approval | /notify   the same, asked before that child run is started
  *   <frame>/tools:<instance>              a dynamic instance's recorded tool list
  *   <root>/message:<n>                    the n-th user message of a conversation with the run's root
  *                                         worker (n ≥ 2: the run's input is the first), recorded by the host;
@@ -114,8 +115,8 @@ export const messageKey = (root: string, n: number) => `${root}/message:${n}`;
  * 50 bytes, and a root's name may have 64 characters.
  */
 export const messageKeyRange = (root: string): { from: string; to: string } => ({ from: `${root}/message:`, to: `${root}/message;` });
-/** The pseudo-call of continuing past the budget before the model request `modelStep`. */
-export const budgetPath = (modelStep: string) => `${modelStep}/budget`;
+/** The pseudo-call of continuing past the budget before the model request (or spawn) `gated`. */
+export const budgetPath = (gated: string) => `${gated}/budget`;
 
 /** The keys of one answer's tool calls: by position in grammar 2, by the model's ids in grammar 1. */
 export function toolCallKeys(grammar: KeyGrammar, frame: string, turn: number, calls: readonly { id: string }[]): string[] {
@@ -173,8 +174,8 @@ export type ParsedKey =
   | { kind: "result" | "approval" | "notify" | "creation" | "approval_rule" | "undo" | "compensation"; call: string }
   /** `spawn`: the `<call>/spawn:<n>` whose child ended. */
   | { kind: "child_end"; spawn: string }
-  /** `call`: the budget pseudo-call (`budgetPath(modelStep)`). */
-  | { kind: "budget_approval"; call: string; modelStep: string }
+  /** `call`: the budget pseudo-call (`budgetPath(gated)`); `gated`: the model request or spawn it comes before (`isBudgetGated`). */
+  | { kind: "budget_approval"; call: string; gated: string }
   /** `failed`: the error its function threw (`step-error:<name>`). */
   | { kind: "step"; call: string; name: string; failed?: true }
   | { kind: "effect"; call: string; effect: string; n: number }
@@ -198,8 +199,8 @@ const OTHER: ParsedKey = { kind: "other" };
 /**
  * A key's meaning, from its last segments and the grammar above: a segment is all
  * between two separators, so no name, id or counter can end one early. A budget
- * approval is `budget/approval` under a model step (`turn:<n>/model` or `ask:<n>`),
- * never any approval whose call path happens to end in "budget".
+ * approval is `budget/approval` under a model step (`turn:<n>/model` or `ask:<n>`)
+ * or a spawn (`spawn:<n>`), never any approval whose call path happens to end in "budget".
  */
 export function parseKey(key: string): ParsedKey {
   const at = key.lastIndexOf(SEP);
@@ -218,8 +219,8 @@ export function parseKey(key: string): ParsedKey {
   const leaf = LEAVES[last as keyof typeof LEAVES];
   if (leaf) {
     if (leaf === "approval" && lastSegment(parent) === "budget") {
-      const modelStep = parentPath(parent);
-      if (modelStep !== undefined && isModelStep(modelStep)) return { kind: "budget_approval", call: parent, modelStep };
+      const gated = parentPath(parent);
+      if (gated !== undefined && isBudgetGated(gated)) return { kind: "budget_approval", call: parent, gated };
     }
     return { kind: leaf, call: parent };
   }
@@ -246,6 +247,9 @@ const EFFECTS = new Set<string>(["ask", "call", "worker", "agent", "now", "rando
  */
 export const MODEL_STEP_LIKE = [`%${SEP}model`, `%${SEP}ask:%`] as const;
 
+/** An SQL `LIKE` pattern that matches every child run's end (`childEndKey`); more too, narrowed by `parseKey`. */
+export const CHILD_END_LIKE = `%${SEP}spawn:%${SEP}end`;
+
 /** What a key records, as a listing names it: `parseKey`'s kind, or an effect's own name (ask, now, random). */
 export function stepKind(key: string): string {
   const p = parseKey(key);
@@ -256,6 +260,12 @@ export function stepKind(key: string): string {
 export function isModelStep(key: string): boolean {
   const p = parseKey(key);
   return p.kind === "model" || (p.kind === "effect" && p.effect === "ask");
+}
+
+/** A step the run's budget is checked before (run/budget.ts `checkBudget`): a model request, or a child run's start (`spawn:<n>`). */
+export function isBudgetGated(key: string): boolean {
+  const p = parseKey(key);
+  return p.kind === "model" || (p.kind === "effect" && (p.effect === "ask" || p.effect === "spawn"));
 }
 
 /**
@@ -273,15 +283,15 @@ export function waitEndOf(key: string): { kind: "wait" | "question"; call: strin
 
 /**
  * The step a decision, notification or asking rule is about: a tool call's `<call>/result`,
- * or the model request a budget approval comes before; undefined for any other key.
+ * or the model request (or spawn) a budget approval comes before; undefined for any other key.
  */
 export function gatedStep(key: string): string | undefined {
   const p = parseKey(key);
-  if (p.kind === "budget_approval") return p.modelStep;
+  if (p.kind === "budget_approval") return p.gated;
   if (p.kind === "approval_rule") return resultKey(p.call);
   if (p.kind !== "approval" && p.kind !== "notify") return undefined;
-  const modelStep = lastSegment(p.call) === "budget" ? parentPath(p.call) : undefined;
-  return modelStep !== undefined && isModelStep(modelStep) ? modelStep : resultKey(p.call);
+  const gated = lastSegment(p.call) === "budget" ? parentPath(p.call) : undefined;
+  return gated !== undefined && isBudgetGated(gated) ? gated : resultKey(p.call);
 }
 
 /** `n` of a segment `<word>:<n>` (digits only), else undefined. */

@@ -1,19 +1,27 @@
 import type { RecordedResponse } from "../run/model-step";
-import { emptyUsage } from "../run/usage";
+import { boundedUsage, emptyUsage } from "../run/usage";
 import type { CallNode } from "./call-tree";
-import { isModelStep } from "./keys";
+import { isModelStep, parseKey } from "./keys";
+import type { ChildEnd } from "../types/children";
 import type { Usage } from "../types/usage";
 
 /**
  * The run's usage as its journal records it: every model answer of every call, nested
- * ones included. The one number `GET /runs/:id`, the run page, the run index and the
- * logs show, whatever state the run is in (running between activations, handed off to
- * the queue, paused, cancelled): the journal is written with each answer, while the
- * outcome events that also carry usage are written only when a run pauses or ends.
+ * ones included, and what each child run that ended used. The one number `GET /runs/:id`,
+ * the run page, the run index and the logs show, whatever state the run is in (running
+ * between activations, handed off to the queue, paused, cancelled): the journal is written
+ * with each answer, while the outcome events that also carry usage are written only when a
+ * run pauses or ends.
  */
 export function journalUsage(entries: Iterable<[string, unknown]>): Usage {
   const total = emptyUsage();
   for (const [key, value] of entries) {
+    // A child run's end: what that run used, its own children's included (the engine adds it at the spawn).
+    if (parseKey(key).kind === "child_end") {
+      const used = boundedUsage((value as Partial<ChildEnd> | null)?.usage);
+      if (used) add(total, used);
+      continue;
+    }
     // A model answer's step: a worker's turn or a function's `llmAsk`.
     if (!isModelStep(key)) continue;
     const r = value as Partial<RecordedResponse> | null;

@@ -48,7 +48,7 @@ interface Exceeded {
 }
 
 /**
- * Checked before each model request that is about to execute (never on replay).
+ * Checked before each model request, and each child run's start, that is about to execute (never on replay).
  * Over budget: `budget_exceeded`, or with `on_exceed: ask` a pause for the run's
  * approver to continue past it, under a key derived from the request's own key.
  * Under budget (almost always) it returns without a promise.
@@ -58,32 +58,54 @@ export function checkBudget(run: BudgetServices, frame: CallFrame, stepKey: stri
   if (over) return overBudget(run, frame, stepKey, over);
 }
 
+/** The run's limits as they stand: each approved extension adds every limit's original amount again. */
+function limitsNow(run: BudgetServices): { maxTokens?: number; maxCostUsd?: number } {
+  const { maxTokens, maxCostUsd, onExceed } = run.budget;
+  const times = onExceed === "ask" ? 1 + extensions(run.journal) : 1;
+  return { ...(maxTokens !== undefined ? { maxTokens: maxTokens * times } : {}), ...(maxCostUsd !== undefined ? { maxCostUsd: maxCostUsd * times } : {}) };
+}
+
 /**
  * `max_tokens` or `max_cost_usd`, whichever the run is over (tokens first). Each
  * approved extension adds every limit's original amount again, so approving a
  * run over either lets it go on by one more of that limit.
  */
 function exceededLimit(run: BudgetServices): Exceeded | undefined {
-  const { maxTokens, maxCostUsd, onExceed } = run.budget;
+  const { maxTokens, maxCostUsd } = run.budget;
+  const limits = limitsNow(run);
   const used = run.usage.total;
-  const times = onExceed === "ask" ? 1 + extensions(run.journal) : 1;
   const tokens = used.inputTokens + used.outputTokens;
-  if (maxTokens !== undefined && tokens >= maxTokens * times) {
-    const limit = maxTokens * times;
+  if (maxTokens !== undefined && tokens >= limits.maxTokens!) {
+    const limit = limits.maxTokens!;
     return {
       message: `run budget exceeded: ${tokens} tokens used, max_tokens is ${maxTokens}`,
       args: { max_tokens: limit, used_tokens: tokens, extend_by_tokens: maxTokens },
       description: `continue past the budget of ${limit} tokens? used ${tokens}`,
     };
   }
-  if (maxCostUsd !== undefined && used.costUsd >= maxCostUsd * times) {
-    const limit = maxCostUsd * times;
+  if (maxCostUsd !== undefined && used.costUsd >= limits.maxCostUsd!) {
+    const limit = limits.maxCostUsd!;
     return {
       message: `run budget exceeded: $${used.costUsd.toFixed(6)} spent, max_cost_usd is ${maxCostUsd}`,
       args: { max_cost_usd: limit, spent_usd: Number(used.costUsd.toFixed(6)), extend_by_usd: maxCostUsd },
       description: `continue past the budget of ${usd(limit)}? spent ${usd(used.costUsd)}`,
     };
   }
+}
+
+/**
+ * What a child run started now may spend: each of the run's limits (extensions counted) less
+ * what the run has used so far, its ended children's usage included; `on_exceed` as it is.
+ * Called after `checkBudget` passed, so each limit left is above zero.
+ */
+export function remainingBudget(run: BudgetServices): Budget {
+  const limits = limitsNow(run);
+  const used = run.usage.total;
+  const left: Budget = {};
+  if (limits.maxTokens !== undefined) left.maxTokens = Math.max(0, limits.maxTokens - used.inputTokens - used.outputTokens);
+  if (limits.maxCostUsd !== undefined) left.maxCostUsd = Math.max(0, limits.maxCostUsd - used.costUsd);
+  if (run.budget.onExceed !== undefined) left.onExceed = run.budget.onExceed;
+  return left;
 }
 
 /** Over a limit: fails, or (`on_exceed: ask`) asks the run's approver to continue past it. */

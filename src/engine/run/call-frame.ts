@@ -16,6 +16,7 @@ import type { CatalogWorker } from "../types/worker";
 import type { Attributes } from "../attributes";
 import type { Schedules } from "../types/schedule";
 import type { Children } from "../types/children";
+import type { Budget } from "../types/budget";
 
 /**
  * What a worker or function call (its frame, loop and tool contexts) uses of its run.
@@ -53,6 +54,8 @@ export interface CallServices {
   toolsetFor(frame: CallFrame): Promise<{ toolset: Toolset; close(): Promise<void> }>;
   /** The run's budget, checked before `frame` makes the model request under `key` (run/budget.ts `checkBudget`). */
   checkBudget(frame: CallFrame, key: string): void | Promise<void>;
+  /** The same check before `frame` starts a child run under `key`, then what the child may spend (run/budget.ts `remainingBudget`). */
+  budgetForChild(frame: CallFrame, key: string): Budget | Promise<Budget>;
   /** Asks a person for `frame` under the effect path `path` (approvals/ask-human.ts). */
   askHuman(frame: CallFrame, path: string, q: HumanQuestion): Promise<HumanAnswer>;
 }

@@ -240,7 +240,9 @@ const LAZY: { [K in LazyMember]: (core: CallCore, boundary?: SignalBoundary) => 
       const checked = checkedSpawn(worker, opts.attributes, "ctx.spawn");
       const { run, frame } = core;
       return effect(core, "spawn", async (key) => {
-        const child = await spawnStep(run.journal, run.children, run.runId, key, { ...checked, input, depth: frame.depth });
+        const { journal, children, runId } = run;
+        const spawning = { journal, children, runId, budgetForChild: () => run.budgetForChild(frame, key), usage: core.usage };
+        const child = await spawnStep(spawning, key, { ...checked, input, depth: frame.depth });
         return childHandle(core, key, child, boundary);
       });
     },

@@ -1,4 +1,4 @@
-import { checkBudget, runBudget } from "./budget";
+import { checkBudget, remainingBudget, runBudget } from "./budget";
 import { askHuman } from "../approvals/ask-human";
 import { onParsedInput } from "../approvals/call-policy";
 import type { CallServices } from "./call-frame";
@@ -268,6 +268,10 @@ function callServices(run: RunServices): CallServices {
     children: run.children,
     toolsetFor: (frame) => buildCallToolset(run, frame),
     checkBudget: (frame, key) => checkBudget(run, frame, key),
+    budgetForChild: (frame, key) => {
+      const asking = checkBudget(run, frame, key);
+      return asking ? asking.then(() => remainingBudget(run)) : remainingBudget(run);
+    },
     askHuman: (frame, path, q) => askHuman(run, frame, path, q),
   };
 }

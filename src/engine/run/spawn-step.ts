@@ -6,7 +6,10 @@ import { checkedAttributes } from "../attributes";
 import { MAX_WAIT_MS } from "../waits/bounds";
 import { waitId, type WaitRecorder } from "../waits/wait";
 import { sha256Hex } from "./idempotency-key";
+import { boundedUsage } from "./usage";
 import type { ChildEnd, ChildSpec, Children } from "../types/children";
+import type { Budget } from "../types/budget";
+import type { UsageSink } from "../types/usage";
 
 /** The most child runs one run may start (`ctx.spawn`, `ctx.map`, `run: child` calls that started one). */
 export const MAX_CHILDREN_PER_RUN = 1000;
@@ -17,8 +20,22 @@ export const DEFAULT_MAP_CONCURRENCY = 10;
 /** A worker's name as the catalog allows it (worker-file.ts): anything else is refused before a slot is taken. */
 const WORKER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** A spawn step's value: the host's answer, the child's worker, and what it was asked (a hash of worker and input). */
-type SpawnStep = ({ ok: true; id: string } | { ok: false; error: string }) & { worker: string; fp?: number };
+/** A spawn step's value: the host's answer, the child's worker, what it was asked (a hash of worker and input), and the budget it was started with. */
+type SpawnStep = ({ ok: true; id: string } | { ok: false; error: string }) & { worker: string; fp?: number; budget?: Budget };
+
+/** What a spawn needs of its run besides the journal and the host (context.ts gives the spawning call's). */
+export interface SpawnServices {
+  journal: Journal;
+  children?: Children;
+  runId: string;
+  /**
+   * The run's budget checked before a child is started (run/budget.ts `checkBudget`: fails, or pauses to ask),
+   * then what the child may spend (`remainingBudget`). Asked only when the start is about to be made.
+   */
+  budgetForChild: () => Budget | Promise<Budget>;
+  /** The spawning call's meter: an ended child's usage is added here, on every replay alike. */
+  usage: UsageSink;
+}
 
 /** The child run the spawn under `key` starts: the same id on every replay, another for every spawn of every run. */
 export const childRunIdFor = (runId: string, key: string) => `child-${sha256Hex(`${runId}\n${key}`).slice(0, 40)}`;
@@ -35,26 +52,27 @@ export function checkedSpawn(worker: unknown, attributes: unknown, what: string)
  * Starts the child run of the spawn under `key` (`<call>/spawn:<n>`) once: the host's answer is the
  * step's value, a refusal too. The child's id derives from the run and the key, and the host's start
  * is idempotent, so a parent evicted after the start and before this step was recorded starts the
- * same child again, which is no second child.
+ * same child again, which is no second child (and keeps the budget of its first start). The run's
+ * budget is checked before a start as before a model request, and the child may spend what is left
+ * of it. A child that ended (its end is in the journal the activation loaded) adds its usage to the
+ * spawning call's here, once per activation: the parent's total is the same on every replay.
  */
-export async function spawnStep(
-  journal: Journal,
-  children: Children | undefined,
-  runId: string,
-  key: string,
-  spec: ChildSpec,
-): Promise<{ id: string; worker: string }> {
+export async function spawnStep(run: SpawnServices, key: string, spec: ChildSpec): Promise<{ id: string; worker: string }> {
+  const { journal, children } = run;
   const fp = argsFingerprint({ worker: spec.worker, input: spec.input });
   const step = await journal.step<SpawnStep>(key, async () => {
     if (!children) return { ok: false, error: "this host starts no child runs", worker: spec.worker, fp };
     const made = succeededEffects(journal, "spawn");
     if (made >= MAX_CHILDREN_PER_RUN)
       return { ok: false, error: `this run started ${made} child runs, the most a run may (${MAX_CHILDREN_PER_RUN})`, worker: spec.worker, fp };
-    return { ...(await started(children, childRunIdFor(runId, key), key, spec)), worker: spec.worker, fp };
+    const budget = await run.budgetForChild();
+    return { ...(await started(children, childRunIdFor(run.runId, key), key, { ...spec, budget })), worker: spec.worker, fp, budget };
   });
   if (step.worker !== spec.worker || step.fp !== fp)
     throw nondeterministic(key, `a child run of ${step.worker}`, `one of ${spec.worker} (or with another input)`);
   if (!step.ok) throw new ToolError(`starting a child run of ${spec.worker}: ${step.error}`);
+  const used = boundedUsage(journal.get<ChildEnd>(childEndKey(key))?.usage);
+  if (used) run.usage.add(used);
   return { id: step.id, worker: step.worker };
 }
 

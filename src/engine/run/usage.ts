@@ -2,6 +2,20 @@ import type { PriceTable, Usage, UsageSink } from "../types/usage";
 
 export const emptyUsage = (): Usage => ({ requests: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 });
 
+/** The most any field of a usage another run reports may count (a child's end): a thousand children's sum stays finite and exact enough. */
+export const MAX_REPORTED_USAGE = 1e12;
+
+/**
+ * A usage another run reported (a child's end crosses an RPC): each field a finite number from
+ * 0 to MAX_REPORTED_USAGE, anything else (missing, negative, NaN, text) 0; undefined for no object.
+ */
+export function boundedUsage(u: unknown): Usage | undefined {
+  if (typeof u !== "object" || u === null) return undefined;
+  const field = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.min(v, MAX_REPORTED_USAGE) : 0);
+  const r = u as Record<string, unknown>;
+  return { requests: field(r.requests), inputTokens: field(r.inputTokens), outputTokens: field(r.outputTokens), costUsd: field(r.costUsd) };
+}
+
 /**
  * Defaults for the models we document; override or extend with the MODEL_PRICES var
  * (JSON `{ "openai:<model>": { "input": usd_per_mtok, "output": usd_per_mtok } }`).

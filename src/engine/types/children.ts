@@ -5,6 +5,9 @@
  * the parent's journal under `<spawn>/end` (journal/keys.ts `childEndKey`).
  */
 
+import type { Budget } from "./budget";
+import type { Usage } from "./usage";
+
 /** What the engine asks the host to start: the child's worker and input, and its attributes. */
 export interface ChildSpec {
   worker: string;
@@ -12,6 +15,11 @@ export interface ChildSpec {
   attributes?: Record<string, string | number | boolean>;
   /** The spawning call's depth: the child's calls count on from it (MAX_DEPTH holds across runs). */
   depth: number;
+  /**
+   * What the child may spend: the parent's limits less what its tree used by the spawn (run/budget.ts
+   * `remainingBudget`), recorded with the spawn. Set by the spawn step; the host never gives more than the parent's own limits.
+   */
+  budget?: Budget;
 }
 
 /** The host's answer to a start: the child run (started now, or before under the same id), or why not (a value). */
@@ -34,6 +42,8 @@ export interface ChildEnd {
   status: "succeeded" | "failed" | "cancelled";
   output?: unknown;
   error?: { code: string; message: string };
+  /** What the child run used (its own tree's), added to the parent's usage where it spawned it (run/spawn-step.ts). */
+  usage?: Usage;
 }
 
 /** What `ctx.spawn` gives: the child run's id, and its result once it ends (a durable wait). */
