@@ -168,7 +168,11 @@ export class RunActivation {
           return { callTool: (call, bridge) => host.io("global.call", () => singleton.callTool(call, bridge)) };
         }),
         beforeStep: traced.beforeStep,
-        recordApproval: (pending) => host.ctx.storage.transactionSync(() => approvals.request(pending, Date.now(), approvalTtlMs(host.env))),
+        recordApproval: (pending) => {
+          // A cancel answered while this step awaited: nobody is asked (its voiding of approvals is behind us).
+          if (this.cancelled) throw new RunInterrupted("cancelled");
+          host.ctx.storage.transactionSync(() => approvals.request(pending, Date.now(), approvalTtlMs(host.env)));
+        },
         recordWait: (wait) => waits.request(wait),
         // One step for every channel: its value records the email's outcome and the Slack message's (a replay sends neither again).
         notifier: (pending) =>

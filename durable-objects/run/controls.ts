@@ -34,7 +34,7 @@ import type { SqliteStateBackend } from "../sqlite-state";
 import { runEnded, type RunApprovals } from "./approvals";
 import { catalogColumns } from "./catalog";
 import type { RunHost } from "./host";
-import type { RunLifecycle } from "./lifecycle";
+import { CANCELLING_REFUSAL, type RunLifecycle } from "./lifecycle";
 import { keepListeners } from "./outbox";
 import { deletionDue, tombstoneOf } from "./retention";
 import type { RunWaits } from "./waits";
@@ -56,8 +56,11 @@ export interface ControlledParts {
   slack: Pick<RunSlack, "message">;
   /** An activation in flight stops before its next step. */
   stopActivation(): void;
-  /** Whether the run has (or may be about to record) effects its tools undo (`compensate:`): a cancel lets it undo them first. */
-  undoesOnCancel(): boolean;
+  /**
+   * What a cancel finds to undo (`compensate:`): `effects`, recorded or maybe about to be (a cancel lets the run undo
+   * them first); `failing`, the run failed and is undoing them already; `none`.
+   */
+  undosOnCancel(): "none" | "effects" | "failing";
   /** The run was cancelled (its trace's root span, tracing.ts). */
   cancelled(run: RunRow): void;
 }
@@ -142,6 +145,7 @@ export class RunControls {
   async deliverEvent(ev: EventDelivery, buffer: boolean): Promise<Answer<EventOutcome>> {
     const status = this.parts.lifecycle.status();
     if (!status) return { ok: false, status: 404, error: "unknown run" };
+    if (!TERMINAL.includes(status) && this.parts.lifecycle.cancelRequested()) return { ok: false, status: 409, error: CANCELLING_REFUSAL };
     const answer = this.host.ctx.storage.transactionSync(() => this.parts.waits.deliver(ev, status, buffer, this.host.now()));
     this.host.noted("event_received", { name: ev.name, applied: answer.ok && answer.applied, duplicate: answer.ok && answer.duplicate });
     // A wait recorded by an activation in flight is taken too: its pause (pause.ts `arm`) sees it ended.
@@ -157,9 +161,15 @@ export class RunControls {
     const run = this.host.row();
     if (!run) return { ok: false, status: 404, error: "unknown run" };
     const { lifecycle } = this.parts;
-    if (!TERMINAL.includes(run.status) && lifecycle.cancelRequested()) return { ok: true, status: "cancelling" };
+    const live = !TERMINAL.includes(run.status);
+    if (live && onlyFrom && !onlyFrom.includes(run.status))
+      return { ok: false, status: 409, error: `the run is ${run.status}, no longer one of ${onlyFrom.join(", ")}` };
+    if (live && lifecycle.cancelRequested()) return { ok: true, status: "cancelling" };
+    const undos = this.parts.undosOnCancel();
+    // Its end is decided: it fails once its undos are made (a cancel would void the approvals they wait for).
+    if (live && undos === "failing") return { ok: false, status: 409, error: "the run failed and is undoing its effects: it ends failed once they are made" };
     const why = typeof reason === "string" ? reason.slice(0, MAX_CANCEL_REASON) : undefined;
-    const undoing = this.parts.undoesOnCancel();
+    const undoing = undos === "effects";
     const moved = undoing ? lifecycle.cancelUndoing(why, onlyFrom) : lifecycle.cancel(why, onlyFrom);
     if (!moved.ok) {
       const live = moved.from !== undefined && !TERMINAL.includes(moved.from);

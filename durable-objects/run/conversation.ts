@@ -21,7 +21,7 @@ import type { LoggedJournalStore } from "./log";
 import type { RunCatalog } from "./catalog";
 import type { RunFollowUps } from "./follow-ups";
 import type { RunHost } from "./host";
-import type { RunLifecycle } from "./lifecycle";
+import { CANCELLING_REFUSAL, type RunLifecycle } from "./lifecycle";
 import { deletionDue, retentionDays } from "./retention";
 
 export { MAX_MESSAGE_CHARS };
@@ -62,7 +62,7 @@ export class RunConversation {
     private readonly parts: {
       journal: LoggedJournalStore;
       pinned: RunCatalog;
-      lifecycle: Pick<RunLifecycle, "converse" | "endedInRow">;
+      lifecycle: Pick<RunLifecycle, "converse" | "endedInRow" | "cancelRequested">;
       followUps: Pick<RunFollowUps, "wait" | "count" | "find">;
     },
   ) {}
@@ -83,6 +83,7 @@ export class RunConversation {
     const waiting = id === undefined ? undefined : followUps.find(id);
     if (waiting !== undefined) return { ok: true, status: run.status, message: waiting, duplicate: true, waiting: true };
     const live = !TERMINAL.includes(run.status);
+    if (live && this.parts.lifecycle.cancelRequested()) return { ok: false, status: 409, error: CANCELLING_REFUSAL };
     if (opts.live && !live)
       return { ok: false, status: 410, error: `the run ${run.status === "succeeded" ? "has answered" : run.status}: it takes no follow-up` };
     const refused = this.refusal(run.status, run) ?? textProblem(text);

@@ -16,7 +16,7 @@
  *                                      └────converse─── succeeded (a conversation's next message)
  *   cancel: queued | running | awaiting_approval | waiting ─▶ cancelled
  *   cancel of a run with effects to undo (`compensate:`): ─cancelUndoing─▶ running (its body runs
- *     no more; it undoes them, pausing for an undo's approval) ─settle─▶ cancelled; a second cancel ends it at once
+ *     no more; it undoes them, pausing for an undo's approval) ─settle─▶ cancelled; a second cancel changes nothing
  *   the stuck-run sweep (sweep.ts), of a queued or running run with no alarm and none running:
  *     revive ─▶ the same status, woken (`run_swept`) · abandon ─▶ failed (`stuck`)
  *
@@ -79,6 +79,9 @@ import type { RunRow } from "../rows";
 import { parse } from "../sql";
 import type { RunApprovals } from "./approvals";
 import type { RunHost } from "./host";
+
+/** Why a run cancelled while it undoes its effects takes no event or message: its body runs no more. */
+export const CANCELLING_REFUSAL = "the run was cancelled and is undoing its effects: it takes nothing more";
 
 /** The event of a cancel that lets the run undo its effects first (`cancelUndoing`). */
 const CANCELLING = "run_cancelling";
@@ -216,12 +219,17 @@ export class RunLifecycle {
     return this.move(["queued", "running"], write);
   }
 
-  /** The sweep gave up on a stuck run: it fails with `error` (its pending approvals voided with it). */
+  /**
+   * The sweep gave up on a stuck run: it fails with `error` (its pending approvals voided with it);
+   * one cancelled while it undid its effects ends cancelled, `error` its note (some may stay made).
+   */
   abandon(error: { code: "stuck"; message: string }, usage: Usage): Moved | Refused {
     return this.move(["queued", "running"], () => {
       this.approvals.voidPending(Date.now());
-      this.host.event("run_failed", { error, usage });
-      this.hooks.outcome("failed");
+      const cancel = this.cancelRequested();
+      if (cancel) this.host.event("run_cancelled", { ...cancel, note: `its effects may not all be undone: ${error.message}`, usage });
+      else this.host.event("run_failed", { error, usage });
+      this.hooks.outcome(cancel ? "cancelled" : "failed");
     });
   }
 

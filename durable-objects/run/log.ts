@@ -25,6 +25,7 @@ const LOGGED: Record<string, readonly string[]> = {
   run_succeeded: [],
   run_failed: [],
   run_cancelled: [],
+  run_cancelling: [],
   run_deleted: ["retention_days"],
   run_checkpoint: [],
   run_retry: ["attempt"],

@@ -3,7 +3,7 @@
  * each other: who needs what is read here, in one place. Owns nothing.
  */
 
-import { catalogCompensates, hasEffectsToUndo } from "../../src/engine";
+import { compensatesFrom, undosRecorded } from "../../src/engine";
 import type { Journal } from "../../src/engine/journal/journal";
 import type { OtelVars } from "../../src/otel/exporter";
 import type { EventDelivery } from "../../src/runs/types";
@@ -106,8 +106,13 @@ export function runParts(host: RunHost, seams: PartSeams) {
     slack,
     stopActivation: () => activation.stop(),
     // Effects to undo: recorded, or maybe about to be (an activation in flight, under a catalog with `compensate:`).
-    undoesOnCancel: () =>
-      hasEffectsToUndo(journal.recordedKeys()) || (activation.running() && activation.catalog !== undefined && catalogCompensates(activation.catalog)),
+    undosOnCancel: () => {
+      const recorded = undosRecorded(journal.recordedKeys());
+      if (recorded.failing) return "failing";
+      // An activation in flight may record an effect to undo after the cancel answered, if its worker's calls can.
+      const mayRecord = activation.running() && activation.catalog !== undefined && compensatesFrom(activation.catalog, host.row()!.worker);
+      return recorded.effects || mayRecord ? "effects" : "none";
+    },
     cancelled: (run) => tracing.endedOutside(run, { status: "cancelled" }, host.keyGrammar(), seams.otelVars()),
   });
   const reader = new RunReader(host, { journal, pinned, versions, approvals, waits, conversation, attributes, children });

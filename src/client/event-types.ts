@@ -73,6 +73,7 @@ const KNOWN = new Set<string>([
   "run_succeeded",
   "run_failed",
   "run_cancelled",
+  "run_cancelling",
   "run_checkpoint",
   "run_retry",
   "run_swept",

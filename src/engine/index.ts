@@ -7,7 +7,7 @@ export { KEY_GRAMMAR, type KeyGrammar } from "./journal/keys";
 export { MemoryJournalStore } from "./journal/memory-store";
 export { modelResolver } from "./model/resolver";
 export { scriptedModel, testToolsModel, type ScriptedReply } from "./model/test-model";
-export { catalogCompensates, hasEffectsToUndo } from "./run/compensate";
+export { compensatesFrom, undosRecorded } from "./run/compensate";
 export { clearRunState, executeRun, isPaused, waitingFor, type EngineConfig, type RunOutcome, type RunRequest, type WaitingFor } from "./run/executor";
 export { MemoryStateBackend } from "./state/memory-state";
 export { defineToolset, tool, toolsetRegistry } from "./toolsets/define";

@@ -1,4 +1,4 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { script, settle, stub } from "./helpers";
 import { landAt, object, statusEvents } from "./interleave";
@@ -167,6 +167,64 @@ describe("a cancel of a run with effects to undo", () => {
       view = await settle(id);
     }
     expect(view.status).toBe("cancelled");
+    expect(seen).toEqual(["POST /new/a", "POST /new/b", "DELETE /orders/b", "DELETE /orders/a"]);
+  });
+
+  it("takes no message or event while it undoes, and a bulk cancel's status filter still applies", async () => {
+    const id = "cancel-undo-refusals";
+    const del = { tool_calls: [{ name: "shop_fetch", arguments: { url: "https://shop.example/orders/x", method: "DELETE" } }] };
+    await start(id, "undo-asker", [order("a"), del]);
+    expect((await settle(id)).status).toBe("awaiting_approval");
+    expect((await stub(id).cancel()).status).toBe("cancelling");
+    // A flow's follow-up (on_busy: message) or event would be taken and then dropped: refused, so the flow starts a run.
+    const followUp = await stub(id).followUp("the next delivery", "d1");
+    expect(followUp).toMatchObject({ ok: false, status: 409 });
+    expect(await stub(id).sendMessage("and this?")).toMatchObject({ ok: false, status: 409 });
+    expect(await stub(id).deliverEvent({ name: "go", id: "e1", payload: {} }, true)).toMatchObject({ ok: false, status: 409 });
+    // A bulk cancel of waiting runs does not count this running one as done.
+    expect(await stub(id).cancel("bulk", ["waiting"])).toMatchObject({ ok: false, status: 409 });
+    const view = await settle(id);
+    const pending = view.approvals.filter((a) => a.status === "pending");
+    expect(pending).toHaveLength(1); // a's undo
+    await stub(id).decide(pending[0]!.id, { decision: "approve", by: "ops" });
+    expect((await settle(id)).status).toBe("cancelled");
+    expect(seen).toEqual(["POST /new/a", "DELETE /orders/a"]);
+  });
+
+  it("the stuck-run sweep gives up on it as cancelled, not failed, and says its effects may stay made", async () => {
+    const id = "cancel-undo-swept";
+    const del = { tool_calls: [{ name: "shop_fetch", arguments: { url: "https://shop.example/orders/x", method: "DELETE" } }] };
+    await start(id, "undo-asker", [order("a"), del]);
+    expect((await settle(id)).status).toBe("awaiting_approval");
+    expect((await stub(id).cancel()).status).toBe("cancelling");
+    // The platform drops its alarm every time (the sweep wakes it a few times, then gives up).
+    let verdict: unknown;
+    for (let i = 0; i < 8 && verdict !== "failed"; i++) {
+      await runInDurableObject(object(id), (_o, state) => state.storage.deleteAlarm());
+      verdict = (await stub(id).sweep(0)).verdict;
+    }
+    expect(verdict).toBe("failed");
+    expect((await stub(id).status())!.status).toBe("cancelled");
+    const note = await runInDurableObject(
+      object(id),
+      (_o, state) => state.storage.sql.exec<{ note: string }>("SELECT data ->> '$.note' AS note FROM events WHERE type = 'run_cancelled'").one().note,
+    );
+    expect(note).toContain("its effects may not all be undone");
+  });
+
+  it("a run that failed and is undoing its effects refuses a cancel (409): its undos' approvals stay decidable, it ends failed", async () => {
+    const id = "cancel-undo-failing";
+    await start(id, "undo-asker", [order("a"), order("b"), { status: 400, body: { error: { message: "bad request" } } }]);
+    let view = await settle(id);
+    expect(view.status).toBe("awaiting_approval");
+    expect(await stub(id).cancel()).toMatchObject({ ok: false, status: 409, error: expect.stringContaining("failed and is undoing") });
+    for (let i = 0; i < 2; i++) {
+      const pending = view.approvals.filter((a) => a.status === "pending");
+      expect(pending).toHaveLength(1);
+      expect((await stub(id).decide(pending[0]!.id, { decision: "approve", by: "ops" })).ok).toBe(true);
+      view = await settle(id);
+    }
+    expect(view.status).toBe("failed");
     expect(seen).toEqual(["POST /new/a", "POST /new/b", "DELETE /orders/b", "DELETE /orders/a"]);
   });
 

@@ -24,15 +24,39 @@ export function failureBeingUndone(journal: Journal, root: string): RunError | u
   return recorded && new RunError(recorded.code, recorded.message);
 }
 
-/** Whether a journal (its keys) holds an effect a tool can undo (`<call>/undo`): a cancel then undoes it before the run ends. */
-export const hasEffectsToUndo = (keys: Iterable<string>): boolean => {
-  for (const key of keys) if (parseKey(key).kind === "undo") return true;
-  return false;
-};
+/**
+ * What a journal (its keys) holds of undos: `effects`, an effect a tool can undo (`<call>/undo`: a cancel
+ * then undoes it before the run ends); `failing`, the run failed and is undoing them (`<root>/compensation`).
+ */
+export function undosRecorded(keys: Iterable<string>): { effects: boolean; failing: boolean } {
+  const found = { effects: false, failing: false };
+  for (const key of keys) {
+    const kind = parseKey(key).kind;
+    if (kind === "undo") found.effects = true;
+    else if (kind === "compensation") found.failing = true;
+  }
+  return found;
+}
 
-/** Whether any worker of a catalog has a tool whose effect can be undone: a run of it may record one at any step. */
-export const catalogCompensates = (catalog: { workers: ReadonlyMap<string, CatalogWorker> }): boolean =>
-  [...catalog.workers.values()].some((w) => Object.values(w.toolsets).some((t) => t.compensate !== undefined));
+/**
+ * Whether a run of `root` may call a tool whose effect can be undone (it may record one at any step):
+ * its worker or one it calls (`workers:`, transitively) has `compensate:`; a code function may call any.
+ */
+export function compensatesFrom(catalog: { get(name: string): CatalogWorker | undefined; workers: ReadonlyMap<string, CatalogWorker> }, root: string): boolean {
+  const seen = new Set<string>();
+  const next = [root];
+  for (let name = next.pop(); name !== undefined; name = next.pop()) {
+    const w = catalog.get(name);
+    if (!w || seen.has(name)) continue;
+    seen.add(name);
+    if (w.code) return [...catalog.workers.values()].some(compensates);
+    if (compensates(w)) return true;
+    next.push(...w.workerTools);
+  }
+  return false;
+}
+
+const compensates = (w: CatalogWorker) => Object.values(w.toolsets).some((t) => t.compensate !== undefined);
 
 /**
  * Undoes the effects the run made, newest first, after it failed with `failure` (recorded,

@@ -176,13 +176,15 @@ export async function executeRun(config: EngineConfig, store: JournalStore, req:
   try {
     const root = run.callables.get(req.worker);
     if (!root) throw new RunError("unknown_worker", `unknown worker "${req.worker}"; known: ${run.callables.names().join(", ")}`);
-    if (req.cancelled) return await cancelledAfterUndoing(run, calls, root.name, req.cancelled);
-    const undoing = failureBeingUndone(journal, root.name);
-    if (undoing) throw undoing;
-    const output = await root.call(req.input, { path: root.name, usage: run.usage });
-    if (nestedDeeper(output, MAX_OUTPUT_DEPTH))
-      throw new RunError("invalid_output", `${req.worker}: its output nests deeper than ${MAX_OUTPUT_DEPTH} levels, more than a run's output may`);
-    outcome = { status: "succeeded", output, usage: usage() };
+    if (req.cancelled) outcome = await cancelledAfterUndoing(run, calls, root.name, req.cancelled);
+    else {
+      const undoing = failureBeingUndone(journal, root.name);
+      if (undoing) throw undoing;
+      const output = await root.call(req.input, { path: root.name, usage: run.usage });
+      if (nestedDeeper(output, MAX_OUTPUT_DEPTH))
+        throw new RunError("invalid_output", `${req.worker}: its output nests deeper than ${MAX_OUTPUT_DEPTH} levels, more than a run's output may`);
+      outcome = { status: "succeeded", output, usage: usage() };
+    }
   } catch (err) {
     if (err instanceof RunPaused) outcome = { status: pauseStatus(err.pending), pending: err.pending, waits: err.waits, usage: usage() };
     else if (err instanceof RunError) outcome = await failedAfterUndoing(run, calls, req.worker, err);
