@@ -36,6 +36,8 @@ export class Journal {
   private slots?: Map<string, EffectKind>;
   /** The calls a person's decision changed in this activation (edited, or answered in their place): `changedByPerson`. */
   private changed?: Set<string>;
+  /** Succeeded effect steps by kind (`succeededEffects`), once asked for. */
+  private succeeded?: Map<string, number>;
 
   private constructor(
     private readonly recorded: Map<string, unknown>,
@@ -221,6 +223,24 @@ export class Journal {
     this.recorded.set(key, value);
     this.ordinals?.set(key, this.ordinals.size);
     if (this.slots) this.addSlots(key);
+    if (this.succeeded) this.countSucceeded(key, value);
+  }
+
+  /**
+   * How many `effect` steps succeeded (their recorded value says `ok`): the spawns that started a child,
+   * the schedules made. Counted once, then kept up to date: a fan-out of many spawns reads no journal per spawn.
+   */
+  succeededEffects(effect: EffectKind): number {
+    if (!this.succeeded) {
+      this.succeeded = new Map();
+      for (const [key, value] of this.recorded) this.countSucceeded(key, value);
+    }
+    return this.succeeded.get(effect) ?? 0;
+  }
+
+  private countSucceeded(key: string, value: unknown): void {
+    const k = parseKey(key);
+    if (k.kind === "effect" && (value as { ok?: unknown } | null)?.ok) this.succeeded!.set(k.effect, (this.succeeded!.get(k.effect) ?? 0) + 1);
   }
 
   /**
@@ -246,14 +266,4 @@ function changesTheCall(v: unknown): boolean {
   if (typeof v !== "object" || v === null) return false;
   const d = v as { args?: unknown; response?: unknown };
   return d.args !== undefined || typeof d.response === "string";
-}
-
-/** How many `effect` steps of the journal succeeded (their recorded value says `ok`): the spawns that started a child, the schedules made. */
-export function succeededEffects(journal: Journal, effect: EffectKind): number {
-  let n = 0;
-  for (const [key, value] of journal.entries()) {
-    const k = parseKey(key);
-    if (k.kind === "effect" && k.effect === effect && (value as { ok?: unknown } | null)?.ok) n++;
-  }
-  return n;
 }

@@ -1,5 +1,5 @@
 import { messageOf, nondeterministic, propagates, RunInterrupted, ToolError } from "../errors";
-import { succeededEffects, type Journal } from "../journal/journal";
+import type { Journal } from "../journal/journal";
 import { argsFingerprint } from "../journal/fingerprint";
 import { sha256Hex } from "./idempotency-key";
 import type { ScheduleCreated, ScheduledRef, Schedules } from "../types/schedule";
@@ -23,7 +23,7 @@ export async function scheduleStep(journal: Journal, schedules: Schedules | unde
   const fp = argsFingerprint(spec);
   const step = await journal.step<ScheduleStep>(key, async () => {
     if (!schedules) return { ok: false, error: "this host keeps no schedules", fp };
-    const made = succeededEffects(journal, "schedule");
+    const made = journal.succeededEffects("schedule");
     if (made >= MAX_SCHEDULES_PER_RUN) return { ok: false, error: `this run created ${made} schedules, the most a run may (${MAX_SCHEDULES_PER_RUN})`, fp };
     return { ...(await created(schedules, scheduleIdFor(runId, key), spec)), fp };
   });

@@ -1,5 +1,5 @@
 import { messageOf, nondeterministic, propagates, RunInterrupted, ToolError, WaitRequired, type PendingWait } from "../errors";
-import { succeededEffects, type Journal } from "../journal/journal";
+import type { Journal } from "../journal/journal";
 import { argsFingerprint } from "../journal/fingerprint";
 import { childEndKey } from "../journal/keys";
 import { checkedAttributes } from "../attributes";
@@ -62,7 +62,7 @@ export async function spawnStep(run: SpawnServices, key: string, spec: ChildSpec
   const fp = argsFingerprint({ worker: spec.worker, input: spec.input });
   const step = await journal.step<SpawnStep>(key, async () => {
     if (!children) return { ok: false, error: "this host starts no child runs", worker: spec.worker, fp };
-    const made = succeededEffects(journal, "spawn");
+    const made = journal.succeededEffects("spawn");
     if (made >= MAX_CHILDREN_PER_RUN)
       return { ok: false, error: `this run started ${made} child runs, the most a run may (${MAX_CHILDREN_PER_RUN})`, worker: spec.worker, fp };
     const budget = await run.budgetForChild();
