@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import * as z from "zod";
 import { CatalogError, MemoryJournalStore, RunError, scriptedModel } from "../../src/engine";
+import { defineToolset, tool } from "../../src/engine/toolsets/define";
 import { undoArgs } from "../../src/engine/toolsets/compensate-config";
 import { harness, workerFile } from "./helpers";
 
@@ -88,5 +90,75 @@ describe("undoing a failed run's effects (engine)", () => {
     );
     const outcome = await h.run({ worker: "w", input: { input: "x" } }, store);
     expect(outcome).toMatchObject({ status: "failed", error: { message: expect.stringContaining("1 of its effects could not be undone") } });
+  });
+});
+
+describe("a kind's code says what undoes a tool (`undo` of defineToolset's tool)", () => {
+  /** A shop kind in code: `place` makes an order (an effect its code knows how to undo), `cancel` undoes one. */
+  const made: string[] = [];
+  const shop = defineToolset({
+    kind: "shop",
+    config: z.object({}),
+    create: () => ({}),
+    tools: {
+      place: tool({
+        description: "place an order",
+        input: z.object({ item: z.string() }),
+        approval: "allow",
+        run: ({ item }) => {
+          made.push(`place ${item}`);
+          return { id: `order-${item}` };
+        },
+        // The item "gift" needs no undo; "odd" names a tool the kind lacks; "boom" throws.
+        undo: ({ item }, result) =>
+          item === "gift"
+            ? undefined
+            : item === "odd"
+              ? { tool: "refund", args: {} }
+              : item === "boom"
+                ? (() => {
+                    throw new Error("no id");
+                  })()
+                : { tool: "cancel", args: { id: (result as { id: string }).id } },
+      }),
+      cancel: tool({
+        description: "cancel an order",
+        input: z.object({ id: z.string() }),
+        approval: "allow",
+        run: ({ id }) => {
+          made.push(`cancel ${id}`);
+          return "cancelled";
+        },
+      }),
+    },
+  });
+  const placing = (items: string[]) =>
+    scriptedModel((_, n) => {
+      if (n >= items.length) throw new RunError("model_error", "provider down");
+      return { toolCalls: [{ id: `c${n}`, name: "store_place", args: { item: items[n] } }] };
+    });
+  const run = async (items: string[], compensate = "") => {
+    made.length = 0;
+    const h = harness(
+      { "w.worker": workerFile(`name: w\nmodel: test:m\ntoolsets:\n  store: { use: shop${compensate} }`) },
+      { kinds: [shop], models: { "test:m": placing(items) } },
+    );
+    return h.run({ worker: "w", input: { input: "x" } }, new MemoryJournalStore());
+  };
+
+  it("undoes each effect newest first without compensate: in the worker file; one that needs none is left", async () => {
+    expect(await run(["a", "gift", "b"])).toMatchObject({ status: "failed", error: { message: expect.stringMatching(/provider down$/) } });
+    expect(made).toEqual(["place a", "place gift", "place b", "cancel order-b", "cancel order-a"]);
+  });
+
+  it("an undo naming no tool of the kind, or one that throws, is not made, and the run says how many stayed made", async () => {
+    const outcome = await run(["a", "odd", "boom"]);
+    expect(outcome).toMatchObject({ status: "failed", error: { message: expect.stringContaining("2 of its effects could not be undone") } });
+    expect(made).toEqual(["place a", "place odd", "place boom", "cancel order-a"]);
+  });
+
+  it("a worker file's compensate: for the tool wins over the code's undo", async () => {
+    await run(["a"], ', compensate: { place: { tool: cancel, args: { id: "${args.item}" } } }');
+    expect(made).toEqual(["place a", "cancel a"]);
   });
 });

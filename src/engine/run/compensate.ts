@@ -1,7 +1,8 @@
 import { messageOf, propagates, RunError } from "../errors";
 import type { Journal } from "../journal/journal";
 import { compensationKey, parseKey, undonePath } from "../journal/keys";
-import type { RecordedUndo } from "../toolsets/wrappers/compensable";
+import { kindUndoes, type RecordedUndo } from "../toolsets/wrappers/compensable";
+import type { Catalog } from "../types/catalog";
 import type { Logger } from "../types/ports";
 import type { CatalogWorker } from "../types/worker";
 import { type CallServices, inFrame, openFrame } from "./call-frame";
@@ -42,7 +43,12 @@ export function undosRecorded(keys: Iterable<string>): { effects: boolean; faili
  * Whether a run of `root` may call a tool whose effect can be undone (it may record one at any step):
  * its worker or one it calls (`workers:`, transitively) has `compensate:`; a code function may call any.
  */
-export function compensatesFrom(catalog: { get(name: string): CatalogWorker | undefined; workers: ReadonlyMap<string, CatalogWorker> }, root: string): boolean {
+export function compensatesFrom(catalog: Pick<Catalog, "get" | "workers" | "kinds">, root: string): boolean {
+  const compensates = (w: CatalogWorker) =>
+    Object.values(w.toolsets).some((t) => {
+      const kind = catalog.kinds.get(t.use);
+      return t.compensate !== undefined || (kind !== undefined && kindUndoes(kind));
+    });
   const seen = new Set<string>();
   const next = [root];
   for (let name = next.pop(); name !== undefined; name = next.pop()) {
@@ -55,8 +61,6 @@ export function compensatesFrom(catalog: { get(name: string): CatalogWorker | un
   }
   return false;
 }
-
-const compensates = (w: CatalogWorker) => Object.values(w.toolsets).some((t) => t.compensate !== undefined);
 
 /**
  * Undoes the effects the run made, newest first, after it failed with `failure` (recorded,

@@ -74,6 +74,15 @@ export function undoArgs(template: Record<string, unknown> | undefined, args: un
   return built;
 }
 
+/** The arguments a kind's code gave an undo (a tool's `undo`): a plain object, bounded as a journal row holds them. */
+export function undoArgsGiven(args: unknown): Record<string, unknown> {
+  if (typeof args !== "object" || args === null || Array.isArray(args)) throw new Error("its undo gave arguments that are not an object");
+  const text = JSON.stringify(args);
+  if (text.length > MAX_UNDO_ARGS_CHARS) throw new Error(`its arguments are over ${MAX_UNDO_ARGS_CHARS} characters`);
+  // A copy through JSON: own, plain values only (what the journal would keep anyway).
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
 function parsed(result: unknown): unknown {
   if (typeof result !== "string") return result;
   try {

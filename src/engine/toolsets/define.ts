@@ -3,7 +3,7 @@ import { ToolError, type ToolFailure } from "../errors";
 import { boundContext, SignalBoundary } from "../run/signal-boundary";
 import { describeIssues, toolParameters } from "../json-schema";
 import type { ToolContext } from "../types/context";
-import type { ApprovalCheck, CallDescription, Policy, ToolDef } from "../types/toolset";
+import type { ApprovalCheck, CallDescription, Policy, ToolDef, UndoCall } from "../types/toolset";
 import { onParsedInput } from "../approvals/call-policy";
 import type { InstanceInit, ToolsetKind, ToolsetRegistry } from "../types/kind";
 import type { Scope } from "../types/state";
@@ -31,6 +31,14 @@ export interface ToolSpec<I extends z.ZodType = z.ZodType, S = any> {
   describe?(args: z.output<I>): CallDescription;
   /** A result of `run` that reports a failure a retry policy may retry (an HTTP 503); undefined for a success. */
   failure?(result: unknown): ToolFailure | undefined;
+  /**
+   * What undoes this call's effect when the run fails or is cancelled after it (a compensation):
+   * another tool of this kind, by its name here, with arguments made from `args` and `result` —
+   * the result is the upstream's word: take values from it, not shapes. Undefined: nothing to undo.
+   * Called once, after a call that succeeded; what it returns is journaled, and made later like any
+   * call (approval-gated). A worker file's `compensate:` for the tool wins over it.
+   */
+  undo?(args: z.output<I>, result: unknown): UndoCall | undefined;
   run(args: z.output<I>, ctx: ToolContext, self: S): unknown;
 }
 
@@ -63,6 +71,7 @@ export function defineToolset<C extends z.ZodType, S>(def: ToolsetKindDef<C, S>)
       ...onParsedInput(spec.input, spec),
       ...(spec.describe ? { describe: describeValid(spec) } : {}),
       ...(spec.failure ? { failure: spec.failure } : {}),
+      ...(spec.undo ? { undo: undoOfValid(spec) } : {}),
     };
   });
   return {
@@ -97,6 +106,15 @@ function describeValid(spec: ToolSpec): (args: unknown) => CallDescription | und
   return (args) => {
     const parsed = spec.input.safeParse(args);
     return parsed.success ? spec.describe!(parsed.data) : undefined;
+  };
+}
+
+/** The tool's `undo` over its arguments as `input` parses them (they did, for the call that made the effect). */
+function undoOfValid(spec: ToolSpec): (args: unknown, result: unknown) => UndoCall | undefined {
+  return (args, result) => {
+    const parsed = spec.input.safeParse(args);
+    if (!parsed.success) throw new Error("its arguments no longer parse as the tool's input");
+    return spec.undo!(parsed.data, result);
   };
 }
 

@@ -9,7 +9,7 @@ import { journaled } from "./wrappers/journaled";
 import { journaledTools } from "./wrappers/journaled-tools";
 import { prefixed } from "./wrappers/prefixed";
 import { retrying } from "./wrappers/retrying";
-import { compensable } from "./wrappers/compensable";
+import { compensable, kindUndoes } from "./wrappers/compensable";
 import { showsCreated } from "./wrappers/shows-created";
 import { redacted, redactError } from "./wrappers/redacted";
 import { redactor } from "./redactor";
@@ -142,7 +142,8 @@ export async function buildCallToolset(run: ToolsetServices, frame: CallFrame): 
       });
       if (kind.dynamic) ts = journaledTools(ts, run.journal, toolsKey(frame.path, name));
       if (spec.retry) ts = retrying(ts, spec.retry, run.journal, run.clock);
-      if (spec.compensate) ts = compensable(ts, spec.compensate, run.journal, frame.worker.name, (tool) => (name === kind.kind ? tool : `${name}_${tool}`));
+      if (spec.compensate || kindUndoes(kind))
+        ts = compensable(ts, spec.compensate ?? {}, run.journal, frame.worker.name, (tool) => (name === kind.kind ? tool : `${name}_${tool}`));
       if (spec.readonly) ts = readOnly(ts);
       members.push([`instance "${name}" (${kind.kind})`, name === kind.kind ? ts : prefixed(ts, name)]);
     }

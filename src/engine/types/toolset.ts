@@ -41,6 +41,17 @@ export interface ToolDef {
    * only timeouts, 5xx and 429); undefined for a success, whose effect a compensation may undo.
    */
   failure?(result: unknown): ToolFailure | undefined;
+  /**
+   * What undoes a call's effect, in the kind's code (a worker file's `compensate:` for the tool wins):
+   * another tool of the kind (its name in the kind) and its arguments; undefined when nothing needs undoing.
+   */
+  undo?(args: unknown, result: unknown): UndoCall | undefined;
+}
+
+/** A call that undoes another's effect: a tool of the same kind, by its name in the kind. */
+export interface UndoCall {
+  tool: string;
+  args: Record<string, unknown>;
 }
 
 /** `POST api.github.com/repos/o/r/issues/42/comments`, and the body pretty-printed. */
