@@ -19,6 +19,8 @@ import { childRunIdFor } from "../../src/engine/run/spawn-step";
 import { checkStart, runStub } from "../../src/runs";
 import { PAUSED, TERMINAL, type ChildView, type ParentRef, type RunNotify, type StartRun } from "../../src/runs/types";
 import { MAX_ATTRIBUTES } from "../../src/engine/attributes";
+// The attribute a child run carries its parent's id in (`GET /runs?attr.parent_run=<id>` lists a run's children).
+import { PARENT_ATTRIBUTE } from "../../src/api/attributes";
 import type { RunRow } from "../rows";
 import { json, parse } from "../sql";
 import type { SqliteJournalStore } from "../sqlite-journal";
@@ -31,8 +33,6 @@ export const MAX_CHILD_OUTPUT_BYTES = 1024 * 1024;
  * the journal, so a thousand near-1 MiB outputs would put the parent past its memory for good.
  */
 export const MAX_CHILD_OUTPUTS_TOTAL_BYTES = 16 * 1024 * 1024;
-/** The attribute a child run carries its parent's id in (`GET /runs?attr.parent_run=<id>` lists a run's children). */
-export const PARENT_ATTRIBUTE = "parent_run";
 /** Where a run keeps its listeners, its parent among them (outbox.ts writes it at the start). */
 const LISTENERS = "notify";
 

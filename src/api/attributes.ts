@@ -27,10 +27,14 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 export type Attributes = Record<string, string>;
 
-/** Why `name` is no attribute name, or null. */
-export function attributeNameProblem(name: unknown): string | null {
+/** Set by edgework only (a child run's parent: durable-objects/run/children.ts); a start, a trigger or a run's code may not. */
+export const PARENT_ATTRIBUTE = "parent_run";
+
+/** Why `name` is no attribute name, or null. `settable`: one a start, a trigger or a run's code gives (not one edgework sets). */
+export function attributeNameProblem(name: unknown, settable = true): string | null {
   if (typeof name !== "string" || !ATTRIBUTE_NAME.test(name))
     return `${JSON.stringify(String(name).slice(0, 40))} is not an attribute name: a lowercase letter, then up to 31 of a-z 0-9 _`;
+  if (settable && name === PARENT_ATTRIBUTE) return `${PARENT_ATTRIBUTE} is set by edgework on a child run, and by nothing else`;
   return null;
 }
 
@@ -56,7 +60,7 @@ export function attributeValue(value: unknown): { value: string } | { problem: s
  * at most `max` names, each name and value checked by the grammar above, each problem reported at
  * the attribute's own path.
  */
-export const attributesSchema = (max: number, what: string) =>
+export const attributesSchema = (max: number, what: string, settable = true) =>
   z
     .record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: NOT_A_VALUE }))
     .meta({ maxProperties: max })
@@ -68,7 +72,7 @@ export const attributesSchema = (max: number, what: string) =>
       }
       const out: Attributes = {};
       for (const [name, value] of entries) {
-        const nameProblem = attributeNameProblem(name);
+        const nameProblem = attributeNameProblem(name, settable);
         const v = nameProblem ? { problem: nameProblem } : attributeValue(value);
         if ("problem" in v) ctx.addIssue({ code: "custom", path: [name], message: v.problem });
         else out[name] = v.value;
@@ -77,4 +81,4 @@ export const attributesSchema = (max: number, what: string) =>
     });
 
 /** `attr.<name>=<value>` criteria: each attribute has exactly that value. */
-export const attributeCriteria = attributesSchema(MAX_ATTRIBUTE_FILTERS, "attribute criteria");
+export const attributeCriteria = attributesSchema(MAX_ATTRIBUTE_FILTERS, "attribute criteria", false);
