@@ -76,15 +76,16 @@
 import { isPaused, waitingFor, type RunOutcome, type Usage, type WaitingFor } from "../../src/engine";
 import { PAUSED, TERMINAL, type RunStatusName } from "../../src/runs/types";
 import type { RunRow } from "../rows";
-import { parse } from "../sql";
 import type { RunApprovals } from "./approvals";
 import type { RunHost } from "./host";
 
 /** Why a run cancelled while it undoes its effects takes no event or message: its body runs no more. */
 export const CANCELLING_REFUSAL = "the run was cancelled and is undoing its effects: it takes nothing more";
 
-/** The event of a cancel that lets the run undo its effects first (`cancelUndoing`). */
+/** The event of a cancel that lets the run undo its effects first (`cancelUndoing`), and the KV row that keeps it. */
 const CANCELLING = "run_cancelling";
+const CANCEL_REQUEST = "cancel-request";
+type CancelRequest = { reason?: string };
 
 /** An alarm handler runs at most this long (the platform's wall-time limit): a mark older than that was cut off. */
 const ALARM_WALL_MS = 15 * 60_000;
@@ -203,15 +204,16 @@ export class RunLifecycle {
     return this.move(from, (status) => {
       this.approvals.voidPending(Date.now());
       this.host.event(CANCELLING, reason ? { reason } : {});
+      this.host.ctx.storage.kv.put<CancelRequest>(CANCEL_REQUEST, reason ? { reason } : {});
       if (status !== "running") this.host.event("run_running", {});
       this.hooks.cancelling();
     });
   }
 
   /** The cancel a run undoing its effects was asked (`cancelUndoing`): its reason; undefined when none was. */
-  cancelRequested(): { reason?: string } | undefined {
-    const row = this.host.sql.one<{ data: string | null }>`SELECT data FROM events WHERE type = ${CANCELLING} LIMIT 1`;
-    return row && (parse<{ reason?: string }>(row.data) ?? {});
+  cancelRequested(): CancelRequest | undefined {
+    // One KV row (read at every activation and settle), not a walk of the events for the one that says so.
+    return this.host.ctx.storage.kv.get<CancelRequest>(CANCEL_REQUEST);
   }
 
   /** The sweep found the run stuck (`stuck`): `write` records its attempt, in the transaction that checks it is still queued or running. */
