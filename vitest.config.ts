@@ -134,7 +134,14 @@ export default defineConfig({
   test: {
     projects: [
       // The Durable Object tests drive activations themselves, with the model asked inside them (direct).
+      // The run's object itself (tests/durable-objects), and the app around it (HTTP, mail, flow, client…):
+      // two projects, so CI runs them side by side (.ci/run), each with its own runtime and fake servers.
+      workersProject("workers-objects", ["tests/durable-objects/**/*.test.ts"], 30_000, { MODEL_DISPATCH: "direct" }, [
+        "tests/**/*.queue.test.ts",
+        "tests/**/*.mounted.test.ts",
+      ]),
       workersProject("workers", ["tests/**/*.test.ts"], 30_000, { MODEL_DISPATCH: "direct" }, [
+        "tests/durable-objects/**",
         "tests/**/*.queue.test.ts",
         "tests/**/*.mounted.test.ts",
         ...UNIT_FILES,

@@ -52,9 +52,10 @@ export class RunSlack {
     private readonly approvals: Pick<RunApprovals, "list">,
   ) {}
 
+  /** Whether the table is made: asked once (every alarm asks, and a look at sqlite_master reads its every row), again after `post` made it. */
   private made?: boolean;
   private has(): boolean {
-    return (this.made ||= madeOnFirstUse(this.host.sql, "slack_messages"));
+    return (this.made ??= madeOnFirstUse(this.host.sql, "slack_messages"));
   }
 
   /**
@@ -99,7 +100,8 @@ export class RunSlack {
     const now = Date.now();
     this.host.ctx.storage.transactionSync(() => {
       makeOnFirstUse(this.host.sql, "slack_messages");
-      this.made = true;
+      // Asked again, not assumed: this transaction may still roll back, the table with it.
+      this.made = undefined;
       this.host.sql.run`INSERT INTO slack_messages (approval_id, channel, ts, remind_at, escalate_at)
         VALUES (${p.id}, ${ref.channel}, ${ref.ts}, ${plan?.remindAfterMs ? now + plan.remindAfterMs : null}, ${plan?.escalateAfterMs ? now + plan.escalateAfterMs : null})
         ON CONFLICT DO NOTHING`;
