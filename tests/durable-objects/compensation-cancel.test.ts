@@ -1,5 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { RunView } from "../../src/runs/types";
+import { type FakeShop, fakeShop } from "./fake-shop";
 import { script, settle, stub } from "./helpers";
 import { landAt, object, statusEvents } from "./interleave";
 
@@ -9,36 +11,9 @@ import { landAt, object, statusEvents } from "./interleave";
  * approval-gated like any call) and ends `cancelled` — whichever await of the run the cancel lands in.
  */
 
-/** Every request the shop saw: method and path, in order. Orders are placed by POST and cancelled by DELETE. */
-let seen: string[] = [];
-/** A POST held in flight (its path): the fake shop answers it once `releasePost` is called. */
-let holdPost: string | undefined;
-let postHeld: Promise<void>;
-let postReached: () => void;
-let releasePost: () => void;
-
+let shop: FakeShop;
 beforeEach(() => {
-  seen = [];
-  holdPost = undefined;
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  releasePost = release;
-  postHeld = new Promise<void>((r) => (postReached = r));
-  const upstream = globalThis.fetch;
-  // The Durable Object runs in this isolate: its http tool reaches this fake shop.
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const url = new URL(input instanceof Request ? input.url : String(input));
-    if (url.host !== "shop.example") return upstream(input, init);
-    const method = init?.method ?? "GET";
-    seen.push(`${method} ${url.pathname}`);
-    if (method !== "POST") return Response.json({ cancelled: url.pathname });
-    if (url.pathname === holdPost) {
-      postReached();
-      await released;
-    }
-    const id = url.pathname.split("/").at(-1);
-    return Response.json({ id, href: `https://shop.example/orders/${id}` }, { status: 201 });
-  });
+  shop = fakeShop();
 });
 afterEach(() => vi.restoreAllMocks());
 
@@ -54,6 +29,18 @@ function expectEachUndoneOnce(requests: string[]): void {
   expect(requests.slice(0, posts.length), "no order placed after an undo").toEqual(posts);
 }
 
+/** Approves the run's undos one at a time (each asks alone, newest first): the run as it stands after the last. */
+async function approveEachUndo(id: string, paused: RunView, undos: number): Promise<RunView> {
+  let view = paused;
+  for (let i = 0; i < undos; i++) {
+    const pending = view.approvals.filter((a) => a.status === "pending");
+    expect(pending).toHaveLength(1);
+    expect((await stub(id).decide(pending[0]!.id, { decision: "approve", by: "ops" })).ok).toBe(true);
+    view = await settle(id);
+  }
+  return view;
+}
+
 async function start(id: string, worker: string, replies: unknown[]): Promise<void> {
   await script(worker, replies);
   await stub(id).start({ id, worker, input: { input: "order" }, approvalMode: "ask", budget: {} });
@@ -67,7 +54,7 @@ describe("a cancel of a run with effects to undo", () => {
     await stub(id).setTestHooks({ fault: { atJournalSize: 4, mode: "throw" } });
     await runDurableObjectAlarm(object(id)).catch(() => {});
     expect((await stub(id).status())!.status).toBe("running");
-    const placed = seen.length;
+    const placed = shop.seen.length;
     expect(placed).toBeGreaterThan(0);
 
     expect(await stub(id).cancel("the customer changed their mind")).toEqual({ ok: true, status: "cancelling" });
@@ -75,8 +62,8 @@ describe("a cancel of a run with effects to undo", () => {
     expect(await stub(id).cancel()).toEqual({ ok: true, status: "cancelling" });
     const view = await settle(id);
     expect(view.status).toBe("cancelled");
-    expectEachUndoneOnce(seen);
-    expect(seen.filter((r) => r.startsWith("POST ")).length, "no order after the cancel").toBe(placed);
+    expectEachUndoneOnce(shop.seen);
+    expect(shop.seen.filter((r) => r.startsWith("POST ")).length, "no order after the cancel").toBe(placed);
     const events = await statusEvents(id);
     expect(events).toContain("run_cancelling");
     expect(events.at(-1)).toBe("run_cancelled");
@@ -89,16 +76,16 @@ describe("a cancel of a run with effects to undo", () => {
   it("while an order is in flight: the order it could not stop is undone too, and nothing after it is placed", async () => {
     const id = "cancel-undo-inflight";
     await start(id, "undo-poster", ordersThenDone);
-    holdPost = "/new/b";
+    const held = shop.hold("/new/b");
     const driving = runDurableObjectAlarm(object(id));
-    await postHeld;
+    await held.reached;
     const answer = await stub(id).cancel();
     expect(answer).toEqual({ ok: true, status: "cancelling" });
-    releasePost();
+    held.release();
     await driving;
     const view = await settle(id);
     expect(view.status).toBe("cancelled");
-    expect(seen).toEqual(["POST /new/a", "POST /new/b", "DELETE /orders/b", "DELETE /orders/a"]);
+    expect(shop.seen).toEqual(["POST /new/a", "POST /new/b", "DELETE /orders/b", "DELETE /orders/a"]);
   });
 
   // The cancel landing at each pass of the activation's step seam (before and after it): whatever it meets
@@ -111,7 +98,7 @@ describe("a cancel of a run with effects to undo", () => {
         await start(id, "undo-poster", ordersThenDone);
         let postsAtCancel = -1;
         const landed = await landAt(id, { point: "activation.step", nth, when }, async () => {
-          postsAtCancel = seen.filter((r) => r.startsWith("POST ")).length;
+          postsAtCancel = shop.seen.filter((r) => r.startsWith("POST ")).length;
           return stub(id).cancel();
         });
         const view = await settle(id);
@@ -122,8 +109,8 @@ describe("a cancel of a run with effects to undo", () => {
         }
         expect(landed.landed).toEqual({ ok: true, status: "cancelling" });
         expect(view.status).toBe("cancelled");
-        expectEachUndoneOnce(seen);
-        expect(seen.filter((r) => r.startsWith("POST ")).length, "no order started after the cancel answered").toBe(postsAtCancel);
+        expectEachUndoneOnce(shop.seen);
+        expect(shop.seen.filter((r) => r.startsWith("POST ")).length, "no order started after the cancel answered").toBe(postsAtCancel);
         expect(postsAtCancel, "the orders made before this step").toBe(Math.floor((nth - 1) / 2));
       });
     }
@@ -131,7 +118,7 @@ describe("a cancel of a run with effects to undo", () => {
 
   it("evicted between its undos: each is made once, newest first", async () => {
     for (const k of [5, 6, 7]) {
-      seen = [];
+      shop.seen.length = 0;
       const id = `cancel-undo-evict-${k}`;
       await start(id, "undo-poster", ordersThenDone);
       await stub(id).setTestHooks({ fault: { atJournalSize: 4, mode: "throw" } });
@@ -141,7 +128,7 @@ describe("a cancel of a run with effects to undo", () => {
       await stub(id).setTestHooks({ fault: { atJournalSize: k, mode: k % 2 ? "throw" : "abort" } });
       const view = await settle(id);
       expect(view.status).toBe("cancelled");
-      expectEachUndoneOnce(seen);
+      expectEachUndoneOnce(shop.seen);
     }
   });
 
@@ -160,14 +147,9 @@ describe("a cancel of a run with effects to undo", () => {
     expect((await stub(id).decide(asked.id, { decision: "approve", by: "ops" })).ok).toBe(false);
     // b's undo asks first.
     expect(view.status).toBe("awaiting_approval");
-    for (let i = 0; i < 2; i++) {
-      const pending = view.approvals.filter((a) => a.status === "pending");
-      expect(pending).toHaveLength(1);
-      expect((await stub(id).decide(pending[0]!.id, { decision: "approve", by: "ops" })).ok).toBe(true);
-      view = await settle(id);
-    }
+    view = await approveEachUndo(id, view, 2);
     expect(view.status).toBe("cancelled");
-    expect(seen).toEqual(["POST /new/a", "POST /new/b", "DELETE /orders/b", "DELETE /orders/a"]);
+    expect(shop.seen).toEqual(["POST /new/a", "POST /new/b", "DELETE /orders/b", "DELETE /orders/a"]);
   });
 
   it("takes no message or event while it undoes, and a bulk cancel's status filter still applies", async () => {
@@ -188,7 +170,7 @@ describe("a cancel of a run with effects to undo", () => {
     expect(pending).toHaveLength(1); // a's undo
     await stub(id).decide(pending[0]!.id, { decision: "approve", by: "ops" });
     expect((await settle(id)).status).toBe("cancelled");
-    expect(seen).toEqual(["POST /new/a", "DELETE /orders/a"]);
+    expect(shop.seen).toEqual(["POST /new/a", "DELETE /orders/a"]);
   });
 
   it("the stuck-run sweep gives up on it as cancelled, not failed, and says its effects may stay made", async () => {
@@ -218,14 +200,9 @@ describe("a cancel of a run with effects to undo", () => {
     let view = await settle(id);
     expect(view.status).toBe("awaiting_approval");
     expect(await stub(id).cancel()).toMatchObject({ ok: false, status: 409, error: expect.stringContaining("failed and is undoing") });
-    for (let i = 0; i < 2; i++) {
-      const pending = view.approvals.filter((a) => a.status === "pending");
-      expect(pending).toHaveLength(1);
-      expect((await stub(id).decide(pending[0]!.id, { decision: "approve", by: "ops" })).ok).toBe(true);
-      view = await settle(id);
-    }
+    view = await approveEachUndo(id, view, 2);
     expect(view.status).toBe("failed");
-    expect(seen).toEqual(["POST /new/a", "POST /new/b", "DELETE /orders/b", "DELETE /orders/a"]);
+    expect(shop.seen).toEqual(["POST /new/a", "POST /new/b", "DELETE /orders/b", "DELETE /orders/a"]);
   });
 
   it("a run whose tools undo nothing is cancelled at once, as before", async () => {
@@ -233,6 +210,6 @@ describe("a cancel of a run with effects to undo", () => {
     await start(id, "undo-poster", ordersThenDone);
     expect(await stub(id).cancel()).toEqual({ ok: true, status: "cancelled" });
     expect((await stub(id).status())!.status).toBe("cancelled");
-    expect(seen).toEqual([]);
+    expect(shop.seen).toEqual([]);
   });
 });

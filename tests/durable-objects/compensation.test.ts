@@ -1,22 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { type FakeShop, fakeShop } from "./fake-shop";
 import { script, settle, stub } from "./helpers";
 
-/** Every request the shop saw: method and path, in order. Orders are placed by POST and cancelled by DELETE. */
-let seen: string[] = [];
-
+let shop: FakeShop;
 beforeEach(() => {
-  seen = [];
-  const upstream = globalThis.fetch;
-  // The Durable Object runs in this isolate: its http tool reaches this fake shop.
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const url = new URL(input instanceof Request ? input.url : String(input));
-    if (url.host !== "shop.example") return upstream(input, init);
-    const method = init?.method ?? "GET";
-    seen.push(`${method} ${url.pathname}`);
-    if (method !== "POST") return Response.json({ cancelled: url.pathname });
-    const id = url.pathname.split("/").at(-1);
-    return Response.json({ id, href: `https://shop.example/orders/${id}` }, { status: 201 });
-  });
+  shop = fakeShop();
 });
 afterEach(() => vi.restoreAllMocks());
 
@@ -32,7 +20,7 @@ describe("compensations", () => {
     await stub(id).start({ id, worker: "undo-poster", input: { input: "order" }, approvalMode: "ask", budget: {} });
     const view = await settle(id);
     expect(view.status).toBe("failed");
-    expect(seen).toEqual(EXPECTED);
+    expect(shop.seen).toEqual(EXPECTED);
     // The call tree says what undid each effect, and that it was made.
     expect(view.call_tree!.tools.map((t) => t.undo)).toMatchObject([
       { tool: "shop_fetch", args: { url: "https://shop.example/orders/a", method: "DELETE" }, status: "ok" },
@@ -50,7 +38,7 @@ describe("compensations", () => {
       await stub(id).setTestHooks({ fault: { atJournalSize: k, mode: k % 2 ? "throw" : "abort" } });
       const view = await settle(id);
       expect(view.status).toBe("failed");
-      expect(seen).toEqual(EXPECTED);
+      expect(shop.seen).toEqual(EXPECTED);
     });
   }
 
@@ -60,7 +48,7 @@ describe("compensations", () => {
     await stub(id).start({ id, worker: "undo-poster", input: { input: "order" }, approvalMode: "ask", budget: {} });
     const view = await settle(id);
     expect(view).toMatchObject({ status: "succeeded" });
-    expect(seen).toEqual(["POST /new/a"]);
+    expect(shop.seen).toEqual(["POST /new/a"]);
     expect(view.call_tree!.tools[0]!.undo).toMatchObject({ status: "not_made" });
   });
 });
@@ -73,7 +61,7 @@ describe("an undo that needs an approval", () => {
     let view = await settle(id);
     expect(view.status).toBe("awaiting_approval");
     // Newest first: b's cancel asks first; nothing is cancelled before a person says so.
-    expect(seen).toEqual(["POST /new/a", "POST /new/b"]);
+    expect(shop.seen).toEqual(["POST /new/a", "POST /new/b"]);
     const first = view.approvals.filter((a) => a.status === "pending");
     expect(first).toHaveLength(1);
     expect((await stub(id).decide(first[0]!.id, { decision: "approve", by: "ops" })).ok).toBe(true);
@@ -83,7 +71,7 @@ describe("an undo that needs an approval", () => {
     expect((await stub(id).decide(second[0]!.id, { decision: "reject", by: "ops" })).ok).toBe(true);
     view = await settle(id);
     expect(view.status).toBe("failed");
-    expect(seen).toEqual(["POST /new/a", "POST /new/b", "DELETE /orders/b"]);
+    expect(shop.seen).toEqual(["POST /new/a", "POST /new/b", "DELETE /orders/b"]);
     expect(view.error?.message).toContain("1 of its effects could not be undone");
     expect(view.call_tree!.tools.map((t) => t.undo?.status)).toEqual(["error", "ok"]);
   });
