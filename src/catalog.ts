@@ -1,5 +1,6 @@
 import { CatalogError, checkCatalog, type Catalog, type CodeFunction, type ToolsetRegistry } from "./engine";
 import type { CatalogCheck } from "./engine/catalog/catalog";
+import { reachableWorkers } from "./engine/catalog/reach";
 import { parseTriggers, type EmailTrigger, type HookTrigger, type ScheduledTrigger, type SlackTrigger, type Triggers } from "./triggers/triggers-file";
 import { parseJson, type ParseData } from "./engine/data-files";
 import { WorkerFileError } from "./engine/errors";
@@ -161,15 +162,7 @@ export function catalogVersion(): Promise<string> {
  */
 export function reachableFiles(root: string, cat: Catalog = catalog(), files: Record<string, string> = deployed().files): Record<string, string> {
   const reached: Record<string, string> = {};
-  const seen = new Set<string>();
-  const todo = [root];
-  for (let name = todo.pop(); name !== undefined; name = todo.pop()) {
-    const w = cat.get(name);
-    if (!w || seen.has(name)) continue;
-    seen.add(name);
-    reached[w.file] = files[w.file]!;
-    todo.push(...w.workerTools);
-  }
+  for (const w of reachableWorkers(cat, root)) reached[w.file] = files[w.file]!;
   for (const [file, text] of Object.entries(files)) if (isModelsFile(file)) reached[file] = text;
   return reached;
 }

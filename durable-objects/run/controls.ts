@@ -162,9 +162,8 @@ export class RunControls {
     if (!run) return { ok: false, status: 404, error: "unknown run" };
     const { lifecycle } = this.parts;
     const live = !TERMINAL.includes(run.status);
-    if (live && onlyFrom && !onlyFrom.includes(run.status))
-      return { ok: false, status: 409, error: `the run is ${run.status}, no longer one of ${onlyFrom.join(", ")}` };
-    if (live && lifecycle.cancelRequested()) return { ok: true, status: "cancelling" };
+    // Cancelled already, undoing: nothing changes (one outside a bulk cancel's filter is refused below, by the lifecycle).
+    if (live && lifecycle.cancelRequested() && (!onlyFrom || onlyFrom.includes(run.status))) return { ok: true, status: "cancelling" };
     const undos = this.parts.undosOnCancel();
     // Its end is decided: it fails once its undos are made (a cancel would void the approvals they wait for).
     if (live && undos === "failing") return { ok: false, status: 409, error: "the run failed and is undoing its effects: it ends failed once they are made" };

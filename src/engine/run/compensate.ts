@@ -1,3 +1,4 @@
+import { reachableWorkers } from "../catalog/reach";
 import { messageOf, propagates, RunError } from "../errors";
 import type { Journal } from "../journal/journal";
 import { compensationKey, parseKey, undonePath } from "../journal/keys";
@@ -49,17 +50,8 @@ export function compensatesFrom(catalog: Pick<Catalog, "get" | "workers" | "kind
       const kind = catalog.kinds.get(t.use);
       return t.compensate !== undefined || (kind !== undefined && kindUndoes(kind));
     });
-  const seen = new Set<string>();
-  const next = [root];
-  for (let name = next.pop(); name !== undefined; name = next.pop()) {
-    const w = catalog.get(name);
-    if (!w || seen.has(name)) continue;
-    seen.add(name);
-    if (w.code) return [...catalog.workers.values()].some(compensates);
-    if (compensates(w)) return true;
-    next.push(...w.workerTools);
-  }
-  return false;
+  const reached = reachableWorkers(catalog, root);
+  return (reached.some((w) => w.code) ? [...catalog.workers.values()] : reached).some(compensates);
 }
 
 /**
