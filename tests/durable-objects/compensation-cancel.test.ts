@@ -19,6 +19,8 @@ afterEach(() => vi.restoreAllMocks());
 
 const order = (id: string) => ({ tool_calls: [{ name: "shop_fetch", arguments: { url: `https://shop.example/new/${id}`, method: "POST", body: "{}" } }] });
 const ordersThenDone = [order("a"), order("b"), order("c"), { text: "done" }];
+/** A DELETE the model asks for: undo-asker asks a person before any DELETE, so the run pauses there. */
+const del = { tool_calls: [{ name: "shop_fetch", arguments: { url: "https://shop.example/orders/x", method: "DELETE" } }] };
 
 /** Each order placed is cancelled once, newest first, after the last order. */
 function expectEachUndoneOnce(requests: string[]): void {
@@ -39,6 +41,13 @@ async function approveEachUndo(id: string, paused: RunView, undos: number): Prom
     view = await settle(id);
   }
   return view;
+}
+
+/** Order a is placed, the run pauses for the model's DELETE, and is cancelled there: it answers `cancelling`. */
+async function cancelledWhileAsking(id: string): Promise<void> {
+  await start(id, "undo-asker", [order("a"), del]);
+  expect((await settle(id)).status).toBe("awaiting_approval");
+  expect((await stub(id).cancel()).status).toBe("cancelling");
 }
 
 async function start(id: string, worker: string, replies: unknown[]): Promise<void> {
@@ -135,7 +144,6 @@ describe("a cancel of a run with effects to undo", () => {
   it("paused for an approval: the approval is voided, each undo waits for its own approval, and the run ends cancelled", async () => {
     const id = "cancel-undo-approved";
     // undo-asker asks before any DELETE: the model's own DELETE pauses the run after two orders.
-    const del = { tool_calls: [{ name: "shop_fetch", arguments: { url: "https://shop.example/orders/x", method: "DELETE" } }] };
     await start(id, "undo-asker", [order("a"), order("b"), del, { text: "never asked" }]);
     let view = await settle(id);
     expect(view.status).toBe("awaiting_approval");
@@ -154,10 +162,7 @@ describe("a cancel of a run with effects to undo", () => {
 
   it("takes no message or event while it undoes, and a bulk cancel's status filter still applies", async () => {
     const id = "cancel-undo-refusals";
-    const del = { tool_calls: [{ name: "shop_fetch", arguments: { url: "https://shop.example/orders/x", method: "DELETE" } }] };
-    await start(id, "undo-asker", [order("a"), del]);
-    expect((await settle(id)).status).toBe("awaiting_approval");
-    expect((await stub(id).cancel()).status).toBe("cancelling");
+    await cancelledWhileAsking(id);
     // A flow's follow-up (on_busy: message) or event would be taken and then dropped: refused, so the flow starts a run.
     const followUp = await stub(id).followUp("the next delivery", "d1");
     expect(followUp).toMatchObject({ ok: false, status: 409 });
@@ -175,10 +180,7 @@ describe("a cancel of a run with effects to undo", () => {
 
   it("the stuck-run sweep gives up on it as cancelled, not failed, and says its effects may stay made", async () => {
     const id = "cancel-undo-swept";
-    const del = { tool_calls: [{ name: "shop_fetch", arguments: { url: "https://shop.example/orders/x", method: "DELETE" } }] };
-    await start(id, "undo-asker", [order("a"), del]);
-    expect((await settle(id)).status).toBe("awaiting_approval");
-    expect((await stub(id).cancel()).status).toBe("cancelling");
+    await cancelledWhileAsking(id);
     // The platform drops its alarm every time (the sweep wakes it a few times, then gives up).
     let verdict: unknown;
     for (let i = 0; i < 8 && verdict !== "failed"; i++) {
